@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Tern: migrate SQLite object stores (Core Data's on-disk layout) between model versions.
+///
+/// The layering is strict: only `TernSQLite` imports `CSQLite`, only `TernLoop` imports `CLibUV`,
+/// and everything above them speaks Swift.
+let package = Package(
+    name: "Tern",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Tern", targets: ["Tern"]),
+        .executable(name: "tern", targets: ["TernCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // C libraries, found with pkg-config.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibUV",
+            pkgConfig: "libuv",
+            providers: [.apt(["libuv1-dev"])]
+        ),
+
+        // The two thin layers over C.
+        .target(name: "TernSQLite", dependencies: ["CSQLite"]),
+        .target(name: "TernLoop", dependencies: ["CLibUV"]),
+
+        // The library other Swift programs import.
+        .target(
+            name: "Tern",
+            dependencies: [
+                "TernSQLite",
+                "TernLoop",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The `tern` command.
+        .executableTarget(
+            name: "TernCLI",
+            dependencies: [
+                "Tern",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(name: "TernSQLiteTests", dependencies: ["TernSQLite", "TernLoop"]),
+        .testTarget(name: "TernLoopTests", dependencies: ["TernLoop"]),
+        .testTarget(name: "TernTests", dependencies: ["Tern", "TernSQLite"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

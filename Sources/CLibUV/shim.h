@@ -1,0 +1,15 @@
+#ifndef TERN_CLIBUV_SHIM_H
+#define TERN_CLIBUV_SHIM_H
+#include <uv.h>
+
+/// libuv's handle "inheritance" is C struct-prefix casting; Swift needs it spelled out.
+static inline uv_handle_t *tern_uv_async_as_handle(uv_async_t *async) {
+    return (uv_handle_t *)async;
+}
+static inline uv_handle_t *tern_uv_timer_as_handle(uv_timer_t *timer) {
+    return (uv_handle_t *)timer;
+}
+static inline uv_handle_t *tern_uv_signal_as_handle(uv_signal_t *signal) {
+    return (uv_handle_t *)signal;
+}
+#endif

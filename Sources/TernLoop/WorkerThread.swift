@@ -1,0 +1,64 @@
+import CLibUV
+
+/// Starts OS threads through libuv and joins them.
+enum WorkerThread {
+    /// The body handed to a new thread, boxed for the trip through a C pointer.
+    private final class Start: Sendable {
+        let main: @Sendable () -> Void
+        init(_ main: @escaping @Sendable () -> Void) { self.main = main }
+    }
+
+    /// Starts a thread running `main`.
+    static func start(_ main: @escaping @Sendable () -> Void) throws -> uv_thread_t {
+        var thread = uv_thread_t()
+        let start = Unmanaged.passRetained(Start(main)).toOpaque()
+        let result = uv_thread_create(&thread, { argument in
+            guard let argument else { return }
+            Unmanaged<Start>.fromOpaque(argument).takeRetainedValue().main()
+        }, start)
+        guard result == 0 else {
+            Unmanaged<Start>.fromOpaque(start).release()
+            throw UVError(code: result, operation: "uv_thread_create")
+        }
+        return thread
+    }
+
+    /// Waits for a thread to return.
+    static func join(_ thread: uv_thread_t) {
+        var thread = thread
+        // Fails only for a thread that was already joined, which the pool's bookkeeping rules out.
+        _ = uv_thread_join(&thread)
+    }
+
+    /// The loop a worker thread runs: set up its worker, then run jobs until the pool stops.
+    static func serve<Worker>(
+        index: Int,
+        channel: PoolChannel<Worker>,
+        makeWorker: @Sendable (Int) throws -> Worker
+    ) {
+        var worker: Worker?
+        var setupError: (any Error)?
+        do {
+            worker = try makeWorker(index)
+        } catch {
+            setupError = error
+        }
+        while let job = channel.nextJob() {
+            let outcome: ErasedOutcome
+            if var current = worker {
+                worker = nil  // keep a class-backed worker uniquely referenced while the job runs
+                do {
+                    outcome = .success(try job.body(&current, job.context))
+                } catch {
+                    outcome = .failure(error)
+                }
+                worker = current
+            } else {
+                outcome = .failure(setupError ?? UVError(code: UV_EINVAL.rawValue, operation: "worker setup"))
+            }
+            channel.finish(job.context.id, outcome)
+        }
+        worker = nil  // release the worker (its connections) on its own thread
+        channel.workerExited()
+    }
+}

@@ -1,0 +1,228 @@
+import CSQLite
+
+/// One open SQLite database connection.
+///
+/// A connection is used by one thread at a time: it is not `Sendable`, so the compiler keeps it
+/// where it was made or hands it on whole (`sending`). That is why it is opened with
+/// `SQLITE_OPEN_NOMUTEX`: SQLite's own per-call locking would only cost time.
+///
+/// `close()` finalizes cached statements and fails loudly if a statement made by `prepare` is still
+/// alive. Releasing the connection without `close()` uses `sqlite3_close_v2`, which defers the close
+/// until the last such statement is finalized, so a statement never points at freed memory.
+public final class Connection {
+    /// How the file is opened.
+    public enum Mode: Sendable {
+        /// Reads only; writes fail with `SQLITE_READONLY`. The file must exist.
+        case readOnly
+        /// Reads and writes; the file must exist.
+        case readWrite
+        /// Reads and writes; the file is created if missing.
+        case readWriteCreate
+
+        var flags: Int32 {
+            switch self {
+            case .readOnly: SQLITE_OPEN_READONLY
+            case .readWrite: SQLITE_OPEN_READWRITE
+            case .readWriteCreate: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+            }
+        }
+    }
+
+    /// Options applied when the connection opens.
+    public struct Configuration: Sendable {
+        public var mode: Mode
+        /// How long a statement waits for another connection's lock before `SQLITE_BUSY`.
+        public var busyTimeout: Duration
+        /// Statements kept prepared by `cachedStatement(_:)`; the least recently used is dropped.
+        public var statementCacheCapacity: Int
+
+        public init(mode: Mode = .readWriteCreate, busyTimeout: Duration = .seconds(5), statementCacheCapacity: Int = 64) {
+            self.mode = mode
+            self.busyTimeout = busyTimeout
+            self.statementCacheCapacity = statementCacheCapacity
+        }
+    }
+
+    /// The raw handle, for the layer's own types only.
+    private(set) var handle: OpaquePointer?
+    /// The path the connection was opened with (`:memory:` for an in-memory database).
+    public let path: String
+    let statementCache: StatementCache
+
+    /// Opens (or creates) the database at `path`.
+    /// - Throws: `SQLiteError` with `SQLITE_CANTOPEN` when the file cannot be opened in `mode`.
+    public init(path: String, configuration: Configuration = Configuration()) throws {
+        self.path = path
+        self.statementCache = StatementCache(capacity: configuration.statementCacheCapacity)
+        var db: OpaquePointer?
+        let flags = configuration.mode.flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let error = SQLiteError(code: code, connection: db, sql: nil)
+            sqlite3_close(db)
+            throw SQLiteError(code: error.code, message: "\(error.message): \(path)")
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        let milliseconds = configuration.busyTimeout.components.seconds * 1000
+            + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        try check(sqlite3_busy_timeout(db, Int32(clamping: milliseconds)))
+    }
+
+    deinit {
+        if handle != nil {
+            statementCache.removeAll()
+            sqlite3_close_v2(handle)
+        }
+    }
+
+    /// Closes the connection now, finalizing cached statements first.
+    ///
+    /// - Throws: `SQLiteError` with `SQLITE_BUSY` if a statement made by `prepare` is still alive.
+    ///   The connection then stays open and usable.
+    public func close() throws {
+        guard let handle else { return }
+        statementCache.removeAll()
+        let code = sqlite3_close(handle)
+        guard code == SQLITE_OK else {
+            throw SQLiteError(code: code, connection: handle, sql: nil)
+        }
+        self.handle = nil
+    }
+
+    /// The live handle, or a misuse error once closed.
+    func openHandle() throws -> OpaquePointer {
+        guard let handle else {
+            throw SQLiteError(code: .SQLITE_MISUSE, message: "the connection to \(path) is closed")
+        }
+        return handle
+    }
+
+    /// Throws the connection's error unless `code` is `SQLITE_OK`.
+    func check(_ code: Int32, sql: String? = nil) throws {
+        guard code == SQLITE_OK else {
+            throw SQLiteError(code: code, connection: handle, sql: sql)
+        }
+    }
+
+    // MARK: Running SQL
+
+    /// Prepares one statement. The caller owns it; it is finalized when released.
+    public func prepare(_ sql: String) throws -> Statement {
+        try Statement(connection: self, sql: sql)
+    }
+
+    /// Returns a prepared statement for `sql` from the cache, reset and with its bindings cleared.
+    ///
+    /// Use it for statements run once per batch or per row; do not keep it across another call
+    /// with the same SQL, which returns the same object.
+    public func cachedStatement(_ sql: String) throws -> Statement {
+        if let statement = statementCache.statement(for: sql) {
+            statement.reset()
+            statement.clearBindings()
+            return statement
+        }
+        let statement = try prepare(sql)
+        statementCache.insert(statement, for: sql)
+        return statement
+    }
+
+    /// Runs every statement in `sql` (a script separated by `;`), discarding any rows.
+    ///
+    /// A failure names the one statement of the script that failed.
+    public func execute(_ sql: String) throws {
+        let db = try openHandle()
+        try sql.withCString { start in
+            var next: UnsafePointer<CChar>? = start
+            while let current = next, current.pointee != 0 {
+                var statementHandle: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v3(db, current, -1, 0, &statementHandle, &tail)
+                let text = tail.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
+                    ?? String(cString: current)
+                guard code == SQLITE_OK else {
+                    throw SQLiteError(code: code, connection: db, sql: text.trimmed)
+                }
+                next = tail
+                guard let statementHandle else { continue }  // whitespace or a comment
+                defer { sqlite3_finalize(statementHandle) }
+                var stepCode = sqlite3_step(statementHandle)
+                while stepCode == SQLITE_ROW {
+                    stepCode = sqlite3_step(statementHandle)
+                }
+                guard stepCode == SQLITE_DONE else {
+                    throw SQLiteError(code: stepCode, connection: db, sql: text.trimmed)
+                }
+            }
+        }
+    }
+
+    /// Prepares, binds and runs one statement that returns no rows.
+    public func execute(_ sql: String, _ arguments: any SQLiteBindable...) throws {
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        try statement.run()
+    }
+
+    /// The first column of the first row of `sql`, or `nil` when there is no row.
+    public func scalar(_ sql: String, _ arguments: any SQLiteBindable...) throws -> SQLiteValue? {
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return statement.row.value(at: 0)
+    }
+
+    // MARK: State
+
+    /// The rowid of the last successful INSERT on this connection.
+    public var lastInsertRowID: Int64 {
+        handle.map { sqlite3_last_insert_rowid($0) } ?? 0
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int {
+        handle.map { Int(sqlite3_changes64($0)) } ?? 0
+    }
+
+    /// True while no explicit transaction is open.
+    public var isAutocommit: Bool {
+        handle.map { sqlite3_get_autocommit($0) != 0 } ?? true
+    }
+
+    /// True when the connection cannot write (opened read-only, or the file is read-only).
+    public var isReadOnly: Bool {
+        handle.map { sqlite3_db_readonly($0, "main") == 1 } ?? true
+    }
+
+    /// Statements of this connection that have not been finalized, cached ones included.
+    public var liveStatementCount: Int {
+        guard let handle else { return 0 }
+        var count = 0
+        var statement = sqlite3_next_stmt(handle, nil)
+        while let current = statement {
+            count += 1
+            statement = sqlite3_next_stmt(handle, current)
+        }
+        return count
+    }
+
+    /// Asks a running statement to stop at its next opportunity with `SQLITE_INTERRUPT`.
+    public func interrupt() {
+        if let handle { sqlite3_interrupt(handle) }
+    }
+
+    /// The SQLite library version, e.g. "3.40.1".
+    public static var libraryVersion: String {
+        String(cString: sqlite3_libversion())
+    }
+}
+
+extension String {
+    fileprivate var trimmed: String {
+        var view = Substring(self)
+        while let first = view.first, first.isWhitespace || first == ";" { view.removeFirst() }
+        while let last = view.last, last.isWhitespace || last == ";" { view.removeLast() }
+        return String(view)
+    }
+}

@@ -1,0 +1,40 @@
+/// SQLite's journal modes (`PRAGMA journal_mode`).
+public enum JournalMode: String, Sendable {
+    case delete, truncate, persist, memory, wal, off
+}
+
+extension Connection {
+    /// Reads a pragma's value, e.g. `pragma("page_size")`.
+    public func pragma(_ name: String) throws -> SQLiteValue? {
+        try scalar("PRAGMA \(try pragmaName(name))")
+    }
+
+    /// Sets a pragma and returns what SQLite reports afterwards (journal_mode reports the mode it
+    /// actually chose, which may differ from the one asked for).
+    @discardableResult
+    public func setPragma(_ name: String, _ value: SQLiteValue) throws -> SQLiteValue? {
+        let statement = try prepare("PRAGMA \(try pragmaName(name)) = \(value.sqlLiteral)")
+        guard try statement.step() else { return nil }
+        return statement.row.value(at: 0)
+    }
+
+    /// Sets the journal mode and checks SQLite accepted it.
+    public func setJournalMode(_ mode: JournalMode) throws {
+        let reported = try setPragma("journal_mode", .text(mode.rawValue))?.text?.lowercased()
+        guard reported == mode.rawValue else {
+            throw SQLiteError(code: .SQLITE_ERROR, message: "journal_mode \(mode.rawValue) was refused; it is \(reported ?? "unknown")", sql: "PRAGMA journal_mode")
+        }
+    }
+
+    /// Pragma names cannot be bound, so they are checked to be plain `[schema.]name` words.
+    private func pragmaName(_ name: String) throws -> String {
+        let valid = !name.isEmpty && name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+        }
+        guard valid else {
+            throw SQLiteError(code: .SQLITE_MISUSE, message: "not a pragma name: \(name)")
+        }
+        return name
+    }
+}
