@@ -56,6 +56,7 @@ let package = Package(
         .testTarget(name: "TernSQLiteTests", dependencies: ["TernSQLite", "TernLoop"]),
         .testTarget(name: "TernLoopTests", dependencies: ["TernLoop"]),
         .testTarget(name: "TernTests", dependencies: ["Tern", "TernSQLite"]),
+        .testTarget(name: "TernCLITests", dependencies: ["TernCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,84 @@
+import Foundation
+import TernSQLite
+
+/// Opens a store for reading without creating, changing or removing any file beside it.
+///
+/// A plain read-only open of a WAL-mode database creates a `-shm` file next to it when none exists
+/// (and as root even in a read-only directory). Tern never leaves marks on a source store, so:
+/// - a store in rollback-journal mode, or whose `-shm` exists (someone has it open), is opened
+///   read-only in place;
+/// - a WAL-mode store with neither `-wal` nor `-shm` has all its rows in the main file and no
+///   writer (a writer keeps both files while it lives), so it is opened `immutable`, which needs
+///   no `-shm`;
+/// - a WAL-mode store with a `-wal` but no `-shm` (a Core Data store copied as files, rows in the
+///   `-wal`) is copied with its `-wal` into a private temporary directory and read there.
+public final class ReadOnlyStore {
+    public let connection: Connection
+    /// Where the store is read from when it had to be copied; removed on release.
+    private let snapshotDirectory: URL?
+
+    /// How the store was opened, for logs and tests.
+    public enum Access: Sendable, Equatable { case inPlace, immutable, snapshot }
+    public let access: Access
+
+    public init(path: String) throws {
+        let fileManager = FileManager.default
+        guard fileManager.fileExists(atPath: path) else {
+            throw TernError(.missingInput, "no such store", path: path)
+        }
+        let isWAL = try Self.isWALMode(path)
+        let hasWAL = fileManager.fileExists(atPath: path + "-wal")
+        let hasSHM = fileManager.fileExists(atPath: path + "-shm")
+        var snapshot: URL?
+        switch (isWAL, hasWAL, hasSHM) {
+        case (true, false, false):
+            access = .immutable
+            connection = try Connection(path: Self.uri(path, query: "immutable=1"), configuration: .init(mode: .readOnly))
+        case (true, true, false):
+            access = .snapshot
+            let directory = fileManager.temporaryDirectory.appendingPathComponent("tern-snapshot-\(UUID().uuidString)")
+            try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+            snapshot = directory
+            let copy = directory.appendingPathComponent("store.sqlite").path
+            do {
+                try fileManager.copyItem(atPath: path, toPath: copy)
+                try fileManager.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
+                connection = try Connection(path: copy, configuration: .init(mode: .readOnly))
+            } catch {
+                try? fileManager.removeItem(at: directory)
+                throw error
+            }
+        default:
+            access = .inPlace
+            connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+        }
+        snapshotDirectory = snapshot
+    }
+
+    deinit {
+        try? connection.close()
+        if let snapshotDirectory {
+            try? FileManager.default.removeItem(at: snapshotDirectory)
+        }
+    }
+
+    /// Reads the SQLite header: bytes 18 and 19 are 2 for a WAL-mode database. A file too short to
+    /// hold a header, or without SQLite's magic string, is left for SQLite to reject.
+    private static func isWALMode(_ path: String) throws -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw TernError(.io, "cannot open the file for reading", path: path)
+        }
+        defer { try? handle.close() }
+        let header = try handle.read(upToCount: 20) ?? Data()
+        guard header.count == 20, header.starts(with: Data("SQLite format 3\0".utf8)) else { return false }
+        return header[18] == 2 && header[19] == 2
+    }
+
+    /// A `file:` URI for `path` with every byte outside the unreserved set percent-encoded.
+    private static func uri(_ path: String, query: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~/")
+        return "file:" + (absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute) + "?" + query
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import TernSQLite
+
+/// What a Core Data–layout store says about itself, read without any model.
+///
+/// Everything here comes from the store's own tables: `Z_METADATA` (UUID and the metadata plist
+/// with version hashes and identifiers) and `Z_PRIMARYKEY` (entities, inheritance and key
+/// counters), plus row counts per entity from the entity tables.
+public struct StoreMetadata: Sendable, Equatable, Codable {
+    /// One entity as `Z_PRIMARYKEY` lists it.
+    public struct Entity: Sendable, Equatable, Codable {
+        /// `Z_ENT`: the entity's number in this store.
+        public var number: Int
+        public var name: String
+        /// `Z_SUPER`: the parent entity's number, nil for a root.
+        public var parentNumber: Int?
+        /// `Z_MAX` on a root: the highest `Z_PK` handed out in its inheritance tree.
+        public var maxPrimaryKey: Int64
+        /// The table holding the entity's rows (`Z` + uppercased root name).
+        public var table: String
+        /// Rows whose `Z_ENT` is this entity; nil when the table is missing.
+        public var rowCount: Int64?
+    }
+
+    /// `Z_METADATA.Z_UUID`, Core Data's `NSStoreUUID`.
+    public var uuid: String?
+    /// `NSStoreType`, "SQLite" for Core Data stores.
+    public var storeType: String?
+    /// `NSPersistenceFrameworkVersion`, the Core Data build that wrote the store (nil for Tern).
+    public var frameworkVersion: Int?
+    /// `NSStoreModelVersionHashes`: entity name → 32-byte version hash, hex-encoded.
+    public var versionHashes: [String: String]
+    /// `NSStoreModelVersionHashesVersion`.
+    public var versionHashesVersion: Int?
+    /// `NSStoreModelVersionIdentifiers`.
+    public var versionIdentifiers: [String]
+    /// Every key of the metadata plist, sorted, including the ones above and app-defined keys.
+    public var keys: [String]
+    /// Entities in `Z_ENT` order.
+    public var entities: [Entity]
+
+    /// Reads the metadata of the store at `path` without leaving any file beside it
+    /// (see `ReadOnlyStore`); rows that live only in a `-wal` file are counted.
+    ///
+    /// - Throws: `TernError` `.missingInput` when there is no file, `.badInput` when it is not an
+    ///   SQLite database or not in Core Data's layout (no `Z_METADATA` or `Z_PRIMARYKEY`).
+    public static func read(storeAt path: String) throws -> StoreMetadata {
+        do {
+            let store = try ReadOnlyStore(path: path)
+            return try read(from: store.connection, path: path)
+        } catch let error as SQLiteError {
+            switch error.code {
+            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+                throw TernError(.badInput, "not an SQLite database (\(error.message))", path: path)
+            case .SQLITE_CANTOPEN, .SQLITE_IOERR, .SQLITE_PERM:
+                throw TernError(.io, "cannot read the store: \(error.message)", path: path)
+            default:
+                throw TernError(.badInput, "cannot read the store: \(error)", path: path)
+            }
+        }
+    }
+
+    static func read(from connection: Connection, path: String) throws -> StoreMetadata {
+        let tables = try Set(Self.tableNames(connection))
+        for required in ["Z_METADATA", "Z_PRIMARYKEY"] where !tables.contains(required) {
+            throw TernError(.badInput, "not a Core Data–layout store: it has no \(required) table", path: path)
+        }
+
+        var metadata = StoreMetadata(versionHashes: [:], versionIdentifiers: [], keys: [], entities: [])
+        let row = try connection.prepare("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+        if try row.step() {
+            metadata.uuid = row.row.text(at: 0)
+            if let bytes = row.row.blob(at: 1) {
+                try metadata.apply(plist: Data(bytes), path: path)
+            }
+        }
+        metadata.entities = try readEntities(connection, tables: tables)
+        return metadata
+    }
+
+    private mutating func apply(plist data: Data, path: String) throws {
+        let decoded: Any
+        do {
+            decoded = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw TernError(.badInput, "Z_METADATA.Z_PLIST is not a property list: \(error.localizedDescription)", path: path)
+        }
+        guard let plist = decoded as? [String: Any] else {
+            throw TernError(.badInput, "Z_METADATA.Z_PLIST is not a dictionary", path: path)
+        }
+        keys = plist.keys.sorted()
+        storeType = plist["NSStoreType"] as? String
+        frameworkVersion = (plist["NSPersistenceFrameworkVersion"] as? NSNumber)?.intValue
+        versionHashesVersion = (plist["NSStoreModelVersionHashesVersion"] as? NSNumber)?.intValue
+        versionIdentifiers = (plist["NSStoreModelVersionIdentifiers"] as? [Any])?.compactMap { $0 as? String } ?? []
+        if let hashes = plist["NSStoreModelVersionHashes"] as? [String: Any] {
+            for (entity, value) in hashes {
+                if let bytes = value as? Data {
+                    versionHashes[entity] = bytes.map { String(format: "%02x", $0) }.joined()
+                }
+            }
+        }
+    }
+
+    private static func readEntities(_ connection: Connection, tables: Set<String>) throws -> [Entity] {
+        let statement = try connection.prepare("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+        var rows = statement.rows()
+        var entities: [Entity] = []
+        while let row = try rows.next() {
+            let parent = Int(row.int64(at: 2))
+            entities.append(Entity(
+                number: Int(row.int64(at: 0)),
+                name: row.text(at: 1) ?? "",
+                parentNumber: parent == 0 ? nil : parent,
+                maxPrimaryKey: row.int64(at: 3),
+                table: "",
+                rowCount: nil
+            ))
+        }
+        let byNumber = Dictionary(entities.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
+        for index in entities.indices {
+            // Walk up to the root; a broken or cyclic chain stops at the last entity found.
+            var root = entities[index]
+            var seen: Set<Int> = [root.number]
+            while let parent = root.parentNumber.flatMap({ byNumber[$0] }), seen.insert(parent.number).inserted {
+                root = parent
+            }
+            let table = root.number >= 16000 ? "A" + root.name.uppercased() : "Z" + root.name.uppercased()
+            entities[index].table = table
+            if tables.contains(table) {
+                entities[index].rowCount = try connection.scalar(
+                    "SELECT count(*) FROM \(quoteIdentifier(table)) WHERE Z_ENT = ?", entities[index].number)?.int64
+            }
+        }
+        return entities
+    }
+
+    private static func tableNames(_ connection: Connection) throws -> [String] {
+        let statement = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        var rows = statement.rows()
+        var names: [String] = []
+        while let row = try rows.next() {
+            names.append(row.text(at: 0) ?? "")
+        }
+        return names
+    }
+}

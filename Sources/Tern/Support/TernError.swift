@@ -1,0 +1,30 @@
+/// An error a person can act on: what went wrong, and which file or entity is at fault.
+///
+/// `kind` sorts failures by who must act, and decides the command-line exit status (see the
+/// README's exit-code table).
+public struct TernError: Error, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// A file the user named does not exist.
+        case missingInput
+        /// A file exists but is not what it should be (not SQLite, not a Core Data store, a
+        /// malformed model).
+        case badInput
+        /// Reading or writing failed (disk full, permissions, I/O error).
+        case io
+    }
+
+    public let kind: Kind
+    public let message: String
+    /// The file at fault, when there is one.
+    public let path: String?
+
+    public init(_ kind: Kind, _ message: String, path: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.path = path
+    }
+
+    public var description: String {
+        path.map { "\($0): \(message)" } ?? message
+    }
+}

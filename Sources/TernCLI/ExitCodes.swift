@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+import Tern
+import TernSQLite
+
+/// The documented exit statuses of `tern` (the README's table lists the same).
+enum TernExitCode {
+    /// Bad input data: a file that is not a store, a malformed model (sysexits EX_DATAERR).
+    static let badInput: Int32 = 65
+    /// An input file is missing (EX_NOINPUT).
+    static let missingInput: Int32 = 66
+    /// Reading or writing failed: I/O error, disk full, permissions (EX_IOERR).
+    static let io: Int32 = 74
+}
+
+/// Runs a command body, turning Tern's and SQLite's errors into a message and a documented exit code.
+func reportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as TernError {
+        printError(error.description)
+        switch error.kind {
+        case .missingInput: throw ExitCode(TernExitCode.missingInput)
+        case .badInput: throw ExitCode(TernExitCode.badInput)
+        case .io: throw ExitCode(TernExitCode.io)
+        }
+    } catch let error as SQLiteError {
+        printError(error.description)
+        throw ExitCode(TernExitCode.io)
+    }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("tern: error: \(message)\n".utf8))
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+@Suite("tern inspect and tern demo, run as processes")
+struct InspectCommandTests {
+    @Test("demo creates an example store and prints its entities")
+    func demo() throws {
+        let outcome = try TernProcess.run(["demo", "--books", "20", "--pages-per-book", "2"])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardOutput.contains("Book   20 rows in ZBOOK"))
+        #expect(outcome.standardOutput.contains("Page   40 rows in ZPAGE"))
+    }
+
+    @Test("inspect --json prints the documented keys")
+    func json() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("BookStore.sqlite").path
+        #expect(try TernProcess.run(["demo", "--books", "5", "--output", store]).status == 0)
+
+        let outcome = try TernProcess.run(["inspect", store, "--json"])
+        #expect(outcome.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any]
+        #expect(Set((object ?? [:]).keys).isSuperset(of: ["uuid", "storeType", "versionHashes", "versionIdentifiers", "keys", "entities"]))
+        let entities = object?["entities"] as? [[String: Any]]
+        #expect(entities?.map { $0["name"] as? String } == ["Book", "Page"])
+        #expect(entities?.first?["rowCount"] as? Int == 5)
+    }
+
+    @Test("a missing store exits 66 and names it")
+    func missingStore() throws {
+        let outcome = try TernProcess.run(["inspect", "/nonexistent/Store.sqlite"])
+        #expect(outcome.status == 66)
+        #expect(outcome.standardError.contains("/nonexistent/Store.sqlite: no such store"))
+    }
+
+    @Test("a file that is not a store exits 65")
+    func notAStore() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cli-\(UUID().uuidString).sqlite")
+        try Data(String(repeating: "hello ", count: 300).utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let outcome = try TernProcess.run(["inspect", file.path])
+        #expect(outcome.status == 65)
+        #expect(outcome.standardError.contains("not an SQLite database"))
+    }
+
+    @Test("a usage error exits 64")
+    func usage() throws {
+        #expect(try TernProcess.run(["inspect"]).status == 64)
+        #expect(try TernProcess.run(["demo", "--books", "-1"]).status == 64)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+/// The real-world artefacts in `../shared/fixtures/coredata`, beside the repository (CI puts them
+/// there; `TERN_FIXTURES` overrides the location).
+enum Fixtures {
+    static let root: URL = {
+        if let override = ProcessInfo.processInfo.environment["TERN_FIXTURES"] {
+            return URL(fileURLWithPath: override)
+        }
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures/coredata")
+    }()
+
+    static func path(_ relative: String) -> String {
+        root.appendingPathComponent(relative).path
+    }
+
+    /// Copies fixture files into `directory` (keeping their names) and returns the first copy's path.
+    static func copy(_ relatives: [String], into directory: URL) throws -> String {
+        var first: String?
+        for relative in relatives {
+            let source = root.appendingPathComponent(relative)
+            let target = directory.appendingPathComponent(source.lastPathComponent)
+            try FileManager.default.copyItem(at: source, to: target)
+            first = first ?? target.path
+        }
+        return try #require(first)
+    }
+}
+
+/// A fresh directory per test, removed when released.
+final class TemporaryDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("tern-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// Every file in the directory with its SHA-free fingerprint: name, size and bytes.
+    func snapshot() throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+            files[name] = try Data(contentsOf: url.appendingPathComponent(name))
+        }
+        return files
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
