@@ -10,11 +10,15 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Tern", targets: ["Tern"]),
+        .library(name: "TernSQLite", targets: ["TernSQLite"]),
+        .library(name: "TernLoop", targets: ["TernLoop"]),
         .executable(name: "tern", targets: ["TernCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // C libraries, found with pkg-config.
@@ -40,6 +44,8 @@ let package = Package(
                 "TernSQLite",
                 "TernLoop",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Yams", package: "Yams"),
             ]
         ),
 

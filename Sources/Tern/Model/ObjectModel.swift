@@ -1,0 +1,77 @@
+/// One version of a model: the entities a store of that version holds.
+///
+/// Entities are kept sorted by name, which is also the order Core Data numbers inheritance roots
+/// and siblings in. Lookups that follow inheritance (`allAttributes(of:)`, `root(of:)`) assume a
+/// validated model (`validate()`); loaders validate before returning one.
+public struct ObjectModel: Sendable, Equatable {
+    /// The version's name, e.g. "BookStore 2".
+    public var versionName: String
+    /// The developer's version identifiers: hints, never part of a hash.
+    public var versionIdentifiers: [String]
+    public private(set) var entities: [Entity]
+
+    public init(versionName: String, versionIdentifiers: [String] = [], entities: [Entity]) {
+        self.versionName = versionName
+        self.versionIdentifiers = versionIdentifiers
+        self.entities = entities.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+
+    public func entity(named name: String) -> Entity? {
+        entities.first { $0.name == name }
+    }
+
+    /// Direct subentities, by name.
+    public func children(of name: String) -> [Entity] {
+        entities.filter { $0.parent == name }
+    }
+
+    /// The entity and its ancestors, the entity first.
+    public func lineage(of name: String) -> [Entity] {
+        var chain: [Entity] = []
+        var next = entity(named: name)
+        while let current = next, !chain.contains(where: { $0.name == current.name }) {
+            chain.append(current)
+            next = current.parent.flatMap(entity(named:))
+        }
+        return chain
+    }
+
+    /// The root of the entity's inheritance tree (itself for a root).
+    public func root(of name: String) -> Entity? {
+        lineage(of: name).last
+    }
+
+    /// The entity and every entity below it, depth-first.
+    public func descendants(of name: String) -> [Entity] {
+        guard let start = entity(named: name) else { return [] }
+        return [start] + children(of: name).flatMap { descendants(of: $0.name) }
+    }
+
+    /// Attributes including inherited ones, the root's first.
+    public func allAttributes(of name: String) -> [Attribute] {
+        lineage(of: name).reversed().flatMap(\.attributes)
+    }
+
+    /// Relationships including inherited ones, the root's first.
+    public func allRelationships(of name: String) -> [Relationship] {
+        lineage(of: name).reversed().flatMap(\.relationships)
+    }
+
+    /// Core Data's entity numbers (`Z_ENT`): depth-first pre-order over the inheritance trees,
+    /// roots and siblings in name order, starting at 1 (STORE-LAYOUT.md §2.1).
+    public var entityNumbers: [String: Int] {
+        var numbers: [String: Int] = [:]
+        func visit(_ entity: Entity) {
+            numbers[entity.name] = numbers.count + 1
+            children(of: entity.name).forEach(visit)
+        }
+        entities.filter { $0.parent == nil }.forEach(visit)
+        return numbers
+    }
+
+    /// Entities in `Z_ENT` order.
+    public var entitiesInStoreOrder: [Entity] {
+        let numbers = entityNumbers
+        return entities.sorted { (numbers[$0.name] ?? 0) < (numbers[$1.name] ?? 0) }
+    }
+}

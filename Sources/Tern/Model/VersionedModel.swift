@@ -1,0 +1,25 @@
+/// A model with all its versions, oldest first, and the one apps use today.
+public struct VersionedModel: Sendable, Equatable {
+    public var name: String
+    /// Oldest first: the order a chain of migrations walks.
+    public var versions: [ObjectModel]
+    public var currentVersionName: String
+    /// Where the model was read from.
+    public var path: String
+
+    public init(name: String, versions: [ObjectModel], currentVersionName: String, path: String) {
+        self.name = name
+        self.versions = versions
+        self.currentVersionName = currentVersionName
+        self.path = path
+    }
+
+    public func version(named name: String) -> ObjectModel? {
+        versions.first { $0.versionName == name }
+    }
+
+    /// The current version; the loader guarantees it exists.
+    public var current: ObjectModel {
+        version(named: currentVersionName) ?? versions[versions.count - 1]
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// Finds and reads a model in any of the forms Tern understands, and validates it.
+public enum ModelLoader {
+    /// Reads the versioned model at `path`:
+    /// - an Xcode `.xcdatamodeld` bundle, or a single `.xcdatamodel`;
+    /// - a directory of Tern model files with a `model.yaml`, or a single version `.yaml` file.
+    ///
+    /// - Throws: `TernError` naming the file, and for an invalid model every problem with the
+    ///   entity and property at fault.
+    public static func load(_ path: String) throws -> VersionedModel {
+        let url = URL(fileURLWithPath: path)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw TernError(.missingInput, "no such model", path: path)
+        }
+        let model: VersionedModel
+        switch url.pathExtension {
+        case "xcdatamodeld":
+            model = try XcodeModelReader.readBundle(at: url)
+        case "xcdatamodel":
+            let version = try XcodeModelReader.readVersion(at: url)
+            model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path)
+        case "yaml", "yml":
+            let version = try TernModelFile.readVersion(at: url)
+            model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path)
+        default:
+            guard isDirectory.boolValue else {
+                throw TernError(.badInput, "not a model: expected an .xcdatamodeld or .xcdatamodel bundle, a directory with model.yaml, or a .yaml model file", path: path)
+            }
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("model.yaml").path) {
+                model = try TernModelFile.readDirectory(at: url)
+            } else if let bundle = try FileManager.default.contentsOfDirectory(atPath: path).first(where: { $0.hasSuffix(".xcdatamodeld") }) {
+                model = try XcodeModelReader.readBundle(at: url.appendingPathComponent(bundle))
+            } else {
+                throw TernError(.badInput, "no model.yaml and no .xcdatamodeld bundle in this directory", path: path)
+            }
+        }
+        try validate(model)
+        return model
+    }
+
+    static func validate(_ model: VersionedModel) throws {
+        var seen: Set<String> = []
+        for version in model.versions {
+            guard seen.insert(version.versionName).inserted else {
+                throw TernError(.badInput, "two versions are named \(version.versionName)", path: model.path)
+            }
+            let problems = version.problems()
+            guard problems.isEmpty else {
+                let list = problems.map { "  - \($0)" }.joined(separator: "\n")
+                throw TernError(.badInput, "version \(version.versionName) is invalid:\n\(list)", path: model.path)
+            }
+        }
+    }
+}
