@@ -7,8 +7,9 @@ import TernSQLite
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .throughput, .mallocCountTotal, .peakMemoryResident],
-        scalingFactor: .kilo,
-        maxDuration: .seconds(3),
+        scalingFactor: .one,
+        maxDuration: .seconds(2),
+        maxIterations: 200,
         thresholds: [
             .mallocCountTotal: .init(relative: [.p50: 10], absolute: [.p50: 50]),
             .wallClock: .init(relative: [.p50: 25]),

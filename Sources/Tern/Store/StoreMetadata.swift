@@ -34,6 +34,10 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
     public var versionHashesVersion: Int?
     /// `NSStoreModelVersionIdentifiers`.
     public var versionIdentifiers: [String]
+    /// `NSStoreModelVersionChecksumKey` (Core Data 1333 and later), base64.
+    public var checksum: String?
+    /// `NSStoreModelVersionHashesDigest` (Core Data 977 and later), base64.
+    public var digest: String?
     /// Every key of the metadata plist, sorted, including the ones above and app-defined keys.
     public var keys: [String]
     /// Entities in `Z_ENT` order.
@@ -92,6 +96,8 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         storeType = plist["NSStoreType"] as? String
         frameworkVersion = (plist["NSPersistenceFrameworkVersion"] as? NSNumber)?.intValue
         versionHashesVersion = (plist["NSStoreModelVersionHashesVersion"] as? NSNumber)?.intValue
+        checksum = plist["NSStoreModelVersionChecksumKey"] as? String
+        digest = plist["NSStoreModelVersionHashesDigest"] as? String
         versionIdentifiers = (plist["NSStoreModelVersionIdentifiers"] as? [Any])?.compactMap { $0 as? String } ?? []
         if let hashes = plist["NSStoreModelVersionHashes"] as? [String: Any] {
             for (entity, value) in hashes {

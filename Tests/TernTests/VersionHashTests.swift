@@ -1,0 +1,98 @@
+import Testing
+@testable import Tern
+import TernSQLite
+
+@Suite("Version hashes cover exactly the persistence-relevant features")
+struct VersionHashTests {
+    static let title = Attribute(name: "title", type: .string, isOptional: false)
+    static let book = Relationship(name: "book", destination: "Book", inverse: "pages")
+    static let page = Entity(name: "Page", attributes: [title], relationships: [book])
+
+    @Test("the documented encoding reproduces: vectors computed independently with Python's hashlib")
+    func documentedVectors() {
+        #expect(VersionHash.hex(VersionHash.of(Self.title)) == "29af84fddab5e5eb721b984819d547b01fd3cc37c95f1b6586a188def0a3f961")
+        #expect(VersionHash.hex(VersionHash.of(Self.book)) == "d3bfdb4b31eca1efbae7f92dc652c9d3095f338faedf0e2e42f7652f1f0f3d5c")
+        #expect(VersionHash.hex(VersionHash.of(Self.page)) == "9e897585d69c77b66fcadb89d09b85e9b1f31e56c8e8247ba32d6c4766eccad9")
+    }
+
+    typealias EntityChange = @Sendable (inout Entity) -> Void
+
+    static let includedEntityChanges: [(String, EntityChange)] = [
+        ("entity name", { $0.name = "Leaf" }),
+        ("parent", { $0.parent = "Paper" }),
+        ("abstract", { $0.isAbstract = true }),
+        ("entity hash modifier", { $0.versionHashModifier = "2" }),
+        ("a property added", { $0.attributes.append(Attribute(name: "number", type: .integer32)) }),
+        ("a property removed", { $0.attributes.removeAll() }),
+        ("attribute name", { $0.attributes[0].name = "heading" }),
+        ("attribute optional", { $0.attributes[0].isOptional = true }),
+        ("attribute transient", { $0.attributes[0].isTransient = true }),
+        ("attribute type", { $0.attributes[0].type = .uri }),
+        ("attribute hash modifier", { $0.attributes[0].versionHashModifier = "3" }),
+        ("relationship name", { $0.relationships[0].name = "volume" }),
+        ("relationship optional", { $0.relationships[0].isOptional = false }),
+        ("relationship transient", { $0.relationships[0].isTransient = true }),
+        ("relationship destination", { $0.relationships[0].destination = "Magazine" }),
+        ("relationship inverse", { $0.relationships[0].inverse = nil }),
+        ("relationship minCount", { $0.relationships[0].minCount = 1 }),
+        ("relationship maxCount (to-many)", { $0.relationships[0].isToMany = true; $0.relationships[0].maxCount = 0 }),
+        ("relationship delete rule", { $0.relationships[0].deleteRule = .cascade }),
+        ("relationship ordered", { $0.relationships[0].isOrdered = true }),
+        ("relationship hash modifier", { $0.relationships[0].versionHashModifier = "x" }),
+    ]
+
+    static let excludedEntityChanges: [(String, EntityChange)] = [
+        ("class name", { $0.className = "PageObject" }),
+        ("entity user info", { $0.userInfo = ["k": "v"] }),
+        ("entity renaming identifier", { $0.renamingIdentifier = "Leaf" }),
+        ("attribute user info", { $0.attributes[0].userInfo = ["k": "v"] }),
+        ("attribute validation rules", { $0.attributes[0].validation = ValidationRules(minimumLength: 1, maximumLength: 10, pattern: "[a-z]+") }),
+        ("attribute default", { $0.attributes[0].defaultValue = .text("Untitled") }),
+        ("attribute renaming identifier", { $0.attributes[0].renamingIdentifier = "heading" }),
+        ("attribute transformer", { $0.attributes[0].valueTransformerName = "T" }),
+        ("relationship user info", { $0.relationships[0].userInfo = ["k": "v"] }),
+        ("relationship renaming identifier", { $0.relationships[0].renamingIdentifier = "volume" }),
+        ("uniqueness constraints", { $0.uniquenessConstraints = [["title"]] }),
+        ("fetch indexes", { $0.fetchIndexes = [FetchIndex(name: "byTitle", properties: ["title"])] }),
+        ("property order", { $0.attributes.append(Attribute(name: "a", type: .string)); $0.attributes.reverse() }),
+    ]
+
+    @Test("each included feature changes the entity hash", arguments: includedEntityChanges.map(\.0))
+    func includedFeature(_ feature: String) {
+        let change = Self.includedEntityChanges.first { $0.0 == feature }!.1
+        var changed = Self.page
+        change(&changed)
+        #expect(VersionHash.of(changed) != VersionHash.of(Self.page))
+    }
+
+    @Test("each excluded feature leaves the entity hash alone", arguments: excludedEntityChanges.map(\.0))
+    func excludedFeature(_ feature: String) {
+        let change = Self.excludedEntityChanges.first { $0.0 == feature }!.1
+        var changed = Self.page
+        var baseline = Self.page
+        if feature == "property order" { baseline.attributes.append(Attribute(name: "a", type: .string)) }
+        change(&changed)
+        #expect(VersionHash.of(changed) == VersionHash.of(baseline))
+    }
+
+    @Test("version identifiers and version names do not change a model's hashes; an entity change does")
+    func modelLevel() {
+        let base = ObjectModel(versionName: "A", versionIdentifiers: ["1"], entities: [Self.page, Entity(name: "Book")])
+        let renamed = ObjectModel(versionName: "B", versionIdentifiers: ["2"], entities: [Entity(name: "Book"), Self.page])
+        #expect(base.versionHashes == renamed.versionHashes)
+        #expect(base.versionChecksum == renamed.versionChecksum)
+        let changed = ObjectModel(versionName: "A", entities: [Self.page, Entity(name: "Book", isAbstract: true)])
+        #expect(changed.versionChecksum != base.versionChecksum)
+        #expect(base.versionHashes.values.allSatisfy { $0.count == 32 })
+    }
+
+    @Test("Core Data's model-level formulas reproduce the checksum and digest Apple wrote into a real store")
+    func appleFormulas() throws {
+        let metadata = try StoreMetadata.read(storeAt: Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite"))
+        let hashes = metadata.versionHashes.mapValues { hex in
+            stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16)! }
+        }
+        #expect(VersionHash.checksum(hashes) == metadata.checksum)
+        #expect(VersionHash.digest(hashes) == metadata.digest)
+    }
+}
