@@ -238,6 +238,9 @@ enum TernModelFile {
         } catch let error as YamlError {
             throw TernError(.badInput, "YAML syntax error: \(error)", path: url.path)
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, let syntax = context.underlyingError as? YamlError {
+                throw TernError(.badInput, "YAML syntax error: \(syntax)", path: url.path)
+            }
             throw TernError(.badInput, describe(error), path: url.path)
         }
     }

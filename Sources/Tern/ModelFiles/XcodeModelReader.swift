@@ -59,9 +59,17 @@ enum XcodeModelReader {
 
     /// Parses a `contents` XML document.
     static func readContents(at url: URL, versionName: String) throws -> ObjectModel {
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw TernError(.io, "cannot read the file", path: url.path)
+        }
+        // XMLDocument recovers from broken XML on Linux; a strict SAX pass rejects it first and
+        // says where.
+        if let problem = WellFormedness.check(data) {
+            throw TernError(.badInput, "malformed XML at \(problem)", path: url.path)
+        }
         let document: XMLDocument
         do {
-            document = try XMLDocument(contentsOf: url, options: [])
+            document = try XMLDocument(data: data, options: [])
         } catch {
             throw TernError(.badInput, "malformed XML: \(error.localizedDescription)", path: url.path)
         }
@@ -202,5 +210,29 @@ extension XMLElement {
             }
         }
         return entries
+    }
+}
+
+/// A strict well-formedness pass. On Linux `XMLParser.parse()` can return true after an error, so
+/// the first reported error and its position are captured by the delegate.
+private final class WellFormedness: NSObject, XMLParserDelegate {
+    private var problem: String?
+
+    /// "line L, column C: reason" for the first error, or nil for well-formed XML.
+    static func check(_ data: Data) -> String? {
+        let parser = XMLParser(data: data)
+        let delegate = WellFormedness()
+        parser.delegate = delegate
+        let finished = parser.parse()
+        if delegate.problem == nil, !finished || parser.parserError != nil {
+            delegate.problem = "line \(parser.lineNumber), column \(parser.columnNumber): not well-formed"
+        }
+        return delegate.problem
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+        guard problem == nil else { return }
+        let code = (parseError as NSError).code
+        problem = "line \(parser.lineNumber), column \(parser.columnNumber): not well-formed (XML parser error \(code))"
     }
 }

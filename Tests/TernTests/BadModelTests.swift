@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import Tern
+
+@Suite("Bad models give clear errors naming the file, entity and property")
+struct BadModelTests {
+    let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    /// Writes an Xcode model version with `body` inside <model> and loads it.
+    private func loadXcode(_ body: String) throws -> VersionedModel {
+        let bundle = directory.url.appendingPathComponent("Bad.xcdatamodel")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">\(body)</model>
+            """.utf8).write(to: bundle.appendingPathComponent("contents"))
+        return try ModelLoader.load(bundle.path)
+    }
+
+    private func loadYAML(_ text: String) throws -> VersionedModel {
+        let file = directory.url.appendingPathComponent("bad.yaml")
+        try Data(text.utf8).write(to: file)
+        return try ModelLoader.load(file.path)
+    }
+
+    private func failure(_ body: () throws -> VersionedModel) throws -> TernError {
+        try #require(throws: TernError.self) { _ = try body() }
+    }
+
+    @Test("malformed XML")
+    func malformedXML() throws {
+        let error = try failure { try loadXcode("<entity name=\"Book\"><attribute name=\"x\" ") }
+        #expect(error.kind == .badInput)
+        #expect(error.path?.hasSuffix("Bad.xcdatamodel/contents") == true)
+        #expect(error.message.contains("malformed XML"))
+    }
+
+    @Test("an unknown attribute type names the entity, attribute and the known types")
+    func unknownAttributeType() throws {
+        let error = try failure { try loadXcode(#"<entity name="Book"><attribute name="cover" attributeType="Picture"/></entity>"#) }
+        #expect(error.message.contains("entity Book, attribute cover: unknown attributeType \"Picture\""))
+        #expect(error.message.contains("Integer 16"))
+    }
+
+    @Test("a dangling relationship names the missing destination")
+    func danglingRelationship() throws {
+        let error = try failure { try loadXcode(#"<entity name="Book"><relationship name="shelf" maxCount="1" destinationEntity="Shelf"/></entity>"#) }
+        #expect(error.message.contains("entity Book, relationship shelf: destination entity Shelf does not exist"))
+    }
+
+    @Test("an inverse that does not point back")
+    func inverseMismatch() throws {
+        let error = try failure { try loadXcode("""
+            <entity name="Book"><relationship name="pages" toMany="YES" destinationEntity="Page" inverseName="owner" inverseEntity="Page"/></entity>
+            <entity name="Page"><relationship name="owner" maxCount="1" destinationEntity="Shelf" inverseName="pages" inverseEntity="Shelf"/></entity>
+            <entity name="Shelf"><relationship name="pages" toMany="YES" destinationEntity="Page" inverseName="owner" inverseEntity="Page"/></entity>
+            """) }
+        #expect(error.message.contains("entity Book, relationship pages: inverse Page.owner points to Shelf, not back to Book"))
+    }
+
+    @Test("an inheritance cycle")
+    func inheritanceCycle() throws {
+        let error = try failure { try loadXcode(#"<entity name="A" parentEntity="B"/><entity name="B" parentEntity="A"/>"#) }
+        #expect(error.message.contains("entity A: inheritance cycle"))
+    }
+
+    @Test("duplicate entity and property names")
+    func duplicates() throws {
+        let entity = try failure { try loadXcode(#"<entity name="A"/><entity name="A"/>"#) }
+        #expect(entity.message.contains("entity A: defined twice"))
+        let property = try failure { try loadXcode(#"<entity name="A"><attribute name="x" attributeType="String"/><attribute name="x" attributeType="Date"/></entity>"#) }
+        #expect(property.message.contains("entity A, property x: defined twice"))
+        let inherited = try failure { try loadXcode(#"<entity name="A"><attribute name="x" attributeType="String"/></entity><entity name="B" parentEntity="A"><attribute name="x" attributeType="String"/></entity>"#) }
+        #expect(inherited.message.contains("entity B, property x: already defined by a parent entity"))
+    }
+
+    @Test("bad defaults: text for a number, out of range for Integer 16")
+    func badDefaults() throws {
+        let text = try failure { try loadXcode(#"<entity name="A"><attribute name="n" attributeType="Integer 32" defaultValueString="many"/></entity>"#) }
+        #expect(text.message.contains("entity A, attribute n: many is not an integer"))
+        let range = try failure { try loadXcode(#"<entity name="A"><attribute name="n" attributeType="Integer 16" defaultValueString="70000"/></entity>"#) }
+        #expect(range.message.contains("entity A, attribute n: default value 70000 is out of range for Integer 16"))
+    }
+
+    @Test("YAML: a syntax error carries line and column")
+    func yamlSyntax() throws {
+        let error = try failure { try loadYAML("entities:\n  Book:\n    attributes: [title\n") }
+        #expect(error.message.contains("YAML syntax error"))
+        #expect(error.message.contains("line") || error.message.contains("4:"))
+    }
+
+    @Test("YAML: an unknown key is refused, naming the allowed ones")
+    func yamlUnknownKey() throws {
+        let error = try failure { try loadYAML("entities:\n  Book:\n    attributes:\n      title: { type: string, optinal: false }\n") }
+        #expect(error.message.contains("unknown key optinal in an attribute"))
+        #expect(error.message.contains("entities.Book.attributes.title"))
+    }
+
+    @Test("YAML: an unknown attribute type")
+    func yamlUnknownType() throws {
+        let error = try failure { try loadYAML("entities:\n  Book:\n    attributes:\n      cover: picture\n") }
+        #expect(error.kind == .badInput)
+        #expect(error.message.contains("entities.Book.attributes.cover"))
+    }
+
+    @Test("a missing model is missingInput")
+    func missing() throws {
+        let error = try failure { try ModelLoader.load(directory.path("nothing.xcdatamodeld")) }
+        #expect(error.kind == .missingInput)
+    }
+}
