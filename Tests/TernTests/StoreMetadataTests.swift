@@ -72,7 +72,7 @@ struct StoreMetadataTests {
         let path = try Fixtures.copy([base, base + "-wal"], into: directory.url)
         let store = try ReadOnlyStore(path: path)
         #expect(store.access == .snapshot)
-        #expect(try StoreMetadata.read(from: store.connection, path: path).entities.first?.rowCount == 10)
+        #expect(try StoreMetadata.read(from: store.connect(), path: path).entities.first?.rowCount == 10)
 
         let alone = try TemporaryDirectory()
         let mainOnly = try Fixtures.copy([base], into: alone.url)

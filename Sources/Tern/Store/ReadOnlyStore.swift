@@ -12,12 +12,15 @@ import TernSQLite
 ///   no `-shm`;
 /// - a WAL-mode store with a `-wal` but no `-shm` (a Core Data store copied as files, rows in the
 ///   `-wal`) is copied with its `-wal` into a private temporary directory and read there.
-public final class ReadOnlyStore {
-    public let connection: Connection
-    /// Where the store is read from when it had to be copied; removed on release.
+public final class ReadOnlyStore: Sendable {
+    /// The store as the user named it.
+    public let path: String
+    /// What connections open: the store, an `immutable` URI for it, or the private copy.
+    private let readPath: String
+    /// Where the store is read from when it had to be copied; removed when this object goes.
     private let snapshotDirectory: URL?
 
-    /// How the store was opened, for logs and tests.
+    /// How the store is read, for logs and tests.
     public enum Access: Sendable, Equatable { case inPlace, immutable, snapshot }
     public let access: Access
 
@@ -26,40 +29,46 @@ public final class ReadOnlyStore {
         guard fileManager.fileExists(atPath: path) else {
             throw TernError(.missingInput, "no such store", path: path)
         }
+        self.path = path
         let isWAL = try Self.isWALMode(path)
         let hasWAL = fileManager.fileExists(atPath: path + "-wal")
         let hasSHM = fileManager.fileExists(atPath: path + "-shm")
-        var snapshot: URL?
         switch (isWAL, hasWAL, hasSHM) {
         case (true, false, false):
             access = .immutable
-            connection = try Connection(path: Self.uri(path, query: "immutable=1"), configuration: .init(mode: .readOnly))
+            readPath = Self.uri(path, query: "immutable=1")
+            snapshotDirectory = nil
         case (true, true, false):
             access = .snapshot
             let directory = fileManager.temporaryDirectory.appendingPathComponent("tern-snapshot-\(UUID().uuidString)")
-            try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
-            snapshot = directory
             let copy = directory.appendingPathComponent("store.sqlite").path
             do {
+                try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
                 try fileManager.copyItem(atPath: path, toPath: copy)
                 try fileManager.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
-                connection = try Connection(path: copy, configuration: .init(mode: .readOnly))
             } catch {
                 try? fileManager.removeItem(at: directory)
-                throw error
+                throw TernError(.io, "cannot copy the store and its -wal to read them: \(error.localizedDescription)", path: path)
             }
+            readPath = copy
+            snapshotDirectory = directory
         default:
             access = .inPlace
-            connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+            readPath = path
+            snapshotDirectory = nil
         }
-        snapshotDirectory = snapshot
     }
 
     deinit {
-        try? connection.close()
         if let snapshotDirectory {
             try? FileManager.default.removeItem(at: snapshotDirectory)
         }
+    }
+
+    /// Opens a read-only connection. Connections must not outlive this object, which owns the
+    /// snapshot they may read from.
+    public func connect() throws -> Connection {
+        try Connection(path: readPath, configuration: .init(mode: .readOnly))
     }
 
     /// Reads the SQLite header: bytes 18 and 19 are 2 for a WAL-mode database. A file too short to

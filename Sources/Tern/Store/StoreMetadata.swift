@@ -51,7 +51,7 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
     public static func read(storeAt path: String) throws -> StoreMetadata {
         do {
             let store = try ReadOnlyStore(path: path)
-            return try read(from: store.connection, path: path)
+            return try read(from: store.connect(), path: path)
         } catch let error as SQLiteError {
             switch error.code {
             case .SQLITE_NOTADB, .SQLITE_CORRUPT:
