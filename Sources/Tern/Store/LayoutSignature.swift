@@ -13,6 +13,11 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
     /// Each join table's columns.
     public var joinTables: Set<Set<String>>
 
+    public init(entityTables: [String: Set<String>], joinTables: Set<Set<String>>) {
+        self.entityTables = entityTables
+        self.joinTables = joinTables
+    }
+
     public init(layout: StoreLayout) {
         entityTables = [:]
         joinTables = []

@@ -38,6 +38,10 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
     public var checksum: String?
     /// `NSStoreModelVersionHashesDigest` (Core Data 977 and later), base64.
     public var digest: String?
+    /// The version that wrote the store, when Tern wrote it.
+    public var versionName: String?
+    /// The hash scheme of `versionHashes` when Tern wrote the store (`tern.v1`); nil for Core Data.
+    public var hashScheme: String?
     /// Every key of the metadata plist, sorted, including the ones above and app-defined keys.
     public var keys: [String]
     /// Entities in `Z_ENT` order.
@@ -96,6 +100,8 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         storeType = plist["NSStoreType"] as? String
         frameworkVersion = (plist["NSPersistenceFrameworkVersion"] as? NSNumber)?.intValue
         versionHashesVersion = (plist["NSStoreModelVersionHashesVersion"] as? NSNumber)?.intValue
+        versionName = plist[StoreFile.versionNameKey] as? String
+        hashScheme = plist[StoreFile.hashSchemeKey] as? String
         checksum = plist["NSStoreModelVersionChecksumKey"] as? String
         digest = plist["NSStoreModelVersionHashesDigest"] as? String
         versionIdentifiers = (plist["NSStoreModelVersionIdentifiers"] as? [Any])?.compactMap { $0 as? String } ?? []

@@ -1,0 +1,69 @@
+import TernSQLite
+
+/// One stored object: its key, its entity, and its attribute and to-one values by property name.
+public struct StoredObject: Sendable, Equatable {
+    public var key: Int64
+    public var entity: String
+    /// Attribute name → value; to-one relationship name → destination key (or NULL).
+    public var values: [String: SQLiteValue]
+}
+
+/// Reads objects from a store through its model.
+public struct ObjectReader {
+    public let layout: StoreLayout
+    private let connection: Connection
+
+    public init(connection: Connection, layout: StoreLayout) {
+        self.connection = connection
+        self.layout = layout
+    }
+
+    /// Every object of `entity` (and of its subentities when asked), in key order.
+    public func objects(of entity: String, includingSubentities: Bool = false) throws -> [StoredObject] {
+        guard let entityLayout = layout.entities[entity] else {
+            throw TernError(.badInput, "no entity \(entity) in model version \(layout.model.versionName)")
+        }
+        let numbers = includingSubentities ? layout.model.descendants(of: entity).compactMap { layout.entities[$0.name]?.number } : [entityLayout.number]
+        let sql = "SELECT * FROM \(quoteIdentifier(entityLayout.table)) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", "))) ORDER BY Z_PK"
+        let statement = try connection.prepare(sql)
+        let columnIndex = Dictionary(uniqueKeysWithValues: statement.columnNames.enumerated().map { ($1, $0) })
+        let numberToName = Dictionary(uniqueKeysWithValues: layout.entities.values.map { ($0.number, $0.name) })
+        var objects: [StoredObject] = []
+        var rows = statement.rows()
+        while let row = try rows.next() {
+            let concrete = numberToName[Int(row.int64(at: columnIndex["Z_ENT"]!))] ?? entity
+            let concreteLayout = layout.entities[concrete]!
+            var values: [String: SQLiteValue] = [:]
+            for (name, column) in concreteLayout.attributeColumns.merging(concreteLayout.foreignKeyColumns, uniquingKeysWith: { a, _ in a }) {
+                if let index = columnIndex[column] { values[name] = row.value(at: index) }
+            }
+            objects.append(StoredObject(key: row.int64(at: columnIndex["Z_PK"]!), entity: concrete, values: values))
+        }
+        return objects
+    }
+
+    /// The keys `owner` reaches through a to-many relationship, in the relationship's order.
+    public func destinations(_ entity: String, _ relationship: String, owner: Int64) throws -> [Int64] {
+        guard let description = layout.model.allRelationships(of: entity).first(where: { $0.name == relationship }), description.isToMany else {
+            throw TernError(.badInput, "entity \(entity) has no to-many relationship \(relationship)")
+        }
+        let sql: String
+        if let join = layout.joinTables.first(where: { $0.entity == entity && $0.relationship == relationship }) {
+            sql = "SELECT \(quoteIdentifier(join.destinationColumn)) FROM \(quoteIdentifier(join.table)) WHERE \(quoteIdentifier(join.ownerColumn)) = ? ORDER BY \(join.orderColumn.map(quoteIdentifier) ?? "1"), 1"
+        } else if let join = layout.joinTables.first(where: { $0.inverseEntity == entity && $0.inverseRelationship == relationship }) {
+            sql = "SELECT \(quoteIdentifier(join.ownerColumn)) FROM \(quoteIdentifier(join.table)) WHERE \(quoteIdentifier(join.destinationColumn)) = ? ORDER BY \(join.inverseOrderColumn.map(quoteIdentifier) ?? "1"), 1"
+        } else if let inverse = description.inverse, let destination = layout.entities[description.destination],
+                  let foreignKey = destination.foreignKeyColumns[inverse] {
+            let order = destination.orderColumns[inverse].map(quoteIdentifier) ?? "Z_PK"
+            sql = "SELECT Z_PK FROM \(quoteIdentifier(destination.table)) WHERE \(quoteIdentifier(foreignKey)) = ? ORDER BY \(order), Z_PK"
+        } else {
+            throw TernError(.badInput, "entity \(entity), relationship \(relationship): no storage found")
+        }
+        let statement = try connection.prepare(sql)
+        try statement.bind(owner, at: 1)
+        var keys: [Int64] = []
+        var rows = statement.rows()
+        while let row = try rows.next() { keys.append(row.int64(at: 0)) }
+        return keys
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import TernSQLite
+
+/// Creates empty stores in Core Data's layout for a model version.
+public enum StoreFile {
+    /// The metadata key holding the model version's name, so `tern check` can say which version
+    /// wrote a store without recomputing anything.
+    public static let versionNameKey = "TernModelVersionName"
+    /// The metadata key naming the version-hash scheme (`VersionHash`), so Tern never compares its
+    /// own hashes with Core Data's.
+    public static let hashSchemeKey = "TernVersionHashScheme"
+    public static let hashScheme = "tern.v1"
+
+    /// Creates the store at `path` (which must not exist) with every table and system row for
+    /// `model`; indexes are created by `ObjectWriter.finish()` after rows are loaded, which is
+    /// several times faster than maintaining them row by row.
+    ///
+    /// The store uses WAL journaling and incremental auto-vacuum, as Core Data's do.
+    public static func create(at path: String, model: ObjectModel, uuid: UUID = UUID()) throws -> Connection {
+        guard !FileManager.default.fileExists(atPath: path) else {
+            throw TernError(.badInput, "refusing to overwrite an existing file", path: path)
+        }
+        do {
+            let connection = try Connection(path: path)
+            try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = 2")
+            try connection.setJournalMode(.wal)
+            try connection.execute("PRAGMA synchronous = NORMAL")
+            let layout = StoreLayout(model: model)
+            try connection.transaction(.immediate) {
+                for statement in layout.createTableStatements {
+                    try connection.execute(statement)
+                }
+                let insert = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+                let numbers = model.entityNumbers
+                for entity in model.entitiesInStoreOrder {
+                    try insert.bind([numbers[entity.name]!, entity.name, entity.parent.flatMap { numbers[$0] } ?? 0])
+                    try insert.run()
+                }
+                try connection.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+                                       uuid.uuidString, try metadataPlist(for: model))
+            }
+            return connection
+        } catch let error as SQLiteError {
+            throw TernError(.io, "cannot create the store: \(error)", path: path)
+        }
+    }
+
+    /// The binary plist Core Data keeps in `Z_METADATA.Z_PLIST`, with Tern's hashes.
+    static func metadataPlist(for model: ObjectModel) throws -> [UInt8] {
+        let hashes = model.versionHashes
+        let plist: [String: Any] = [
+            "NSStoreType": "SQLite",
+            "NSStoreModelVersionHashes": hashes.mapValues { Data($0) },
+            "NSStoreModelVersionHashesVersion": 3,
+            "NSStoreModelVersionIdentifiers": model.versionIdentifiers,
+            "NSStoreModelVersionHashesDigest": VersionHash.digest(hashes),
+            "NSStoreModelVersionChecksumKey": VersionHash.checksum(hashes),
+            "_NSAutoVacuumLevel": "2",
+            versionNameKey: model.versionName,
+            hashSchemeKey: hashScheme,
+        ]
+        return [UInt8](try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0))
+    }
+}

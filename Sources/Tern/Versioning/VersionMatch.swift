@@ -1,0 +1,86 @@
+import Foundation
+import TernSQLite
+
+/// Which version of a model wrote a store, and what that means for opening it.
+public struct VersionMatch: Sendable, Equatable {
+    /// How the version was recognised.
+    public enum Evidence: String, Sendable, Codable {
+        /// The store's version hashes equal Tern's hashes of the version.
+        case ternHashes = "tern-hashes"
+        /// The store's hashes equal Apple's, from a compiled model's `VersionInfo.plist`.
+        case appleHashes = "apple-hashes"
+        /// The store's tables and columns equal the version's layout.
+        case schema
+    }
+
+    public enum Verdict: Sendable, Equatable {
+        /// The store was written by the current version: it opens as it is.
+        case compatible(version: String, evidence: Evidence)
+        /// The store was written by an older (or other) version: migrate it to the current one.
+        case migrationNeeded(from: String, to: String, evidence: Evidence)
+        /// No version of the model wrote this store.
+        case noMatch(closest: String?, differences: [String])
+    }
+
+    public let verdict: Verdict
+
+    /// Decides which version of `model` wrote the store described by `metadata` and `signature`.
+    ///
+    /// Tern's own stores carry Tern's hashes and are matched by them. Stores Core Data wrote carry
+    /// Apple's hashes, which Tern cannot recompute: they are matched against `appleHashes` (from a
+    /// compiled model's `VersionInfo.plist`) when given, and otherwise by comparing the store's
+    /// schema with each version's layout.
+    public static func find(
+        in model: VersionedModel,
+        metadata: StoreMetadata,
+        signature: LayoutSignature,
+        appleHashes: [String: [String: String]] = [:]
+    ) -> VersionMatch {
+        func verdict(_ version: String, _ evidence: Evidence) -> VersionMatch {
+            version == model.currentVersionName
+                ? VersionMatch(verdict: .compatible(version: version, evidence: evidence))
+                : VersionMatch(verdict: .migrationNeeded(from: version, to: model.currentVersionName, evidence: evidence))
+        }
+        let isTernStore = metadata.hashScheme == StoreFile.hashScheme
+        if isTernStore {
+            // Newest first: two versions with identical hashes are the same schema; prefer current.
+            for version in model.versions.reversed() where version.versionHashes.mapValues(VersionHash.hex) == metadata.versionHashes {
+                return verdict(version.versionName, .ternHashes)
+            }
+        } else if !metadata.versionHashes.isEmpty {
+            for version in model.versions.reversed() where appleHashes[version.versionName] == metadata.versionHashes {
+                return verdict(version.versionName, .appleHashes)
+            }
+        }
+        var closest: (name: String, differences: [String])?
+        for version in model.versions.reversed() {
+            let expected = LayoutSignature(layout: StoreLayout(model: version))
+            let differences = expected.differences(from: signature)
+            if differences.isEmpty {
+                return verdict(version.versionName, .schema)
+            }
+            if closest == nil || differences.count < closest!.differences.count {
+                closest = (version.versionName, differences)
+            }
+        }
+        return VersionMatch(verdict: .noMatch(closest: closest?.name, differences: closest?.differences ?? []))
+    }
+
+    /// Reads `NSManagedObjectModel_VersionHashes` from a compiled model's `VersionInfo.plist`:
+    /// version name → entity name → hash in hex.
+    public static func appleHashes(versionInfoAt path: String) throws -> [String: [String: String]] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TernError(.missingInput, "no such file", path: path)
+        }
+        guard let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+              let versions = plist["NSManagedObjectModel_VersionHashes"] as? [String: Any] else {
+            throw TernError(.badInput, "not a VersionInfo.plist: no NSManagedObjectModel_VersionHashes", path: path)
+        }
+        var result: [String: [String: String]] = [:]
+        for (version, entities) in versions {
+            guard let entities = entities as? [String: Any] else { continue }
+            result[version] = entities.compactMapValues { ($0 as? Data).map { VersionHash.hex([UInt8]($0)) } }
+        }
+        return result
+    }
+}
