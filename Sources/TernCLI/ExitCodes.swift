@@ -5,6 +5,10 @@ import TernSQLite
 
 /// The documented exit statuses of `tern` (the README's table lists the same).
 enum TernExitCode {
+    /// `tern check`: the store was written by an older version of the model.
+    static let migrationNeeded: Int32 = 3
+    /// `tern check`: no version of the model wrote the store.
+    static let noVersionMatches: Int32 = 4
     /// Bad input data: a file that is not a store, a malformed model (sysexits EX_DATAERR).
     static let badInput: Int32 = 65
     /// An input file is missing (EX_NOINPUT).

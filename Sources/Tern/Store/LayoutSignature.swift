@@ -51,21 +51,26 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
         return !["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains(name)
     }
 
-    /// What differs, for messages: tables or columns only one side has.
-    public func differences(from other: LayoutSignature) -> [String] {
+    /// How `store` differs from this (expected) layout, in words about the store.
+    public func differences(from store: LayoutSignature) -> [String] {
         var lines: [String] = []
-        for table in Set(entityTables.keys).union(other.entityTables.keys).sorted() {
-            let mine = entityTables[table] ?? []
-            let theirs = other.entityTables[table] ?? []
-            if entityTables[table] == nil { lines.append("table \(table) is missing"); continue }
-            if other.entityTables[table] == nil { lines.append("table \(table) is unexpected"); continue }
-            let missing = theirs.subtracting(mine).sorted()
-            let extra = mine.subtracting(theirs).sorted()
-            if !missing.isEmpty { lines.append("\(table) lacks \(missing.joined(separator: ", "))") }
-            if !extra.isEmpty { lines.append("\(table) has extra \(extra.joined(separator: ", "))") }
+        for table in Set(entityTables.keys).union(store.entityTables.keys).sorted() {
+            guard let expected = entityTables[table] else {
+                lines.append("the store has a table \(table) the version does not"); continue
+            }
+            guard let actual = store.entityTables[table] else {
+                lines.append("the store has no table \(table)"); continue
+            }
+            let missing = expected.subtracting(actual).sorted()
+            let extra = actual.subtracting(expected).sorted()
+            if !missing.isEmpty { lines.append("\(table) lacks column\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", "))") }
+            if !extra.isEmpty { lines.append("\(table) has unexpected column\(extra.count == 1 ? "" : "s") \(extra.joined(separator: ", "))") }
         }
-        if joinTables != other.joinTables {
-            lines.append("join tables differ: \(joinTables.map { $0.sorted().joined(separator: "+") }.sorted()) vs \(other.joinTables.map { $0.sorted().joined(separator: "+") }.sorted())")
+        for join in joinTables.subtracting(store.joinTables).map({ $0.sorted().joined(separator: ", ") }).sorted() {
+            lines.append("the store has no join table with columns \(join)")
+        }
+        for join in store.joinTables.subtracting(joinTables).map({ $0.sorted().joined(separator: ", ") }).sorted() {
+            lines.append("the store has a join table with columns \(join) the version does not")
         }
         return lines
     }

@@ -80,13 +80,14 @@ public final class ObjectWriter {
     }
 
     /// Records that `owner` reaches `destination` through a relationship stored in a join table.
-    public func link(_ entity: String, _ relationship: String, owner: Int64, destination: Int64, order: Int64? = nil) throws {
+    public func link(_ entity: String, _ relationship: String, owner: Int64, destination: Int64, order: Int64? = nil, inverseOrder: Int64? = nil) throws {
         guard let join = layout.joinTables.first(where: { ($0.entity == entity && $0.relationship == relationship) }) else {
             throw TernError(.badInput, "entity \(entity), relationship \(relationship) is not stored in a join table")
         }
         let statement = try links[join.table] ?? {
             var columns = [join.ownerColumn, join.destinationColumn]
             if let order = join.orderColumn { columns.append(order) }
+            if let order = join.inverseOrderColumn { columns.append(order) }
             let sql = "INSERT INTO \(quoteIdentifier(join.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
             let prepared = try connection.prepare(sql)
             links[join.table] = prepared
@@ -94,12 +95,24 @@ public final class ObjectWriter {
         }()
         try statement.bind(owner, at: 1)
         try statement.bind(destination, at: 2)
-        if join.orderColumn != nil { try (order.map { SQLiteValue.integer($0) } ?? .null).bind(to: statement, at: 3) }
+        var index = 3
+        if join.orderColumn != nil {
+            try (order.map { SQLiteValue.integer($0) } ?? .null).bind(to: statement, at: index)
+            index += 1
+        }
+        if join.inverseOrderColumn != nil {
+            try (inverseOrder.map { SQLiteValue.integer($0) } ?? .null).bind(to: statement, at: index)
+        }
         try statement.run()
     }
 
-    /// Records key counters and builds indexes. Call once, after the last insert.
+    /// Records key counters, builds indexes and releases the writer's statements. Call once,
+    /// after the last insert.
     public func finish() throws {
+        inserts.values.forEach { $0.statement.finalize() }
+        links.values.forEach { $0.finalize() }
+        inserts.removeAll()
+        links.removeAll()
         let update = try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_SUPER = 0 AND ('Z' || upper(Z_NAME)) = ?")
         for (table, next) in nextKey.sorted(by: { $0.key < $1.key }) {
             try update.bind([next - 1, table])

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import Tern
+
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Say whether a store opens with a model's current version, or which version wrote it.",
+        discussion: """
+            Exit status: 0 when the store was written by the current version, 3 when it was written \
+            by an older version (migration needed; both versions are named), 4 when no version of \
+            the model wrote it. Stores Tern wrote are matched by version hashes; stores Core Data \
+            wrote by Apple's hashes when --version-info names the compiled model's VersionInfo.plist, \
+            and otherwise by comparing the store's tables and columns with each version's layout.
+            """
+    )
+
+    @Argument(help: "The store.")
+    var store: String
+
+    @Option(help: "The model: an .xcdatamodeld bundle, an .xcdatamodel, a directory with model.yaml, or a .yaml version file.")
+    var model: String
+
+    @Option(help: "A compiled model's VersionInfo.plist (inside .momd), to recognise Core Data stores by Apple's hashes.")
+    var versionInfo: String?
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let logger = global.makeLogger(label: "tern.check")
+        var status: Int32 = 0
+        try reportingErrors {
+            let versioned = try ModelLoader.load(model)
+            let metadata = try StoreMetadata.read(storeAt: store)
+            let reader = try ReadOnlyStore(path: store)
+            let signature = try LayoutSignature(connection: reader.connect())
+            let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
+            let match = VersionMatch.find(in: versioned, metadata: metadata, signature: signature, appleHashes: apple)
+            logger.debug("checked", metadata: ["store": "\(store)", "verdict": "\(match.verdict)"])
+            let report = CheckReport(match: match, model: versioned)
+            print(json ? try report.json() : report.text)
+            status = report.exitCode
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+/// The result of `tern check`, for people and programs.
+struct CheckReport: Encodable {
+    /// "compatible", "migration-needed" or "no-match".
+    let status: String
+    let storeVersion: String?
+    let currentVersion: String
+    /// How the store's version was recognised: "tern-hashes", "apple-hashes" or "schema".
+    let evidence: String?
+    /// For "no-match": the version whose layout is closest, and how the store differs from it.
+    let closestVersion: String?
+    let differences: [String]
+
+    init(match: VersionMatch, model: VersionedModel) {
+        currentVersion = model.currentVersionName
+        switch match.verdict {
+        case .compatible(let version, let evidence):
+            status = "compatible"; storeVersion = version; self.evidence = evidence.rawValue
+            closestVersion = nil; differences = []
+        case .migrationNeeded(let from, _, let evidence):
+            status = "migration-needed"; storeVersion = from; self.evidence = evidence.rawValue
+            closestVersion = nil; differences = []
+        case .noMatch(let closest, let differences):
+            status = "no-match"; storeVersion = nil; evidence = nil
+            closestVersion = closest; self.differences = differences
+        }
+    }
+
+    var exitCode: Int32 {
+        switch status {
+        case "compatible": 0
+        case "migration-needed": TernExitCode.migrationNeeded
+        default: TernExitCode.noVersionMatches
+        }
+    }
+
+    var text: String {
+        switch status {
+        case "compatible":
+            return "compatible: the store was written by \(storeVersion!), the current version (recognised by \(evidence!))"
+        case "migration-needed":
+            return "migration needed: the store was written by \(storeVersion!); the current version is \(currentVersion) (recognised by \(evidence!))"
+        default:
+            var lines = ["no version of the model wrote this store"]
+            if let closestVersion {
+                lines.append("closest version: \(closestVersion), which differs:")
+                lines += differences.map { "  - \($0)" }
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+}
