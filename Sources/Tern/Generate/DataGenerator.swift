@@ -68,36 +68,38 @@ public enum DataGenerator {
         let attributes = model.allAttributes(of: entity.name)
         let unique = Set(model.lineage(of: entity.name).flatMap(\.uniquenessConstraints).flatMap { $0 })
         let relationships = model.allRelationships(of: entity.name).filter { entityLayout.foreignKeyColumns[$0.name] != nil }
-        var plans: [String: SlotPlan] = [:]
-        for relationship in relationships {
-            plans[relationship.name] = SlotPlan(relationship, of: entity.name, model: model, targets: targets)
-        }
-        let columns = try writer.insertColumns(for: entity.name)
-        enum Slot { case attribute(Attribute), key(String), entityNumber(String), order(String) }
-        let slots: [Slot] = columns.map { column in
-            if let attribute = attributes.first(where: { entityLayout.attributeColumns[$0.name] == column }) { return .attribute(attribute) }
-            if let name = entityLayout.foreignKeyColumns.first(where: { $0.value == column })?.key { return .key(name) }
-            if let name = entityLayout.entityColumns.first(where: { $0.value == column })?.key { return .entityNumber(name) }
-            return .order(entityLayout.orderColumns.first { $0.value == column }!.key)
+        var plans = relationships.map { SlotPlan($0, of: entity.name, model: model, targets: targets) }
+        // Each column's source, resolved once: an attribute's synthesizer or a relationship's index.
+        enum Slot { case attribute(ValueSynthesizer), key(Int), entityNumber(Int), order(Int) }
+        let slots: [Slot] = try writer.insertColumns(for: entity.name).map { column in
+            if let attribute = attributes.first(where: { entityLayout.attributeColumns[$0.name] == column }) {
+                return .attribute(ValueSynthesizer(attribute, unique: unique.contains(attribute.name)))
+            }
+            for (index, relationship) in relationships.enumerated() {
+                if entityLayout.foreignKeyColumns[relationship.name] == column { return .key(index) }
+                if entityLayout.entityColumns[relationship.name] == column { return .entityNumber(index) }
+                if entityLayout.orderColumns[relationship.name] == column { return .order(index) }
+            }
+            preconditionFailure("column \(column) of \(entity.name) has no source")
         }
 
         let first = targets.firstKeys[entity.name]!
-        var values = [SQLiteValue](repeating: .null, count: columns.count)
-        var chosen: [String: Target?] = [:]
+        var values = [SQLiteValue](repeating: .null, count: slots.count)
+        var chosen = [Target?](repeating: nil, count: relationships.count)
         for row in 0..<rows {
-            for relationship in relationships {
-                chosen[relationship.name] = plans[relationship.name]!.pick(row: row, using: &rng)
+            for index in plans.indices {
+                chosen[index] = plans[index].pick(row: row, using: &rng)
             }
             for (index, slot) in slots.enumerated() {
                 switch slot {
-                case .attribute(let attribute):
-                    values[index] = ValueSynthesizer.value(for: attribute, row: row, unique: unique.contains(attribute.name), using: &rng)
-                case .key(let name):
-                    values[index] = (chosen[name] ?? nil).map { .integer($0.key) } ?? .null
-                case .entityNumber(let name):
-                    values[index] = (chosen[name] ?? nil).map { .integer(Int64($0.entityNumber)) } ?? .null
-                case .order(let name):
-                    values[index] = (chosen[name] ?? nil).map { .integer(plans[name]!.nextOrder(for: $0.key)) } ?? .null
+                case .attribute(let synthesizer):
+                    values[index] = synthesizer.value(key: first + Int64(row), using: &rng)
+                case .key(let relationship):
+                    values[index] = chosen[relationship].map { .integer($0.key) } ?? .null
+                case .entityNumber(let relationship):
+                    values[index] = chosen[relationship].map { .integer(Int64($0.entityNumber)) } ?? .null
+                case .order(let relationship):
+                    values[index] = chosen[relationship].map { .integer(plans[relationship].nextOrder(for: $0.key)) } ?? .null
                 }
             }
             try writer.insert(entity.name, key: first + Int64(row), values: values)
@@ -141,13 +143,19 @@ struct Targets {
     let model: ObjectModel
     let firstKeys: [String: Int64]
     let rows: Int
-    let numbers: [String: Int]
+    /// Destination entity → the first key and entity number of each concrete entity under it.
+    private let ranges: [String: [(firstKey: Int64, entityNumber: Int)]]
 
     init(model: ObjectModel, firstKeys: [String: Int64], rows: Int) {
         self.model = model
         self.firstKeys = firstKeys
         self.rows = rows
-        numbers = model.entityNumbers
+        let numbers = model.entityNumbers
+        var ranges: [String: [(Int64, Int)]] = [:]
+        for entity in model.entities {
+            ranges[entity.name] = model.descendants(of: entity.name).filter { !$0.isAbstract }.map { (firstKeys[$0.name]!, numbers[$0.name]!) }
+        }
+        self.ranges = ranges
     }
 
     func concreteEntities(under name: String) -> [Entity] {
@@ -155,28 +163,32 @@ struct Targets {
     }
 
     func count(_ destination: String) -> Int {
-        concreteEntities(under: destination).count * rows
+        (ranges[destination]?.count ?? 0) * rows
     }
 
-    /// The `index`-th object under `destination` (0-based), across its concrete entities.
-    func object(_ destination: String, index: Int) -> Target? {
-        let entities = concreteEntities(under: destination)
-        guard rows > 0, index >= 0, index < entities.count * rows else { return nil }
-        let entity = entities[index / rows]
-        return Target(key: firstKeys[entity.name]! + Int64(index % rows), entityNumber: numbers[entity.name]!)
+    /// The key ranges under `destination`, for callers that pick many times.
+    func ranges(under destination: String) -> [(firstKey: Int64, entityNumber: Int)] {
+        ranges[destination] ?? []
     }
 
     func random(_ destination: String, using rng: inout SplitMix64) -> Target? {
-        let total = count(destination)
-        guard total > 0 else { return nil }
-        return object(destination, index: Int.random(in: 0..<total, using: &rng))
+        Self.object(in: ranges(under: destination), rows: rows, index: Int.random(in: 0..<max(count(destination), 1), using: &rng))
+    }
+
+    /// The `index`-th object (0-based) across `ranges` of `rows` objects each.
+    static func object(in ranges: [(firstKey: Int64, entityNumber: Int)], rows: Int, index: Int) -> Target? {
+        guard rows > 0, index >= 0, index < ranges.count * rows else { return nil }
+        let range = ranges[index / rows]
+        return Target(key: range.firstKey + Int64(index % rows), entityNumber: range.entityNumber)
     }
 }
 
 /// How one to-one relationship picks its destination for each object.
 struct SlotPlan {
     private let relationship: Relationship
-    private let targets: Targets
+    private let ranges: [(firstKey: Int64, entityNumber: Int)]
+    private let rows: Int
+    private let total: Int
     private let isOneToOne: Bool
     /// Objects that must each get children first, to honour the inverse's minimum count.
     private let guaranteed: Int
@@ -184,7 +196,9 @@ struct SlotPlan {
 
     init(_ relationship: Relationship, of entity: String, model: ObjectModel, targets: Targets) {
         self.relationship = relationship
-        self.targets = targets
+        ranges = targets.ranges(under: relationship.destination)
+        rows = targets.rows
+        total = targets.count(relationship.destination)
         let inverse = relationship.inverse.flatMap { name in model.allRelationships(of: relationship.destination).first { $0.name == name } }
         isOneToOne = inverse.map { !$0.isToMany } ?? false
         guaranteed = (inverse?.isToMany == true ? inverse!.minCount : 0) * targets.count(relationship.destination)
@@ -192,20 +206,19 @@ struct SlotPlan {
 
     /// The destination for object `row`, or nil for none.
     mutating func pick(row: Int, using rng: inout SplitMix64) -> Target? {
-        let total = targets.count(relationship.destination)
         guard total > 0 else { return nil }
         if isOneToOne {
-            return row < total ? targets.object(relationship.destination, index: row) : nil
+            return row < total ? Targets.object(in: ranges, rows: rows, index: row) : nil
         }
         if row < guaranteed {
-            return targets.object(relationship.destination, index: row % total)
+            return Targets.object(in: ranges, rows: rows, index: row % total)
         }
         if relationship.isOptional, Double.random(in: 0..<1, using: &rng) < 0.1 {
             return nil
         }
         // Skewed fan-out: squaring a uniform number favours low indexes.
         let u = Double.random(in: 0..<1, using: &rng)
-        return targets.object(relationship.destination, index: min(total - 1, Int(u * u * Double(total))))
+        return Targets.object(in: ranges, rows: rows, index: min(total - 1, Int(u * u * Double(total))))
     }
 
     /// The next sparse sort key in the destination's ordered to-many.

@@ -1,72 +1,107 @@
 import Foundation
 import TernSQLite
 
-/// Makes plausible values for an attribute: names look like names, titles like titles, numbers
-/// and lengths stay inside the attribute's validation rules.
+/// Makes plausible values for one attribute: names look like names, titles like titles, numbers
+/// and lengths stay inside the attribute's validation rules. Everything that depends only on the
+/// attribute is worked out once, so a row costs a few random numbers.
 struct ValueSynthesizer {
     private static let firstNames = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Margaret", "Dennis", "Radia", "John", "Jane", "Bill", "Jack", "Hedy"]
     private static let lastNames = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson", "Hamilton", "Ritchie", "Perlman", "Doe", "Smith", "Brown", "Lamarr", "Backus"]
     private static let words = ["silent", "river", "winter", "garden", "stone", "light", "harbor", "paper", "orchard", "glass", "north", "echo", "ember", "meadow", "signal", "atlas", "lantern", "tide", "copper", "hollow"]
+    private static let capitalized = words.map { $0.prefix(1).uppercased() + $0.dropFirst() }
     private static let secondsFrom2000To2026: ClosedRange<Double> = -31_622_400...788_918_400
 
-    /// A value for `attribute` of the object numbered `row` (rows are numbered from 0 per entity).
-    /// `unique` asks for a value no other row of the entity gets.
-    static func value(for attribute: Attribute, row: Int, unique: Bool, using rng: inout SplitMix64) -> SQLiteValue {
-        if attribute.isOptional, Double.random(in: 0..<1, using: &rng) < 0.1 {
-            return .null
-        }
+    /// What kind of text an attribute holds, guessed once from its name.
+    private enum TextKind { case firstName, lastName, fullName, email, url, identifier, phrase }
+
+    private let attribute: Attribute
+    private let unique: Bool
+    private let textKind: TextKind
+    private let integers: ClosedRange<Int64>
+    private let reals: ClosedRange<Double>
+    private let blobLengths: ClosedRange<Int>
+
+    init(_ attribute: Attribute, unique: Bool) {
+        self.attribute = attribute
+        self.unique = unique
+        let name = attribute.name.lowercased()
+        textKind = if name.contains("first") { .firstName }
+            else if name.contains("last") || name.contains("surname") { .lastName }
+            else if name.contains("email") { .email }
+            else if name.contains("url") || attribute.type == .uri { .url }
+            else if name.contains("author") || (name.hasSuffix("name") && !name.contains("file")) { .fullName }
+            else if name.contains("uuid") || name == "id" || name.hasSuffix("id") { .identifier }
+            else { .phrase }
         let rules = attribute.validation
-        switch attribute.type {
-        case .integer16, .integer32, .integer64:
-            let range = attribute.type.integerRange!
+        if let range = attribute.type.integerRange {
             let low = max(range.lowerBound, rules.minimumValue.map { Int64($0.rounded(.up)) } ?? 0)
             let high = min(range.upperBound, rules.maximumValue.map { Int64($0.rounded(.down)) } ?? max(low, 1_000))
-            if unique { return .integer(min(high, low + Int64(row))) }
-            return .integer(low <= high ? Int64.random(in: low...high, using: &rng) : low)
-        case .boolean:
-            return .integer(Bool.random(using: &rng) ? 1 : 0)
-        case .decimal, .double, .float:
+            integers = low...max(low, high)
+        } else {
+            integers = 0...0
+        }
+        if attribute.type == .date {
+            let low = rules.minimumValue ?? Self.secondsFrom2000To2026.lowerBound
+            reals = low...max(low, rules.maximumValue ?? Self.secondsFrom2000To2026.upperBound)
+        } else {
             let low = rules.minimumValue ?? 0
-            let high = rules.maximumValue ?? max(low + 1, 100)
-            let cents = (Double.random(in: low...high, using: &rng) * 100).rounded() / 100
-            return .real(min(max(cents, low), high))
+            reals = low...max(low, rules.maximumValue ?? max(low + 1, 100))
+        }
+        let shortest = max(rules.minimumLength ?? 16, 0)
+        blobLengths = shortest...max(shortest, rules.maximumLength ?? 64)
+    }
+
+    /// A value for the object with key `key`; keys are unique across an inheritance tree's table,
+    /// so values made unique from them stay unique across subentities too.
+    func value(key: Int64, using rng: inout SplitMix64) -> SQLiteValue {
+        let row = Int(key)
+        if attribute.isOptional, rng.next() % 10 == 0 {
+            return .null
+        }
+        switch attribute.type {
+        case .integer16, .integer32, .integer64:
+            return .integer(unique ? min(integers.upperBound, integers.lowerBound + Int64(row)) : Int64.random(in: integers, using: &rng))
+        case .boolean:
+            return .integer(Int64(rng.next() & 1))
+        case .decimal, .double, .float:
+            let cents = (Double.random(in: reals, using: &rng) * 100).rounded() / 100
+            return .real(min(max(cents, reals.lowerBound), reals.upperBound))
         case .date:
-            let low = rules.minimumValue ?? secondsFrom2000To2026.lowerBound
-            let high = rules.maximumValue ?? secondsFrom2000To2026.upperBound
-            return .real(Double.random(in: low...max(low, high), using: &rng).rounded())
-        case .string:
-            return .text(fit(text(for: attribute.name, row: row, unique: unique, using: &rng), rules: rules, using: &rng))
-        case .uri:
-            return .text("https://example.org/\(words.randomElement(using: &rng)!)/\(row)")
+            return .real(Double.random(in: reals, using: &rng).rounded())
+        case .string, .uri:
+            return .text(fit(text(row: row, using: &rng)))
         case .uuid:
-            var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            var bytes = (0..<16).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
             bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
             bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
             return .blob(bytes)
         case .binary, .transformable:
-            let count = Int.random(in: max(rules.minimumLength ?? 16, 0)...max(rules.maximumLength ?? 64, rules.minimumLength ?? 16), using: &rng)
-            return .blob((0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) })
+            return .blob((0..<Int.random(in: blobLengths, using: &rng)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
         }
     }
 
-    private static func text(for name: String, row: Int, unique: Bool, using rng: inout SplitMix64) -> String {
-        let lower = name.lowercased()
+    private func text(row: Int, using rng: inout SplitMix64) -> String {
         let suffix = unique ? " \(row)" : ""
-        if lower.contains("first") { return firstNames.randomElement(using: &rng)! + suffix }
-        if lower.contains("last") || lower.contains("surname") { return lastNames.randomElement(using: &rng)! + suffix }
-        if lower.contains("author") || lower.hasSuffix("name") && !lower.contains("file") {
-            return "\(firstNames.randomElement(using: &rng)!) \(lastNames.randomElement(using: &rng)!)\(suffix)"
+        switch textKind {
+        case .firstName: return Self.firstNames.randomElement(using: &rng)! + suffix
+        case .lastName: return Self.lastNames.randomElement(using: &rng)! + suffix
+        case .fullName: return Self.firstNames.randomElement(using: &rng)! + " " + Self.lastNames.randomElement(using: &rng)! + suffix
+        case .email: return Self.firstNames.randomElement(using: &rng)!.lowercased() + ".\(row)@example.org"
+        case .url: return "https://example.org/" + Self.words.randomElement(using: &rng)! + "/\(row)"
+        case .identifier: return "00000000-0000-4000-8000-" + String(String(row + 1_000_000_000_000).suffix(12))
+        case .phrase:
+            var phrase = Self.capitalized.randomElement(using: &rng)!
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                phrase += " " + Self.words.randomElement(using: &rng)!
+            }
+            return phrase + suffix
         }
-        if lower.contains("email") { return "\(firstNames.randomElement(using: &rng)!.lowercased()).\(row)@example.org" }
-        if lower.contains("url") { return "https://example.org/\(words.randomElement(using: &rng)!)/\(row)" }
-        if lower.contains("uuid") || lower == "id" || lower.hasSuffix("id") { return "00000000-0000-4000-8000-\(String(format: "%012d", row))" }
-        let count = Int.random(in: 2...4, using: &rng)
-        let phrase = (0..<count).map { _ in words.randomElement(using: &rng)! }.joined(separator: " ")
-        return phrase.prefix(1).uppercased() + phrase.dropFirst() + suffix
     }
 
     /// Pads or trims text into the attribute's length bounds.
-    private static func fit(_ text: String, rules: ValidationRules, using rng: inout SplitMix64) -> String {
+    private func fit(_ text: String) -> String {
+        let rules = attribute.validation
+        guard rules.minimumLength != nil || rules.maximumLength != nil else { return text }
         var result = text
         if let minimum = rules.minimumLength, result.count < minimum {
             result += String(repeating: "x", count: minimum - result.count)
