@@ -6,14 +6,19 @@ struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Run Tern's main job on a built-in example.",
-        discussion: "Today: creates a BookStore example store in Core Data's layout and inspects it without a model. It grows into the full v1 → v5 migration as the engine lands."
+        discussion: """
+            Generates a BookStore version 1 store (configs/bookstore) with synthetic books, categories \
+            and pages, inspects it without the model, and checks it against the model: it was written \
+            by version 1 and needs migrating to version 5. The migration itself joins the demo as the \
+            engine lands.
+            """
     )
 
-    @Option(help: "Books in the example store.")
-    var books = 1_000
+    @Option(help: "Objects per entity (books, categories and pages each).")
+    var rows = 100_000
 
-    @Option(help: "Pages per book.")
-    var pagesPerBook = 3
+    @Option(help: "The BookStore model directory (default: configs/bookstore in this checkout).")
+    var model: String?
 
     @Option(help: "Where to write the example store (default: a new temporary directory, removed afterwards).")
     var output: String?
@@ -21,9 +26,7 @@ struct DemoCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        guard books >= 0, pagesPerBook >= 0 else {
-            throw ValidationError("--books and --pages-per-book cannot be negative")
-        }
+        guard rows >= 0 else { throw ValidationError("--rows cannot be negative") }
     }
 
     func run() throws {
@@ -37,12 +40,33 @@ struct DemoCommand: ParsableCommand {
             }
             defer { if output == nil { try? fileManager.removeItem(at: directory) } }
 
-            let started = ContinuousClock.now
-            try ExampleStore.createBookStore(at: path, books: books, pagesPerBook: pagesPerBook)
-            let elapsed = ContinuousClock.now - started
-            logger.info("created example store", metadata: ["path": "\(path)"])
-            print("Created a BookStore example store with \(books) books and \(books * pagesPerBook) pages in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))).\n")
+            let bookStore = try ModelLoader.load(model ?? Self.findBookStoreModel())
+            let first = bookStore.versions[0]
+            logger.info("generating", metadata: ["path": "\(path)", "version": "\(first.versionName)"])
+            let report = try DataGenerator.generate(model: first, at: path, rows: rows, seed: 1)
+            let seconds = Double(report.duration.components.seconds) + Double(report.duration.components.attoseconds) / 1e18
+            print("1. Generated a \(first.versionName) store: \(report.objects.values.reduce(0, +)) objects in \(String(format: "%.2f", seconds)) s (\(Int(report.rowsPerSecond)) rows/s).\n")
+            print("2. What the store says about itself, read without a model:\n")
             print(MetadataReport.text(try StoreMetadata.read(storeAt: path), path: path))
+            let reader = try ReadOnlyStore(path: path)
+            let match = VersionMatch.find(in: bookStore, metadata: try StoreMetadata.read(storeAt: path),
+                                          signature: try LayoutSignature(connection: reader.connect()))
+            print("\n3. Checked against \(bookStore.path):\n")
+            print(CheckReport(match: match, model: bookStore).text)
         }
+    }
+
+    /// configs/bookstore in the working directory, or in the checkout the binary was built in.
+    private static func findBookStoreModel() throws -> String {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let candidates = [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            executable.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent(),  // .build/<config>/tern
+            executable.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent(),  // .build/<triple>/<config>/tern
+        ].map { $0.appendingPathComponent("configs/bookstore").path }
+        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0 + "/model.yaml") }) else {
+            throw TernError(.missingInput, "the BookStore model was not found in \(candidates.joined(separator: " or ")); pass --model DIR")
+        }
+        return found
     }
 }

@@ -3,12 +3,13 @@ import Testing
 
 @Suite("tern inspect and tern demo, run as processes")
 struct InspectCommandTests {
-    @Test("demo creates an example store and prints its entities")
+    @Test("demo generates a BookStore 1 store, inspects it and finds it needs migrating to 5")
     func demo() throws {
-        let outcome = try TernProcess.run(["demo", "--books", "20", "--pages-per-book", "2"])
+        let outcome = try TernProcess.run(["demo", "--rows", "20"])
         #expect(outcome.status == 0, "\(outcome.standardError)")
-        #expect(outcome.standardOutput.contains("Book   20 rows in ZBOOK"))
-        #expect(outcome.standardOutput.contains("Page   40 rows in ZPAGE"))
+        #expect(outcome.standardOutput.contains("Book     20 rows in ZBOOK"))
+        #expect(outcome.standardOutput.contains("Page     20 rows in ZPAGE"))
+        #expect(outcome.standardOutput.contains("migration needed: the store was written by BookStore 1; the current version is BookStore 5"))
     }
 
     @Test("inspect --json prints the documented keys")
@@ -17,14 +18,14 @@ struct InspectCommandTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("BookStore.sqlite").path
-        #expect(try TernProcess.run(["demo", "--books", "5", "--output", store]).status == 0)
+        #expect(try TernProcess.run(["demo", "--rows", "5", "--output", store]).status == 0)
 
         let outcome = try TernProcess.run(["inspect", store, "--json"])
         #expect(outcome.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any]
         #expect(Set((object ?? [:]).keys).isSuperset(of: ["uuid", "storeType", "versionHashes", "versionIdentifiers", "keys", "entities"]))
         let entities = object?["entities"] as? [[String: Any]]
-        #expect(entities?.map { $0["name"] as? String } == ["Book", "Page"])
+        #expect(entities?.map { $0["name"] as? String } == ["Book", "Category", "Page"])
         #expect(entities?.first?["rowCount"] as? Int == 5)
     }
 
@@ -48,6 +49,6 @@ struct InspectCommandTests {
     @Test("a usage error exits 64")
     func usage() throws {
         #expect(try TernProcess.run(["inspect"]).status == 64)
-        #expect(try TernProcess.run(["demo", "--books", "-1"]).status == 64)
+        #expect(try TernProcess.run(["demo", "--rows", "-1"]).status == 64)
     }
 }

@@ -81,16 +81,17 @@ struct StoreMetadataTests {
         #expect(try alone.snapshot().keys.sorted() == ["Bookmarks_V3.sqlite"])
     }
 
-    @Test("the built-in example store reads back")
-    func exampleStore() throws {
+    @Test("a generated store reads back: entities, row counts and key counters")
+    func generatedStore() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("BookStore.sqlite")
-        try ExampleStore.createBookStore(at: path, books: 50, pagesPerBook: 3)
+        let model = try ModelLoader.load(Configs.path("bookstore")).versions[0]
+        _ = try DataGenerator.generate(model: model, at: path, rows: 50, seed: 1)
         let metadata = try StoreMetadata.read(storeAt: path)
-        #expect(metadata.entities.map(\.name) == ["Book", "Page"])
-        #expect(metadata.entities.map(\.rowCount) == [50, 150])
-        #expect(metadata.entities.map(\.maxPrimaryKey) == [50, 150])
-        #expect(throws: TernError.self) { try ExampleStore.createBookStore(at: path, books: 1, pagesPerBook: 1) }
+        #expect(metadata.entities.map(\.name) == ["Book", "Category", "Page"])
+        #expect(metadata.entities.map(\.rowCount) == [50, 50, 50])
+        #expect(metadata.entities.map(\.maxPrimaryKey) == [50, 50, 50])
+        #expect(metadata.versionName == "BookStore 1")
     }
 }
 
@@ -127,7 +128,7 @@ struct BadStoreTests {
     func truncated() throws {
         let directory = try TemporaryDirectory()
         let full = directory.path("full.sqlite")
-        try ExampleStore.createBookStore(at: full, books: 2000, pagesPerBook: 5)
+        _ = try DataGenerator.generate(model: try ModelLoader.load(Configs.path("bookstore")).versions[0], at: full, rows: 3000, seed: 1)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: full))
         let path = directory.path("truncated.sqlite")
         try bytes.prefix(bytes.count / 3).write(to: URL(fileURLWithPath: path))

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@Suite("tern check and tern generate, run as processes")
+struct CheckAndGenerateCommandTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let bookStore = repository.appendingPathComponent("configs/bookstore").path
+    static let fixtures = repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures/coredata").path
+
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    private func generate(version: String) throws -> String {
+        let store = directory.appendingPathComponent("\(version).sqlite").path
+        let outcome = try TernProcess.run(["generate", "--model", Self.bookStore, "--version", version, "--rows", "30", store])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardOutput.contains("rows/s"))
+        return store
+    }
+
+    @Test("exit 0 for a store of the current version")
+    func compatible() throws {
+        let outcome = try TernProcess.run(["check", try generate(version: "BookStore 5"), "--model", Self.bookStore])
+        #expect(outcome.status == 0)
+        #expect(outcome.standardOutput.hasPrefix("compatible: the store was written by BookStore 5"))
+    }
+
+    @Test("exit 3 for an older version, naming both versions, also as JSON")
+    func migrationNeeded() throws {
+        let store = try generate(version: "BookStore 2")
+        let outcome = try TernProcess.run(["check", store, "--model", Self.bookStore, "--json"])
+        #expect(outcome.status == 3)
+        let object = try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any]
+        #expect(object?["status"] as? String == "migration-needed")
+        #expect(object?["storeVersion"] as? String == "BookStore 2")
+        #expect(object?["currentVersion"] as? String == "BookStore 5")
+        #expect(object?["evidence"] as? String == "tern-hashes")
+    }
+
+    @Test("exit 4 when no version wrote the store, with the closest version's differences")
+    func noMatch() throws {
+        let store = "\(Self.fixtures)/hwaxxer__BookMigration/BookMigration/Model1.sqlite"
+        let outcome = try TernProcess.run(["check", store, "--model", Self.bookStore])
+        #expect(outcome.status == 4)
+        #expect(outcome.standardOutput.contains("no version of the model wrote this store"))
+        #expect(outcome.standardOutput.contains("the store has a table ZUSER the version does not"))
+    }
+
+    @Test("a Core Data store is recognised by schema: wibosco store 1 needs migrating to model 4")
+    func coreDataStore() throws {
+        let base = "\(Self.fixtures)/wibosco__CoreDataMigrationRevised-Example"
+        let outcome = try TernProcess.run(["check", "\(base)/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite",
+                                           "--model", "\(base)/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld"])
+        #expect(outcome.status == 3)
+        #expect(outcome.standardOutput.contains("written by CoreDataMigration_Example; the current version is CoreDataMigration_Example 4 (recognised by schema)"))
+    }
+
+    @Test("a bad model exits 65 naming the file; an unknown version exits 65 listing the versions")
+    func badModel() throws {
+        let model = directory.appendingPathComponent("bad.yaml")
+        try Data("entities:\n  Book:\n    relationships:\n      shelf: { destination: Shelf }\n".utf8).write(to: model)
+        let outcome = try TernProcess.run(["generate", "--model", model.path, "--rows", "1", directory.appendingPathComponent("x.sqlite").path])
+        #expect(outcome.status == 65)
+        #expect(outcome.standardError.contains("bad.yaml"))
+        #expect(outcome.standardError.contains("entity Book, relationship shelf: destination entity Shelf does not exist"))
+        let unknown = try TernProcess.run(["generate", "--model", Self.bookStore, "--version", "BookStore 9", "--rows", "1", directory.appendingPathComponent("y.sqlite").path])
+        #expect(unknown.status == 65)
+        #expect(unknown.standardError.contains("BookStore 1, BookStore 2"))
+    }
+
+    @Test("generate refuses to overwrite an existing store")
+    func refusesOverwrite() throws {
+        let store = try generate(version: "BookStore 1")
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let outcome = try TernProcess.run(["generate", "--model", Self.bookStore, "--rows", "5", store])
+        #expect(outcome.status == 65)
+        #expect(outcome.standardError.contains("refusing to overwrite"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
+}
