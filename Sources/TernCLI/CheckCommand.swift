@@ -34,11 +34,8 @@ struct CheckCommand: ParsableCommand {
         var status: Int32 = 0
         try reportingErrors {
             let versioned = try ModelLoader.load(model)
-            let metadata = try StoreMetadata.read(storeAt: store)
-            let reader = try ReadOnlyStore(path: store)
-            let signature = try LayoutSignature(connection: reader.connect())
             let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
-            let match = VersionMatch.find(in: versioned, metadata: metadata, signature: signature, appleHashes: apple)
+            let match = try VersionMatch.find(in: versioned, storeAt: store, appleHashes: apple)
             logger.debug("checked", metadata: ["store": "\(store)", "verdict": "\(match.verdict)"])
             let report = CheckReport(match: match, model: versioned)
             print(json ? try report.json() : report.text)

@@ -44,13 +44,10 @@ struct DemoCommand: ParsableCommand {
             let first = bookStore.versions[0]
             logger.info("generating", metadata: ["path": "\(path)", "version": "\(first.versionName)"])
             let report = try DataGenerator.generate(model: first, at: path, rows: rows, seed: 1)
-            let seconds = Double(report.duration.components.seconds) + Double(report.duration.components.attoseconds) / 1e18
-            print("1. Generated a \(first.versionName) store: \(report.objects.values.reduce(0, +)) objects in \(String(format: "%.2f", seconds)) s (\(Int(report.rowsPerSecond)) rows/s).\n")
+            print("1. Generated a \(first.versionName) store: \(report.summary).\n")
             print("2. What the store says about itself, read without a model:\n")
             print(MetadataReport.text(try StoreMetadata.read(storeAt: path), path: path))
-            let reader = try ReadOnlyStore(path: path)
-            let match = VersionMatch.find(in: bookStore, metadata: try StoreMetadata.read(storeAt: path),
-                                          signature: try LayoutSignature(connection: reader.connect()))
+            let match = try VersionMatch.find(in: bookStore, storeAt: path)
             print("\n3. Checked against \(bookStore.path):\n")
             print(CheckReport(match: match, model: bookStore).text)
         }

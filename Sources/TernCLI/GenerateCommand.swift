@@ -40,8 +40,7 @@ struct GenerateCommand: ParsableCommand {
             }
             logger.info("generating", metadata: ["version": "\(name)", "rows": "\(rows)"])
             let report = try DataGenerator.generate(model: objectModel, at: store, rows: rows, seed: seed)
-            let seconds = Double(report.duration.components.seconds) + Double(report.duration.components.attoseconds) / 1e18
-            print("Created \(store) (\(name)): \(report.objects.values.reduce(0, +)) objects in \(report.objects.count) entities and \(report.links) join rows in \(String(format: "%.2f", seconds)) s, \(Int(report.rowsPerSecond)) rows/s")
+            print("Created \(store) (\(name)): \(report.summary)")
         }
     }
 }

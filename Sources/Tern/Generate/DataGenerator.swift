@@ -19,8 +19,12 @@ public enum DataGenerator {
 
         public var totalRows: Int { objects.values.reduce(0, +) + links }
         public var rowsPerSecond: Double {
-            let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-            return seconds > 0 ? Double(totalRows) / seconds : 0
+            duration.seconds > 0 ? Double(totalRows) / duration.seconds : 0
+        }
+
+        /// One line for people: objects, join rows, time and rate.
+        public var summary: String {
+            "\(objects.values.reduce(0, +)) objects in \(objects.count) entities and \(links) join rows in \(String(format: "%.2f", duration.seconds)) s (\(Int(rowsPerSecond)) rows/s)"
         }
     }
 

@@ -68,7 +68,8 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         }
     }
 
-    static func read(from connection: Connection, path: String) throws -> StoreMetadata {
+    /// Reads the metadata through an open connection; `path` names the store in errors.
+    public static func read(from connection: Connection, path: String) throws -> StoreMetadata {
         let tables = try Set(Self.tableNames(connection))
         for required in ["Z_METADATA", "Z_PRIMARYKEY"] where !tables.contains(required) {
             throw TernError(.badInput, "not a Core Data–layout store: it has no \(required) table", path: path)
