@@ -44,19 +44,16 @@ public struct ObjectReader {
 
     /// The keys `owner` reaches through a to-many relationship, in the relationship's order.
     public func destinations(_ entity: String, _ relationship: String, owner: Int64) throws -> [Int64] {
-        guard let description = layout.model.allRelationships(of: entity).first(where: { $0.name == relationship }), description.isToMany else {
+        guard layout.model.allRelationships(of: entity).contains(where: { $0.name == relationship && $0.isToMany }) else {
             throw TernError(.badInput, "entity \(entity) has no to-many relationship \(relationship)")
         }
         let sql: String
-        if let join = layout.joinTables.first(where: { $0.entity == entity && $0.relationship == relationship }) {
-            sql = "SELECT \(quoteIdentifier(join.destinationColumn)) FROM \(quoteIdentifier(join.table)) WHERE \(quoteIdentifier(join.ownerColumn)) = ? ORDER BY \(join.orderColumn.map(quoteIdentifier) ?? "1"), 1"
-        } else if let join = layout.joinTables.first(where: { $0.inverseEntity == entity && $0.inverseRelationship == relationship }) {
-            sql = "SELECT \(quoteIdentifier(join.ownerColumn)) FROM \(quoteIdentifier(join.table)) WHERE \(quoteIdentifier(join.destinationColumn)) = ? ORDER BY \(join.inverseOrderColumn.map(quoteIdentifier) ?? "1"), 1"
-        } else if let inverse = description.inverse, let destination = layout.entities[description.destination],
-                  let foreignKey = destination.foreignKeyColumns[inverse] {
-            let order = destination.orderColumns[inverse].map(quoteIdentifier) ?? "Z_PK"
-            sql = "SELECT Z_PK FROM \(quoteIdentifier(destination.table)) WHERE \(quoteIdentifier(foreignKey)) = ? ORDER BY \(order), Z_PK"
-        } else {
+        switch layout.storage(ofRelationship: relationship, of: entity) {
+        case .joinTable(let table, let own, let destination, let order):
+            sql = "SELECT \(quoteIdentifier(destination)) FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(own)) = ? ORDER BY \(order.map(quoteIdentifier) ?? "1"), 1"
+        case .inverseForeignKey(let table, let column, let order):
+            sql = "SELECT Z_PK FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(column)) = ? ORDER BY \(order.map(quoteIdentifier) ?? "Z_PK"), Z_PK"
+        case .foreignKey, nil:
             throw TernError(.badInput, "entity \(entity), relationship \(relationship): no storage found")
         }
         let statement = try connection.prepare(sql)

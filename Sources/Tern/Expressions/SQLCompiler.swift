@@ -1,0 +1,203 @@
+import TernSQLite
+
+/// SQL text with its bound arguments, in order. Literals are always bound, never spliced in, and
+/// identifiers always quoted, so no expression can change a statement's shape.
+public struct SQLFragment: Sendable, Equatable {
+    public var sql: String
+    public var arguments: [SQLiteValue]
+
+    init(_ sql: String, _ arguments: [SQLiteValue] = []) {
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
+        SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments)
+    }
+}
+
+/// Compiles bound expressions and predicates to SQL over a store's layout, so whole batches are
+/// computed inside SQLite. The SQL reads the object's row through `alias`.
+///
+/// Connections running this SQL need Tern's text functions (`ExpressionSQL.prepare(_:)`).
+public struct SQLCompiler {
+    public let layout: StoreLayout
+    private var aliasCounter = 0
+
+    public init(layout: StoreLayout) {
+        self.layout = layout
+    }
+
+    /// Registers the SQL functions compiled SQL may call (`tern_upper`, `tern_fold`, …).
+    public static func prepare(_ connection: Connection) throws {
+        try TextFunctions.register(on: connection)
+    }
+
+    public mutating func sql(_ expression: CompiledExpression, alias: String) -> SQLFragment {
+        sql(expression.expression, inputs: expression.inputs, alias: alias)
+    }
+
+    public mutating func sql(_ predicate: CompiledPredicate, alias: String) -> SQLFragment {
+        sql(predicate.predicate, entity: predicate.entity, inputs: predicate.inputs, alias: alias)
+    }
+
+    /// SQL reading one input for the object at `alias`: what a batch reader selects so the Swift
+    /// evaluator gets its inputs.
+    public mutating func sql(_ input: Input, alias: String) -> String {
+        sql(entity: input.entity, relationships: input.relationships[...], final: input.final, alias: alias)
+    }
+
+    private mutating func freshAlias() -> String {
+        aliasCounter += 1
+        return "t\(aliasCounter)"
+    }
+
+    private mutating func sql(entity: String, relationships: ArraySlice<String>, final: Input.Final, alias: String) -> String {
+        let own = layout.entities[entity]!
+        guard let first = relationships.first else {
+            switch final {
+            case .attribute(let name): return "\(alias).\(quoteIdentifier(own.attributeColumns[name]!))"
+            case .ownKey: return "\(alias).\"Z_PK\""
+            case .objectKey: preconditionFailure("an object key follows a relationship")
+            case .count(let name): return countSQL(entity: entity, relationship: name, alias: alias)
+            }
+        }
+        let foreignKey = "\(alias).\(quoteIdentifier(own.foreignKeyColumns[first]!))"
+        if relationships.count == 1, final == .objectKey { return foreignKey }
+        let destination = layout.model.allRelationships(of: entity).first { $0.name == first }!.destination
+        let next = freshAlias()
+        let value = sql(entity: destination, relationships: relationships.dropFirst(), final: final, alias: next)
+        return "(SELECT \(value) FROM \(quoteIdentifier(layout.entities[destination]!.table)) \(next) WHERE \(next).\"Z_PK\" = \(foreignKey))"
+    }
+
+    private mutating func countSQL(entity: String, relationship: String, alias: String) -> String {
+        let other = freshAlias()
+        return "(SELECT count(*) \(elementsSQL(entity: entity, relationship: relationship, owner: "\(alias).\"Z_PK\"", element: other)))"
+    }
+
+    /// A query for the element values of a to-many relationship of one object, whose key is bound
+    /// as the only argument: what the Swift evaluator reads for ANY/ALL/NONE.
+    public mutating func elementsQuery(of relationship: String, entity: String, inputs: [Input]) -> String {
+        let element = freshAlias()
+        let columns = inputs.isEmpty ? "1" : inputs.map { sql($0, alias: element) }.joined(separator: ", ")
+        return "SELECT \(columns) \(elementsSQL(entity: entity, relationship: relationship, owner: "?", element: element)) ORDER BY \(element).\"Z_PK\""
+    }
+
+    /// `FROM … WHERE …` selecting the elements of a to-many relationship as `element`, for the
+    /// object whose key is the SQL `owner`.
+    private mutating func elementsSQL(entity: String, relationship: String, owner: String, element: String) -> String {
+        switch layout.storage(ofRelationship: relationship, of: entity)! {
+        case .inverseForeignKey(let table, let column, _):
+            return "FROM \(quoteIdentifier(table)) \(element) WHERE \(element).\(quoteIdentifier(column)) = \(owner)"
+        case .joinTable(let table, let ownColumn, let destinationColumn, _):
+            let join = freshAlias()
+            let destination = layout.model.allRelationships(of: entity).first { $0.name == relationship }!.destination
+            return "FROM \(quoteIdentifier(table)) \(join) JOIN \(quoteIdentifier(layout.entities[destination]!.table)) \(element) ON \(element).\"Z_PK\" = \(join).\(quoteIdentifier(destinationColumn)) WHERE \(join).\(quoteIdentifier(ownColumn)) = \(owner)"
+        case .foreignKey:
+            preconditionFailure("\(relationship) is not to-many")
+        }
+    }
+
+    // MARK: Expressions
+
+    private mutating func sql(_ expression: BoundExpression, inputs: [Input], alias: String) -> SQLFragment {
+        switch expression {
+        case .constant(let value):
+            return SQLFragment("?", [value])
+        case .input(let index):
+            return SQLFragment(sql(inputs[index], alias: alias))
+        case .binary(let op, let lhs, let rhs):
+            let left = sql(lhs, inputs: inputs, alias: alias)
+            let right = sql(rhs, inputs: inputs, alias: alias)
+            if op == .divide {
+                return SQLFragment("(CAST(") + left + SQLFragment(" AS REAL) / ") + right + SQLFragment(")")
+            }
+            return SQLFragment("(") + left + SQLFragment(" \(op.rawValue) ") + right + SQLFragment(")")
+        case .negate(let operand):
+            return SQLFragment("(0 - ") + sql(operand, inputs: inputs, alias: alias) + SQLFragment(")")
+        case .function(let function, let arguments):
+            let parts = arguments.map { sql($0, inputs: inputs, alias: alias) }
+            return call(function, parts)
+        }
+    }
+
+    /// One function call; argument fragments may be repeated, each repetition carrying its
+    /// arguments again in order.
+    private func call(_ function: BuiltinFunction, _ a: [SQLFragment]) -> SQLFragment {
+        func f(_ text: String) -> SQLFragment { SQLFragment(text) }
+        switch function {
+        case .uppercase: return f("tern_upper(") + a[0] + f(")")
+        case .lowercase: return f("tern_lower(") + a[0] + f(")")
+        case .length: return f("length(") + a[0] + f(")")
+        case .trim: return f("trim(") + a[0] + f(", ' ')")
+        case .substringBefore:
+            return f("(CASE WHEN ") + a[0] + f(" IS NULL OR ") + a[1] + f(" IS NULL THEN NULL WHEN instr(") + a[0] + f(", ") + a[1]
+                + f(") > 0 THEN substr(") + a[0] + f(", 1, instr(") + a[0] + f(", ") + a[1] + f(") - 1) ELSE ") + a[0] + f(" END)")
+        case .substringAfter:
+            return f("(CASE WHEN ") + a[0] + f(" IS NULL OR ") + a[1] + f(" IS NULL THEN NULL WHEN instr(") + a[0] + f(", ") + a[1]
+                + f(") > 0 THEN substr(") + a[0] + f(", instr(") + a[0] + f(", ") + a[1] + f(") + length(") + a[1] + f(")) ELSE '' END)")
+        case .substring:
+            return f("(CASE WHEN ") + a[0] + f(" IS NULL OR ") + a[1] + f(" IS NULL OR ") + a[2] + f(" IS NULL OR CAST(") + a[1]
+                + f(" AS INTEGER) < 0 OR CAST(") + a[2] + f(" AS INTEGER) < 0 THEN NULL WHEN CAST(") + a[1] + f(" AS INTEGER) >= length(") + a[0]
+                + f(") THEN '' ELSE substr(") + a[0] + f(", CAST(") + a[1] + f(" AS INTEGER) + 1, min(CAST(") + a[2] + f(" AS INTEGER), length(") + a[0] + f("))) END)")
+        case .concat:
+            return f("(") + a.dropFirst().reduce(a[0]) { $0 + f(" || ") + $1 } + f(")")
+        case .abs:
+            return f("(CASE WHEN ") + a[0] + f(" < 0 THEN 0 - ") + a[0] + f(" ELSE ") + a[0] + f(" END)")
+        case .now, .add, .subtract, .multiply, .divide:
+            preconditionFailure("\(function) is bound to a constant or an operator")
+        }
+    }
+
+    // MARK: Predicates
+
+    private mutating func sql(_ predicate: BoundPredicate, entity: String, inputs: [Input], alias: String) -> SQLFragment {
+        switch predicate {
+        case .constant(let value):
+            return SQLFragment(value ? "1" : "0")
+        case .not(let inner):
+            return SQLFragment("(NOT ") + sql(inner, entity: entity, inputs: inputs, alias: alias) + SQLFragment(")")
+        case .and(let lhs, let rhs):
+            return SQLFragment("(") + sql(lhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(" AND ") + sql(rhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(")")
+        case .or(let lhs, let rhs):
+            return SQLFragment("(") + sql(lhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(" OR ") + sql(rhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(")")
+        case .compare(let lhs, let op, let options, let rhs):
+            return compare(sql(lhs, inputs: inputs, alias: alias), op, options, sql(rhs, inputs: inputs, alias: alias))
+        case .between(let value, let low, let high):
+            return SQLFragment("(") + sql(value, inputs: inputs, alias: alias) + SQLFragment(" BETWEEN ") + sql(low, inputs: inputs, alias: alias)
+                + SQLFragment(" AND ") + sql(high, inputs: inputs, alias: alias) + SQLFragment(")")
+        case .isIn(let value, let items):
+            guard !items.isEmpty else { return SQLFragment("0") }
+            let tests = items.map { SQLFragment("(") + sql(value, inputs: inputs, alias: alias) + SQLFragment(" IS ") + sql($0, inputs: inputs, alias: alias) + SQLFragment(")") }
+            return SQLFragment("(") + tests.dropFirst().reduce(tests[0]) { $0 + SQLFragment(" OR ") + $1 } + SQLFragment(")")
+        case .quantified(let quantifier, let relationship, let elementEntity, let inner, let elementInputs):
+            let element = freshAlias()
+            let from = elementsSQL(entity: entity, relationship: relationship, owner: "\(alias).\"Z_PK\"", element: element)
+            let condition = sql(inner, entity: elementEntity, inputs: elementInputs, alias: element)
+            switch quantifier {
+            case .anyElement: return SQLFragment("EXISTS (SELECT 1 \(from) AND ") + condition + SQLFragment(")")
+            case .everyElement: return SQLFragment("(NOT EXISTS (SELECT 1 \(from) AND NOT ") + condition + SQLFragment("))")
+            case .noElement: return SQLFragment("(NOT EXISTS (SELECT 1 \(from) AND ") + condition + SQLFragment("))")
+            }
+        }
+    }
+
+    private func compare(_ lhs: SQLFragment, _ op: ComparisonOperator, _ options: ComparisonOptions, _ rhs: SQLFragment) -> SQLFragment {
+        func f(_ text: String) -> SQLFragment { SQLFragment(text) }
+        let folded = options.isEmpty || op == .matches
+        let l = folded ? lhs : f("tern_fold(") + lhs + f(", \(options.rawValue))")
+        let r = folded ? rhs : f("tern_fold(") + rhs + f(", \(options.rawValue))")
+        switch op {
+        case .equal: return f("(") + l + f(" IS ") + r + f(")")
+        case .notEqual: return f("(") + l + f(" IS NOT ") + r + f(")")
+        case .less, .lessOrEqual, .greater, .greaterOrEqual: return f("(") + l + f(" \(op.rawValue) ") + r + f(")")
+        case .beginsWith: return f("(substr(") + l + f(", 1, length(") + r + f(")) = ") + r + f(")")
+        case .endsWith:
+            return f("(CASE WHEN ") + l + f(" IS NULL OR ") + r + f(" IS NULL THEN NULL WHEN length(") + r + f(") = 0 THEN 1 ELSE substr(")
+                + l + f(", - length(") + r + f(")) = ") + r + f(" END)")
+        case .contains: return f("(instr(") + l + f(", ") + r + f(") > 0)")
+        case .like: return f("(") + l + f(" GLOB replace(") + r + f(", '[', '[[]'))")
+        case .matches: return f("tern_matches(") + l + f(", ") + r + f(", \(options.rawValue))")
+        }
+    }
+}

@@ -1,0 +1,32 @@
+/// Where a relationship's links are kept in a store.
+public enum RelationshipStorage: Sendable, Equatable {
+    /// A to-one: a foreign-key column in the object's own table.
+    case foreignKey(column: String)
+    /// A to-many whose inverse is a to-one: the destinations' table holds a foreign key back to
+    /// the object, and a sort key when the relationship is ordered.
+    case inverseForeignKey(table: String, column: String, orderColumn: String?)
+    /// A many-to-many or inverse-less to-many: rows of a join table.
+    case joinTable(table: String, ownColumn: String, destinationColumn: String, orderColumn: String?)
+}
+
+extension StoreLayout {
+    /// How relationship `name` of `entity` (its own or inherited) is stored; nil for transient
+    /// or unknown relationships.
+    public func storage(ofRelationship name: String, of entity: String) -> RelationshipStorage? {
+        guard let relationship = model.allRelationships(of: entity).first(where: { $0.name == name }), !relationship.isTransient,
+              let own = entities[entity] else { return nil }
+        if !relationship.isToMany {
+            return own.foreignKeyColumns[name].map { .foreignKey(column: $0) }
+        }
+        let owners = Set(model.lineage(of: entity).map(\.name))
+        if let join = joinTables.first(where: { owners.contains($0.entity) && $0.relationship == name }) {
+            return .joinTable(table: join.table, ownColumn: join.ownerColumn, destinationColumn: join.destinationColumn, orderColumn: join.orderColumn)
+        }
+        if let join = joinTables.first(where: { $0.inverseEntity.map(owners.contains) == true && $0.inverseRelationship == name }) {
+            return .joinTable(table: join.table, ownColumn: join.destinationColumn, destinationColumn: join.ownerColumn, orderColumn: join.inverseOrderColumn)
+        }
+        guard let inverse = relationship.inverse, let destination = entities[relationship.destination],
+              let column = destination.foreignKeyColumns[inverse] else { return nil }
+        return .inverseForeignKey(table: destination.table, column: column, orderColumn: destination.orderColumns[inverse])
+    }
+}
