@@ -15,6 +15,8 @@ public struct ExpressionBinder {
     /// Set while binding the elements of ANY/ALL/NONE: the side compared with the element must be
     /// a constant (Tern evaluates quantified predicates per element, without the outer object).
     private var constantOperands = false
+    /// True while binding such a side: a key path there is an error.
+    private var bindingConstantOperand = false
 
     /// The six keys Core Data defines for value expressions.
     static let migrationKeys: Set<String> = ["source", "destination", "manager", "entityMapping", "propertyMapping", "entityPolicy"]
@@ -133,6 +135,9 @@ public struct ExpressionBinder {
     }
 
     private mutating func bindKeyPath(base: ExpressionSyntax?, components: [String], at: Int) throws(ExpressionError) -> (BoundExpression, ValueKind) {
+        if bindingConstantOperand {
+            throw error("inside ANY/ALL/NONE the value compared with the elements must be a constant", at: at)
+        }
         if let base {
             guard case .variable(let name, let variableAt) = base else {
                 throw error("a key path must start at an object ($source, or a key of the object)", at: at)
@@ -273,12 +278,9 @@ public struct ExpressionBinder {
 
     /// Binds the side a value is compared with; inside ANY/ALL/NONE it must read nothing.
     private mutating func bindOperand(_ syntax: ExpressionSyntax) throws(ExpressionError) -> (BoundExpression, ValueKind) {
-        let before = inputs.count
-        let result = try bind(syntax)
-        if constantOperands && inputs.count != before {
-            throw error("inside ANY/ALL/NONE the value compared with the elements must be a constant", at: syntax.offset)
-        }
-        return result
+        bindingConstantOperand = constantOperands
+        defer { bindingConstantOperand = false }
+        return try bind(syntax)
     }
 
     /// For `rel.key …` where `rel` is a to-many relationship of the object: the relationship and
