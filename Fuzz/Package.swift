@@ -1,0 +1,17 @@
+// swift-tools-version:6.0
+import Foundation
+import PackageDescription
+
+/// libFuzzer harnesses for Tern's parsers, kept out of the main package because they only link
+/// with `-sanitize=fuzzer`. Run with `scripts/fuzz` from the repository root.
+let tern = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "TernFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(path: "..")],
+    targets: [
+        .executableTarget(name: "ExpressionFuzzer", dependencies: [.product(name: "Tern", package: tern)]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,24 @@
+import Tern
+
+/// The model every fuzzed expression is bound to: a little of everything the binder handles.
+let model = ObjectModel(versionName: "fuzz", entities: [
+    Entity(name: "Book", attributes: [
+        Attribute(name: "title", type: .string), Attribute(name: "price", type: .double),
+        Attribute(name: "count", type: .integer64), Attribute(name: "size", type: .integer32),
+    ], relationships: [
+        Relationship(name: "pages", destination: "Page", inverse: "book", isToMany: true),
+        Relationship(name: "author", destination: "Author"),
+    ]),
+    Entity(name: "Page", attributes: [Attribute(name: "text", type: .string)],
+           relationships: [Relationship(name: "book", destination: "Book", inverse: "pages")]),
+    Entity(name: "Author", attributes: [Attribute(name: "name", type: .string)]),
+])
+
+/// libFuzzer's entry point: any bytes must give a value or an ExpressionError, never a crash.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    _ = try? ExpressionBinder.expression(text, entity: "Book", model: model, variables: ["x": .integer(1)])
+    _ = try? ExpressionBinder.predicate(text, entity: "Book", model: model, variables: ["x": .text("a")])
+    return 0
+}
