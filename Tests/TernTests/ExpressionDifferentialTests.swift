@@ -186,7 +186,8 @@ struct ExpressionGenerator {
             }
         }
         let d = depth - 1
-        switch Int.random(in: 0..<10, using: &rng) {
+        switch Int.random(in: 0..<11, using: &rng) {
+        case 9: return "ifNil:(\(number(depth: d)), \(number(depth: d)))"
         case 0: return "(\(number(depth: d)) + \(number(depth: d)))"
         case 1: return "(\(number(depth: d)) - \(number(depth: d)))"
         case 2: return "(\(number(depth: d)) * \(number(depth: d)))"
@@ -210,7 +211,8 @@ struct ExpressionGenerator {
             }
         }
         let d = depth - 1
-        switch Int.random(in: 0..<8, using: &rng) {
+        switch Int.random(in: 0..<9, using: &rng) {
+        case 7: return "ifNil:(\(text(depth: d)), \(text(depth: d)))"
         case 0: return "uppercase:(\(text(depth: d)))"
         case 1: return "lowercase:(\(text(depth: d)))"
         case 2: return "trim:(\(text(depth: d)))"

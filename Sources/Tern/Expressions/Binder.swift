@@ -115,6 +115,14 @@ public struct ExpressionBinder {
             throw error("\(name) takes at least one argument", at: at)
         }
         if function == .now { return (.constant(.real(now)), .number) }
+        if function == .ifNil {
+            let (value, valueKind) = try bind(arguments[0])
+            let (fallback, fallbackKind) = try bind(arguments[1])
+            guard valueKind == fallbackKind || valueKind == .null || fallbackKind == .null else {
+                throw error("ifNil: needs a fallback of the same kind: \(Self.describe(valueKind)), not \(Self.describe(fallbackKind))", at: arguments[1].offset)
+            }
+            return (.function(.ifNil, [value, fallback]), valueKind == .null ? fallbackKind : valueKind)
+        }
         var bound: [BoundExpression] = []
         let expected = function.signature.arguments
         for (index, argument) in arguments.enumerated() {

@@ -1,6 +1,6 @@
 /// The functions value expressions may call, in NSExpression's `name:(arguments)` syntax.
 ///
-/// Each has one meaning in SQL and in Swift. Any NULL argument gives NULL.
+/// Each has one meaning in SQL and in Swift. Any NULL argument gives NULL, except for `ifNil:`.
 public enum BuiltinFunction: String, Sendable, CaseIterable {
     /// `uppercase:(s)`, `lowercase:(s)`: Unicode case mapping.
     case uppercase = "uppercase:", lowercase = "lowercase:"
@@ -20,6 +20,9 @@ public enum BuiltinFunction: String, Sendable, CaseIterable {
     case concat = "concat:"
     /// `abs:(x)`.
     case abs = "abs:"
+    /// `ifNil:(value, fallback)`: `fallback` where `value` is nil (SQL's coalesce). The one
+    /// function that does not give NULL for a NULL argument.
+    case ifNil = "ifNil:"
     /// `now()`: the time the migration started, in seconds since 2001-01-01 (Core Data's dates);
     /// the same value for every object, so results are reproducible.
     case now = "now"
@@ -32,7 +35,7 @@ public enum BuiltinFunction: String, Sendable, CaseIterable {
         switch self {
         case .now: 0
         case .uppercase, .lowercase, .length, .trim, .abs: 1
-        case .substringBefore, .substringAfter, .add, .subtract, .multiply, .divide: 2
+        case .substringBefore, .substringAfter, .add, .subtract, .multiply, .divide, .ifNil: 2
         case .substring: 3
         case .concat: nil
         }
@@ -47,6 +50,7 @@ public enum BuiltinFunction: String, Sendable, CaseIterable {
         case .substring: ([.text, .number, .number], .text)
         case .concat: ([.text], .text)
         case .abs: ([.number], .number)
+        case .ifNil: ([.null, .null], .null)
         case .now: ([], .number)
         case .add, .subtract, .multiply, .divide: ([.number, .number], .number)
         }

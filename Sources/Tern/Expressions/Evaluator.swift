@@ -46,6 +46,7 @@ public struct ExpressionProgram {
     }
 
     private static func call(_ function: BuiltinFunction, _ values: [SQLiteValue]) -> SQLiteValue {
+        if function == .ifNil { return values[0] == .null ? values[1] : values[0] }
         if values.contains(.null) { return .null }
         switch function {
         case .uppercase: return .text(TextFunctions.uppercase(values[0].text!))
@@ -76,8 +77,8 @@ public struct ExpressionProgram {
             return .text(values.map { $0.text! }.joined())
         case .abs:
             return (Semantics.compare(values[0], .integer(0)) ?? 0) < 0 ? Semantics.negate(values[0]) : values[0]
-        case .now, .add, .subtract, .multiply, .divide:
-            preconditionFailure("\(function) is bound to a constant or an operator")
+        case .now, .add, .subtract, .multiply, .divide, .ifNil:
+            preconditionFailure("\(function) is bound to a constant or an operator, or handled above")
         }
     }
 

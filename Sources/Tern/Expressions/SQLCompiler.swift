@@ -142,6 +142,8 @@ public struct SQLCompiler {
                 + f(") THEN '' ELSE substr(") + a[0] + f(", CAST(") + a[1] + f(" AS INTEGER) + 1, min(CAST(") + a[2] + f(" AS INTEGER), length(") + a[0] + f("))) END)")
         case .concat:
             return f("(") + a.dropFirst().reduce(a[0]) { $0 + f(" || ") + $1 } + f(")")
+        case .ifNil:
+            return f("coalesce(") + a[0] + f(", ") + a[1] + f(")")
         case .abs:
             return f("(CASE WHEN ") + a[0] + f(" < 0 THEN 0 - ") + a[0] + f(" ELSE ") + a[0] + f(" END)")
         case .now, .add, .subtract, .multiply, .divide:
