@@ -118,7 +118,7 @@ enum ArchivedExpression {
         }
 
         func literal(_ text: String) -> String {
-            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            ExpressionText.literal(text)
         }
     }
 }
