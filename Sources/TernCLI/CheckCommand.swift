@@ -37,7 +37,8 @@ struct CheckCommand: ParsableCommand {
             let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
             let match = try VersionMatch.find(in: versioned, storeAt: store, appleHashes: apple)
             logger.debug("checked", metadata: ["store": "\(store)", "verdict": "\(match.verdict)"])
-            let report = CheckReport(match: match, model: versioned)
+            var report = CheckReport(match: match, model: versioned)
+            report.addLightweight(in: versioned)
             print(json ? try report.json() : report.text)
             status = report.exitCode
         }
@@ -56,6 +57,10 @@ struct CheckReport: Encodable {
     /// For "no-match": the version whose layout is closest, and how the store differs from it.
     let closestVersion: String?
     let differences: [String]
+    /// For "migration-needed": whether the step to the current version can be inferred
+    /// (a lightweight migration), and if not, why.
+    var lightweight: Bool?
+    var lightweightProblems: [String] = []
 
     init(match: VersionMatch, model: VersionedModel) {
         currentVersion = model.currentVersionName
@@ -72,6 +77,19 @@ struct CheckReport: Encodable {
         }
     }
 
+    /// Decides whether the store's version → current version step is lightweight.
+    mutating func addLightweight(in model: VersionedModel) {
+        guard status == "migration-needed", let storeVersion,
+              let (source, destination, between) = try? InferCommand.step(in: model, from: storeVersion, to: currentVersion) else { return }
+        do {
+            _ = try MappingInference.infer(from: source, to: destination, through: between)
+            lightweight = true
+        } catch {
+            lightweight = false
+            lightweightProblems = error.reasons
+        }
+    }
+
     var exitCode: Int32 {
         switch status {
         case "compatible": 0
@@ -85,7 +103,13 @@ struct CheckReport: Encodable {
         case "compatible":
             return "compatible: the store was written by \(storeVersion!), the current version (recognised by \(evidence!))"
         case "migration-needed":
-            return "migration needed: the store was written by \(storeVersion!); the current version is \(currentVersion) (recognised by \(evidence!))"
+            var lines = ["migration needed: the store was written by \(storeVersion!); the current version is \(currentVersion) (recognised by \(evidence!))"]
+            switch lightweight {
+            case true?: lines.append("the step can be inferred: a lightweight migration")
+            case false?: lines.append("the step cannot be inferred; a mapping model is needed:") ; lines += lightweightProblems.map { "  - \($0)" }
+            case nil: break
+            }
+            return lines.joined(separator: "\n")
         default:
             var lines = ["no version of the model wrote this store"]
             if let closestVersion {

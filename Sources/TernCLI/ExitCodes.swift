@@ -9,6 +9,8 @@ enum TernExitCode {
     static let migrationNeeded: Int32 = 3
     /// `tern check`: no version of the model wrote the store.
     static let noVersionMatches: Int32 = 4
+    /// `tern infer`: the mapping cannot be inferred (the reasons are listed).
+    static let cannotInfer: Int32 = 5
     /// Bad input data: a file that is not a store, a malformed model (sysexits EX_DATAERR).
     static let badInput: Int32 = 65
     /// An input file is missing (EX_NOINPUT).

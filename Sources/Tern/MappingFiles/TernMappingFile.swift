@@ -81,8 +81,18 @@ enum TernMappingFile {
             try c.encodeIfPresent(filter, forKey: .filter)
             try c.encodeIfPresent(policy, forKey: .policy)
             try c.encodeIfPresent(userInfo, forKey: .userInfo)
-            try c.encodeIfPresent(attributes, forKey: .attributes)
-            try c.encodeIfPresent(relationships, forKey: .relationships)
+            for (key, properties) in [(CodingKeys.attributes, attributes), (.relationships, relationships)] {
+                guard let properties else { continue }
+                // Sorted here, not by the encoder, so the entity's own keys keep their reading order.
+                var nested = c.nestedContainer(keyedBy: AnyCodingKey.self, forKey: key)
+                for name in properties.keys.sorted() {
+                    if let expression = properties[name] ?? nil {
+                        try nested.encode(expression, forKey: AnyCodingKey(stringValue: name))
+                    } else {
+                        try nested.encodeNil(forKey: AnyCodingKey(stringValue: name))
+                    }
+                }
+            }
         }
 
         var mapping: EntityMapping {
@@ -99,10 +109,11 @@ enum TernMappingFile {
         return file.model
     }
 
-    /// The YAML text of a mapping model, keys sorted so output is stable.
+    /// The YAML text of a mapping model: keys in reading order (name, type, source, …), property
+    /// mappings by name, so the same model always gives the same text.
     static func text(_ model: MappingModel) throws -> String {
         let encoder = YAMLEncoder()
-        encoder.options.sortKeys = true
+        encoder.options.width = -1
         return try encoder.encode(File(model))
     }
 }
