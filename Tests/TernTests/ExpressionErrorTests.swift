@@ -78,6 +78,14 @@ struct ExpressionErrorTests {
         #expect(expressionError("$limit + 1")?.message == "no value for the variable $limit")
     }
 
+    @Test("date literals: CAST(seconds, \"NSDate\") is the stored form of a date")
+    func dateLiterals() throws {
+        let model = ObjectModel(versionName: "v", entities: [Entity(name: "Event", attributes: [Attribute(name: "at", type: .date)])])
+        let compiled = try ExpressionBinder.predicate(#"at > CAST(662688000, "NSDate")"#, entity: "Event", model: model)
+        #expect(compiled.predicate == .compare(.input(0), .greater, [], .constant(.integer(662_688_000))))
+        #expect(expressionError(#"CAST(1, "NSURL")"#)?.message == #"expected "NSDate" or "NSNumber", found "NSURL""#)
+    }
+
     @Test("literals are bound and identifiers quoted: text cannot change the statement")
     func noInjection() throws {
         let model = Self.bookStore.versions[1]

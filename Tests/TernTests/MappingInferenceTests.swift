@@ -205,6 +205,21 @@ struct MappingModelTests {
                 #expect(split.relationships["pages"] == .entityMapping("PageToPage", sourceRelationship: "pages"))
             }
         }
+        // The lightweight steps (v1 → v2 adds author, v2 → v3 renames Book), inferred, compile both ways too.
+        for from in [0, 1] {
+            let source = Self.bookStore.versions[from]
+            let inferred = try MappingInference.infer(from: source, to: Self.bookStore.versions[from + 1])
+            let validated = try inferred.validate(source: source, destination: Self.bookStore.versions[from + 1])
+            let path = directory.path("inferred-\(from).sqlite")
+            _ = try DataGenerator.generate(model: source, at: path, rows: 200, seed: 6)
+            let connection = try Connection(path: path)
+            try SQLCompiler.prepare(connection)
+            for entity in validated.entities {
+                for (property, compiled) in entity.attributes {
+                    try expectBothWaysAgree(compiled, connection: connection, layout: StoreLayout(model: source), what: "\(entity.mapping.name).\(property)")
+                }
+            }
+        }
         // The Programming Guide's examples.
         let model = ObjectModel(versionName: "seed", entities: [
             Entity(name: "Reading", attributes: [Attribute(name: "amount", type: .double), Attribute(name: "temperature", type: .double)],

@@ -258,6 +258,7 @@ public struct ExpressionParser {
                 case "NIL", "NULL": advance(); return .literal(.null, isBoolean: false, at: at)
                 case "SELF": advance(); return .keyPath(base: nil, components: [], at: at)
                 case "FUNCTION": return try parseManagerFunction()
+                case "CAST": return try parseCast()
                 default: break
                 }
                 if let function = try parseFunctionCall(name: name, at: at) { return function }
@@ -295,6 +296,21 @@ public struct ExpressionParser {
             try expect(")", "')' or ',' in the arguments of \(selector)")
         }
         return .function(selector, arguments, at: at)
+    }
+
+    /// `CAST(value, "NSDate")` or `CAST(value, "NSNumber")`: NSExpression's date literal, seconds
+    /// since 2001-01-01, which is how dates are stored, so the value passes through unchanged.
+    private mutating func parseCast() throws(ExpressionError) -> ExpressionSyntax {
+        advance()
+        try expect("(", "'(' after CAST")
+        let value = try parseExpression()
+        try expect(",", "',' and a type name after the value")
+        guard case .string(let type) = current, ["NSDate", "NSNumber"].contains(type) else {
+            throw unexpected("\"NSDate\" or \"NSNumber\"")
+        }
+        advance()
+        try expect(")", "')' to close CAST")
+        return value
     }
 
     private mutating func parseManagerFunction() throws(ExpressionError) -> ExpressionSyntax {
