@@ -11,6 +11,12 @@ enum TernExitCode {
     static let noVersionMatches: Int32 = 4
     /// `tern infer`: the mapping cannot be inferred (the reasons are listed).
     static let cannotInfer: Int32 = 5
+    /// `tern migrate`: migrated objects break the destination model's rules (they are listed).
+    static let validationFailed: Int32 = 6
+    /// `tern migrate`: the migrated store does not match its source as the mapping says.
+    static let verificationFailed: Int32 = 7
+    /// An output file already exists (EX_CANTCREAT).
+    static let cannotCreate: Int32 = 73
     /// Bad input data: a file that is not a store, a malformed model (sysexits EX_DATAERR).
     static let badInput: Int32 = 65
     /// An input file is missing (EX_NOINPUT).
@@ -33,6 +39,19 @@ func reportingErrors(_ body: () throws -> Void) throws {
     } catch let error as SQLiteError {
         printError(error.description)
         throw ExitCode(TernExitCode.io)
+    } catch let failure as MigrationFailure {
+        printError(failure.description + "\nNothing was replaced; the original store is untouched.")
+        switch failure {
+        case .validation: throw ExitCode(TernExitCode.validationFailed)
+        case .verification: throw ExitCode(TernExitCode.verificationFailed)
+        }
+    } catch let error as MigrationError {
+        printError(error.description + "\nNothing was replaced; the original store is untouched.")
+        switch error {
+        case .noVersionMatches: throw ExitCode(TernExitCode.noVersionMatches)
+        case .destinationExists: throw ExitCode(TernExitCode.cannotCreate)
+        case .io: throw ExitCode(TernExitCode.io)
+        }
     }
 }
 

@@ -22,10 +22,19 @@ public struct SQLFragment: Sendable, Equatable {
 /// Connections running this SQL need Tern's text functions (`ExpressionSQL.prepare(_:)`).
 public struct SQLCompiler {
     public let layout: StoreLayout
+    /// The schema the store's tables are read from (`src` when the store is attached to another
+    /// connection); nil for the connection's main database.
+    public let schema: String?
     private var aliasCounter = 0
 
-    public init(layout: StoreLayout) {
+    public init(layout: StoreLayout, schema: String? = nil) {
         self.layout = layout
+        self.schema = schema
+    }
+
+    /// A table of the store, qualified by its schema.
+    func table(_ name: String) -> String {
+        schema.map { "\(quoteIdentifier($0)).\(quoteIdentifier(name))" } ?? quoteIdentifier(name)
     }
 
     /// Registers the SQL functions compiled SQL may call (`tern_upper`, `tern_fold`, …).
@@ -67,7 +76,7 @@ public struct SQLCompiler {
         let destination = layout.model.allRelationships(of: entity).first { $0.name == first }!.destination
         let next = freshAlias()
         let value = sql(entity: destination, relationships: relationships.dropFirst(), final: final, alias: next)
-        return "(SELECT \(value) FROM \(quoteIdentifier(layout.entities[destination]!.table)) \(next) WHERE \(next).\"Z_PK\" = \(foreignKey))"
+        return "(SELECT \(value) FROM \(table(layout.entities[destination]!.table)) \(next) WHERE \(next).\"Z_PK\" = \(foreignKey))"
     }
 
     private mutating func countSQL(entity: String, relationship: String, alias: String) -> String {
@@ -88,11 +97,11 @@ public struct SQLCompiler {
     private mutating func elementsSQL(entity: String, relationship: String, owner: String, element: String) -> String {
         switch layout.storage(ofRelationship: relationship, of: entity)! {
         case .inverseForeignKey(let table, let column, _):
-            return "FROM \(quoteIdentifier(table)) \(element) WHERE \(element).\(quoteIdentifier(column)) = \(owner)"
+            return "FROM \(self.table(table)) \(element) WHERE \(element).\(quoteIdentifier(column)) = \(owner)"
         case .joinTable(let table, let ownColumn, let destinationColumn, _):
             let join = freshAlias()
             let destination = layout.model.allRelationships(of: entity).first { $0.name == relationship }!.destination
-            return "FROM \(quoteIdentifier(table)) \(join) JOIN \(quoteIdentifier(layout.entities[destination]!.table)) \(element) ON \(element).\"Z_PK\" = \(join).\(quoteIdentifier(destinationColumn)) WHERE \(join).\(quoteIdentifier(ownColumn)) = \(owner)"
+            return "FROM \(self.table(table)) \(join) JOIN \(self.table(layout.entities[destination]!.table)) \(element) ON \(element).\"Z_PK\" = \(join).\(quoteIdentifier(destinationColumn)) WHERE \(join).\(quoteIdentifier(ownColumn)) = \(owner)"
         case .foreignKey:
             preconditionFailure("\(relationship) is not to-many")
         }

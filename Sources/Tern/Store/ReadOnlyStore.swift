@@ -65,6 +65,12 @@ public final class ReadOnlyStore: Sendable {
         }
     }
 
+    /// What `ATTACH DATABASE` takes to read the store from another connection (a `file:` URI
+    /// or the snapshot's path); valid while this object lives.
+    public var attachPath: String {
+        readPath.hasPrefix("file:") ? readPath : Self.uri(readPath, query: "mode=ro")
+    }
+
     /// Opens a read-only connection. Connections must not outlive this object, which owns the
     /// snapshot they may read from.
     public func connect() throws -> Connection {

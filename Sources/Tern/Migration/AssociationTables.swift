@@ -1,0 +1,94 @@
+import TernSQLite
+
+/// The record of which destination objects each entity mapping made from which source objects,
+/// kept on disk in the destination file (never in memory), so look-ups stay fast and bounded
+/// however large the store, and survive a crash with the rows they describe.
+///
+/// Where an entity mapping may keep keys (its destination table receives objects from one source
+/// table only, and nothing creates extra instances), destination keys equal source keys and no
+/// table is needed: the association is the identity, checked against the source's entity.
+struct AssociationTables {
+    struct Entry {
+        let pass: Int
+        /// Position across all passes: names the table `TERN_ASSOC_<number>`.
+        let number: Int
+        let mapping: ValidatedMapping.Entity
+        let keepsKeys: Bool
+        var table: String { "TERN_ASSOC_\(number)" }
+    }
+
+    let entries: [Entry]
+    private let source: StoreLayout
+    private let destination: StoreLayout
+
+    init(step: MigrationStep, source: StoreLayout, destination: StoreLayout, swiftMappings: Set<String>) {
+        self.source = source
+        self.destination = destination
+        var all: [(Int, ValidatedMapping.Entity)] = []
+        for (pass, mapping) in step.passes.enumerated() {
+            all += mapping.entities.filter { $0.mapping.sourceEntity != nil && $0.mapping.destinationEntity != nil }.map { (pass, $0) }
+        }
+        // Keys can be kept when every mapping into a destination table reads one source table,
+        // is a plain SQL mapping (no policy may create several objects), and has no filter.
+        var groups: [String: [ValidatedMapping.Entity]] = [:]
+        for (_, entity) in all {
+            groups[destination.entities[entity.mapping.destinationEntity!]!.table, default: []].append(entity)
+        }
+        let keepsKeys: (ValidatedMapping.Entity) -> Bool = { entity in
+            let group = groups[destination.entities[entity.mapping.destinationEntity!]!.table]!
+            let sourceTables = Set(group.map { source.entities[$0.mapping.sourceEntity!]!.table })
+            return sourceTables.count == 1 && group.allSatisfy { $0.filter == nil && !swiftMappings.contains($0.mapping.name) }
+        }
+        entries = all.enumerated().map { number, element in
+            Entry(pass: element.0, number: number + 1, mapping: element.1, keepsKeys: keepsKeys(element.1))
+        }
+    }
+
+    /// The entry for an entity mapping name, preferring the given pass, then earlier passes.
+    func entry(named name: String, pass: Int) -> Entry? {
+        entries.filter { $0.mapping.mapping.name == name && $0.pass <= pass }.max { $0.pass < $1.pass }
+    }
+
+    /// Entries whose source entity lies in `entity`'s tree below it (inclusive): what
+    /// `destinationInstancesForSourceRelationshipNamed:` consults.
+    func entries(coveringSourceEntity entity: String, pass: Int) -> [Entry] {
+        let covered = Set(source.model.descendants(of: entity).map(\.name))
+        return entries.filter { $0.pass <= pass && covered.contains($0.mapping.mapping.sourceEntity!) }
+    }
+
+    /// `CREATE TABLE` for the mappings that need a table. The index on `source` is built when
+    /// the mapping's objects are all created.
+    var createStatements: [String] {
+        entries.filter { !$0.keepsKeys }.map { "CREATE TABLE IF NOT EXISTS \(quoteIdentifier($0.table)) (source INTEGER NOT NULL, destination INTEGER NOT NULL)" }
+    }
+
+    func indexStatement(_ entry: Entry) -> String? {
+        entry.keepsKeys ? nil : "CREATE INDEX IF NOT EXISTS \(quoteIdentifier(entry.table + "_SOURCE")) ON \(quoteIdentifier(entry.table)) (source, destination)"
+    }
+
+    /// SQL giving the destination key that `entry` made from the source object whose key is the
+    /// SQL `key`, or NULL when it made none.
+    func lookup(_ entry: Entry, key: String) -> String {
+        let sourceEntity = entry.mapping.mapping.sourceEntity!
+        if entry.keepsKeys {
+            let layout = source.entities[sourceEntity]!
+            // The key is the same; it only counts if the source object is of the mapped entity.
+            if source.model.descendants(of: source.model.root(of: sourceEntity)!.name).count == 1 {
+                return key
+            }
+            return "(SELECT t.\"Z_PK\" FROM \"src\".\(quoteIdentifier(layout.table)) t WHERE t.\"Z_PK\" = \(key) AND t.\"Z_ENT\" = \(layout.number))"
+        }
+        return "(SELECT a.destination FROM \(quoteIdentifier(entry.table)) a WHERE a.source = \(key) ORDER BY a.destination LIMIT 1)"
+    }
+
+    /// SQL for the destination entity number of what `lookup` finds, over several entries.
+    func entityNumber(_ entries: [Entry], key: String) -> String {
+        let cases = entries.map { "WHEN \(lookup($0, key: key)) IS NOT NULL THEN \(destination.entities[$0.mapping.mapping.destinationEntity!]!.number)" }
+        return "(CASE \(cases.joined(separator: " ")) END)"
+    }
+
+    /// Lookup over several entries (the first that made something).
+    func lookup(_ entries: [Entry], key: String) -> String {
+        entries.count == 1 ? lookup(entries[0], key: key) : "coalesce(\(entries.map { lookup($0, key: key) }.joined(separator: ", ")))"
+    }
+}

@@ -1,0 +1,47 @@
+/// Settings of a migration run.
+public struct MigrationOptions: Sendable {
+    /// Source objects per batch; each batch commits with its checkpoint in one transaction.
+    public var batchSize: Int
+    /// Keep the association tables in the migrated store, for auditing.
+    public var keepAssociations: Bool
+    /// Validation violations listed before giving up.
+    public var violationLimit: Int
+    /// `now()` in value expressions: the start of the run, seconds since 2001-01-01.
+    public var now: Double
+
+    public init(batchSize: Int = 10_000, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = 0) {
+        self.batchSize = batchSize
+        self.keepAssociations = keepAssociations
+        self.violationLimit = violationLimit
+        self.now = now
+    }
+}
+
+/// What one step did, per entity mapping, for reports and verification.
+public struct StepReport: Sendable {
+    public struct Mapping: Sendable {
+        public var name: String
+        public var pass: Int
+        /// Source objects the mapping selected (its filter applied).
+        public var selected: Int
+        /// Destination objects it created.
+        public var created: Int
+        /// Whether destination keys equal source keys (no association table needed).
+        public var keptKeys: Bool
+    }
+
+    public var mappings: [Mapping] = []
+    /// Relationship links written, by "mapping.relationship".
+    public var links: [String: Int] = [:]
+    /// Checks that passed, in words, for the summary.
+    public var verified: [String] = []
+    public var duration: Duration = .zero
+}
+
+/// A destination object that breaks a rule of the destination model.
+public struct ValidationViolation: Sendable, Equatable, CustomStringConvertible {
+    public var entity: String
+    public var key: Int64
+    public var rule: String
+    public var description: String { "\(entity) \(key): \(rule)" }
+}

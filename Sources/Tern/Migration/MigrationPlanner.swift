@@ -1,0 +1,86 @@
+import Foundation
+
+/// Works out the chain of steps from a store's version to a target version: an explicit mapping
+/// model where one is found beside the model (several for one step run as passes, in file-name
+/// order), an inferred one otherwise; a mapping that jumps several versions is taken when given.
+public enum MigrationPlanner {
+    /// Mapping files found for a versioned model: Tern's `mappings/*.yaml` inside a Tern model
+    /// directory, and `.xcmappingmodel` bundles near an Xcode model (its folder and the folder
+    /// above, a few levels deep), plus any named explicitly.
+    public static func mappingFiles(for model: VersionedModel, extra: [String] = []) -> [String] {
+        let fileManager = FileManager.default
+        let modelURL = URL(fileURLWithPath: model.path)
+        var found: [String] = []
+        let ternMappings = modelURL.appendingPathComponent("mappings")
+        if let names = try? fileManager.contentsOfDirectory(atPath: ternMappings.path) {
+            found += names.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.map { ternMappings.appendingPathComponent($0).path }
+        }
+        if modelURL.pathExtension == "xcdatamodeld" || modelURL.pathExtension == "xcdatamodel" {
+            let searchRoot = modelURL.deletingLastPathComponent().deletingLastPathComponent()
+            if let enumerator = fileManager.enumerator(at: searchRoot, includingPropertiesForKeys: nil) {
+                for case let url as URL in enumerator {
+                    if enumerator.level > 4 { enumerator.skipDescendants(); continue }
+                    if url.pathExtension == "xcmappingmodel" { found.append(url.path); enumerator.skipDescendants() }
+                }
+            }
+        }
+        return (found + extra).sorted { URL(fileURLWithPath: $0).lastPathComponent < URL(fileURLWithPath: $1).lastPathComponent }
+    }
+
+    /// The source and destination version names a mapping file declares.
+    static func versions(of file: String) throws -> (String?, String?) {
+        let url = URL(fileURLWithPath: file)
+        if url.pathExtension == "xcmappingmodel" || url.lastPathComponent == "xcmapping.xml" {
+            let imported = try XcodeMappingReader.read(at: url)
+            return (imported.sourceModelName, imported.destinationModelName)
+        }
+        let model = try TernMappingFile.read(at: url)
+        return (model.sourceVersion, model.destinationVersion)
+    }
+
+    /// The steps from `from` to `to`.
+    ///
+    /// - Throws: `TernError` when a step has neither a mapping file nor an inferable mapping
+    ///   (every reason listed), or a mapping file is invalid.
+    public static func chain(in model: VersionedModel, from: String, to: String, mappingFiles: [String], now: Double = 0) throws -> [MigrationStep] {
+        let names = model.versions.map(\.versionName)
+        guard let start = names.firstIndex(of: from), let end = names.firstIndex(of: to) else {
+            throw TernError(.badInput, "no version \(names.contains(from) ? to : from) in \(model.name) (versions: \(names.joined(separator: ", ")))", path: model.path)
+        }
+        guard start < end else {
+            throw TernError(.badInput, "cannot migrate from \(from) to the earlier version \(to): give a mapping model for the downgrade", path: model.path)
+        }
+        var declared: [(file: String, source: String, destination: String)] = []
+        for file in mappingFiles {
+            let (source, destination) = try versions(of: file)
+            if let source, let destination { declared.append((file, source, destination)) }
+        }
+        var steps: [MigrationStep] = []
+        var position = start
+        while position < end {
+            // The furthest version an explicit mapping reaches from here, else the next one.
+            let jumps = declared.filter { $0.source == names[position] }.compactMap { entry in
+                names.firstIndex(of: entry.destination).flatMap { $0 > position && $0 <= end ? ($0, entry.file) : nil }
+            }
+            let source = model.versions[position]
+            if let target = jumps.map(\.0).max() {
+                let destination = model.versions[target]
+                let files = jumps.filter { $0.0 == target }.map(\.1)
+                let passes = try files.map { try MappingLoader.load($0, source: source, destination: destination) }
+                steps.append(MigrationStep(source: source, destination: destination, passes: passes, isInferred: false, origins: files))
+                position = target
+            } else {
+                let destination = model.versions[position + 1]
+                do {
+                    let mapping = try MappingInference.infer(from: source, to: destination)
+                    let validated = try mapping.validate(source: source, destination: destination, now: now)
+                    steps.append(MigrationStep(source: source, destination: destination, passes: [validated], isInferred: true, origins: ["inferred"]))
+                } catch let failure as InferenceFailure {
+                    throw TernError(.badInput, "no mapping model from \(source.versionName) to \(destination.versionName), and it cannot be inferred:\n" + failure.reasons.map { "  - \($0)" }.joined(separator: "\n"), path: model.path)
+                }
+                position += 1
+            }
+        }
+        return steps
+    }
+}

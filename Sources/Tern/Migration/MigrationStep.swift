@@ -1,0 +1,20 @@
+/// One version-to-version step of a migration: the mapping models that run in order (passes)
+/// from `source` into one new store of `destination`.
+public struct MigrationStep: Sendable {
+    public let source: ObjectModel
+    public let destination: ObjectModel
+    /// One validated mapping model per pass, run in order into the same destination.
+    public let passes: [ValidatedMapping]
+    /// True when the mapping was inferred rather than read from a file.
+    public let isInferred: Bool
+    /// Where each pass's mapping came from, for reports ("inferred" for an inferred one).
+    public let origins: [String]
+
+    public init(source: ObjectModel, destination: ObjectModel, passes: [ValidatedMapping], isInferred: Bool, origins: [String]) {
+        self.source = source
+        self.destination = destination
+        self.passes = passes
+        self.isInferred = isInferred
+        self.origins = origins
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+import Logging
+import TernSQLite
+
+/// Runs migration steps between stores at given paths. The source is only ever read.
+public enum Migrator {
+    /// Migrates the store at `source` through `step` into a new store at `destination`, which
+    /// must not exist. On failure the partial destination is removed and the source is untouched.
+    @discardableResult
+    public static func migrate(_ step: MigrationStep, from source: String, to destination: String,
+                               options: MigrationOptions = MigrationOptions(), logger: Logger = Logger(label: "tern.migrate")) throws -> StepReport {
+        let reader = try ReadOnlyStore(path: source)
+        do {
+            let connection = try StoreFile.create(at: destination, model: step.destination)
+            let migrator = try StepMigrator(step: step, connection: connection, sourceAttachURI: reader.attachPath, options: options, logger: logger)
+            try migrator.run()
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try connection.close()
+            return migrator.report
+        } catch {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                try? FileManager.default.removeItem(atPath: destination + suffix)
+            }
+            throw error
+        }
+    }
+}

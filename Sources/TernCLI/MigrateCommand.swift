@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import Tern
+
+struct MigrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Migrate a store to its model's current version.",
+        discussion: """
+            Finds the store's version, then the chain of steps to the current version: a mapping model \
+            found beside the model (Tern's mappings/*.yaml, Xcode's .xcmappingmodel) or given with \
+            --mapping, else an inferred one. Migrates into temporary stores beside the original, \
+            verifies, then keeps the original as NAME~.sqlite and puts the migrated store in its \
+            place. The original is never modified before the migrated store is complete and verified.
+            """
+    )
+
+    @Argument(help: "The store to migrate.")
+    var store: String
+
+    @Option(help: "The model (see tern check --help).")
+    var model: String
+
+    @Option(help: "Write the migrated store here and leave the original untouched (must not exist).")
+    var out: String?
+
+    @Option(help: "A mapping model file to use besides those found beside the model (repeatable).")
+    var mapping: [String] = []
+
+    @Option(help: "A compiled model's VersionInfo.plist, to recognise Core Data stores by Apple's hashes.")
+    var versionInfo: String?
+
+    @Option(help: "Source objects per batch.")
+    var batchSize = 10_000
+
+    @Flag(help: "Keep the association tables in the migrated store, for auditing.")
+    var keepAssociations = false
+
+    @Flag(help: "Print the chain of steps and the plan without writing anything.")
+    var dryRun = false
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+    }
+
+    func run() throws {
+        let logger = global.makeLogger(label: "tern.migrate")
+        try reportingErrors {
+            let versioned = try ModelLoader.load(model)
+            let options = MigrationOptions(batchSize: batchSize, keepAssociations: keepAssociations, now: Date().timeIntervalSinceReferenceDate)
+            let migration = StoreMigration(store: store, model: versioned, options: options, logger: logger)
+            let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
+            let plan = try migration.plan(mappingFiles: mapping, appleHashes: apple)
+            print(MigrationSummary.plan(plan))
+            guard !plan.steps.isEmpty else { return }
+            if dryRun { return }
+            let report = try migration.run(plan, output: out)
+            print(MigrationSummary.report(report))
+        }
+    }
+}
+
+/// Text for people about plans and finished migrations.
+enum MigrationSummary {
+    static func plan(_ plan: StoreMigration.Plan) -> String {
+        guard !plan.steps.isEmpty else {
+            return "The store is at \(plan.storeVersion), the current version: nothing to migrate."
+        }
+        var lines = ["The store is at \(plan.storeVersion); migrating to \(plan.targetVersion) in \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s"):"]
+        for (index, step) in plan.steps.enumerated() {
+            let origin = step.isInferred ? "inferred mapping" : step.origins.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
+            lines.append("  \(index + 1). \(step.source.versionName) → \(step.destination.versionName) (\(origin))")
+            for (pass, mapping) in step.passes.enumerated() {
+                for entity in mapping.entities {
+                    let m = entity.mapping
+                    let what = [m.sourceEntity, m.destinationEntity].map { $0 ?? "—" }.joined(separator: " → ")
+                    let passNote = step.passes.count > 1 ? "pass \(pass + 1): " : ""
+                    lines.append("       \(passNote)\(m.name) [\(m.type.rawValue)] \(what)\(m.filterPredicate.map { " where \($0)" } ?? "")\(m.policy.map { " policy \($0)" } ?? "")")
+                }
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func report(_ report: StoreMigration.Report) -> String {
+        var lines: [String] = [""]
+        for (index, step) in report.steps.enumerated() {
+            let planned = report.plan.steps[index]
+            let objects = step.mappings.reduce(0) { $0 + $1.created }
+            lines.append("Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): \(objects) objects in \(String(format: "%.2f", step.duration.seconds)) s")
+            for mapping in step.mappings {
+                lines.append("  \(mapping.name): \(mapping.selected) selected, \(mapping.created) created\(mapping.keptKeys ? " (keys kept)" : "")")
+            }
+            for (name, count) in step.links.sorted(by: { $0.key < $1.key }) {
+                lines.append("  \(name): \(count) links")
+            }
+            lines += step.verified.map { "  verified: \($0)" }
+        }
+        lines.append("")
+        lines.append("Migrated store: \(report.destination)\(report.backup.map { "; the original is kept as \($0)" } ?? "") (\(String(format: "%.2f", report.duration.seconds)) s in all)")
+        return lines.joined(separator: "\n")
+    }
+}
