@@ -7,11 +7,18 @@ public enum Migrator {
     /// Migrates the store at `source` through `step` into a new store at `destination`, which
     /// must not exist. On failure the partial destination is removed and the source is untouched.
     @discardableResult
+    ///
+    /// - Parameter extraPages: caps the destination at this many pages beyond its empty schema
+    ///   (SQLite's `max_page_count`), so tests can make the disk "full" at a chosen point.
     public static func migrate(_ step: MigrationStep, from source: String, to destination: String,
-                               options: MigrationOptions = MigrationOptions(), logger: Logger = Logger(label: "tern.migrate")) throws -> StepReport {
+                               options: MigrationOptions = MigrationOptions(), logger: Logger = Logger(label: "tern.migrate"),
+                               extraPages: Int? = nil) throws -> StepReport {
         let reader = try ReadOnlyStore(path: source)
         do {
             let connection = try StoreFile.create(at: destination, model: step.destination)
+            if let extraPages, let used = try connection.pragma("page_count")?.int64 {
+                try connection.setPragma("max_page_count", .integer(used + Int64(extraPages)))
+            }
             let migrator = try StepMigrator(step: step, connection: connection, sourceAttachURI: reader.attachPath, options: options, logger: logger)
             try migrator.run()
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernSQLite
+
+/// Rows of a query, as text, for comparisons.
+func rows(_ connection: Connection, _ sql: String) throws -> [String] {
+    let statement = try connection.prepare(sql)
+    var cursor = statement.rows()
+    var result: [String] = []
+    while let row = try cursor.next() { result.append(row.values.map(\.sqlLiteral).joined(separator: "|")) }
+    return result
+}
+
+@Suite("The default migration process")
+struct MigrationTests {
+    static let bookStore = try! ModelLoader.load(Configs.path("bookstore"))
+    let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    private func bookStoreV1(rows: Int = 500, name: String = "Books.sqlite") throws -> String {
+        let path = directory.path(name)
+        _ = try DataGenerator.generate(model: Self.bookStore.versions[0], at: path, rows: rows, seed: 11)
+        return path
+    }
+
+    @Test("BookStore 1 → 5: every object and link arrives as the mappings say; --out leaves the original byte for byte")
+    func bookStoreChain() throws {
+        let source = try bookStoreV1()
+        let before = try Data(contentsOf: URL(fileURLWithPath: source))
+        let output = directory.path("Books5.sqlite")
+        let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(batchSize: 77))
+        let plan = try migration.plan()
+        #expect(plan.storeVersion == "BookStore 1")
+        #expect(plan.steps.map(\.isInferred) == [true, true, false, false])
+        let report = try migration.run(plan, output: output)
+        #expect(report.backup == nil)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == before)
+        #expect(!FileManager.default.fileExists(atPath: StoreMigration.backupPath(for: source)))
+
+        let old = try Connection(path: source, configuration: .init(mode: .readOnly))
+        let new = try Connection(path: output, configuration: .init(mode: .readOnly))
+        // Books became Publications with their keys, titles, prices and categories.
+        #expect(try rows(old, "SELECT Z_PK, ZTITLE, ZPRICE, ZCATEGORY FROM ZBOOK ORDER BY Z_PK")
+                == rows(new, "SELECT Z_PK, ZTITLE, ZPRICE, ZCATEGORY FROM ZPUBLICATION ORDER BY Z_PK"))
+        // Pages keep their book; categories keep their name.
+        #expect(try rows(old, "SELECT Z_PK, ZTEXT, ZBOOK FROM ZPAGE ORDER BY Z_PK") == rows(new, "SELECT Z_PK, ZTEXT, ZBOOK FROM ZPAGE ORDER BY Z_PK"))
+        #expect(try rows(old, "SELECT Z_PK, ZNAME FROM ZCATEGORY ORDER BY Z_PK") == rows(new, "SELECT Z_PK, ZNAME FROM ZCATEGORY ORDER BY Z_PK"))
+        // v2 added author (nil for old books), so v4's split gives nil names; v5's synopsis is the title.
+        #expect(try new.scalar("SELECT count(*) FROM ZPUBLICATION WHERE ZSYNOPSIS IS NOT ZTITLE") == .integer(0))
+        #expect(try new.scalar("SELECT count(*) FROM ZPUBLICATION WHERE ZFIRSTNAME IS NOT NULL OR ZLASTNAME IS NOT NULL") == .integer(0))
+        #expect(try VersionMatch.find(in: Self.bookStore, storeAt: output).verdict == .compatible(version: "BookStore 5", evidence: .ternHashes))
+        #expect(try new.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'TERN%'") == .integer(0))
+        #expect(try new.scalar("PRAGMA integrity_check") == .text("ok"))
+    }
+
+    @Test("the author split matches the book's table: first word → firstName, the rest → lastName")
+    func authorSplit() throws {
+        let v3 = Self.bookStore.versions[2]
+        let source = directory.path("v3.sqlite")
+        let connection = try StoreFile.create(at: source, model: v3)
+        let writer = try ObjectWriter(connection: connection, layout: StoreLayout(model: v3))
+        let authors = ["John Doe", "Jane Doe", "Bill Smith", "Jack Brown", "Madonna", "Mary Ann Evans"]
+        try connection.transaction {
+            for (index, author) in authors.enumerated() {
+                try writer.insert("Publication", ["title": .text("Book \(index)"), "price": .real(20 + Double(index)), "author": .text(author)])
+            }
+            try writer.finish()
+        }
+        try connection.close()
+        let output = directory.path("v5.sqlite")
+        let migration = StoreMigration(store: source, model: Self.bookStore)
+        _ = try migration.run(try migration.plan(), output: output)
+        let migrated = try Connection(path: output, configuration: .init(mode: .readOnly))
+        #expect(try rows(migrated, "SELECT ZFIRSTNAME, ZLASTNAME, ZSYNOPSIS FROM ZPUBLICATION ORDER BY Z_PK") == [
+            "'John'|'Doe'|'Book 0'", "'Jane'|'Doe'|'Book 1'", "'Bill'|'Smith'|'Book 2'", "'Jack'|'Brown'|'Book 3'",
+            "'Madonna'|''|'Book 4'", "'Mary'|'Ann Evans'|'Book 5'",
+        ])
+    }
+
+    @Test("in place: the original is kept as NAME~.sqlite, byte for byte, and the migrated store takes its name")
+    func inPlace() throws {
+        let source = try bookStoreV1(rows: 100)
+        let before = try Data(contentsOf: URL(fileURLWithPath: source))
+        let migration = StoreMigration(store: source, model: Self.bookStore)
+        let report = try migration.run(try migration.plan())
+        let backup = StoreMigration.backupPath(for: source)
+        #expect(report.backup == backup)
+        #expect(backup.hasSuffix("Books~.sqlite"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: backup)) == before)
+        #expect(try VersionMatch.find(in: Self.bookStore, storeAt: source).verdict == .compatible(version: "BookStore 5", evidence: .ternHashes))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains("tern-step") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test("a store at the current version needs nothing")
+    func nothingToDo() throws {
+        let path = directory.path("current.sqlite")
+        _ = try DataGenerator.generate(model: Self.bookStore.current, at: path, rows: 10, seed: 1)
+        #expect(try StoreMigration(store: path, model: Self.bookStore).plan().steps.isEmpty)
+    }
+
+    @Test("batch size and kept or new keys give the same destination rows")
+    func deterministicAcrossBatchSizes() throws {
+        let source = try bookStoreV1(rows: 300)
+        var dumps: [[String]] = []
+        for batch in [1, 7, 10_000] {
+            let output = directory.path("out-\(batch).sqlite")
+            let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(batchSize: batch))
+            _ = try migration.run(try migration.plan(), output: output)
+            let connection = try Connection(path: output, configuration: .init(mode: .readOnly))
+            dumps.append(try rows(connection, "SELECT * FROM ZPUBLICATION ORDER BY Z_PK") + rows(connection, "SELECT * FROM ZPAGE ORDER BY Z_PK") + rows(connection, "SELECT * FROM Z_PRIMARYKEY"))
+        }
+        #expect(dumps[0] == dumps[1])
+        #expect(dumps[1] == dumps[2])
+    }
+}
+
+@Suite("Migration faults leave the original untouched")
+struct MigrationFaultTests {
+    static let bookStore = MigrationTests.bookStore
+    let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    private func source() throws -> (String, Data) {
+        let path = directory.path("Books.sqlite")
+        _ = try DataGenerator.generate(model: Self.bookStore.versions[0], at: path, rows: 50, seed: 3)
+        return (path, try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    @Test("a validation failure lists entity, key and rule, and replaces nothing")
+    func validationFailure() throws {
+        let (path, before) = try source()
+        let connection = try Connection(path: path)
+        try connection.execute("UPDATE ZBOOK SET ZTITLE = '' WHERE Z_PK IN (3, 5)")  // v1 requires minLength 1
+        try connection.close()
+        let changed = try Data(contentsOf: URL(fileURLWithPath: path))
+        _ = before
+        let migration = StoreMigration(store: path, model: Self.bookStore)
+        let error = try #require(throws: MigrationFailure.self) { try migration.run(try migration.plan()) }
+        guard case .validation(let violations) = error else { Issue.record("\(error)"); return }
+        #expect(violations.prefix(2) == [ValidationViolation(entity: "Book", key: 3, rule: "title is shorter than 1"),
+                                         ValidationViolation(entity: "Book", key: 5, rule: "title is shorter than 1")])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == changed)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["Books.sqlite"])
+    }
+
+    @Test("an existing destination or backup is refused before anything is written")
+    func destinationExists() throws {
+        let (path, before) = try source()
+        let output = directory.path("taken.sqlite")
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: output))
+        let migration = StoreMigration(store: path, model: Self.bookStore)
+        #expect(throws: MigrationError.self) { try migration.run(try migration.plan(), output: output) }
+        try Data("old backup".utf8).write(to: URL(fileURLWithPath: StoreMigration.backupPath(for: path)))
+        #expect(throws: MigrationError.self) { try migration.run(try migration.plan()) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data("mine".utf8))
+    }
+
+    @Test("a store no version wrote, and a step with no mapping that cannot be inferred, are refused")
+    func noPath() throws {
+        let (path, _) = try source()
+        let other = try ModelLoader.load(Fixtures.path(FixtureStore.bookMigration))
+        #expect(throws: MigrationError.self) { try StoreMigration(store: path, model: other).plan() }
+        // A version 2 whose price became text cannot be inferred and has no mapping file.
+        var v2 = Self.bookStore.versions[1]
+        var entities = v2.entities
+        let index = entities.firstIndex { $0.name == "Book" }!
+        entities[index].attributes = entities[index].attributes.map { $0.name == "price" ? Attribute(name: "price", type: .string) : $0 }
+        v2 = ObjectModel(versionName: v2.versionName, versionIdentifiers: v2.versionIdentifiers, entities: entities)
+        let broken = VersionedModel(name: "B", versions: [Self.bookStore.versions[0], v2], currentVersionName: v2.versionName, path: "broken")
+        let error = try #require(throws: TernError.self) { try StoreMigration(store: path, model: broken).plan() }
+        #expect(error.message.contains("no mapping model from BookStore 1 to BookStore 2, and it cannot be inferred"))
+        #expect(error.message.contains("entity Book, attribute price: type changed from Float to String"))
+    }
+
+    @Test("a full disk fails the step cleanly: no partial store is left and the original is untouched")
+    func fullDisk() throws {
+        let path = directory.path("Big.sqlite")
+        _ = try DataGenerator.generate(model: Self.bookStore.versions[0], at: path, rows: 3_000, seed: 3)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        // SQLite's max_page_count makes the destination "full" after a few pages, like a full disk.
+        let model = Self.bookStore
+        let step = try MigrationPlanner.chain(in: model, from: "BookStore 1", to: "BookStore 2", mappingFiles: [])[0]
+        let destination = directory.path("full.sqlite")
+        let error = try #require(throws: (any Error).self) {
+            try Migrator.migrate(step, from: path, to: destination, options: MigrationOptions(batchSize: 500), extraPages: 10)
+        }
+        #expect("\(error)".contains("full"))
+        #expect(!FileManager.default.fileExists(atPath: destination))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+}
