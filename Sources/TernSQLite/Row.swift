@@ -105,8 +105,8 @@ public struct Row {
 /// Steps through a statement's rows, holding only the current one.
 ///
 /// `next()` throws on a failed step instead of ending early and throws the same error if asked
-/// again; once done it keeps returning nil (stepping a finished statement again would silently
-/// restart it).
+/// again; once done it resets the statement (so it can be bound and run again) and keeps
+/// returning nil rather than silently restarting it.
 public struct Cursor {
     public let statement: Statement
     private var isFinished = false
@@ -129,6 +129,7 @@ public struct Cursor {
             throw error
         }
         isFinished = true
+        statement.reset()
         return nil
     }
 }

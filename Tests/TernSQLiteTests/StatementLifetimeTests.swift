@@ -53,6 +53,19 @@ struct StatementLifetimeTests {
         #expect(statement.row.int64(at: 0) == 7)
     }
 
+    @Test("a cursor that reached the end leaves its statement ready to bind and run again")
+    func cursorResetsAtEnd() throws {
+        let connection = try Connection(path: ":memory:")
+        let statement = try connection.prepare("SELECT ? * 2")
+        for value in [Int64(3), 5] {
+            try statement.bind(value, at: 1)
+            var rows = statement.rows()
+            #expect(try rows.next()?.int64(at: 0) == value * 2)
+            #expect(try rows.next() == nil)
+            #expect(try rows.next() == nil)
+        }
+    }
+
     @Test("the statement cache returns the same statement, reset and cleared, and close finalizes it")
     func statementCache() throws {
         let connection = try Connection(path: ":memory:", configuration: .init(statementCacheCapacity: 2))

@@ -182,7 +182,7 @@ struct MappingModelTests {
         let directory = try TemporaryDirectory()
         for (file, from, to) in [("v3-to-v4.yaml", 2, 3), ("v4-to-v5.yaml", 3, 4)] {
             let source = Self.bookStore.versions[from]
-            let validated = try MappingLoader.load(Configs.path("bookstore/mappings/\(file)"), source: source, destination: Self.bookStore.versions[to])
+            let validated = try MappingLoader.load(Configs.path("bookstore/sql/\(file)"), source: source, destination: Self.bookStore.versions[to])
             let path = directory.path("\(from).sqlite")
             _ = try DataGenerator.generate(model: source, at: path, rows: 200, seed: 5)
             let connection = try Connection(path: path)

@@ -8,12 +8,16 @@ public struct MigrationOptions: Sendable {
     public var violationLimit: Int
     /// `now()` in value expressions: the start of the run, seconds since 2001-01-01.
     public var now: Double
+    /// The policies mapping models may name, and the manager hook (default: the built-in ones).
+    public var registry: PolicyRegistry
 
-    public init(batchSize: Int = 10_000, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = 0) {
+    public init(batchSize: Int = 10_000, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = 0,
+                registry: PolicyRegistry = .builtIn) {
         self.batchSize = batchSize
         self.keepAssociations = keepAssociations
         self.violationLimit = violationLimit
         self.now = now
+        self.registry = registry
     }
 }
 

@@ -6,8 +6,8 @@ import Foundation
 public enum MigrationPlanner {
     /// Mapping files found for a versioned model: Tern's `mappings/*.yaml` inside a Tern model
     /// directory, and `.xcmappingmodel` bundles near an Xcode model (its folder and the folder
-    /// above, a few levels deep), plus any named explicitly.
-    public static func mappingFiles(for model: VersionedModel, extra: [String] = []) -> [String] {
+    /// above, a few levels deep).
+    public static func mappingFiles(for model: VersionedModel) -> [String] {
         let fileManager = FileManager.default
         let modelURL = URL(fileURLWithPath: model.path)
         var found: [String] = []
@@ -24,7 +24,7 @@ public enum MigrationPlanner {
                 }
             }
         }
-        return (found + extra).sorted { URL(fileURLWithPath: $0).lastPathComponent < URL(fileURLWithPath: $1).lastPathComponent }
+        return found.sorted { URL(fileURLWithPath: $0).lastPathComponent < URL(fileURLWithPath: $1).lastPathComponent }
     }
 
     /// The source and destination version names a mapping file declares.
@@ -42,7 +42,10 @@ public enum MigrationPlanner {
     ///
     /// - Throws: `TernError` when a step has neither a mapping file nor an inferable mapping
     ///   (every reason listed), or a mapping file is invalid.
-    public static func chain(in model: VersionedModel, from: String, to: String, mappingFiles: [String], now: Double = 0) throws -> [MigrationStep] {
+    ///
+    /// Files in `overriding` win over `mappingFiles` for the step they cover: a mapping given on
+    /// the command line replaces the one found beside the model.
+    public static func chain(in model: VersionedModel, from: String, to: String, mappingFiles: [String], overriding: [String] = [], now: Double = 0) throws -> [MigrationStep] {
         let names = model.versions.map(\.versionName)
         guard let start = names.firstIndex(of: from), let end = names.firstIndex(of: to) else {
             throw TernError(.badInput, "no version \(names.contains(from) ? to : from) in \(model.name) (versions: \(names.joined(separator: ", ")))", path: model.path)
@@ -51,9 +54,18 @@ public enum MigrationPlanner {
             throw TernError(.badInput, "cannot migrate from \(from) to the earlier version \(to): give a mapping model for the downgrade", path: model.path)
         }
         var declared: [(file: String, source: String, destination: String)] = []
-        for file in mappingFiles {
+        var overridden: Set<String> = []
+        for file in overriding {
             let (source, destination) = try versions(of: file)
-            if let source, let destination { declared.append((file, source, destination)) }
+            guard let source, let destination else {
+                throw TernError(.badInput, "the mapping model does not name its source and destination versions", path: file)
+            }
+            declared.append((file, source, destination))
+            overridden.insert("\(source)\u{0}\(destination)")
+        }
+        for file in mappingFiles where !overriding.contains(file) {
+            let (source, destination) = try versions(of: file)
+            if let source, let destination, !overridden.contains("\(source)\u{0}\(destination)") { declared.append((file, source, destination)) }
         }
         var steps: [MigrationStep] = []
         var position = start

@@ -15,18 +15,20 @@ final class StepMigrator {
     let step: MigrationStep
     let options: MigrationOptions
     let logger: Logger
-    private let connection: Connection
-    private let sourceLayout: StoreLayout
-    private let destinationLayout: StoreLayout
-    private let associations: AssociationTables
+    let connection: Connection
+    let sourceLayout: StoreLayout
+    let destinationLayout: StoreLayout
+    let associations: AssociationTables
     /// Next destination key per destination root table.
-    private var nextKeys: [String: Int64] = [:]
+    var nextKeys: [String: Int64] = [:]
     /// Destination storage already written ("table.column" or a join table).
     private var writtenStorage: Set<String> = []
     /// Relationship mappings left for stage 2, per entity mapping number.
     private var pending: [Int: [String]] = [:]
-    private var completed: Set<Int> = []
-    private(set) var report = StepReport()
+    var completed: Set<Int> = []
+    /// The policy of each entity mapping that runs in Swift, by mapping name.
+    private let policies: [String: any EntityMigrationPolicy]
+    var report = StepReport()
 
     init(step: MigrationStep, connection: Connection, sourceAttachURI: String, options: MigrationOptions, logger: Logger) throws {
         self.step = step
@@ -35,11 +37,29 @@ final class StepMigrator {
         self.connection = connection
         sourceLayout = StoreLayout(model: step.source)
         destinationLayout = StoreLayout(model: step.destination)
-        associations = AssociationTables(step: step, source: sourceLayout, destination: destinationLayout, swiftMappings: [])
+        var policies: [String: any EntityMigrationPolicy] = [:]
+        for pass in step.passes {
+            for entity in pass.entities where entity.mapping.sourceEntity != nil && entity.mapping.destinationEntity != nil {
+                if let name = entity.mapping.policy {
+                    guard let policy = options.registry.policy(named: name) else {
+                        let known = options.registry.names
+                        throw TernError(.badInput, "entity mapping \(entity.mapping.name) names the migration policy \(name), which is not registered (registered: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+                    }
+                    policies[entity.mapping.name] = policy
+                } else if options.registry.delegate?.observes(entity.mapping) == true {
+                    policies[entity.mapping.name] = DefaultMigrationPolicy()
+                }
+            }
+        }
+        self.policies = policies
+        associations = AssociationTables(step: step, source: sourceLayout, destination: destinationLayout, swiftMappings: Set(policies.keys))
         try SQLCompiler.prepare(connection)
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
         for statement in associations.createStatements {
             try connection.execute(statement)
+        }
+        if !policies.isEmpty {
+            try connection.execute("CREATE TABLE IF NOT EXISTS TERN_LINKS (owner INTEGER NOT NULL, owner_entity TEXT NOT NULL, relationship TEXT NOT NULL, target INTEGER NOT NULL, target_entity TEXT NOT NULL)")
         }
     }
 
@@ -48,14 +68,36 @@ final class StepMigrator {
         let started = ContinuousClock.now
         for pass in step.passes.indices {
             let entries = associations.entries.filter { $0.pass == pass }
-            for entry in entries { try createInstances(entry) }
-            for entry in entries { try recreateRelationships(entry) }
+            for entry in entries {
+                try policies[entry.mapping.mapping.name]?.beginEntityMapping(entry.mapping.mapping)
+                if let policy = policies[entry.mapping.mapping.name] {
+                    try createInstancesInSwift(entry, policy: policy)
+                } else {
+                    try createInstances(entry)
+                }
+                try policies[entry.mapping.mapping.name]?.endInstanceCreation(entry.mapping.mapping)
+            }
+            for entry in entries {
+                try recreateRelationships(entry)
+                if let policy = policies[entry.mapping.mapping.name] {
+                    try createPolicyRelationships(entry, policy: policy)
+                    try policy.endRelationshipCreation(entry.mapping.mapping)
+                }
+            }
             var violations: [ValidationViolation] = []
             for entry in entries where violations.count < options.violationLimit {
                 violations += try validate(entry, limit: options.violationLimit - violations.count)
+                if let policy = policies[entry.mapping.mapping.name] {
+                    let context = ValidationContext(mapping: entry.mapping.mapping, connection: connection, layout: destinationLayout)
+                    try policy.performCustomValidation(context)
+                    violations += context.violations.prefix(options.violationLimit - violations.count)
+                }
             }
             if !violations.isEmpty {
                 throw MigrationFailure.validation(violations)
+            }
+            for entry in entries {
+                try policies[entry.mapping.mapping.name]?.endEntityMapping(entry.mapping.mapping)
             }
         }
         try verify()
@@ -65,7 +107,7 @@ final class StepMigrator {
 
     // MARK: Stage 1: create destination instances
 
-    private func sourceSelection(_ entry: AssociationTables.Entry, compiler: inout SQLCompiler) -> SQLFragment {
+    func sourceSelection(_ entry: AssociationTables.Entry, compiler: inout SQLCompiler) -> SQLFragment {
         let sourceEntity = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!
         var selection = SQLFragment("s.\"Z_ENT\" = \(sourceEntity.number)")
         if let filter = entry.mapping.filter {
@@ -246,10 +288,16 @@ final class StepMigrator {
                      \(associations.entityNumber(targets, key: "p.target")) AS target_entity, p.ord AS ord, p.target AS source_target
               FROM (\(pairs)) p) WHERE owner IS NOT NULL AND target IS NOT NULL
             """
+        return try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage)
+    }
+
+    /// Writes destination links `(owner, target, target_entity, ord)` into wherever the
+    /// relationship is stored, in one transaction; returns how many there were.
+    private func apply(pairs: String, relationship: Relationship, ownerEntity: String, storage: RelationshipStorage) throws -> Int {
         try connection.execute("DROP TABLE IF EXISTS temp.tern_pairs")
-        try connection.execute("CREATE TEMP TABLE tern_pairs AS \(mapped)")
+        try connection.execute("CREATE TEMP TABLE tern_pairs AS \(pairs)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.tern_pairs") }
-        let destinationEntity = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
+        let destinationEntity = destinationLayout.entities[ownerEntity]!
         try connection.transaction(.immediate) {
             switch storage {
             case .foreignKey(let column):
@@ -271,6 +319,55 @@ final class StepMigrator {
             }
         }
         return Int(try connection.scalar("SELECT count(*) FROM temp.tern_pairs")?.int64 ?? 0)
+    }
+
+    /// Applies the links policies made (`relate`), and calls `createRelationships` when a policy
+    /// asks for it.
+    private func createPolicyRelationships(_ entry: AssociationTables.Entry, policy: any EntityMigrationPolicy) throws {
+        let mapping = entry.mapping.mapping
+        if policy.createsRelationships {
+            let context = RelationshipContext(mapping: mapping) { [connection, associations] name, key in
+                guard let target = associations.entry(named: name, pass: entry.pass) else { return [] }
+                let value = try connection.scalar("SELECT \(associations.lookup(target, key: "?"))", key)
+                return value?.int64.map { [$0] } ?? []
+            }
+            let statement = try connection.prepare(entry.keepsKeys ? "SELECT 0, 0" : "SELECT source, destination FROM \(quoteIdentifier(entry.table)) ORDER BY source, destination")
+            var rows = statement.rows()
+            while let row = try rows.next() {
+                try policy.createRelationships(forDestination: row.int64(at: 1), source: row.int64(at: 0), in: context)
+            }
+            try connection.transaction(.immediate) {
+                let insert = try connection.prepare("INSERT INTO TERN_LINKS (owner, owner_entity, relationship, target, target_entity) VALUES (?, ?, ?, ?, ?)")
+                for link in context.links {
+                    try insert.bind([link.owner, link.ownerEntity, link.relationship, link.target, link.targetEntity])
+                    try insert.run()
+                }
+            }
+        }
+        let groups = try rowsOf("SELECT DISTINCT owner_entity, relationship FROM TERN_LINKS ORDER BY 1, 2")
+        for group in groups {
+            guard let ownerEntity = group[0].text, let name = group[1].text,
+                  let relationship = step.destination.allRelationships(of: ownerEntity).first(where: { $0.name == name }),
+                  let storage = destinationLayout.storage(ofRelationship: name, of: ownerEntity) else {
+                throw TernError(.badInput, "entity mapping \(mapping.name): a policy related objects through \(group[1].text ?? "?"), which \(group[0].text ?? "?") does not have")
+            }
+            let targetNumbers = destinationLayout.entities.values.map { "WHEN \(quoteLiteral($0.name)) THEN \($0.number)" }.joined(separator: " ")
+            let pairs = """
+                SELECT owner, target, CASE target_entity \(targetNumbers) END AS target_entity,
+                       1024 * (row_number() OVER (PARTITION BY owner ORDER BY rowid) + 1) AS ord
+                FROM TERN_LINKS WHERE owner_entity = \(quoteLiteral(ownerEntity)) AND relationship = \(quoteLiteral(name))
+                """
+            report.links["\(mapping.name): \(ownerEntity).\(name)", default: 0] += try apply(pairs: pairs, relationship: relationship, ownerEntity: ownerEntity, storage: storage)
+        }
+        try connection.execute("DELETE FROM TERN_LINKS")
+    }
+
+    private func rowsOf(_ sql: String) throws -> [[SQLiteValue]] {
+        let statement = try connection.prepare(sql)
+        var rows = statement.rows()
+        var result: [[SQLiteValue]] = []
+        while let row = try rows.next() { result.append(row.values) }
+        return result
     }
 
     // MARK: Stage 3: validate
@@ -379,6 +476,7 @@ final class StepMigrator {
                     try connection.execute("DROP TABLE IF EXISTS \(quoteIdentifier(entry.table))")
                 }
             }
+            try connection.execute("DROP TABLE IF EXISTS TERN_LINKS")
             for statement in destinationLayout.indexStatements {
                 try connection.execute(statement.replacingOccurrences(of: "CREATE INDEX", with: "CREATE INDEX IF NOT EXISTS")
                     .replacingOccurrences(of: "CREATE UNIQUE INDEX", with: "CREATE UNIQUE INDEX IF NOT EXISTS"))

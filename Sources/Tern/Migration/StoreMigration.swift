@@ -47,8 +47,8 @@ public struct StoreMigration {
         case .noMatch(let closest, let differences):
             throw MigrationError.noVersionMatches(closest: closest, differences: differences, store: store)
         }
-        let files = MigrationPlanner.mappingFiles(for: model, extra: extra)
-        let steps = try MigrationPlanner.chain(in: model, from: version, to: model.currentVersionName, mappingFiles: files, now: options.now)
+        let files = MigrationPlanner.mappingFiles(for: model)
+        let steps = try MigrationPlanner.chain(in: model, from: version, to: model.currentVersionName, mappingFiles: files, overriding: extra, now: options.now)
         return Plan(storeVersion: version, targetVersion: model.currentVersionName, steps: steps)
     }
 

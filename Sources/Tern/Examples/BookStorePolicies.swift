@@ -1,0 +1,48 @@
+import TernSQLite
+
+/// The BookStore chapter's custom code, in Tern's terms: the policy that splits `author` into
+/// `firstName` and `lastName` (v3 → v4), and the migration manager that fills the new
+/// `synopsis` from `title` (v4 → v5). `configs/bookstore/mappings/` names both.
+public enum BookStoreExample {
+    /// The book's `PublicationToPublicationMigrationPolicy`: the default destination object, with
+    /// the author's first word as `firstName` and the rest as `lastName`.
+    public struct AuthorSplitPolicy: EntityMigrationPolicy {
+        public init() {}
+
+        public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+            var publication = try context.defaultDestination(for: source)
+            if let author = source["author"].text {
+                let parts = author.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+                publication["firstName"] = .text(String(parts[0]))
+                publication["lastName"] = .text(parts.count > 1 ? String(parts[1]) : "")
+            }
+            context.associate(source, with: context.create(publication))
+        }
+    }
+
+    /// The book's `MyMigrationManager`: on every association of a mapping whose user info names
+    /// it (`manager: MyMigrationManager`), the destination's synopsis starts as its title.
+    public struct SynopsisManager: MigrationManagerDelegate {
+        public init() {}
+
+        public func observes(_ mapping: EntityMapping) -> Bool {
+            mapping.userInfo["manager"] == "MyMigrationManager"
+        }
+
+        public func associate(source: SourceObject, destination: inout DestinationObject, mapping: EntityMapping) {
+            if destination["synopsis"] == .null {
+                destination["synopsis"] = destination["title"]
+            }
+        }
+    }
+}
+
+extension PolicyRegistry {
+    /// The policies Tern ships with: the BookStore chapter's, for the examples and the demo.
+    public static var builtIn: PolicyRegistry {
+        var registry = PolicyRegistry()
+        registry.register(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy")
+        registry.delegate = BookStoreExample.SynopsisManager()
+        return registry
+    }
+}

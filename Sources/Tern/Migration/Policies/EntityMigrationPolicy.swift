@@ -1,0 +1,146 @@
+import TernSQLite
+
+/// Customises how one entity mapping migrates, with the seven hooks of Core Data's
+/// `NSEntityMigrationPolicy`. Every hook has a default that does the standard thing, so a policy
+/// overrides only what it changes.
+///
+/// Policies run off the main thread, batch by batch: they must be `Sendable` and keep no state
+/// that depends on the order batches arrive in.
+public protocol EntityMigrationPolicy: Sendable {
+    /// Before anything of the mapping runs.
+    func beginEntityMapping(_ mapping: EntityMapping) throws
+    /// Stage 1, once per source object: create its destination object(s). The default creates
+    /// one destination object from the mapping's value expressions and associates it.
+    func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws
+    /// After every object of the mapping was created.
+    func endInstanceCreation(_ mapping: EntityMapping) throws
+    /// Stage 2, once per destination object the mapping created, when `createsRelationships` is
+    /// true: relate it beyond what the relationship mappings say.
+    func createRelationships(forDestination key: Int64, source: Int64, in context: RelationshipContext) throws
+    /// After the mapping's relationships were recreated.
+    func endRelationshipCreation(_ mapping: EntityMapping) throws
+    /// Stage 3: report objects that break rules of your own.
+    func performCustomValidation(_ context: ValidationContext) throws
+    /// After validation.
+    func endEntityMapping(_ mapping: EntityMapping) throws
+    /// Whether `createRelationships(forDestination:source:in:)` should be called.
+    var createsRelationships: Bool { get }
+}
+
+extension EntityMigrationPolicy {
+    public func beginEntityMapping(_ mapping: EntityMapping) throws {}
+    public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+        let object = try context.defaultDestination(for: source)
+        context.associate(source, with: context.create(object))
+    }
+    public func endInstanceCreation(_ mapping: EntityMapping) throws {}
+    public func createRelationships(forDestination key: Int64, source: Int64, in context: RelationshipContext) throws {}
+    public func endRelationshipCreation(_ mapping: EntityMapping) throws {}
+    public func performCustomValidation(_ context: ValidationContext) throws {}
+    public func endEntityMapping(_ mapping: EntityMapping) throws {}
+    public var createsRelationships: Bool { false }
+}
+
+/// The standard behaviour, for mappings that name no policy but take the Swift path (a manager
+/// hook wants their associations).
+public struct DefaultMigrationPolicy: EntityMigrationPolicy {
+    public init() {}
+}
+
+/// A migration-manager-level hook (the book's `MyMigrationManager`): sees every association the
+/// mappings it asks for make, and may change the destination object before it is written.
+public protocol MigrationManagerDelegate: Sendable {
+    /// Whether this entity mapping's associations should come here (they then run in Swift).
+    func observes(_ mapping: EntityMapping) -> Bool
+    /// Called for each source → destination association, before the destination is written.
+    func associate(source: SourceObject, destination: inout DestinationObject, mapping: EntityMapping)
+}
+
+/// What `createDestinationInstances` works with for one source object.
+public final class InstanceCreationContext {
+    public let mapping: EntityMapping
+    private let defaults: (SourceObject) throws -> DestinationObject
+    private(set) var objects: [DestinationObject] = []
+    private(set) var associations: [(source: SourceObject, object: CreatedObject)] = []
+    private(set) var links: [(owner: CreatedObject, relationship: String, target: LinkTarget)] = []
+
+    /// Where a link points: an object created in this batch, or one already in the destination.
+    public enum LinkTarget: Sendable {
+        case created(CreatedObject)
+        case existing(key: Int64, entity: String)
+    }
+
+    init(mapping: EntityMapping, defaults: @escaping (SourceObject) throws -> DestinationObject) {
+        self.mapping = mapping
+        self.defaults = defaults
+    }
+
+    /// The destination object the mapping's value expressions make from `source`.
+    public func defaultDestination(for source: SourceObject) throws -> DestinationObject {
+        try defaults(source)
+    }
+
+    /// Creates a destination object of any entity; it is written with the batch.
+    @discardableResult
+    public func create(_ object: DestinationObject) -> CreatedObject {
+        objects.append(object)
+        return CreatedObject(index: objects.count - 1)
+    }
+
+    /// Records that `object` was made from `source` (Core Data's
+    /// `associateSourceInstance:withDestinationInstance:forEntityMapping:`).
+    public func associate(_ source: SourceObject, with object: CreatedObject) {
+        associations.append((source, object))
+    }
+
+    /// Links `owner` to `target` through `relationship` of the owner's entity.
+    public func relate(_ owner: CreatedObject, _ relationship: String, to target: LinkTarget) {
+        links.append((owner, relationship, target))
+    }
+
+    /// The values of an object created in this batch.
+    public func object(_ handle: CreatedObject) -> DestinationObject {
+        objects[handle.index]
+    }
+
+    func updateObject(_ handle: CreatedObject, _ object: DestinationObject) {
+        objects[handle.index] = object
+    }
+}
+
+/// What `createRelationships` works with: links to write for one destination object.
+public final class RelationshipContext {
+    public let mapping: EntityMapping
+    private(set) var links: [(owner: Int64, ownerEntity: String, relationship: String, target: Int64, targetEntity: String)] = []
+    /// Finds the destination keys an entity mapping made from a source key.
+    public let destinationKeys: (_ entityMapping: String, _ sourceKey: Int64) throws -> [Int64]
+
+    init(mapping: EntityMapping, destinationKeys: @escaping (String, Int64) throws -> [Int64]) {
+        self.mapping = mapping
+        self.destinationKeys = destinationKeys
+    }
+
+    public func relate(_ owner: Int64, ownerEntity: String, _ relationship: String, to target: Int64, targetEntity: String) {
+        links.append((owner, ownerEntity, relationship, target, targetEntity))
+    }
+}
+
+/// What `performCustomValidation` works with: the destination store, read-only, and a place to
+/// report violations.
+public final class ValidationContext {
+    public let mapping: EntityMapping
+    /// The destination store being migrated (its tables in Core Data's layout).
+    public let connection: Connection
+    public let layout: StoreLayout
+    private(set) var violations: [ValidationViolation] = []
+
+    init(mapping: EntityMapping, connection: Connection, layout: StoreLayout) {
+        self.mapping = mapping
+        self.connection = connection
+        self.layout = layout
+    }
+
+    public func report(entity: String, key: Int64, rule: String) {
+        violations.append(ValidationViolation(entity: entity, key: key, rule: rule))
+    }
+}
