@@ -24,6 +24,9 @@ struct MigrateCommand: ParsableCommand {
     @Option(help: "Write the migrated store here and leave the original untouched (must not exist).")
     var out: String?
 
+    @Option(help: "The version to migrate to (default: the model's current version).")
+    var to: String?
+
     @Option(help: "A mapping model file to use besides those found beside the model (repeatable).")
     var mapping: [String] = []
 
@@ -52,7 +55,7 @@ struct MigrateCommand: ParsableCommand {
             let options = MigrationOptions(batchSize: batchSize, keepAssociations: keepAssociations, now: Date().timeIntervalSinceReferenceDate)
             let migration = StoreMigration(store: store, model: versioned, options: options, logger: logger)
             let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
-            let plan = try migration.plan(mappingFiles: mapping, appleHashes: apple)
+            let plan = try migration.plan(to: to, mappingFiles: mapping, appleHashes: apple)
             print(MigrationSummary.plan(plan))
             guard !plan.steps.isEmpty else { return }
             if dryRun { return }
@@ -66,7 +69,7 @@ struct MigrateCommand: ParsableCommand {
 enum MigrationSummary {
     static func plan(_ plan: StoreMigration.Plan) -> String {
         guard !plan.steps.isEmpty else {
-            return "The store is at \(plan.storeVersion), the current version: nothing to migrate."
+            return "The store is at \(plan.storeVersion), the version to migrate to: nothing to migrate."
         }
         var lines = ["The store is at \(plan.storeVersion); migrating to \(plan.targetVersion) in \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s"):"]
         for (index, step) in plan.steps.enumerated() {

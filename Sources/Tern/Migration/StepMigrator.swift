@@ -59,7 +59,11 @@ final class StepMigrator {
             try connection.execute(statement)
         }
         if !policies.isEmpty {
-            try connection.execute("CREATE TABLE IF NOT EXISTS TERN_LINKS (owner INTEGER NOT NULL, owner_entity TEXT NOT NULL, relationship TEXT NOT NULL, target INTEGER NOT NULL, target_entity TEXT NOT NULL)")
+            // Links policies make, applied in stage 2; a target_mapping means `target` is a source
+            // key to look up in that entity mapping's associations.
+            try connection.execute("CREATE TABLE IF NOT EXISTS TERN_LINKS (owner INTEGER NOT NULL, owner_entity TEXT NOT NULL, relationship TEXT NOT NULL, target INTEGER NOT NULL, target_entity TEXT NOT NULL, target_mapping TEXT)")
+            // Objects made with findOrCreate, by entity and identifying values.
+            try connection.execute("CREATE TABLE IF NOT EXISTS TERN_UNIQUE (entity TEXT NOT NULL, identity TEXT NOT NULL, destination INTEGER NOT NULL, PRIMARY KEY (entity, identity))")
         }
     }
 
@@ -140,7 +144,7 @@ final class StepMigrator {
             if let fused = fusedForeignKey(relationship, source: source, entry: entry, destination: destinationEntity) {
                 columns += fused.columns
                 values += fused.values
-                writtenStorage.insert(fused.storage)
+                writtenStorage.formUnion(fused.storage)
             } else {
                 deferred.append(relationship.name)
             }
@@ -197,7 +201,7 @@ final class StepMigrator {
     /// A destination to-one relationship computed inside the INSERT, when every possible target
     /// is known: its targets keep their keys, or were created already.
     private func fusedForeignKey(_ relationship: Relationship, source: ValidatedMapping.RelationshipSource, entry: AssociationTables.Entry,
-                                 destination: StoreLayout.EntityLayout) -> (columns: [String], values: [SQLFragment], storage: String)? {
+                                 destination: StoreLayout.EntityLayout) -> (columns: [String], values: [SQLFragment], storage: Set<String>)? {
         guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name] else { return nil }
         let (sourceRelationshipName, targets) = resolve(source, pass: entry.pass)
         guard let sourceRelationship = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceRelationshipName }),
@@ -211,13 +215,16 @@ final class StepMigrator {
             columns.append(entityColumn)
             values.append(SQLFragment(associations.entityNumber(targets, key: key)))
         }
-        if let orderColumn = destination.orderColumns[relationship.name] {
-            // The inverse to-many is ordered: keep the source's order when it had one.
+        var written: Set<String> = ["\(destination.table).\(column)"]
+        if let orderColumn = destination.orderColumns[relationship.name],
+           let sourceOrder = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.orderColumns[sourceRelationshipName] {
+            // The inverse to-many is ordered and so was the source's: keep its order. Otherwise
+            // the to-many side's mapping numbers them in stage 2.
             columns.append(orderColumn)
-            let sourceOrder = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.orderColumns[sourceRelationshipName]
-            values.append(SQLFragment(sourceOrder.map { "s.\(quoteIdentifier($0))" } ?? "NULL"))
+            values.append(SQLFragment("s.\(quoteIdentifier(sourceOrder))"))
+            written.insert("\(destination.table).\(column)#order")
         }
-        return (columns, values, "\(destination.table).\(column)")
+        return (columns, values, written)
     }
 
     /// The source relationship a relationship mapping reads, and the entity mappings whose
@@ -249,15 +256,25 @@ final class StepMigrator {
             let relationship = step.destination.allRelationships(of: mapping.destinationEntity!).first { $0.name == name }!
             let (sourceRelationship, targets) = targets(entry.mapping.relationships[name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
             guard !targets.isEmpty, let storage = destinationLayout.storage(ofRelationship: name, of: mapping.destinationEntity!) else { continue }
-            let storageKey: String
+            // Both sides of a relationship may be mapped and are stored in one place: write the
+            // links once, and their order from the side that is ordered.
+            let links: String
+            var order: String?
             switch storage {
-            case .foreignKey(let column): storageKey = "\(destinationLayout.entities[mapping.destinationEntity!]!.table).\(column)"
-            case .inverseForeignKey(let table, let column, _): storageKey = "\(table).\(column)"
-            case .joinTable(let table, _, _, _): storageKey = table
+            case .foreignKey(let column):
+                links = "\(destinationLayout.entities[mapping.destinationEntity!]!.table).\(column)"
+            case .inverseForeignKey(let table, let column, let orderColumn):
+                links = "\(table).\(column)"
+                order = orderColumn.map { _ in links + "#order" }
+            case .joinTable(let table, _, _, let orderColumn):
+                links = table
+                order = orderColumn.map { "\(table)#order\($0)" }
             }
-            guard !writtenStorage.contains(storageKey) else { continue }
-            writtenStorage.insert(storageKey)
-            let linked = try writeRelationship(relationship, storage: storage, entry: entry, sourceRelationship: sourceRelationship, targets: targets)
+            let linksWritten = writtenStorage.contains(links)
+            guard !linksWritten || (order.map { !writtenStorage.contains($0) } ?? false) else { continue }
+            writtenStorage.insert(links)
+            if let order { writtenStorage.insert(order) }
+            let linked = try writeRelationship(relationship, storage: storage, entry: entry, sourceRelationship: sourceRelationship, targets: targets, orderOnly: linksWritten)
             report.links["\(mapping.name).\(name)"] = linked
         }
     }
@@ -279,7 +296,7 @@ final class StepMigrator {
     }
 
     private func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: AssociationTables.Entry,
-                                   sourceRelationship: String, targets: [AssociationTables.Entry]) throws -> Int {
+                                   sourceRelationship: String, targets: [AssociationTables.Entry], orderOnly: Bool = false) throws -> Int {
         guard let pairs = sourcePairs(sourceRelationship, of: entry.mapping.mapping.sourceEntity!) else { return 0 }
         // Destination pairs, with Core Data's sparse order keys per owner.
         let mapped = """
@@ -288,12 +305,13 @@ final class StepMigrator {
                      \(associations.entityNumber(targets, key: "p.target")) AS target_entity, p.ord AS ord, p.target AS source_target
               FROM (\(pairs)) p) WHERE owner IS NOT NULL AND target IS NOT NULL
             """
-        return try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage)
+        return try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly)
     }
 
     /// Writes destination links `(owner, target, target_entity, ord)` into wherever the
-    /// relationship is stored, in one transaction; returns how many there were.
-    private func apply(pairs: String, relationship: Relationship, ownerEntity: String, storage: RelationshipStorage) throws -> Int {
+    /// relationship is stored, in one transaction; returns how many there were. With
+    /// `orderOnly`, the links exist already (the other side wrote them) and only their order is set.
+    private func apply(pairs: String, relationship: Relationship, ownerEntity: String, storage: RelationshipStorage, orderOnly: Bool = false) throws -> Int {
         try connection.execute("DROP TABLE IF EXISTS temp.tern_pairs")
         try connection.execute("CREATE TEMP TABLE tern_pairs AS \(pairs)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.tern_pairs") }
@@ -306,16 +324,19 @@ final class StepMigrator {
                 try connection.execute("UPDATE \(quoteIdentifier(destinationEntity.table)) SET \(sets.joined(separator: ", ")) FROM (SELECT owner, target, target_entity FROM temp.tern_pairs WHERE ord = 2048) p WHERE \(quoteIdentifier(destinationEntity.table)).\"Z_PK\" = p.owner")
             case .inverseForeignKey(let table, let column, let order):
                 let target = destinationLayout.entities.values.first { $0.table == table && $0.foreignKeyColumns.values.contains(column) }
-                var sets = ["\(quoteIdentifier(column)) = p.owner"]
+                var sets = orderOnly ? [] : ["\(quoteIdentifier(column)) = p.owner"]
                 if let order { sets.append("\(quoteIdentifier(order)) = p.ord") }
-                if let inverse = relationship.inverse, let entityColumn = target?.entityColumns[inverse] {
+                if !orderOnly, let inverse = relationship.inverse, let entityColumn = target?.entityColumns[inverse] {
                     sets.append("\(quoteIdentifier(entityColumn)) = \(destinationEntity.number)")
                 }
+                guard !sets.isEmpty else { break }
                 try connection.execute("UPDATE \(quoteIdentifier(table)) SET \(sets.joined(separator: ", ")) FROM temp.tern_pairs p WHERE \(quoteIdentifier(table)).\"Z_PK\" = p.target")
             case .joinTable(let table, let own, let destination, let order):
                 let columns = [own, destination] + (order.map { [$0] } ?? [])
                 let values = ["owner", "target"] + (order == nil ? [] : ["ord"])
-                try connection.execute("INSERT OR IGNORE INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM temp.tern_pairs")
+                // `WHERE true` lets SQLite parse the upsert after INSERT … SELECT.
+                let upsert = order.map { " ON CONFLICT DO UPDATE SET \(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" } ?? " ON CONFLICT DO NOTHING"
+                try connection.execute("INSERT INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM temp.tern_pairs WHERE true\(upsert)")
             }
         }
         return Int(try connection.scalar("SELECT count(*) FROM temp.tern_pairs")?.int64 ?? 0)
@@ -352,10 +373,16 @@ final class StepMigrator {
                 throw TernError(.badInput, "entity mapping \(mapping.name): a policy related objects through \(group[1].text ?? "?"), which \(group[0].text ?? "?") does not have")
             }
             let targetNumbers = destinationLayout.entities.values.map { "WHEN \(quoteLiteral($0.name)) THEN \($0.number)" }.joined(separator: " ")
+            let resolved = associations.entries.filter { $0.pass <= entry.pass }.map {
+                "WHEN \(quoteLiteral($0.mapping.mapping.name)) THEN \(associations.lookup($0, key: "l.target"))"
+            }.joined(separator: " ")
             let pairs = """
                 SELECT owner, target, CASE target_entity \(targetNumbers) END AS target_entity,
-                       1024 * (row_number() OVER (PARTITION BY owner ORDER BY rowid) + 1) AS ord
-                FROM TERN_LINKS WHERE owner_entity = \(quoteLiteral(ownerEntity)) AND relationship = \(quoteLiteral(name))
+                       1024 * (row_number() OVER (PARTITION BY owner ORDER BY link) + 1) AS ord
+                FROM (SELECT l.rowid AS link, l.owner AS owner, l.target_entity AS target_entity,
+                             CASE WHEN l.target_mapping IS NULL THEN l.target ELSE (CASE l.target_mapping \(resolved) END) END AS target
+                      FROM TERN_LINKS l WHERE l.owner_entity = \(quoteLiteral(ownerEntity)) AND l.relationship = \(quoteLiteral(name)))
+                WHERE target IS NOT NULL
                 """
             report.links["\(mapping.name): \(ownerEntity).\(name)", default: 0] += try apply(pairs: pairs, relationship: relationship, ownerEntity: ownerEntity, storage: storage)
         }
@@ -438,6 +465,15 @@ final class StepMigrator {
             let selected = Int(count.row.int64(at: 0))
             let destination = destinationLayout.entities[mapping.destinationEntity!]!
             let created = Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(destination.table)) d WHERE \(self.created(entry))")?.int64 ?? 0)
+            if policies[mapping.name] != nil {
+                // A policy may make any number of objects per source object and set any value:
+                // what must hold is that every association points at an object that exists.
+                let dangling = try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(entry.table)) a WHERE NOT EXISTS (SELECT 1 FROM \(quoteIdentifier(destination.table)) d WHERE d.\"Z_PK\" = a.destination)")?.int64 ?? 0
+                guard dangling == 0 else {
+                    throw MigrationFailure.verification("\(mapping.name): \(dangling) associations point at objects that were not written")
+                }
+                continue
+            }
             guard selected == created else {
                 throw MigrationFailure.verification("\(mapping.name): \(selected) source objects selected, \(created) destination objects created")
             }
@@ -460,8 +496,11 @@ final class StepMigrator {
                 }
             }
         }
-        report.verified.append("every entity mapping created one destination object per selected source object")
-        report.verified.append("every copied attribute equals its source value")
+        report.verified.append("every entity mapping without a policy created one destination object per selected source object")
+        report.verified.append("every attribute copied as it is equals its source value")
+        if !policies.isEmpty {
+            report.verified.append("every association a policy made points at an object that was written")
+        }
     }
 
     // MARK: Finish
@@ -477,6 +516,7 @@ final class StepMigrator {
                 }
             }
             try connection.execute("DROP TABLE IF EXISTS TERN_LINKS")
+            try connection.execute("DROP TABLE IF EXISTS TERN_UNIQUE")
             for statement in destinationLayout.indexStatements {
                 try connection.execute(statement.replacingOccurrences(of: "CREATE INDEX", with: "CREATE INDEX IF NOT EXISTS")
                     .replacingOccurrences(of: "CREATE UNIQUE INDEX", with: "CREATE UNIQUE INDEX IF NOT EXISTS"))

@@ -33,23 +33,28 @@ public struct StoreMigration {
         self.logger = logger
     }
 
-    /// Reads the store's version and works out the steps to the current version.
+    /// Reads the store's version and works out the steps to `target` (default: the current
+    /// version).
     ///
     /// - Throws: `TernError` when no version wrote the store, or a step has no mapping.
-    public func plan(mappingFiles extra: [String] = [], appleHashes: [String: [String: String]] = [:]) throws -> Plan {
+    public func plan(to target: String? = nil, mappingFiles extra: [String] = [], appleHashes: [String: [String: String]] = [:]) throws -> Plan {
         let match = try VersionMatch.find(in: model, storeAt: store, appleHashes: appleHashes)
         let version: String
+        let targetVersion = target ?? model.currentVersionName
         switch match.verdict {
         case .compatible(let name, _):
-            return Plan(storeVersion: name, targetVersion: model.currentVersionName, steps: [])
+            version = name
         case .migrationNeeded(let from, _, _):
             version = from
         case .noMatch(let closest, let differences):
             throw MigrationError.noVersionMatches(closest: closest, differences: differences, store: store)
         }
+        guard version != targetVersion else {
+            return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
+        }
         let files = MigrationPlanner.mappingFiles(for: model)
-        let steps = try MigrationPlanner.chain(in: model, from: version, to: model.currentVersionName, mappingFiles: files, overriding: extra, now: options.now)
-        return Plan(storeVersion: version, targetVersion: model.currentVersionName, steps: steps)
+        let steps = try MigrationPlanner.chain(in: model, from: version, to: targetVersion, mappingFiles: files, overriding: extra, now: options.now)
+        return Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
     }
 
     /// Runs the plan. With `output`, the migrated store is written there and the original left

@@ -26,7 +26,9 @@ extension StepMigrator {
             + SQLFragment(" AND s.\"Z_PK\" > ? ORDER BY s.\"Z_PK\" LIMIT ?)")).sql)
         let writer = try ObjectWriter(connection: connection, layout: destinationLayout)
         let associate = try connection.prepare("INSERT INTO \(quoteIdentifier(entry.table)) (source, destination) VALUES (?, ?)")
-        let link = try connection.prepare("INSERT INTO TERN_LINKS (owner, owner_entity, relationship, target, target_entity) VALUES (?, ?, ?, ?, ?)")
+        let link = try connection.prepare("INSERT INTO TERN_LINKS (owner, owner_entity, relationship, target, target_entity, target_mapping) VALUES (?, ?, ?, ?, ?, ?)")
+        let findUnique = try connection.prepare("SELECT destination FROM TERN_UNIQUE WHERE entity = ? AND identity = ?")
+        let recordUnique = try connection.prepare("INSERT INTO TERN_UNIQUE (entity, identity, destination) VALUES (?, ?, ?)")
         let delegate = options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil }
 
         var last: Int64 = 0
@@ -46,6 +48,7 @@ extension StepMigrator {
             var objects: [DestinationObject] = []
             var associations: [(Int64, Int)] = []
             var links: [(Int, String, InstanceCreationContext.LinkTarget)] = []
+            var identities: [Int: [String]] = [:]
             while let row = try rows.next() {
                 let values = row.values
                 var properties: [String: SQLiteValue] = [:]
@@ -68,6 +71,7 @@ extension StepMigrator {
                 }
                 let base = objects.count
                 objects += context.objects
+                for (index, keys) in context.identities { identities[base + index] = keys }
                 associations += context.associations.map { ($0.source.key, base + $0.object.index) }
                 links += context.links.map { owner, relationship, target in
                     if case .created(let handle) = target { return (base + owner.index, relationship, .created(CreatedObject(index: base + handle.index))) }
@@ -79,9 +83,21 @@ extension StepMigrator {
             // Write it: keys in creation order, then associations and links, in one transaction.
             try connection.transaction(.immediate) {
                 var keys: [Int64] = []
-                for object in objects {
+                for (index, object) in objects.enumerated() {
                     guard let layout = destinationLayout.entities[object.entity] else {
                         throw TernError(.badInput, "entity mapping \(mapping.name): the policy created an object of \(object.entity), which is not in \(step.destination.versionName)")
+                    }
+                    var identity: String?
+                    if let identifying = identities[index] {
+                        // Values joined as SQL literals: unambiguous, and the same text for the same values.
+                        identity = identifying.map { object.values[$0]?.sqlLiteral ?? "NULL" }.joined(separator: ",")
+                        try findUnique.bind([object.entity, identity!])
+                        let found = try findUnique.step() ? findUnique.row.int64(at: 0) : nil
+                        findUnique.reset()
+                        if let found {
+                            keys.append(found)
+                            continue
+                        }
                     }
                     let key = nextKeys[layout.table, default: 1]
                     nextKeys[layout.table] = key + 1
@@ -92,19 +108,28 @@ extension StepMigrator {
                         return object.values[name] ?? defaults[name] ?? .null
                     }
                     try writer.insert(object.entity, key: key, values: values)
+                    if let identity {
+                        try recordUnique.bind([object.entity, identity, key])
+                        try recordUnique.run()
+                    }
                 }
-                created += objects.filter { $0.entity == mapping.destinationEntity! }.count
+                created += associations.count
                 for (source, index) in associations {
                     try associate.bind([source, keys[index]])
                     try associate.run()
                 }
                 for (owner, relationship, target) in links {
-                    let (targetKey, targetEntity): (Int64, String)
+                    let (targetKey, targetEntity, targetMapping): (Int64, String, String?)
                     switch target {
-                    case .created(let handle): (targetKey, targetEntity) = (keys[handle.index], objects[handle.index].entity)
-                    case .existing(let key, let entity): (targetKey, targetEntity) = (key, entity)
+                    case .created(let handle): (targetKey, targetEntity, targetMapping) = (keys[handle.index], objects[handle.index].entity, nil)
+                    case .existing(let key, let entity): (targetKey, targetEntity, targetMapping) = (key, entity, nil)
+                    case .migrated(let sourceKey, let name):
+                        guard let target = self.associations.entry(named: name, pass: entry.pass) else {
+                            throw TernError(.badInput, "entity mapping \(mapping.name): the policy linked to objects of entity mapping \(name), which does not exist")
+                        }
+                        (targetKey, targetEntity, targetMapping) = (sourceKey, target.mapping.mapping.destinationEntity!, name)
                     }
-                    try link.bind([keys[owner], objects[owner].entity, relationship, targetKey, targetEntity])
+                    try link.bind([keys[owner], objects[owner].entity, relationship, targetKey, targetEntity, targetMapping])
                     try link.run()
                 }
             }

@@ -64,10 +64,12 @@ public final class InstanceCreationContext {
     private(set) var associations: [(source: SourceObject, object: CreatedObject)] = []
     private(set) var links: [(owner: CreatedObject, relationship: String, target: LinkTarget)] = []
 
-    /// Where a link points: an object created in this batch, or one already in the destination.
+    /// Where a link points: an object created in this batch, one already in the destination, or
+    /// whatever an entity mapping makes from a source object (resolved once it exists).
     public enum LinkTarget: Sendable {
         case created(CreatedObject)
         case existing(key: Int64, entity: String)
+        case migrated(sourceKey: Int64, entityMapping: String)
     }
 
     init(mapping: EntityMapping, defaults: @escaping (SourceObject) throws -> DestinationObject) {
@@ -80,11 +82,24 @@ public final class InstanceCreationContext {
         try defaults(source)
     }
 
+    /// Keys that identify objects made with `findOrCreate`, by object index.
+    private(set) var identities: [Int: [String]] = [:]
+
     /// Creates a destination object of any entity; it is written with the batch.
     @discardableResult
     public func create(_ object: DestinationObject) -> CreatedObject {
         objects.append(object)
         return CreatedObject(index: objects.count - 1)
+    }
+
+    /// The one destination object of `object.entity` whose values for `keys` equal `object`'s,
+    /// across the whole step: created the first time, reused after (a fetch-or-insert, such as
+    /// one `Maker` per name).
+    @discardableResult
+    public func findOrCreate(_ object: DestinationObject, identifiedBy keys: [String]) -> CreatedObject {
+        let handle = create(object)
+        identities[handle.index] = keys
+        return handle
     }
 
     /// Records that `object` was made from `source` (Core Data's
