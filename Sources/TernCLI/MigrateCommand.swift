@@ -92,6 +92,12 @@ enum MigrationSummary {
         for (index, step) in report.steps.enumerated() {
             let planned = report.plan.steps[index]
             let objects = step.mappings.reduce(0) { $0 + $1.created }
+            if !step.appliedInPlace.isEmpty || step.mappings.isEmpty {
+                lines.append("Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): applied in place as schema changes, without reading rows, in \(String(format: "%.2f", step.duration.seconds)) s")
+                lines += step.appliedInPlace.map { "  \($0)" }
+                lines += step.verified.map { "  verified: \($0)" }
+                continue
+            }
             lines.append("Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): \(objects) objects in \(String(format: "%.2f", step.duration.seconds)) s")
             for mapping in step.mappings {
                 lines.append("  \(mapping.name): \(mapping.selected) selected, \(mapping.created) created\(mapping.keptKeys ? " (keys kept)" : "")")

@@ -39,6 +39,8 @@ public struct StepReport: Sendable {
     public var links: [String: Int] = [:]
     /// Checks that passed, in words, for the summary.
     public var verified: [String] = []
+    /// When the step was applied as schema changes without reading rows: the SQL it ran.
+    public var appliedInPlace: [String] = []
     public var duration: Duration = .zero
 }
 

@@ -85,21 +85,58 @@ public struct StoreMigration {
             let next = directory.appendingPathComponent(".\(storeURL.deletingPathExtension().lastPathComponent).tern-step\(index + 1)-\(UUID().uuidString.prefix(8)).sqlite").path
             temporaries.append(next)
             logger.info("migrating", metadata: ["from": "\(step.source.versionName)", "to": "\(step.destination.versionName)", "mapping": "\(step.origins.joined(separator: ", "))"])
+            let result: String
             do {
-                reports.append(try Migrator.migrate(step, from: current, to: next, options: options, logger: logger))
+                if let (report, path) = try Self.applyInPlace(step, from: current, working: next, isOriginal: current == store) {
+                    reports.append(report)
+                    result = path
+                } else {
+                    reports.append(try Migrator.migrate(step, from: current, to: next, options: options, logger: logger))
+                    result = next
+                }
             } catch let error as SQLiteError {
                 throw MigrationError.io(error.description, path: next)
             }
-            if current != store {
+            if current != store && current != result {
                 for suffix in ["", "-wal", "-shm"] { try? fileManager.removeItem(atPath: current + suffix) }
             }
-            current = next
+            current = result
         }
         guard current != store else {
             return Report(plan: plan, steps: [], destination: store, backup: nil, duration: ContinuousClock.now - started)
         }
         try Self.place(current, at: finalPath, keepingOriginalAt: backup)
         return Report(plan: plan, steps: reports, destination: finalPath, backup: backup, duration: ContinuousClock.now - started)
+    }
+
+    /// Tries a lightweight step as schema changes. The original store is never altered: its
+    /// first step works on a copy made with `VACUUM INTO` (which reads pages, not rows, and takes
+    /// in rows that live only in a `-wal`); later steps alter the previous temporary store.
+    /// Returns nil when the step must be copied instead, else the report and the store now at the
+    /// destination version.
+    static func applyInPlace(_ step: MigrationStep, from current: String, working next: String, isOriginal: Bool) throws -> (StepReport, String)? {
+        guard let statements = LightweightInPlace.statements(for: step) else { return nil }
+        let started = ContinuousClock.now
+        let target = isOriginal ? next : current
+        if isOriginal {
+            let reader = try ReadOnlyStore(path: current)
+            try reader.connect().execute("VACUUM INTO \(quoteLiteral(next))")
+        }
+        let connection = try Connection(path: target, configuration: .init(mode: .readWrite))
+        guard try LightweightInPlace.apply(statements, step: step, to: connection) else {
+            try connection.close()
+            if isOriginal {
+                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: next + suffix) }
+            }
+            return nil
+        }
+        try connection.setJournalMode(.wal)
+        try connection.close()
+        var report = StepReport()
+        report.appliedInPlace = statements
+        report.verified.append("the store's tables and columns equal the destination layout")
+        report.duration = ContinuousClock.now - started
+        return (report, target)
     }
 
     /// `Store.sqlite` → `Store~.sqlite`, Core Data's name for the pre-migration copy.

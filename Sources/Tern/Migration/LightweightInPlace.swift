@@ -1,0 +1,159 @@
+import Foundation
+import TernSQLite
+
+/// Applies an inferred step as schema changes, as Core Data does for SQLite stores: renamed
+/// tables and columns, added and dropped columns and tables, new metadata — in one transaction,
+/// without reading a row.
+///
+/// Only when every entity keeps its number (Core Data numbers entities by name, so some renames
+/// move them), every kept column keeps its declared type, and nothing needs values computed (a
+/// column becoming non-optional, a new order) does a step qualify. Before committing, the
+/// store's tables and columns must equal the destination layout exactly; otherwise the
+/// transaction rolls back and the step is copied instead.
+enum LightweightInPlace {
+    /// The SQL that turns a store of `step.source` into one of `step.destination`, or nil when the
+    /// step does not qualify.
+    static func statements(for step: MigrationStep) -> [String]? {
+        guard step.isInferred, step.passes.count == 1 else { return nil }
+        let source = StoreLayout(model: step.source)
+        let destination = StoreLayout(model: step.destination)
+        let sourceNumbers = step.source.entityNumbers
+        let destinationNumbers = step.destination.entityNumbers
+        var statements: [String] = []
+        var renamedTables: [String: String] = [:]
+        var keptColumns: [String: Set<String>] = [:]   // source table → columns that stay (by source name)
+        var sourceOf: [String: String] = [:]
+
+        for entity in step.passes[0].entities {
+            let mapping = entity.mapping
+            guard let sourceName = mapping.sourceEntity, let destinationName = mapping.destinationEntity else {
+                if mapping.type == .remove { return nil }  // removing data is a copy
+                continue
+            }
+            guard sourceNumbers[sourceName] == destinationNumbers[destinationName],
+                  step.source.entity(named: sourceName)?.parent.flatMap({ sourceNumbers[$0] })
+                    == step.destination.entity(named: destinationName)?.parent.flatMap({ destinationNumbers[$0] }) else { return nil }
+            sourceOf[destinationName] = sourceName
+            let from = source.entities[sourceName]!
+            let to = destination.entities[destinationName]!
+            if from.table != to.table { renamedTables[from.table] = to.table }
+            // Attributes: a copy of a source attribute may be a rename; a new one is added.
+            for attribute in step.destination.allAttributes(of: destinationName) where !attribute.isTransient {
+                let column = to.attributeColumns[attribute.name]!
+                if let compiled = entity.attributes[attribute.name] {
+                    guard case .input(0) = compiled.expression, compiled.inputs.count == 1, compiled.inputs[0].relationships.isEmpty,
+                          case .attribute(let old) = compiled.inputs[0].final,
+                          let oldAttribute = step.source.allAttributes(of: sourceName).first(where: { $0.name == old }),
+                          oldAttribute.type.columnDeclaration == attribute.type.columnDeclaration,
+                          let oldColumn = from.attributeColumns[old] else { return nil }
+                    keptColumns[from.table, default: []].insert(oldColumn)
+                    if oldColumn != column { statements.append(renameColumn(from.table, oldColumn, column)) }
+                } else {
+                    let value = attribute.defaultValue.map { " DEFAULT \($0.sqlLiteral)" } ?? ""
+                    statements.append("ALTER TABLE \(quoteIdentifier(from.table)) ADD COLUMN \(quoteIdentifier(column)) \(attribute.type.columnDeclaration)\(value)")
+                }
+            }
+            // To-one relationships keep or rename their key columns, or start empty.
+            for relationship in step.destination.allRelationships(of: destinationName) where !relationship.isToMany && !relationship.isTransient {
+                let columns = [to.foreignKeyColumns[relationship.name], to.entityColumns[relationship.name], to.orderColumns[relationship.name]]
+                if let old = sourceRelationshipName(entity.relationships[relationship.name]) {
+                    guard let oldRelationship = step.source.allRelationships(of: sourceName).first(where: { $0.name == old }), !oldRelationship.isToMany else { return nil }
+                    let oldColumns = [from.foreignKeyColumns[old], from.entityColumns[old], from.orderColumns[old]]
+                    for (oldColumn, newColumn) in zip(oldColumns, columns) {
+                        switch (oldColumn, newColumn) {
+                        case (nil, nil): continue
+                        case (let a?, let b?):
+                            keptColumns[from.table, default: []].insert(a)
+                            if a != b { statements.append(renameColumn(from.table, a, b)) }
+                        default: return nil  // an order or entity column appears or goes: values needed
+                        }
+                    }
+                } else {
+                    for case let column? in columns {
+                        statements.append("ALTER TABLE \(quoteIdentifier(from.table)) ADD COLUMN \(quoteIdentifier(column)) INTEGER")
+                    }
+                }
+            }
+        }
+        // Columns no destination property keeps are dropped.
+        var drops: [String] = []
+        for table in Set(source.entities.values.map(\.table)) {
+            guard let columns = source.tables.first(where: { $0.name == table })?.columns.map(\.name) else { continue }
+            for column in columns where !["Z_PK", "Z_ENT", "Z_OPT"].contains(column) && !(keptColumns[table]?.contains(column) ?? false) {
+                guard sourceOf.values.contains(where: { source.entities[$0]?.table == table }) else { return nil }
+                drops.append("ALTER TABLE \(quoteIdentifier(table)) DROP COLUMN \(quoteIdentifier(column))")
+            }
+        }
+        // Join tables must carry over unchanged; new ones are created.
+        let sourceJoins = Set(source.joinTables.map(\.table))
+        for join in destination.joinTables {
+            guard !sourceJoins.contains(join.table) else { continue }
+            guard destinationRelationshipIsNew(join, step: step, sourceOf: sourceOf) else { return nil }
+            statements.append(destination.createTableStatements.first { $0.hasPrefix("CREATE TABLE \(quoteIdentifier(join.table)) ") }!)
+        }
+        guard Set(destination.joinTables.map(\.table)).isSuperset(of: sourceJoins) else { return nil }
+        // New entities get their tables and key rows.
+        for entity in step.destination.entitiesInStoreOrder where sourceOf[entity.name] == nil {
+            let layout = destination.entities[entity.name]!
+            if entity.parent == nil {
+                statements.append(destination.createTableStatements.first { $0.hasPrefix("CREATE TABLE \(quoteIdentifier(layout.table)) ") }!)
+            } else if sourceOf.values.contains(where: { source.entities[$0]?.table == layout.table }) == false {
+                return nil
+            }
+            statements.append("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (\(layout.number), \(quoteLiteral(entity.name)), \(entity.parent.flatMap { destinationNumbers[$0] } ?? 0), 0)")
+        }
+        for (destinationName, sourceName) in sourceOf where destinationName != sourceName {
+            statements.append("UPDATE Z_PRIMARYKEY SET Z_NAME = \(quoteLiteral(destinationName)) WHERE Z_ENT = \(sourceNumbers[sourceName]!)")
+        }
+        // Column changes name the source tables, so tables are renamed last.
+        return drops + statements + renamedTables.sorted(by: { $0.key < $1.key }).map {
+            "ALTER TABLE \(quoteIdentifier($0.key)) RENAME TO \(quoteIdentifier($0.value))"
+        }
+    }
+
+    private static func sourceRelationshipName(_ source: ValidatedMapping.RelationshipSource?) -> String? {
+        switch source {
+        case .entityMapping(_, let relationship)?: relationship
+        case .sourceRelationship(let relationship)?: relationship
+        case nil: nil
+        }
+    }
+
+    private static func destinationRelationshipIsNew(_ join: StoreLayout.JoinTable, step: MigrationStep, sourceOf: [String: String]) -> Bool {
+        let owner = step.passes[0].entities.first { $0.mapping.destinationEntity == join.entity }
+        return owner?.relationships[join.relationship] == nil
+    }
+
+    private static func renameColumn(_ table: String, _ old: String, _ new: String) -> String {
+        "ALTER TABLE \(quoteIdentifier(table)) RENAME COLUMN \(quoteIdentifier(old)) TO \(quoteIdentifier(new))"
+    }
+
+    /// Runs the statements on `connection` in one transaction, with the destination's metadata
+    /// and indexes, and checks the result against the destination layout before committing.
+    ///
+    /// - Returns: false (and changes nothing) when the result would not be the destination layout.
+    static func apply(_ statements: [String], step: MigrationStep, to connection: Connection) throws -> Bool {
+        let destination = StoreLayout(model: step.destination)
+        do {
+            try connection.transaction(.immediate) {
+            // Core Data's and Tern's indexes all sit on Z tables; they are rebuilt from the destination model.
+            let indexes = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+            var names: [String] = []
+            var rows = indexes.rows()
+            while let row = try rows.next() { names.append(row.text(at: 0)!) }
+            for name in names { try connection.execute("DROP INDEX \(quoteIdentifier(name))") }
+            for statement in statements { try connection.execute(statement) }
+            guard LayoutSignature(layout: destination) == (try LayoutSignature(connection: connection)) else {
+                throw InPlaceMismatch()  // rolls the transaction back
+            }
+            for statement in destination.indexStatements { try connection.execute(statement) }
+            try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", try StoreFile.metadataPlist(for: step.destination))
+            }
+            return true
+        } catch is InPlaceMismatch {
+            return false
+        }
+    }
+
+    struct InPlaceMismatch: Error {}
+}
