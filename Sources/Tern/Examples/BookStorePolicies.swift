@@ -38,10 +38,11 @@ public enum BookStoreExample {
 }
 
 extension PolicyRegistry {
-    /// The policies Tern ships with: the BookStore chapter's, for the examples and the demo.
+    /// The policies Tern ships with, for the examples in `configs/` and the demo.
     public static var builtIn: PolicyRegistry {
         var registry = PolicyRegistry()
         registry.register(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy")
+        registry.register(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy")
         registry.delegate = BookStoreExample.SynopsisManager()
         return registry
     }

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+@Suite("tern migrate, run as a process")
+struct MigrateCommandTests {
+    static let bookStore = CheckAndGenerateCommandTests.bookStore
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-migrate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    private func store(_ name: String = "Books.sqlite") throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        #expect(try TernProcess.run(["generate", "--model", Self.bookStore, "--version", "BookStore 1", "--rows", "50", path]).status == 0)
+        return path
+    }
+
+    @Test("--dry-run prints the chain and writes nothing")
+    func dryRun() throws {
+        let path = try store()
+        let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--dry-run"])
+        #expect(outcome.status == 0)
+        #expect(outcome.standardOutput.contains("1. BookStore 1 → BookStore 2 (inferred mapping)"))
+        #expect(outcome.standardOutput.contains("3. BookStore 3 → BookStore 4 (v3-to-v4.yaml)"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before)
+    }
+
+    @Test("migrates in place, keeps NAME~.sqlite, and says which steps ran as schema changes")
+    func inPlace() throws {
+        let path = try store()
+        let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardOutput.contains("applied in place as schema changes, without reading rows"))
+        #expect(outcome.standardOutput.contains("the original is kept as \(directory.appendingPathComponent("Books~.sqlite").path)"))
+        #expect(try TernProcess.run(["check", path, "--model", Self.bookStore]).status == 0)
+    }
+
+    @Test("exit 73 when --out exists, 4 for a store of another model, 6 for objects that break the model's rules")
+    func failures() throws {
+        let path = try store()
+        let taken = directory.appendingPathComponent("taken.sqlite").path
+        try Data("x".utf8).write(to: URL(fileURLWithPath: taken))
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", taken]).status == 73)
+        let other = "\(CheckAndGenerateCommandTests.fixtures)/hwaxxer__BookMigration/BookMigration/Model.xcdatamodeld"
+        #expect(try TernProcess.run(["migrate", path, "--model", other, "--dry-run"]).status == 4)
+        let broken = try store("Broken.sqlite")
+        let sqlite = try TernProcess.run(["inspect", broken])
+        #expect(sqlite.status == 0)
+        // An empty title breaks BookStore's minimum length.
+        let connection = directory.appendingPathComponent("Broken.sqlite").path
+        let update = Process()
+        update.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        update.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(connection)'); c.execute(\"UPDATE ZBOOK SET ZTITLE = '' WHERE Z_PK = 2\"); c.commit()"]
+        try update.run()
+        update.waitUntilExit()
+        let outcome = try TernProcess.run(["migrate", broken, "--model", Self.bookStore])
+        #expect(outcome.status == 6)
+        #expect(outcome.standardError.contains("Publication 2: title is shorter than 1"))
+        #expect(outcome.standardError.contains("the original store is untouched"))
+    }
+}
