@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "Tern", targets: ["Tern"]),
         .library(name: "TernSQLite", targets: ["TernSQLite"]),
         .library(name: "TernLoop", targets: ["TernLoop"]),
+        .library(name: "TernCommands", targets: ["TernCommands"]),
         .executable(name: "tern", targets: ["TernCLI"]),
     ],
     dependencies: [
@@ -49,15 +50,18 @@ let package = Package(
             ]
         ),
 
-        // The `tern` command.
-        .executableTarget(
-            name: "TernCLI",
+        // The `tern` command line, as a library so packages with their own policies can run it.
+        .target(
+            name: "TernCommands",
             dependencies: [
                 "Tern",
+                "TernSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The `tern` executable: the command line with the built-in policies.
+        .executableTarget(name: "TernCLI", dependencies: ["TernCommands"]),
 
         .testTarget(name: "TernSQLiteTests", dependencies: ["TernSQLite", "TernLoop"]),
         .testTarget(name: "TernLoopTests", dependencies: ["TernLoop"]),

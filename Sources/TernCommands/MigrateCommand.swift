@@ -52,7 +52,8 @@ struct MigrateCommand: ParsableCommand {
         let logger = global.makeLogger(label: "tern.migrate")
         try reportingErrors {
             let versioned = try ModelLoader.load(model)
-            let options = MigrationOptions(batchSize: batchSize, keepAssociations: keepAssociations, now: Date().timeIntervalSinceReferenceDate)
+            let options = MigrationOptions(batchSize: batchSize, keepAssociations: keepAssociations, now: Date().timeIntervalSinceReferenceDate,
+                                           registry: TernCommandLine.registry)
             let migration = StoreMigration(store: store, model: versioned, options: options, logger: logger)
             let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
             let plan = try migration.plan(to: to, mappingFiles: mapping, appleHashes: apple)

@@ -1,0 +1,3 @@
+import TernCommands
+
+TernCommandLine.main()
