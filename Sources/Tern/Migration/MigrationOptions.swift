@@ -10,14 +10,21 @@ public struct MigrationOptions: Sendable {
     public var now: Double
     /// The policies mapping models may name, and the manager hook (default: the built-in ones).
     public var registry: PolicyRegistry
+    /// Asked after every committed batch: true stops the run there (`MigrationInterrupted`).
+    public var shouldStop: @Sendable () -> Bool
+    /// Told what happens, as it happens (on the thread running the migration).
+    public var progress: (@Sendable (MigrationEvent) -> Void)?
 
     public init(batchSize: Int = 10_000, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = 0,
-                registry: PolicyRegistry = .builtIn) {
+                registry: PolicyRegistry = .builtIn, shouldStop: @escaping @Sendable () -> Bool = { false },
+                progress: (@Sendable (MigrationEvent) -> Void)? = nil) {
         self.batchSize = batchSize
         self.keepAssociations = keepAssociations
         self.violationLimit = violationLimit
         self.now = now
         self.registry = registry
+        self.shouldStop = shouldStop
+        self.progress = progress
     }
 }
 
@@ -50,4 +57,18 @@ public struct ValidationViolation: Sendable, Equatable, CustomStringConvertible 
     public var key: Int64
     public var rule: String
     public var description: String { "\(entity) \(key): \(rule)" }
+}
+
+/// What a running migration reports.
+public enum MigrationEvent: Sendable, Equatable {
+    /// A step (one version to the next) begins; `steps` is how many there are.
+    case stepStarted(step: Int, steps: Int, source: String, destination: String)
+    /// A batch of an entity mapping committed: `done` of the mapping's `total` source objects.
+    case batchCommitted(mapping: String, pass: Int, done: Int, total: Int)
+    /// An entity mapping created all its objects.
+    case entityMappingFinished(mapping: String, pass: Int, objects: Int)
+    /// A pass finished all three stages.
+    case passFinished(pass: Int, passes: Int)
+    /// A step finished; `inPlace` when it ran as schema changes.
+    case stepFinished(step: Int, inPlace: Bool)
 }

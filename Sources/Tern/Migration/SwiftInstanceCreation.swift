@@ -30,10 +30,21 @@ extension StepMigrator {
         let findUnique = try connection.prepare("SELECT destination FROM TERN_UNIQUE WHERE entity = ? AND identity = ?")
         let recordUnique = try connection.prepare("INSERT INTO TERN_UNIQUE (entity, identity, destination) VALUES (?, ?, ?)")
         let delegate = options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil }
+        let unit = "create:\(entry.number)"
+        if checkpoint[unit].done {
+            completed.insert(entry.number)
+            report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: checkpoint[unit].count,
+                                                      created: Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(entry.table))")?.int64 ?? 0), keptKeys: false))
+            return
+        }
+        let count = try connection.prepare((SQLFragment("SELECT count(*) FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE ") + selection).sql)
+        try count.bind(selection.arguments)
+        _ = try count.step()
+        let total = Int(count.row.int64(at: 0))
+        count.reset()
 
-        var last: Int64 = 0
-        var selected = 0
-        var created = 0
+        var last = checkpoint[unit].lastKey
+        var selected = checkpoint[unit].count
         while true {
             try batchEnd.bind(selection.arguments + [SQLiteValue.integer(last), .integer(Int64(options.batchSize))])
             guard try batchEnd.step(), let end = batchEnd.row.value(at: 0).int64 else {
@@ -113,7 +124,6 @@ extension StepMigrator {
                         try recordUnique.run()
                     }
                 }
-                created += associations.count
                 for (source, index) in associations {
                     try associate.bind([source, keys[index]])
                     try associate.run()
@@ -132,13 +142,21 @@ extension StepMigrator {
                     try link.bind([keys[owner], objects[owner].entity, relationship, targetKey, targetEntity, targetMapping])
                     try link.run()
                 }
+                try checkpoint.save(unit, lastKey: end, count: selected, nextKeys: nextKeys, on: connection)
             }
             last = end
+            emit(.batchCommitted(mapping: mapping.name, pass: entry.pass, done: selected, total: total))
+            try stopIfAsked()
         }
-        if let index = associations.indexStatement(entry) {
-            try connection.execute(index)
+        try connection.transaction(.immediate) {
+            if let index = associations.indexStatement(entry) {
+                try connection.execute(index)
+            }
+            try checkpoint.save(unit, lastKey: last, count: selected, done: true, nextKeys: nextKeys, on: connection)
         }
         completed.insert(entry.number)
+        let created = Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(entry.table))")?.int64 ?? 0)
+        emit(.entityMappingFinished(mapping: mapping.name, pass: entry.pass, objects: created))
         report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: selected, created: created, keptKeys: false))
         logger.debug("created instances in Swift", metadata: ["mapping": "\(mapping.name)", "objects": "\(created)"])
     }

@@ -1,0 +1,16 @@
+/// Why a migration stopped.
+public enum MigrationFailure: Error, CustomStringConvertible {
+    /// Destination objects break the destination model's rules.
+    case validation([ValidationViolation])
+    /// The migrated store does not match the source as the mapping says it should.
+    case verification(String)
+
+    public var description: String {
+        switch self {
+        case .validation(let violations):
+            "validation failed:\n" + violations.map { "  - \($0)" }.joined(separator: "\n")
+        case .verification(let message):
+            "verification failed: \(message)"
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import TernSQLite
+
+extension StepMigrator {
+    // MARK: Stage 2: recreate relationships
+
+    func recreateRelationships(_ entry: AssociationTables.Entry) throws {
+        let mapping = entry.mapping.mapping
+        for name in pending[entry.number] ?? [] {
+            let relationship = step.destination.allRelationships(of: mapping.destinationEntity!).first { $0.name == name }!
+            let (sourceRelationship, targets) = targets(entry.mapping.relationships[name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
+            guard !targets.isEmpty, let storage = destinationLayout.storage(ofRelationship: name, of: mapping.destinationEntity!) else { continue }
+            // Both sides of a relationship may be mapped and are stored in one place: write the
+            // links once, and their order from the side that is ordered.
+            let links: String
+            var order: String?
+            switch storage {
+            case .foreignKey(let column):
+                links = "\(destinationLayout.entities[mapping.destinationEntity!]!.table).\(column)"
+            case .inverseForeignKey(let table, let column, let orderColumn):
+                links = "\(table).\(column)"
+                order = orderColumn.map { _ in links + "#order" }
+            case .joinTable(let table, _, _, let orderColumn):
+                links = table
+                order = orderColumn.map { "\(table)#order\($0)" }
+            }
+            let linksWritten = writtenStorage.contains(links)
+            guard !linksWritten || (order.map { !writtenStorage.contains($0) } ?? false) else { continue }
+            writtenStorage.insert(links)
+            if let order { writtenStorage.insert(order) }
+            let unit = "links:\(entry.number):\(name)"
+            if !checkpoint[unit].done {
+                try writeRelationship(relationship, storage: storage, entry: entry, sourceRelationship: sourceRelationship, targets: targets,
+                                      orderOnly: linksWritten, unit: unit)
+            }
+            report.links["\(mapping.name).\(name)"] = checkpoint[unit].count
+        }
+    }
+
+    /// The source's links of `relationship` as (owner source key, target source key, order):
+    /// the same rows whatever way the source stores them.
+    func sourcePairs(_ relationship: String, of entity: String) -> String? {
+        let owner = sourceLayout.entities[entity]!
+        switch sourceLayout.storage(ofRelationship: relationship, of: entity) {
+        case .foreignKey(let column):
+            return "SELECT s.\"Z_PK\" AS owner, s.\(quoteIdentifier(column)) AS target, NULL AS ord FROM \"src\".\(quoteIdentifier(owner.table)) s WHERE s.\"Z_ENT\" = \(owner.number) AND s.\(quoteIdentifier(column)) IS NOT NULL"
+        case .inverseForeignKey(let table, let column, let order):
+            return "SELECT d.\(quoteIdentifier(column)) AS owner, d.\"Z_PK\" AS target, \(order.map { "d.\(quoteIdentifier($0))" } ?? "NULL") AS ord FROM \"src\".\(quoteIdentifier(table)) d WHERE d.\(quoteIdentifier(column)) IS NOT NULL"
+        case .joinTable(let table, let own, let destination, let order):
+            return "SELECT j.\(quoteIdentifier(own)) AS owner, j.\(quoteIdentifier(destination)) AS target, \(order.map { "j.\(quoteIdentifier($0))" } ?? "NULL") AS ord FROM \"src\".\(quoteIdentifier(table)) j"
+        case nil:
+            return nil
+        }
+    }
+
+    func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: AssociationTables.Entry,
+                                   sourceRelationship: String, targets: [AssociationTables.Entry], orderOnly: Bool, unit: String) throws {
+        guard let pairs = sourcePairs(sourceRelationship, of: entry.mapping.mapping.sourceEntity!) else { return }
+        // Destination pairs, with Core Data's sparse order keys per owner.
+        let mapped = """
+            SELECT owner, target, target_entity, 1024 * (row_number() OVER (PARTITION BY owner ORDER BY ord, source_target) + 1) AS ord FROM (
+              SELECT \(associations.lookup(entry, key: "p.owner")) AS owner, \(associations.lookup(targets, key: "p.target")) AS target,
+                     \(associations.entityNumber(targets, key: "p.target")) AS target_entity, p.ord AS ord, p.target AS source_target
+              FROM (\(pairs)) p) WHERE owner IS NOT NULL AND target IS NOT NULL
+            """
+        try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly, unit: unit)
+    }
+
+    /// Writes destination links `(owner, target, target_entity, ord)` into wherever the
+    /// relationship is stored, and marks `unit` done with their count, in one transaction. With
+    /// `orderOnly`, the links exist already (the other side wrote them) and only their order is set.
+    func apply(pairs: String, relationship: Relationship, ownerEntity: String, storage: RelationshipStorage, orderOnly: Bool = false, unit: String) throws {
+        try connection.execute("DROP TABLE IF EXISTS temp.tern_pairs")
+        try connection.execute("CREATE TEMP TABLE tern_pairs AS \(pairs)")
+        defer { try? connection.execute("DROP TABLE IF EXISTS temp.tern_pairs") }
+        let destinationEntity = destinationLayout.entities[ownerEntity]!
+        let count = Int(try connection.scalar("SELECT count(*) FROM temp.tern_pairs")?.int64 ?? 0)
+        try connection.transaction(.immediate) {
+            switch storage {
+            case .foreignKey(let column):
+                var sets = ["\(quoteIdentifier(column)) = p.target"]
+                if let entityColumn = destinationEntity.entityColumns[relationship.name] { sets.append("\(quoteIdentifier(entityColumn)) = p.target_entity") }
+                try connection.execute("UPDATE \(quoteIdentifier(destinationEntity.table)) SET \(sets.joined(separator: ", ")) FROM (SELECT owner, target, target_entity FROM temp.tern_pairs WHERE ord = 2048) p WHERE \(quoteIdentifier(destinationEntity.table)).\"Z_PK\" = p.owner")
+            case .inverseForeignKey(let table, let column, let order):
+                let target = destinationLayout.entities.values.first { $0.table == table && $0.foreignKeyColumns.values.contains(column) }
+                var sets = orderOnly ? [] : ["\(quoteIdentifier(column)) = p.owner"]
+                if let order { sets.append("\(quoteIdentifier(order)) = p.ord") }
+                if !orderOnly, let inverse = relationship.inverse, let entityColumn = target?.entityColumns[inverse] {
+                    sets.append("\(quoteIdentifier(entityColumn)) = \(destinationEntity.number)")
+                }
+                guard !sets.isEmpty else { break }
+                try connection.execute("UPDATE \(quoteIdentifier(table)) SET \(sets.joined(separator: ", ")) FROM temp.tern_pairs p WHERE \(quoteIdentifier(table)).\"Z_PK\" = p.target")
+            case .joinTable(let table, let own, let destination, let order):
+                let columns = [own, destination] + (order.map { [$0] } ?? [])
+                let values = ["owner", "target"] + (order == nil ? [] : ["ord"])
+                // `WHERE true` lets SQLite parse the upsert after INSERT … SELECT.
+                let upsert = order.map { " ON CONFLICT DO UPDATE SET \(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" } ?? " ON CONFLICT DO NOTHING"
+                try connection.execute("INSERT INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM temp.tern_pairs WHERE true\(upsert)")
+            }
+            try checkpoint.save(unit, count: count, done: true, nextKeys: nextKeys, on: connection)
+        }
+    }
+
+    /// Calls a policy's `createRelationships` for each object its mapping created, when the
+    /// policy asks for it; the links it makes are saved in one transaction.
+    func callRelationshipHook(_ entry: AssociationTables.Entry, policy: any EntityMigrationPolicy) throws {
+        let unit = "hook:\(entry.number)"
+        guard policy.createsRelationships, !checkpoint[unit].done else { return }
+        let mapping = entry.mapping.mapping
+        let context = RelationshipContext(mapping: mapping) { [connection, associations] name, key in
+            guard let target = associations.entry(named: name, pass: entry.pass) else { return [] }
+            let value = try connection.scalar("SELECT \(associations.lookup(target, key: "?"))", key)
+            return value?.int64.map { [$0] } ?? []
+        }
+        let statement = try connection.prepare("SELECT source, destination FROM \(quoteIdentifier(entry.table)) ORDER BY source, destination")
+        var rows = statement.rows()
+        while let row = try rows.next() {
+            try policy.createRelationships(forDestination: row.int64(at: 1), source: row.int64(at: 0), in: context)
+        }
+        try connection.transaction(.immediate) {
+            let insert = try connection.prepare("INSERT INTO TERN_LINKS (owner, owner_entity, relationship, target, target_entity) VALUES (?, ?, ?, ?, ?)")
+            for link in context.links {
+                try insert.bind([link.owner, link.ownerEntity, link.relationship, link.target, link.targetEntity])
+                try insert.run()
+            }
+            try checkpoint.save(unit, done: true, nextKeys: nextKeys, on: connection)
+        }
+    }
+
+    /// Applies the links policies of this pass made (`relate`), one relationship at a time.
+    func applyPolicyLinks(pass: Int) throws {
+        guard !policies.isEmpty, !checkpoint["policylinks:\(pass)"].done else { return }
+        let groups = try rowsOf("SELECT DISTINCT owner_entity, relationship FROM TERN_LINKS ORDER BY 1, 2")
+        for group in groups {
+            guard let ownerEntity = group[0].text, let name = group[1].text,
+                  let relationship = step.destination.allRelationships(of: ownerEntity).first(where: { $0.name == name }),
+                  let storage = destinationLayout.storage(ofRelationship: name, of: ownerEntity) else {
+                throw TernError(.badInput, "a policy related objects through \(group[1].text ?? "?"), which \(group[0].text ?? "?") does not have")
+            }
+            let unit = "policylinks:\(pass):\(ownerEntity).\(name)"
+            if !checkpoint[unit].done {
+                let targetNumbers = destinationLayout.entities.values.map { "WHEN \(quoteLiteral($0.name)) THEN \($0.number)" }.joined(separator: " ")
+                let resolved = associations.entries.filter { $0.pass <= pass }.map {
+                    "WHEN \(quoteLiteral($0.mapping.mapping.name)) THEN \(associations.lookup($0, key: "l.target"))"
+                }.joined(separator: " ")
+                let pairs = """
+                    SELECT owner, target, CASE target_entity \(targetNumbers) END AS target_entity,
+                           1024 * (row_number() OVER (PARTITION BY owner ORDER BY link) + 1) AS ord
+                    FROM (SELECT l.rowid AS link, l.owner AS owner, l.target_entity AS target_entity,
+                                 CASE WHEN l.target_mapping IS NULL THEN l.target ELSE (CASE l.target_mapping \(resolved) END) END AS target
+                          FROM TERN_LINKS l WHERE l.owner_entity = \(quoteLiteral(ownerEntity)) AND l.relationship = \(quoteLiteral(name)))
+                    WHERE target IS NOT NULL
+                    """
+                try apply(pairs: pairs, relationship: relationship, ownerEntity: ownerEntity, storage: storage, unit: unit)
+            }
+            report.links["policy: \(ownerEntity).\(name)", default: 0] += checkpoint[unit].count
+        }
+        try connection.transaction(.immediate) {
+            try connection.execute("DELETE FROM TERN_LINKS")
+            try checkpoint.save("policylinks:\(pass)", done: true, nextKeys: nextKeys, on: connection)
+        }
+    }
+
+    func rowsOf(_ sql: String) throws -> [[SQLiteValue]] {
+        let statement = try connection.prepare(sql)
+        var rows = statement.rows()
+        var result: [[SQLiteValue]] = []
+        while let row = try rows.next() { result.append(row.values) }
+        return result
+    }
+}

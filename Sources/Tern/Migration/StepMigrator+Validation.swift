@@ -1,0 +1,56 @@
+import TernSQLite
+
+extension StepMigrator {
+    // MARK: Stage 3: validate
+
+    /// The destination rows `entry` created, as an SQL condition on alias `d`.
+    func created(_ entry: AssociationTables.Entry) -> String {
+        let destination = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
+        if entry.keepsKeys {
+            let source = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!
+            return "d.\"Z_ENT\" = \(destination.number) AND d.\"Z_PK\" IN (SELECT \"Z_PK\" FROM \"src\".\(quoteIdentifier(source.table)) WHERE \"Z_ENT\" = \(source.number))"
+        }
+        return "d.\"Z_PK\" IN (SELECT destination FROM \(quoteIdentifier(entry.table)))"
+    }
+
+    func validate(_ entry: AssociationTables.Entry, limit: Int) throws -> [ValidationViolation] {
+        let entityName = entry.mapping.mapping.destinationEntity!
+        let destination = destinationLayout.entities[entityName]!
+        var rules: [(condition: String, rule: String)] = []
+        for attribute in step.destination.allAttributes(of: entityName) where !attribute.isTransient {
+            let column = "d.\(quoteIdentifier(destination.attributeColumns[attribute.name]!))"
+            if !attribute.isOptional { rules.append(("\(column) IS NULL", "\(attribute.name) is required")) }
+            let v = attribute.validation
+            if let low = v.minimumValue { rules.append(("\(column) < \(low)", "\(attribute.name) is below its minimum \(low)")) }
+            if let high = v.maximumValue { rules.append(("\(column) > \(high)", "\(attribute.name) is above its maximum \(high)")) }
+            if let low = v.minimumLength { rules.append(("length(\(column)) < \(low)", "\(attribute.name) is shorter than \(low)")) }
+            if let high = v.maximumLength { rules.append(("length(\(column)) > \(high)", "\(attribute.name) is longer than \(high)")) }
+            if let pattern = v.pattern { rules.append(("tern_matches(\(column), \(quoteLiteral(pattern)), 0) = 0", "\(attribute.name) does not match \(pattern)")) }
+        }
+        for relationship in step.destination.allRelationships(of: entityName) where !relationship.isTransient {
+            switch destinationLayout.storage(ofRelationship: relationship.name, of: entityName) {
+            case .foreignKey(let column):
+                if !relationship.isOptional { rules.append(("d.\(quoteIdentifier(column)) IS NULL", "\(relationship.name) is required")) }
+            case .inverseForeignKey(let table, let column, _):
+                let count = "(SELECT count(*) FROM \(quoteIdentifier(table)) x WHERE x.\(quoteIdentifier(column)) = d.\"Z_PK\")"
+                if relationship.minCount > 0 { rules.append(("\(count) < \(relationship.minCount)", "\(relationship.name) has fewer than \(relationship.minCount)")) }
+                if relationship.maxCount > 0 { rules.append(("\(count) > \(relationship.maxCount)", "\(relationship.name) has more than \(relationship.maxCount)")) }
+            case .joinTable(let table, let own, _, _):
+                let count = "(SELECT count(*) FROM \(quoteIdentifier(table)) x WHERE x.\(quoteIdentifier(own)) = d.\"Z_PK\")"
+                if relationship.minCount > 0 { rules.append(("\(count) < \(relationship.minCount)", "\(relationship.name) has fewer than \(relationship.minCount)")) }
+                if relationship.maxCount > 0 { rules.append(("\(count) > \(relationship.maxCount)", "\(relationship.name) has more than \(relationship.maxCount)")) }
+            case nil:
+                break
+            }
+        }
+        var violations: [ValidationViolation] = []
+        for (condition, rule) in rules where violations.count < limit {
+            let statement = try connection.prepare("SELECT d.\"Z_PK\" FROM \(quoteIdentifier(destination.table)) d WHERE \(created(entry)) AND \(condition) ORDER BY d.\"Z_PK\" LIMIT \(limit - violations.count)")
+            var rows = statement.rows()
+            while let row = try rows.next() {
+                violations.append(ValidationViolation(entity: entityName, key: row.int64(at: 0), rule: rule))
+            }
+        }
+        return violations
+    }
+}
