@@ -17,6 +17,9 @@ enum TernExitCode {
     static let verificationFailed: Int32 = 7
     /// An output file already exists (EX_CANTCREAT).
     static let cannotCreate: Int32 = 73
+    /// `tern migrate`: interrupted, or an earlier run did not finish; `--resume` continues it
+    /// (EX_TEMPFAIL).
+    static let resumable: Int32 = 75
     /// Bad input data: a file that is not a store, a malformed model (sysexits EX_DATAERR).
     static let badInput: Int32 = 65
     /// An input file is missing (EX_NOINPUT).
@@ -51,7 +54,12 @@ func reportingErrors(_ body: () throws -> Void) throws {
         case .noVersionMatches: throw ExitCode(TernExitCode.noVersionMatches)
         case .destinationExists: throw ExitCode(TernExitCode.cannotCreate)
         case .io: throw ExitCode(TernExitCode.io)
+        case .unfinished: throw ExitCode(TernExitCode.resumable)
+        case .resumeMismatch: throw ExitCode(TernExitCode.badInput)
         }
+    } catch let interruption as MigrationInterrupted {
+        printError(interruption.description + "\nNothing was replaced; the original store is untouched.")
+        throw ExitCode(TernExitCode.resumable)
     }
 }
 

@@ -42,10 +42,17 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Print the chain of steps and the plan without writing anything.")
     var dryRun = false
 
+    @Flag(help: "Continue an interrupted migration from its last checkpoint.")
+    var resume = false
+
+    @Flag(help: "Discard an unfinished migration's work and start again.")
+    var restart = false
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        guard !(resume && restart) else { throw ValidationError("--resume and --restart cannot go together") }
     }
 
     func run() throws {
@@ -53,14 +60,16 @@ struct MigrateCommand: ParsableCommand {
         try reportingErrors {
             let versioned = try ModelLoader.load(model)
             let options = MigrationOptions(batchSize: batchSize, keepAssociations: keepAssociations, now: Date().timeIntervalSinceReferenceDate,
-                                           registry: TernCommandLine.registry)
+                                           registry: TernCommandLine.registry, shouldStop: StopRequest.isRequested)
             let migration = StoreMigration(store: store, model: versioned, options: options, logger: logger)
             let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
             let plan = try migration.plan(to: to, mappingFiles: mapping, appleHashes: apple)
             print(MigrationSummary.plan(plan))
             guard !plan.steps.isEmpty else { return }
             if dryRun { return }
-            let report = try migration.run(plan, output: out)
+            if restart { try StoreMigration.discardUnfinished(into: out ?? store) }
+            StopRequest.install()
+            let report = try migration.run(plan, output: out, resume: resume)
             print(MigrationSummary.report(report))
         }
     }

@@ -30,7 +30,11 @@ extension MappingModel {
     /// Checks every entity and property mapping against `source` and `destination`.
     ///
     /// - Throws: `TernError` listing every problem, each naming the entity mapping and property.
-    public func validate(source: ObjectModel, destination: ObjectModel, now: Double = 0, file: String? = nil) throws -> ValidatedMapping {
+    ///
+    /// - Parameter earlierMappings: names of entity mappings from earlier passes of the same
+    ///   step, which relationship mappings may refer to.
+    public func validate(source: ObjectModel, destination: ObjectModel, now: Double = 0, file: String? = nil,
+                         earlierMappings: Set<String> = []) throws -> ValidatedMapping {
         var problems: [String] = []
         var validated: [ValidatedMapping.Entity] = []
         var names: Set<String> = []
@@ -109,8 +113,9 @@ extension MappingModel {
         // Names used by destinationInstancesForEntityMappingNamed: must exist.
         for entity in validated {
             for (property, source) in entity.relationships {
-                if case .entityMapping(let name, _) = source, entityMapping(named: name) == nil {
-                    problems.append("entity mapping \(entity.mapping.name), relationship \(property): no entity mapping named \(name) (mappings: \(entityMappings.map(\.name).joined(separator: ", ")))")
+                if case .entityMapping(let name, _) = source, entityMapping(named: name) == nil, !earlierMappings.contains(name) {
+                    let known = (entityMappings.map(\.name) + earlierMappings.sorted()).joined(separator: ", ")
+                    problems.append("entity mapping \(entity.mapping.name), relationship \(property): no entity mapping named \(name) (mappings: \(known))")
                 }
             }
         }

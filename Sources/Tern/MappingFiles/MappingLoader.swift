@@ -7,7 +7,7 @@ public enum MappingLoader {
     ///
     /// - Throws: `TernError` naming the file, and for an invalid mapping every problem with the
     ///   entity mapping and property at fault.
-    public static func load(_ path: String, source: ObjectModel, destination: ObjectModel) throws -> ValidatedMapping {
+    public static func load(_ path: String, source: ObjectModel, destination: ObjectModel, earlierMappings: Set<String> = []) throws -> ValidatedMapping {
         let url = URL(fileURLWithPath: path)
         guard FileManager.default.fileExists(atPath: path) else {
             throw TernError(.missingInput, "no such mapping model", path: path)
@@ -21,7 +21,7 @@ public enum MappingLoader {
         default:
             throw TernError(.badInput, "not a mapping model: expected a .yaml mapping file or an .xcmappingmodel", path: path)
         }
-        return try model.validate(source: source, destination: destination, file: path)
+        return try model.validate(source: source, destination: destination, file: path, earlierMappings: earlierMappings)
     }
 
     /// The YAML text of a mapping model in Tern's format.

@@ -78,7 +78,13 @@ public enum MigrationPlanner {
             if let target = jumps.map(\.0).max() {
                 let destination = model.versions[target]
                 let files = jumps.filter { $0.0 == target }.map(\.1)
-                let passes = try files.map { try MappingLoader.load($0, source: source, destination: destination) }
+                var passes: [ValidatedMapping] = []
+                var earlier: Set<String> = []
+                for file in files {
+                    let pass = try MappingLoader.load(file, source: source, destination: destination, earlierMappings: earlier)
+                    earlier.formUnion(pass.model.entityMappings.map(\.name))
+                    passes.append(pass)
+                }
                 steps.append(MigrationStep(source: source, destination: destination, passes: passes, isInferred: false, origins: files))
                 position = target
             } else {

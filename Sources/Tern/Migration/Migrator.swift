@@ -12,23 +12,35 @@ public enum Migrator {
     ///   (SQLite's `max_page_count`), so tests can make the disk "full" at a chosen point.
     public static func migrate(_ step: MigrationStep, from source: String, to destination: String,
                                options: MigrationOptions = MigrationOptions(), logger: Logger = Logger(label: "tern.migrate"),
-                               extraPages: Int? = nil) throws -> StepReport {
+                               extraPages: Int? = nil, resume: Bool = false) throws -> StepReport {
         let reader = try ReadOnlyStore(path: source)
         do {
-            let connection = try StoreFile.create(at: destination, model: step.destination)
+            let connection: Connection
+            if resume, FileManager.default.fileExists(atPath: destination), try Self.hasSchema(destination) {
+                connection = try Connection(path: destination, configuration: .init(mode: .readWrite))
+            } else {
+                if resume { StoreMigration.remove(destination) }  // cut before its schema was committed
+                connection = try StoreFile.create(at: destination, model: step.destination)
+            }
             if let extraPages, let used = try connection.pragma("page_count")?.int64 {
                 try connection.setPragma("max_page_count", .integer(used + Int64(extraPages)))
             }
             let migrator = try StepMigrator(step: step, connection: connection, sourceAttachURI: reader.attachPath, options: options, logger: logger)
             try migrator.run()
-            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            if !migrator.isFinished { try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
             try connection.close()
             return migrator.report
         } catch {
-            for suffix in ["", "-wal", "-shm", "-journal"] {
-                try? FileManager.default.removeItem(atPath: destination + suffix)
+            if !(resume && StoreMigration.isResumable(error)) {
+                StoreMigration.remove(destination)
             }
             throw error
         }
+    }
+
+    /// Whether a partly written step store got as far as its schema (created in one transaction).
+    private static func hasSchema(_ path: String) throws -> Bool {
+        guard let connection = try? Connection(path: path, configuration: .init(mode: .readOnly)) else { return false }
+        return (try? connection.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'Z_METADATA'")) == .integer(1)
     }
 }

@@ -25,7 +25,10 @@ struct StepCheckpoint {
     private(set) var units: [String: Unit] = [:]
     private(set) var nextKeys: [String: Int64] = [:]
 
-    /// Reads what earlier runs committed (nothing for a new store).
+    /// An empty checkpoint, for a step that has nothing left to do.
+    init() {}
+
+    /// Reads what earlier runs committed (nothing for a new store), creating the tables if needed.
     init(connection: Connection) throws {
         for statement in Self.createStatements { try connection.execute(statement) }
         let progress = try connection.prepare("SELECT unit, last_key, count, done FROM TERN_PROGRESS")

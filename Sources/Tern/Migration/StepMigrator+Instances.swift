@@ -46,7 +46,7 @@ extension StepMigrator {
         let table = quoteIdentifier(destinationEntity.table)
         let root = destinationEntity.table
         if nextKeys[root] == nil { nextKeys[root] = 1 }
-        let unit = "create:\(entry.number)"
+        let unit = "create:\(entry.number):\(mapping.name)"
         if checkpoint[unit].done {
             completed.insert(entry.number)
             report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: checkpoint[unit].count, created: checkpoint[unit].count, keptKeys: entry.keepsKeys))

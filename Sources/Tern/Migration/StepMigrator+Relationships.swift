@@ -27,7 +27,7 @@ extension StepMigrator {
             guard !linksWritten || (order.map { !writtenStorage.contains($0) } ?? false) else { continue }
             writtenStorage.insert(links)
             if let order { writtenStorage.insert(order) }
-            let unit = "links:\(entry.number):\(name)"
+            let unit = "links:\(entry.number):\(mapping.name).\(name)"
             if !checkpoint[unit].done {
                 try writeRelationship(relationship, storage: storage, entry: entry, sourceRelationship: sourceRelationship, targets: targets,
                                       orderOnly: linksWritten, unit: unit)

@@ -31,6 +31,8 @@ final class StepMigrator {
     var report = StepReport()
     /// What earlier runs of this step committed, and where this run is.
     var checkpoint: StepCheckpoint
+    /// The store holds the step's finished result already.
+    let isFinished: Bool
 
     init(step: MigrationStep, connection: Connection, sourceAttachURI: String, options: MigrationOptions, logger: Logger) throws {
         self.step = step
@@ -55,6 +57,10 @@ final class StepMigrator {
         }
         self.policies = policies
         associations = AssociationTables(step: step, source: sourceLayout, destination: destinationLayout, swiftMappings: Set(policies.keys))
+        // A store finished by an earlier run gets no work tables back (and is not attached to).
+        isFinished = try StepCheckpoint.isCompleted(connection)
+        checkpoint = StepCheckpoint()
+        guard !isFinished else { return }
         try SQLCompiler.prepare(connection)
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
         for statement in associations.createStatements {
@@ -76,7 +82,7 @@ final class StepMigrator {
     /// was in continues from its last committed batch.
     func run() throws {
         let started = ContinuousClock.now
-        guard try !StepCheckpoint.isCompleted(connection) else {
+        guard !isFinished else {
             report.verified.append("finished by an earlier run")
             return
         }

@@ -50,6 +50,7 @@ public struct StoreMigration {
             throw MigrationError.noVersionMatches(closest: closest, differences: differences, store: store)
         }
         guard version != targetVersion else {
+            try Self.removeFinishedRecord(for: store)
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
         let files = MigrationPlanner.mappingFiles(for: model)
@@ -60,53 +61,115 @@ public struct StoreMigration {
     /// Runs the plan. With `output`, the migrated store is written there and the original left
     /// alone; otherwise the original is kept as `NAME~.sqlite` and the migrated store takes its
     /// place, but only once it is complete and verified.
-    public func run(_ plan: Plan, output: String? = nil) throws -> Report {
+    ///
+    /// Progress is recorded as it goes (see `MigrationRun`): after a crash or an interruption,
+    /// running again with `resume` continues exactly where it stopped. Without `resume`, an
+    /// unfinished migration is reported rather than silently continued or overwritten.
+    public func run(_ plan: Plan, output: String? = nil, resume: Bool = false) throws -> Report {
         let started = ContinuousClock.now
         let fileManager = FileManager.default
-        let storeURL = URL(fileURLWithPath: store)
         let finalPath = output ?? store
-        if let output, fileManager.fileExists(atPath: output) {
-            throw MigrationError.destinationExists(output)
-        }
+        let manifestPath = MigrationRun.path(for: finalPath)
         let backup = output == nil ? Self.backupPath(for: store) : nil
-        if let backup, fileManager.fileExists(atPath: backup) {
-            throw MigrationError.destinationExists(backup)
+        let identity = try MigrationRun.identity(metadata: try StoreMetadata.read(storeAt: store), plan: plan)
+
+        var run: MigrationRun
+        if let existing = try MigrationRun.load(at: manifestPath) {
+            guard resume else { throw MigrationError.unfinished(existing, manifest: manifestPath) }
+            guard existing.identity == identity, existing.steps == plan.steps.map(Self.describe) else {
+                throw MigrationError.resumeMismatch(existing, manifest: manifestPath)
+            }
+            run = existing
+            logger.info("resuming", metadata: ["completedSteps": "\(run.completed)", "steps": "\(run.steps.count)"])
+        } else {
+            guard !plan.steps.isEmpty else {
+                return Report(plan: plan, steps: [], destination: store, backup: nil, duration: ContinuousClock.now - started)
+            }
+            if let output, fileManager.fileExists(atPath: output) { throw MigrationError.destinationExists(output) }
+            if let backup, fileManager.fileExists(atPath: backup) { throw MigrationError.destinationExists(backup) }
+            run = MigrationRun(identity: identity, store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(Self.describe),
+                               stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0)
+            for file in run.stepFiles { Self.remove(file) }  // leftovers of a run whose record is gone
+            try run.save(at: manifestPath)
         }
-        let directory = URL(fileURLWithPath: finalPath).deletingLastPathComponent()
+
         var reports: [StepReport] = []
-        var current = store
-        var temporaries: [String] = []
-        defer {
-            for path in temporaries where path != finalPath {
-                for suffix in ["", "-wal", "-shm", "-journal"] { try? fileManager.removeItem(atPath: path + suffix) }
-            }
-        }
-        for (index, step) in plan.steps.enumerated() {
-            let next = directory.appendingPathComponent(".\(storeURL.deletingPathExtension().lastPathComponent).tern-step\(index + 1)-\(UUID().uuidString.prefix(8)).sqlite").path
-            temporaries.append(next)
-            logger.info("migrating", metadata: ["from": "\(step.source.versionName)", "to": "\(step.destination.versionName)", "mapping": "\(step.origins.joined(separator: ", "))"])
-            let result: String
-            do {
-                if let (report, path) = try Self.applyInPlace(step, from: current, working: next, isOriginal: current == store) {
-                    reports.append(report)
-                    result = path
+        do {
+            for index in run.completed..<plan.steps.count {
+                let step = plan.steps[index]
+                let input = index == 0 ? store : run.stepFiles[index - 1]
+                let file = run.stepFiles[index]
+                options.progress?(.stepStarted(step: index + 1, steps: plan.steps.count, source: step.source.versionName, destination: step.destination.versionName))
+                logger.info("migrating", metadata: ["from": "\(step.source.versionName)", "to": "\(step.destination.versionName)", "mapping": "\(step.origins.joined(separator: ", "))"])
+                let report: StepReport
+                if let inPlace = try Self.applyInPlace(step, from: input, working: file, isOriginal: index == 0) {
+                    report = inPlace
                 } else {
-                    reports.append(try Migrator.migrate(step, from: current, to: next, options: options, logger: logger))
-                    result = next
+                    report = try Migrator.migrate(step, from: input, to: file, options: options, logger: logger, resume: true)
                 }
-            } catch let error as SQLiteError {
-                throw MigrationError.io(error.description, path: next)
+                reports.append(report)
+                CrashPoint.stepCommitted.reach()
+                run.completed = index + 1
+                try run.save(at: manifestPath)
+                if index > 0 { Self.remove(input) }
+                options.progress?(.stepFinished(step: index + 1, inPlace: !report.appliedInPlace.isEmpty || report.mappings.isEmpty))
             }
-            if current != store && current != result {
-                for suffix in ["", "-wal", "-shm"] { try? fileManager.removeItem(atPath: current + suffix) }
+            let final = run.stepFiles[plan.steps.count - 1]
+            if fileManager.fileExists(atPath: final) {
+                let connection = try Connection(path: final, configuration: .init(mode: .readWrite))
+                try connection.setPragma("user_version", .integer(0))  // a finished store looks like Core Data's
+                try connection.close()
+                try Self.place(final, at: finalPath, keepingOriginalAt: backup)
             }
-            current = result
+            // Otherwise the rename happened before a crash: the migrated store is already in place.
+            try? fileManager.removeItem(atPath: manifestPath)
+        } catch let error where Self.isResumable(error) {
+            throw error
+        } catch {
+            // Running again cannot help (invalid data, a bad mapping): leave nothing behind.
+            for file in run.stepFiles { Self.remove(file) }
+            try? fileManager.removeItem(atPath: manifestPath)
+            throw error
         }
-        guard current != store else {
-            return Report(plan: plan, steps: [], destination: store, backup: nil, duration: ContinuousClock.now - started)
-        }
-        try Self.place(current, at: finalPath, keepingOriginalAt: backup)
         return Report(plan: plan, steps: reports, destination: finalPath, backup: backup, duration: ContinuousClock.now - started)
+    }
+
+    /// A crash right after the migrated store was renamed into place leaves the record behind;
+    /// the store is at its target then, and the record can go.
+    static func removeFinishedRecord(for finalPath: String) throws {
+        let manifest = MigrationRun.path(for: finalPath)
+        guard let run = try MigrationRun.load(at: manifest), run.completed == run.steps.count,
+              let last = run.stepFiles.last, !FileManager.default.fileExists(atPath: last) else { return }
+        try? FileManager.default.removeItem(atPath: manifest)
+    }
+
+    /// Removes an unfinished migration into `finalPath`: its record and its step stores.
+    public static func discardUnfinished(into finalPath: String) throws {
+        let manifest = MigrationRun.path(for: finalPath)
+        if let run = try? MigrationRun.load(at: manifest) {
+            for file in run.stepFiles { remove(file) }
+        }
+        try? FileManager.default.removeItem(atPath: manifest)
+    }
+
+    /// Whether running again may get further: an interruption, or a failure of the disk or the
+    /// database rather than of the data.
+    static func isResumable(_ error: any Error) -> Bool {
+        switch error {
+        case is MigrationInterrupted: return true
+        case let error as SQLiteError: return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_INTERRUPT, .SQLITE_CANTOPEN].contains(error.code.primary)
+        case let error as MigrationError: if case .io = error { return true }; return false
+        case let error as TernError: return error.kind == .io
+        default: return false
+        }
+    }
+
+    static func describe(_ step: MigrationStep) -> String {
+        "\(step.source.versionName) → \(step.destination.versionName)"
+    }
+
+    static func remove(_ path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
     /// Tries a lightweight step as schema changes. The original store is never altered: its
@@ -114,29 +177,64 @@ public struct StoreMigration {
     /// in rows that live only in a `-wal`); later steps alter the previous temporary store.
     /// Returns nil when the step must be copied instead, else the report and the store now at the
     /// destination version.
-    static func applyInPlace(_ step: MigrationStep, from current: String, working next: String, isOriginal: Bool) throws -> (StepReport, String)? {
+    static func applyInPlace(_ step: MigrationStep, from current: String, working file: String, isOriginal: Bool) throws -> StepReport? {
         guard let statements = LightweightInPlace.statements(for: step) else { return nil }
         let started = ContinuousClock.now
-        let target = isOriginal ? next : current
-        if isOriginal {
-            let reader = try ReadOnlyStore(path: current)
-            try reader.connect().execute("VACUUM INTO \(quoteLiteral(next))")
+        let fileManager = FileManager.default
+        // Work on the step's own file: a copy of the original, or the previous temporary store
+        // renamed (atomically) to it. Whatever a crash left, the file's schema says where it is.
+        if fileManager.fileExists(atPath: file) {
+            if try isAtDestination(file, step: step) { return inPlaceReport(statements, since: started) }
+            if isOriginal, !(try isAtSource(file, step: step)) { remove(file) }
         }
-        let connection = try Connection(path: target, configuration: .init(mode: .readWrite))
+        if !fileManager.fileExists(atPath: file) {
+            if isOriginal {
+                let reader = try ReadOnlyStore(path: current)
+                try reader.connect().execute("VACUUM INTO \(quoteLiteral(file))")
+            } else {
+                for suffix in ["-wal", "-shm"] where fileManager.fileExists(atPath: current + suffix) {
+                    _ = rename(current + suffix, file + suffix)
+                }
+                guard rename(current, file) == 0 else {
+                    throw MigrationError.io("cannot rename the previous step's store: \(String(cString: strerror(errno)))", path: current)
+                }
+            }
+        }
+        let connection = try Connection(path: file, configuration: .init(mode: .readWrite))
         guard try LightweightInPlace.apply(statements, step: step, to: connection) else {
             try connection.close()
-            if isOriginal {
-                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: next + suffix) }
+            if !isOriginal {
+                _ = rename(file, current)  // give the previous step's store its name back, then copy
+            } else {
+                remove(file)
             }
             return nil
         }
         try connection.setJournalMode(.wal)
+        try connection.setPragma("user_version", .integer(StepCheckpoint.completedMarker))
         try connection.close()
+        return inPlaceReport(statements, since: started)
+    }
+
+    private static func inPlaceReport(_ statements: [String], since started: ContinuousClock.Instant) -> StepReport {
         var report = StepReport()
         report.appliedInPlace = statements
         report.verified.append("the store's tables and columns equal the destination layout")
         report.duration = ContinuousClock.now - started
-        return (report, target)
+        return report
+    }
+
+    private static func isAtDestination(_ file: String, step: MigrationStep) throws -> Bool {
+        guard let connection = try? Connection(path: file, configuration: .init(mode: .readOnly)),
+              let signature = try? LayoutSignature(connection: connection) else { return false }
+        return signature == LayoutSignature(layout: StoreLayout(model: step.destination))
+            && (try? StoreMetadata.read(from: connection, path: file).versionName) == step.destination.versionName
+    }
+
+    private static func isAtSource(_ file: String, step: MigrationStep) throws -> Bool {
+        guard let connection = try? Connection(path: file, configuration: .init(mode: .readOnly)),
+              let signature = try? LayoutSignature(connection: connection) else { return false }
+        return signature == LayoutSignature(layout: StoreLayout(model: step.source))
     }
 
     /// `Store.sqlite` → `Store~.sqlite`, Core Data's name for the pre-migration copy.
@@ -153,6 +251,10 @@ public struct StoreMigration {
     static func place(_ migrated: String, at path: String, keepingOriginalAt backup: String?) throws {
         let fileManager = FileManager.default
         if let backup {
+            // A backup that is the original itself (a hard link) was left by a placement a crash cut.
+            if fileManager.fileExists(atPath: backup), sameFile(backup, path) {
+                try fileManager.removeItem(atPath: backup)
+            }
             do {
                 let original = try Connection(path: path, configuration: .init(mode: .readWrite))
                 try original.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -165,12 +267,20 @@ public struct StoreMigration {
             } catch {
                 try fileManager.copyItem(atPath: path, toPath: backup)
             }
+            CrashPoint.backupLinked.reach()
         }
         guard rename(migrated, path) == 0 else {
             throw MigrationError.io("cannot move the migrated store into place: \(String(cString: strerror(errno)))", path: path)
         }
+        CrashPoint.renamed.reach()
         // The original's journal files belong to the backup now, or to nothing.
         for suffix in ["-wal", "-shm"] { try? fileManager.removeItem(atPath: path + suffix) }
+    }
+
+    private static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_ino == second.st_ino && first.st_dev == second.st_dev
     }
 }
 
@@ -179,6 +289,10 @@ public enum MigrationError: Error, CustomStringConvertible {
     case noVersionMatches(closest: String?, differences: [String], store: String)
     case destinationExists(String)
     case io(String, path: String)
+    /// A migration of this store was started and did not finish.
+    case unfinished(MigrationRun, manifest: String)
+    /// `--resume` was asked for, but the unfinished migration had other inputs.
+    case resumeMismatch(MigrationRun, manifest: String)
 
     public var description: String {
         switch self {
@@ -188,6 +302,10 @@ public enum MigrationError: Error, CustomStringConvertible {
             "\(path): already exists; Tern never overwrites a store (move it away first)"
         case .io(let message, let path):
             "\(path): \(message)"
+        case .unfinished(let run, _):
+            "\(run.store): an earlier migration to \(run.target) did not finish (\(run.completed) of \(run.steps.count) steps done): run the same command with --resume to continue it, or --restart to start over"
+        case .resumeMismatch(let run, let manifest):
+            "\(run.store): the unfinished migration was started with other inputs (another source store, model or mapping), so it cannot be resumed; run with --restart to discard it (\(manifest))"
         }
     }
 }

@@ -30,7 +30,7 @@ extension StepMigrator {
         let findUnique = try connection.prepare("SELECT destination FROM TERN_UNIQUE WHERE entity = ? AND identity = ?")
         let recordUnique = try connection.prepare("INSERT INTO TERN_UNIQUE (entity, identity, destination) VALUES (?, ?, ?)")
         let delegate = options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil }
-        let unit = "create:\(entry.number)"
+        let unit = "create:\(entry.number):\(mapping.name)"
         if checkpoint[unit].done {
             completed.insert(entry.number)
             report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: checkpoint[unit].count,
