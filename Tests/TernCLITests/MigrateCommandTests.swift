@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TernSQLite
 
 @Suite("tern migrate, run as a process")
 struct MigrateCommandTests {
@@ -47,18 +48,23 @@ struct MigrateCommandTests {
         let other = "\(CheckAndGenerateCommandTests.fixtures)/hwaxxer__BookMigration/BookMigration/Model.xcdatamodeld"
         #expect(try TernProcess.run(["migrate", path, "--model", other, "--dry-run"]).status == 4)
         let broken = try store("Broken.sqlite")
-        let sqlite = try TernProcess.run(["inspect", broken])
-        #expect(sqlite.status == 0)
         // An empty title breaks BookStore's minimum length.
-        let connection = directory.appendingPathComponent("Broken.sqlite").path
-        let update = Process()
-        update.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        update.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(connection)'); c.execute(\"UPDATE ZBOOK SET ZTITLE = '' WHERE Z_PK = 2\"); c.commit()"]
-        try update.run()
-        update.waitUntilExit()
+        try Connection(path: broken).execute("UPDATE ZBOOK SET ZTITLE = '' WHERE Z_PK = 2")
         let outcome = try TernProcess.run(["migrate", broken, "--model", Self.bookStore])
         #expect(outcome.status == 6)
         #expect(outcome.standardError.contains("Publication 2: title is shorter than 1"))
         #expect(outcome.standardError.contains("the original store is untouched"))
+    }
+
+    @Test("--resume with --out finds a finished output (killed after the record was removed) and exits 0; without --resume it is 73")
+    func resumeFinishedOutput() throws {
+        let path = try store()
+        let output = directory.appendingPathComponent("Out.sqlite").path
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", output]).status == 0)
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", output, "--resume"]).status == 0)
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", output]).status == 73)
+        let halfway = directory.appendingPathComponent("Halfway.sqlite").path
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--to", "BookStore 2", "--out", halfway]).status == 0)
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", halfway, "--resume"]).status == 73)
     }
 }

@@ -85,7 +85,14 @@ public struct StoreMigration {
             guard !plan.steps.isEmpty else {
                 return Report(plan: plan, steps: [], destination: store, backup: nil, duration: ContinuousClock.now - started)
             }
-            if let output, fileManager.fileExists(atPath: output) { throw MigrationError.destinationExists(output) }
+            if let output, fileManager.fileExists(atPath: output) {
+                // Killed between removing the record and exiting: with --resume, an output already
+                // at the target version is that run's finished result.
+                if resume, case .compatible? = (try? VersionMatch.find(in: model.withCurrent(plan.targetVersion), storeAt: output))?.verdict {
+                    return Report(plan: plan, steps: [], destination: output, backup: nil, duration: ContinuousClock.now - started)
+                }
+                throw MigrationError.destinationExists(output)
+            }
             if let backup, fileManager.fileExists(atPath: backup) { throw MigrationError.destinationExists(backup) }
             run = MigrationRun(identity: identity, store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(Self.describe),
                                stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0)

@@ -18,6 +18,11 @@ public struct VersionedModel: Sendable, Equatable {
         versions.first { $0.versionName == name }
     }
 
+    /// The same model with another version as the current one.
+    public func withCurrent(_ version: String) -> VersionedModel {
+        VersionedModel(name: name, versions: versions, currentVersionName: version, path: path)
+    }
+
     /// The current version; the loader guarantees it exists.
     public var current: ObjectModel {
         version(named: currentVersionName) ?? versions[versions.count - 1]
