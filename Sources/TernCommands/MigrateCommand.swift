@@ -48,6 +48,9 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Discard an unfinished migration's work and start again.")
     var restart = false
 
+    @Option(help: "Progress: auto (a bar when standard error is a terminal), bar, json (one object per line on standard output), none.")
+    var progress = ProgressStyle.auto
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -59,18 +62,29 @@ struct MigrateCommand: ParsableCommand {
         let logger = global.makeLogger(label: "tern.migrate")
         try reportingErrors {
             let versioned = try ModelLoader.load(model)
-            let options = MigrationOptions(batchSize: batchSize, keepAssociations: keepAssociations, now: Date().timeIntervalSinceReferenceDate,
+            let renderer = dryRun ? nil : progress.makeRenderer()
+            var options = MigrationOptions(batchSize: batchSize, keepAssociations: keepAssociations, now: Date().timeIntervalSinceReferenceDate,
                                            registry: TernCommandLine.registry, shouldStop: StopRequest.isRequested)
+            if let renderer {
+                let tracker = ProgressTracker()
+                options.progress = { event in renderer.render(event, tracker.record(event)) }
+            }
             let migration = StoreMigration(store: store, model: versioned, options: options, logger: logger)
             let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
             let plan = try migration.plan(to: to, mappingFiles: mapping, appleHashes: apple)
-            print(MigrationSummary.plan(plan))
+            if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }
             guard !plan.steps.isEmpty else { return }
             if dryRun { return }
             if restart { try StoreMigration.discardUnfinished(into: out ?? store) }
             StopRequest.install()
+            defer { renderer?.finish() }
             let report = try migration.run(plan, output: out, resume: resume)
-            print(MigrationSummary.report(report))
+            renderer?.finish()
+            if progress == .json {
+                JSONProgressWriter.write(FinishedLine(report))
+            } else {
+                print(MigrationSummary.report(report))
+            }
         }
     }
 }
@@ -117,8 +131,53 @@ enum MigrationSummary {
             }
             lines += step.verified.map { "  verified: \($0)" }
         }
+        lines += passTable(report)
         lines.append("")
         lines.append("Migrated store: \(report.destination)\(report.backup.map { "; the original is kept as \($0)" } ?? "") (\(String(format: "%.2f", report.duration.seconds)) s in all)")
         return lines.joined(separator: "\n")
+    }
+
+    /// One row per pass: what it did, how fast, and its peak memory.
+    static func passTable(_ report: StoreMigration.Report) -> [String] {
+        let rows = report.steps.enumerated().flatMap { index, step in step.passes.map { (index + 1, $0) } }
+        guard !rows.isEmpty else { return [] }
+        var lines = ["", "Passes:", "  step  pass  objects        seconds   objects/s    peak RSS     entity mappings"]
+        for (step, pass) in rows {
+            let columns = [
+                "\(step)".padding(toLength: 6, withPad: " ", startingAt: 0),
+                "\(pass.pass)/\(pass.passes)".padding(toLength: 6, withPad: " ", startingAt: 0),
+                TerminalProgressBar.count(pass.objects).padding(toLength: 15, withPad: " ", startingAt: 0),
+                String(format: "%-9.2f", pass.seconds),
+                TerminalProgressBar.count(Int(pass.objectsPerSecond)).padding(toLength: 13, withPad: " ", startingAt: 0),
+                TerminalProgressBar.mebibytes(pass.peakResidentMemory).padding(toLength: 13, withPad: " ", startingAt: 0),
+                pass.mappings.joined(separator: ", "),
+            ]
+            lines.append("  " + columns.joined(separator: ""))
+        }
+        return lines
+    }
+}
+
+/// The last line of `--progress json`: where the migrated store is, and every pass.
+struct FinishedLine: Encodable {
+    struct Pass: Encodable {
+        var step: Int
+        var stepName: String
+        var report: PassReport
+    }
+
+    var event = "finished"
+    var destination: String
+    var backup: String?
+    var seconds: Double
+    var passes: [Pass]
+
+    init(_ report: StoreMigration.Report) {
+        destination = report.destination
+        backup = report.backup
+        seconds = report.duration.seconds
+        passes = report.steps.enumerated().flatMap { index, step in
+            step.passes.map { Pass(step: index + 1, stepName: "\(report.plan.steps[index].source.versionName) → \(report.plan.steps[index].destination.versionName)", report: $0) }
+        }
     }
 }

@@ -67,4 +67,28 @@ struct MigrateCommandTests {
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--to", "BookStore 2", "--out", halfway]).status == 0)
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", halfway, "--resume"]).status == 73)
     }
+
+    @Test("--progress json: one object per line, the fraction never goes back and ends at 1, and the last line lists every pass with its peak memory")
+    func jsonProgress() throws {
+        let path = try store()
+        let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", directory.appendingPathComponent("Out.sqlite").path,
+                                           "--progress", "json", "--batch-size", "7"])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        let lines = try outcome.standardOutput.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let events = lines.compactMap { $0["event"] as? String }
+        #expect(events.count == lines.count)
+        #expect(events.first == "started")
+        #expect(events.last == "finished")
+        #expect(events.filter { $0 == "batchCommitted" }.count >= 3 * 50 / 7)
+        let fractions = lines.compactMap { $0["fraction"] as? Double }
+        #expect(fractions == fractions.sorted())
+        #expect(fractions.last == 1)
+        let passes = try #require(lines.last?["passes"] as? [[String: Any]])
+        #expect(passes.count == 4)
+        for pass in passes {
+            let report = try #require(pass["report"] as? [String: Any])
+            #expect((report["peakResidentMemory"] as? Int ?? 0) > 1_000_000)
+            #expect((report["objects"] as? Int) == 150)
+        }
+    }
 }

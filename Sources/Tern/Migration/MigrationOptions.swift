@@ -48,6 +48,8 @@ public struct StepReport: Sendable {
     public var verified: [String] = []
     /// When the step was applied as schema changes without reading rows: the SQL it ran.
     public var appliedInPlace: [String] = []
+    /// Each pass's objects, time and peak memory, in order (one entry for a step applied in place).
+    public var passes: [PassReport] = []
     public var duration: Duration = .zero
 }
 
@@ -57,18 +59,4 @@ public struct ValidationViolation: Sendable, Equatable, CustomStringConvertible 
     public var key: Int64
     public var rule: String
     public var description: String { "\(entity) \(key): \(rule)" }
-}
-
-/// What a running migration reports.
-public enum MigrationEvent: Sendable, Equatable {
-    /// A step (one version to the next) begins; `steps` is how many there are.
-    case stepStarted(step: Int, steps: Int, source: String, destination: String)
-    /// A batch of an entity mapping committed: `done` of the mapping's `total` source objects.
-    case batchCommitted(mapping: String, pass: Int, done: Int, total: Int)
-    /// An entity mapping created all its objects.
-    case entityMappingFinished(mapping: String, pass: Int, objects: Int)
-    /// A pass finished all three stages.
-    case passFinished(pass: Int, passes: Int)
-    /// A step finished; `inPlace` when it ran as schema changes.
-    case stepFinished(step: Int, inPlace: Bool)
 }

@@ -72,6 +72,7 @@ extension StepMigrator {
         let total = Int(count.row.int64(at: 0))
         count.reset()
         while true {
+            let before = selected
             try batchEnd.bind(selection.arguments + [SQLiteValue.integer(last), .integer(Int64(options.batchSize))])
             guard try batchEnd.step(), let end = batchEnd.row.value(at: 0).int64 else {
                 batchEnd.reset()
@@ -90,7 +91,7 @@ extension StepMigrator {
                 try checkpoint.save(unit, lastKey: end, count: selected, nextKeys: nextKeys, on: connection)
             }
             last = end
-            emit(.batchCommitted(mapping: mapping.name, pass: entry.pass, done: selected, total: total))
+            emit(.batchCommitted(mapping: mapping.name, pass: entry.pass, rows: selected - before, done: selected, total: total))
             try stopIfAsked()
         }
         try connection.transaction(.immediate) {

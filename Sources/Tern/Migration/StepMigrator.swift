@@ -33,6 +33,8 @@ final class StepMigrator {
     var checkpoint: StepCheckpoint
     /// The store holds the step's finished result already.
     let isFinished: Bool
+    /// The current pass's peak memory.
+    var passMemory = PeakMemoryMeter()
 
     init(step: MigrationStep, connection: Connection, sourceAttachURI: String, options: MigrationOptions, logger: Logger) throws {
         self.step = step
@@ -87,6 +89,8 @@ final class StepMigrator {
             return
         }
         for pass in step.passes.indices {
+            let passStarted = ContinuousClock.now
+            passMemory = PeakMemoryMeter()
             let entries = associations.entries.filter { $0.pass == pass }
             for entry in entries {
                 try policies[entry.mapping.mapping.name]?.beginEntityMapping(entry.mapping.mapping)
@@ -122,15 +126,20 @@ final class StepMigrator {
             for entry in entries {
                 try policies[entry.mapping.mapping.name]?.endEntityMapping(entry.mapping.mapping)
             }
-            emit(.passFinished(pass: pass, passes: step.passes.count))
+            let objects = report.mappings.filter { $0.pass == pass }.reduce(0) { $0 + $1.created }
+            let passReport = PassReport(pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.mapping.mapping.name), objects: objects,
+                                        seconds: (ContinuousClock.now - passStarted).seconds, peakResidentMemory: passMemory.peak())
+            report.passes.append(passReport)
+            emit(.passFinished(passReport))
         }
         try verify()
         try finish()
         report.duration = ContinuousClock.now - started
     }
 
-    /// Reports a committed batch.
+    /// Reports progress; every report is also a moment to sample memory.
     func emit(_ event: MigrationEvent) {
+        passMemory.sample()
         options.progress?(event)
     }
 

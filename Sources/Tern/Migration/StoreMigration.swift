@@ -71,7 +71,9 @@ public struct StoreMigration {
         let finalPath = output ?? store
         let manifestPath = MigrationRun.path(for: finalPath)
         let backup = output == nil ? Self.backupPath(for: store) : nil
-        let identity = try MigrationRun.identity(metadata: try StoreMetadata.read(storeAt: store), plan: plan)
+        let metadata = try StoreMetadata.read(storeAt: store)
+        let identity = try MigrationRun.identity(metadata: metadata, plan: plan)
+        let sourceObjects = Int(metadata.entities.reduce(0) { $0 + ($1.rowCount ?? 0) })
 
         var run: MigrationRun
         if let existing = try MigrationRun.load(at: manifestPath) {
@@ -100,16 +102,23 @@ public struct StoreMigration {
             try run.save(at: manifestPath)
         }
 
+        options.progress?(.started(MigrationOutline(steps: plan.steps.map(Self.describe), inPlace: plan.steps.map { LightweightInPlace.statements(for: $0) != nil },
+                                                    completedSteps: run.completed, objects: sourceObjects)))
         var reports: [StepReport] = []
         do {
             for index in run.completed..<plan.steps.count {
                 let step = plan.steps[index]
                 let input = index == 0 ? store : run.stepFiles[index - 1]
                 let file = run.stepFiles[index]
-                options.progress?(.stepStarted(step: index + 1, steps: plan.steps.count, source: step.source.versionName, destination: step.destination.versionName))
+                options.progress?(.stepStarted(step: index + 1, steps: plan.steps.count, passes: step.passes.count, source: step.source.versionName, destination: step.destination.versionName))
                 logger.info("migrating", metadata: ["from": "\(step.source.versionName)", "to": "\(step.destination.versionName)", "mapping": "\(step.origins.joined(separator: ", "))"])
                 let report: StepReport
-                if let inPlace = try Self.applyInPlace(step, from: input, working: file, isOriginal: index == 0) {
+                var memory = PeakMemoryMeter()
+                if var inPlace = try Self.applyInPlace(step, from: input, working: file, isOriginal: index == 0) {
+                    let pass = PassReport(pass: 1, passes: 1, mappings: ["schema changes"], objects: sourceObjects,
+                                          seconds: inPlace.duration.seconds, peakResidentMemory: memory.peak())
+                    inPlace.passes = [pass]
+                    options.progress?(.passFinished(pass))
                     report = inPlace
                 } else {
                     report = try Migrator.migrate(step, from: input, to: file, options: options, logger: logger, resume: true)

@@ -46,6 +46,7 @@ extension StepMigrator {
         var last = checkpoint[unit].lastKey
         var selected = checkpoint[unit].count
         while true {
+            let before = selected
             try batchEnd.bind(selection.arguments + [SQLiteValue.integer(last), .integer(Int64(options.batchSize))])
             guard try batchEnd.step(), let end = batchEnd.row.value(at: 0).int64 else {
                 batchEnd.reset()
@@ -145,7 +146,7 @@ extension StepMigrator {
                 try checkpoint.save(unit, lastKey: end, count: selected, nextKeys: nextKeys, on: connection)
             }
             last = end
-            emit(.batchCommitted(mapping: mapping.name, pass: entry.pass, done: selected, total: total))
+            emit(.batchCommitted(mapping: mapping.name, pass: entry.pass, rows: selected - before, done: selected, total: total))
             try stopIfAsked()
         }
         try connection.transaction(.immediate) {

@@ -1,0 +1,53 @@
+/// What a running migration reports, as it happens, through `MigrationOptions.progress`.
+///
+/// `ProgressTracker` turns these into fractions, rates and ETAs; the command line renders those.
+public enum MigrationEvent: Sendable, Equatable {
+    /// The run begins (or resumes): what it will do, for weighting progress.
+    case started(MigrationOutline)
+    /// A step (one version to the next) begins; it runs in `passes` passes.
+    case stepStarted(step: Int, steps: Int, passes: Int, source: String, destination: String)
+    /// A batch of `rows` source objects of an entity mapping committed: `done` of the mapping's
+    /// `total` so far (counting what an interrupted run committed before).
+    case batchCommitted(mapping: String, pass: Int, rows: Int, done: Int, total: Int)
+    /// An entity mapping created all its objects.
+    case entityMappingFinished(mapping: String, pass: Int, objects: Int)
+    /// A pass finished all three stages (or a step was applied in place as schema changes).
+    case passFinished(PassReport)
+    /// A step finished; `inPlace` when it ran as schema changes.
+    case stepFinished(step: Int, inPlace: Bool)
+}
+
+/// The shape of a run, known before it starts.
+public struct MigrationOutline: Sendable, Equatable, Codable {
+    /// "V1 → V2" for each step.
+    public var steps: [String]
+    /// Whether each step runs as schema changes without reading rows.
+    public var inPlace: [Bool]
+    /// Steps an earlier, interrupted run finished.
+    public var completedSteps: Int
+    /// Objects in the store being migrated: what every step carries, about.
+    public var objects: Int
+
+    public init(steps: [String], inPlace: [Bool], completedSteps: Int, objects: Int) {
+        self.steps = steps
+        self.inPlace = inPlace
+        self.completedSteps = completedSteps
+        self.objects = objects
+    }
+}
+
+/// What one pass did: for the summary table, and to watch memory per pass.
+public struct PassReport: Sendable, Equatable, Codable {
+    /// 1-based within its step; `passes` is how many the step has.
+    public var pass: Int
+    public var passes: Int
+    /// Its entity mappings, by name ("schema changes" for a step applied in place).
+    public var mappings: [String]
+    /// Destination objects it created (for a step applied in place: the objects the store holds).
+    public var objects: Int
+    public var seconds: Double
+    /// The process's peak resident memory during the pass, in bytes.
+    public var peakResidentMemory: Int
+
+    public var objectsPerSecond: Double { seconds > 0 ? Double(objects) / seconds : 0 }
+}

@@ -1,0 +1,131 @@
+import Synchronization
+
+/// Where a running migration stands, for people and log pipelines.
+public struct ProgressSnapshot: Sendable, Equatable, Codable {
+    /// From 0 to 1, never going backwards; weighted by rows (see `ProgressTracker`).
+    public var fraction: Double
+    public var step: Int
+    public var steps: Int
+    /// "V1 → V2".
+    public var stepName: String
+    public var pass: Int?
+    public var passes: Int?
+    /// The entity mapping whose batches are committing, if any.
+    public var entityMapping: String?
+    /// Source objects committed by this run (not counting an interrupted run's).
+    public var rows: Int
+    public var rowsPerSecond: Double
+    public var elapsedSeconds: Double
+    /// Nil until there is a rate to go by.
+    public var etaSeconds: Double?
+}
+
+/// Turns `MigrationEvent`s into `ProgressSnapshot`s.
+///
+/// The work of a run is counted in rows. A step that copies objects counts each source object
+/// twice (once when its destination object is created, once when its pass recreates
+/// relationships and validates); a step applied as schema changes counts each object once, as it
+/// copies pages rather than rows. Steps not started yet are estimated from the store's object
+/// count; the fraction never goes backwards when an estimate turns out high.
+public final class ProgressTracker: Sendable {
+    private let state: Mutex<State>
+
+    private struct State {
+        var started = ContinuousClock.now
+        var outline = MigrationOutline(steps: [], inPlace: [], completedSteps: 0, objects: 0)
+        var step = 0
+        var pass: Int?
+        var passes: Int?
+        var mapping: String?
+        /// Rows done in the current step, per entity mapping, and their totals.
+        var done: [String: Int] = [:]
+        var totals: [String: Int] = [:]
+        /// Rows of the current step's finished passes (their second count).
+        var finishedPassRows = 0
+        var rowsThisRun = 0
+        var fraction = 0.0
+        var fractionAtStart = 0.0
+    }
+
+    public init() {
+        state = Mutex(State())
+    }
+
+    /// Records an event and returns where the run stands now.
+    @discardableResult
+    public func record(_ event: MigrationEvent, at now: ContinuousClock.Instant = .now) -> ProgressSnapshot {
+        state.withLock { state in
+            switch event {
+            case .started(let outline):
+                state = State(started: now, outline: outline, step: outline.completedSteps)
+                state.fraction = Self.fraction(of: state)
+                state.fractionAtStart = state.fraction
+            case .stepStarted(let step, _, let passes, _, _):
+                state.step = step - 1
+                state.done = [:]
+                state.totals = [:]
+                state.finishedPassRows = 0
+                state.pass = nil
+                state.passes = passes
+                state.mapping = nil
+            case .batchCommitted(let mapping, let pass, let rows, let done, let total):
+                state.mapping = mapping
+                state.pass = pass + 1
+                state.done[mapping] = done
+                state.totals[mapping] = total
+                state.rowsThisRun += rows
+            case .entityMappingFinished(let mapping, let pass, _):
+                state.mapping = mapping
+                state.pass = pass + 1
+            case .passFinished(let report):
+                state.pass = report.pass
+                state.passes = report.passes
+                state.mapping = nil
+                state.finishedPassRows = state.done.values.reduce(0, +)
+            case .stepFinished(let step, _):
+                state.step = step
+                state.done = [:]
+                state.totals = [:]
+                state.finishedPassRows = 0
+            }
+            state.fraction = max(state.fraction, Self.fraction(of: state))
+            return Self.snapshot(of: state, at: now)
+        }
+    }
+
+    /// Steps before `state.step` done, the current one by its rows.
+    private static func fraction(of state: State) -> Double {
+        let outline = state.outline
+        guard !outline.steps.isEmpty else { return 0 }
+        let objects = max(outline.objects, 1)
+        let weights = outline.inPlace.map { Double($0 ? objects : 2 * objects) }
+        let total = weights.reduce(0, +)
+        let finished = weights.prefix(min(state.step, weights.count)).reduce(0, +)
+        guard state.step < weights.count else { return 1 }
+        var current = 0.0
+        if !outline.inPlace[state.step] {
+            let rows = max(objects, state.totals.values.reduce(0, +))
+            current = min(1, Double(state.done.values.reduce(0, +) + state.finishedPassRows) / Double(2 * rows))
+        }
+        return min(1, (finished + weights[state.step] * current) / total)
+    }
+
+    private static func snapshot(of state: State, at now: ContinuousClock.Instant) -> ProgressSnapshot {
+        let elapsed = (now - state.started).seconds
+        let gained = state.fraction - state.fractionAtStart
+        let step = min(state.step, max(state.outline.steps.count - 1, 0))
+        return ProgressSnapshot(
+            fraction: state.fraction,
+            step: step + 1,
+            steps: state.outline.steps.count,
+            stepName: state.outline.steps.isEmpty ? "" : state.outline.steps[step],
+            pass: state.pass,
+            passes: state.passes,
+            entityMapping: state.mapping,
+            rows: state.rowsThisRun,
+            rowsPerSecond: elapsed > 0 ? Double(state.rowsThisRun) / elapsed : 0,
+            elapsedSeconds: elapsed,
+            etaSeconds: gained > 0.001 && elapsed > 0 ? (1 - state.fraction) * elapsed / gained : nil
+        )
+    }
+}

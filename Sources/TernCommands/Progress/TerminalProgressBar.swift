@@ -1,0 +1,62 @@
+import Foundation
+import Synchronization
+import Tern
+
+/// A one-line live progress bar on standard error, redrawn at most ten times a second; a line
+/// above it for every pass that finishes.
+final class TerminalProgressBar: ProgressRenderer {
+    private let lastDrawn = Mutex<ContinuousClock.Instant?>(nil)
+    private let width = 24
+
+    func render(_ event: MigrationEvent, _ snapshot: ProgressSnapshot) {
+        let now = ContinuousClock.now
+        var line = ""
+        if case .passFinished(let pass) = event {
+            line += "\r\u{1B}[K" + Self.describe(pass, step: snapshot.step, steps: snapshot.steps) + "\n"
+        } else if case .batchCommitted = event {
+            let due = lastDrawn.withLock { last -> Bool in
+                guard last.map({ now - $0 < .milliseconds(100) }) != true else { return false }
+                last = now
+                return true
+            }
+            guard due else { return }
+        }
+        line += "\r\u{1B}[K" + bar(snapshot)
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    func finish() {
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+
+    private func bar(_ snapshot: ProgressSnapshot) -> String {
+        let filled = Int((snapshot.fraction * Double(width)).rounded(.down))
+        var parts = ["[" + String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled) + "]",
+                     String(format: "%3.0f%%", snapshot.fraction * 100),
+                     "step \(snapshot.step)/\(snapshot.steps) \(snapshot.stepName)"]
+        if let pass = snapshot.pass, let passes = snapshot.passes, passes > 1 { parts.append("pass \(pass)/\(passes)") }
+        if let mapping = snapshot.entityMapping { parts.append(mapping) }
+        if snapshot.rowsPerSecond > 0 { parts.append("\(Self.count(Int(snapshot.rowsPerSecond))) rows/s") }
+        parts.append(Self.clock(snapshot.elapsedSeconds) + " elapsed")
+        if let eta = snapshot.etaSeconds { parts.append("ETA " + Self.clock(eta)) }
+        return parts.joined(separator: "  ")
+    }
+
+    static func describe(_ pass: PassReport, step: Int, steps: Int) -> String {
+        let which = pass.passes > 1 ? "step \(step)/\(steps), pass \(pass.pass)/\(pass.passes)" : "step \(step)/\(steps)"
+        return "  \(which) done: \(count(pass.objects)) objects in \(String(format: "%.2f", pass.seconds)) s, peak \(mebibytes(pass.peakResidentMemory)) — \(pass.mappings.joined(separator: ", "))"
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        return whole >= 3600 ? String(format: "%d:%02d:%02d", whole / 3600, whole / 60 % 60, whole % 60) : String(format: "%d:%02d", whole / 60, whole % 60)
+    }
+
+    static func count(_ value: Int) -> String {
+        value.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
+    }
+
+    static func mebibytes(_ bytes: Int) -> String {
+        String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+    }
+}

@@ -1,0 +1,70 @@
+import Testing
+@testable import Tern
+
+@Suite("Progress: fractions weighted by rows, never backwards")
+struct ProgressTrackerTests {
+    let start = ContinuousClock.now
+
+    private func at(_ seconds: Double) -> ContinuousClock.Instant {
+        start + .milliseconds(Int(seconds * 1000))
+    }
+
+    private func pass(_ objects: Int) -> PassReport {
+        PassReport(pass: 1, passes: 1, mappings: ["M"], objects: objects, seconds: 1, peakResidentMemory: 0)
+    }
+
+    @Test("a step applied in place weighs half a copied step; batches move the copied step by rows")
+    func weighting() {
+        let tracker = ProgressTracker()
+        tracker.record(.started(MigrationOutline(steps: ["1 → 2", "2 → 3"], inPlace: [true, false], completedSteps: 0, objects: 1000)), at: at(0))
+        tracker.record(.stepStarted(step: 1, steps: 2, passes: 1, source: "1", destination: "2"), at: at(0))
+        #expect(tracker.record(.stepFinished(step: 1, inPlace: true), at: at(1)).fraction == 1.0 / 3)
+        tracker.record(.stepStarted(step: 2, steps: 2, passes: 1, source: "2", destination: "3"), at: at(1))
+        let half = tracker.record(.batchCommitted(mapping: "M", pass: 0, rows: 500, done: 500, total: 1000), at: at(2))
+        #expect(abs(half.fraction - (1.0 / 3 + 2.0 / 3 * 0.25)) < 1e-9)
+        #expect(half.rows == 500)
+        #expect(half.rowsPerSecond == 250)
+        #expect(half.entityMapping == "M")
+        let created = tracker.record(.batchCommitted(mapping: "M", pass: 0, rows: 500, done: 1000, total: 1000), at: at(3))
+        #expect(abs(created.fraction - (1.0 / 3 + 2.0 / 3 * 0.5)) < 1e-9)
+        // Rows done this run over time gives the ETA: 2/3 done in 3 s → 1.5 s to go.
+        #expect(abs((created.etaSeconds ?? 0) - 1.5) < 1e-6)
+        #expect(tracker.record(.passFinished(pass(1000)), at: at(4)).fraction == 1)
+        #expect(tracker.record(.stepFinished(step: 2, inPlace: false), at: at(4)).fraction == 1)
+    }
+
+    @Test("an estimate that was too high never moves the fraction back; a filter that selects less jumps forward")
+    func monotonic() {
+        let tracker = ProgressTracker()
+        tracker.record(.started(MigrationOutline(steps: ["1 → 2", "2 → 3"], inPlace: [false, false], completedSteps: 0, objects: 1000)))
+        tracker.record(.stepStarted(step: 1, steps: 2, passes: 1, source: "1", destination: "2"))
+        var last = 0.0
+        for done in stride(from: 100, through: 300, by: 100) {
+            let snapshot = tracker.record(.batchCommitted(mapping: "Filtered", pass: 0, rows: 100, done: done, total: 300))
+            #expect(snapshot.fraction >= last)
+            last = snapshot.fraction
+        }
+        let passDone = tracker.record(.passFinished(pass(300)))
+        #expect(passDone.fraction >= last)
+        let stepDone = tracker.record(.stepFinished(step: 1, inPlace: false))
+        #expect(stepDone.fraction == 0.5)
+        let next = tracker.record(.stepStarted(step: 2, steps: 2, passes: 1, source: "2", destination: "3"))
+        #expect(next.fraction == 0.5)
+        #expect(next.step == 2)
+    }
+
+    @Test("a resumed run starts at the steps it had finished, and its rate counts only its own rows")
+    func resumed() {
+        let tracker = ProgressTracker()
+        let started = tracker.record(.started(MigrationOutline(steps: ["1 → 2", "2 → 3"], inPlace: [false, false], completedSteps: 1, objects: 1000)), at: at(0))
+        #expect(started.fraction == 0.5)
+        #expect(started.step == 2)
+        #expect(started.etaSeconds == nil)
+        tracker.record(.stepStarted(step: 2, steps: 2, passes: 1, source: "2", destination: "3"), at: at(0))
+        // The first batch after resuming reports the interrupted run's 600 rows too, but only 100 are new.
+        let batch = tracker.record(.batchCommitted(mapping: "M", pass: 0, rows: 100, done: 700, total: 1000), at: at(1))
+        #expect(batch.rows == 100)
+        #expect(batch.rowsPerSecond == 100)
+        #expect(abs(batch.fraction - (0.5 + 0.5 * 0.35)) < 1e-9)
+    }
+}
