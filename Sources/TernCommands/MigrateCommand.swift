@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Tern
+import TernLoop
 
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -36,6 +37,9 @@ struct MigrateCommand: ParsableCommand {
     @Option(help: "Source objects per batch.")
     var batchSize = 10_000
 
+    @Option(help: "Worker threads that read and transform batches of mappings that run in Swift (default: the number of cores).")
+    var workers = ProcessStats.availableParallelism
+
     @Flag(help: "Keep the association tables in the migrated store, for auditing.")
     var keepAssociations = false
 
@@ -55,6 +59,7 @@ struct MigrateCommand: ParsableCommand {
 
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        guard (1...256).contains(workers) else { throw ValidationError("--workers must be from 1 to 256") }
         guard !(resume && restart) else { throw ValidationError("--resume and --restart cannot go together") }
     }
 
@@ -63,7 +68,7 @@ struct MigrateCommand: ParsableCommand {
         try reportingErrors {
             let versioned = try ModelLoader.load(model)
             let renderer = dryRun ? nil : progress.makeRenderer()
-            var options = MigrationOptions(batchSize: batchSize, keepAssociations: keepAssociations, now: Date().timeIntervalSinceReferenceDate,
+            var options = MigrationOptions(batchSize: batchSize, workers: workers, keepAssociations: keepAssociations, now: Date().timeIntervalSinceReferenceDate,
                                            registry: TernCommandLine.registry, shouldStop: StopRequest.isRequested)
             if let renderer {
                 let tracker = ProgressTracker()

@@ -19,26 +19,6 @@ struct CrashResumeTests {
 
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
-    /// The schema (tables and indexes), then every row of every table but the metadata (whose
-    /// UUID differs per store), in key order.
-    private func dump(_ path: String) throws -> [String] {
-        let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
-        let schema = try connection.prepare("SELECT type, name FROM sqlite_master WHERE name <> 'Z_METADATA' ORDER BY type, name")
-        var lines: [String] = []
-        var tables: [String] = []
-        var rows = schema.rows()
-        while let row = try rows.next() {
-            lines.append("\(row.text(at: 0)!) \(row.text(at: 1)!)")
-            if row.text(at: 0) == "table" { tables.append(row.text(at: 1)!) }
-        }
-        for name in tables {
-            let select = try connection.prepare("SELECT * FROM \(quoteIdentifier(name)) ORDER BY 1, 2")
-            var cursor = select.rows()
-            while let row = try cursor.next() { lines.append(name + ":" + row.values.map(\.sqlLiteral).joined(separator: "|")) }
-        }
-        return lines
-    }
-
     /// Starts a migration and kills it after `delay` seconds, unless it finishes first.
     /// Returns the exit status, or nil when it was killed.
     private func run(_ arguments: [String], killAfter delay: Double?, environment: [String: String] = [:]) throws -> Int32? {
@@ -60,15 +40,26 @@ struct CrashResumeTests {
 
     @Test("SIGKILL at random instants, then --resume: the result equals an uninterrupted run, and the source is untouched")
     func killAndResume() throws {
-        let source = path("Library.sqlite")
-        #expect(try TernProcess.run(["generate", "--model", Self.library, "--version", "Library 1", "--rows", "13000", "--seed", "5", source]).status == 0)
+        // Two passes, to-one, to-many and many-to-many relationships, over 60,000 objects.
+        try killAndResume(model: Self.library, version: "Library 1", rows: 13_000, options: ["--batch-size", "700"], kills: Self.kills, minimumLines: 60_000)
+    }
+
+    @Test("the same through a policy that runs in Swift on two workers (BookStore 1 → 5)")
+    func killAndResumeSwiftPolicy() throws {
+        try killAndResume(model: CheckAndGenerateCommandTests.bookStore, version: "BookStore 1", rows: 8_000, options: ["--batch-size", "500", "--workers", "2"],
+                          kills: max(10, Self.kills / 3), minimumLines: 24_000)
+    }
+
+    private func killAndResume(model: String, version: String, rows: Int, options: [String], kills: Int, minimumLines: Int) throws {
+        let source = path("Source.sqlite")
+        #expect(try TernProcess.run(["generate", "--model", model, "--version", version, "--rows", "\(rows)", "--seed", "5", source]).status == 0)
         let original = try Data(contentsOf: URL(fileURLWithPath: source))
         let reference = path("reference.sqlite")
         let started = Date()
-        #expect(try run(["migrate", source, "--model", Self.library, "--out", reference, "--batch-size", "700"], killAfter: nil) == 0)
+        #expect(try run(["migrate", source, "--model", model, "--out", reference] + options, killAfter: nil) == 0)
         let duration = Date().timeIntervalSince(started)
-        let expected = try dump(reference)
-        #expect(expected.count > 60_000)
+        let expected = try StoreDump.lines(reference)
+        #expect(expected.count > minimumLines)
 
         var seed = UInt64(20_261_121)
         func nextDelay() -> Double {
@@ -77,23 +68,23 @@ struct CrashResumeTests {
         }
         var killed = 0
         var trial = 0
-        while killed < Self.kills {
+        while killed < kills {
             trial += 1
             let output = path("out-\(trial).sqlite")
             var attempts = 0
             while true {
                 attempts += 1
-                let arguments = ["migrate", source, "--model", Self.library, "--out", output, "--batch-size", "700"] + (attempts > 1 ? ["--resume"] : [])
+                let arguments = ["migrate", source, "--model", model, "--out", output] + options + (attempts > 1 ? ["--resume"] : [])
                 // Toward the end of a trial, let the run finish.
                 let status = try run(arguments, killAfter: attempts > 12 ? nil : nextDelay())
                 if status == nil { killed += 1; continue }
                 #expect(status == 0, "trial \(trial), attempt \(attempts) exited \(status!)")
                 break
             }
-            #expect(try dump(output) == expected, "trial \(trial) after \(attempts) attempts differs from the uninterrupted run")
+            #expect(try StoreDump.lines(output) == expected, "trial \(trial) after \(attempts) attempts differs from the uninterrupted run")
             #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent(".out-\(trial).sqlite.tern-migration.json").path))
         }
-        #expect(killed >= Self.kills)
+        #expect(killed >= kills)
         #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == original)
     }
 
@@ -110,11 +101,11 @@ struct CrashResumeTests {
         // Whatever the instant: the store's name holds the original or the whole migrated store.
         let now = try Data(contentsOf: URL(fileURLWithPath: store))
         if now != original {
-            #expect(try dump(store) == dump(reference))
+            #expect(try StoreDump.lines(store) == StoreDump.lines(reference))
         }
         let status = try run(["migrate", store, "--model", Self.library, "--resume"], killAfter: nil)
         #expect(status == 0)
-        #expect(try dump(store) == dump(reference))
+        #expect(try StoreDump.lines(store) == StoreDump.lines(reference))
         let backup = path("Swap~.sqlite")
         #expect(try Data(contentsOf: URL(fileURLWithPath: backup)) == original)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(".") }.isEmpty)

@@ -1,7 +1,12 @@
+import TernLoop
+
 /// Settings of a migration run.
 public struct MigrationOptions: Sendable {
     /// Source objects per batch; each batch commits with its checkpoint in one transaction.
     public var batchSize: Int
+    /// Worker threads that read and transform batches of entity mappings that run in Swift, each
+    /// with its own read connection. Mappings that run as SQL are executed by SQLite in the writer.
+    public var workers: Int
     /// Keep the association tables in the migrated store, for auditing.
     public var keepAssociations: Bool
     /// Validation violations listed before giving up.
@@ -15,10 +20,11 @@ public struct MigrationOptions: Sendable {
     /// Told what happens, as it happens (on the thread running the migration).
     public var progress: (@Sendable (MigrationEvent) -> Void)?
 
-    public init(batchSize: Int = 10_000, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = 0,
+    public init(batchSize: Int = 10_000, workers: Int = ProcessStats.availableParallelism, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = 0,
                 registry: PolicyRegistry = .builtIn, shouldStop: @escaping @Sendable () -> Bool = { false },
                 progress: (@Sendable (MigrationEvent) -> Void)? = nil) {
         self.batchSize = batchSize
+        self.workers = max(1, workers)
         self.keepAssociations = keepAssociations
         self.violationLimit = violationLimit
         self.now = now

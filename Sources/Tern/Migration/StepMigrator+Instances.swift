@@ -66,11 +66,7 @@ extension StepMigrator {
 
         var last = checkpoint[unit].lastKey
         var selected = checkpoint[unit].count
-        let count = try connection.prepare((SQLFragment("SELECT count(*) FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE ") + selection).sql)
-        try count.bind(selection.arguments)
-        _ = try count.step()
-        let total = Int(count.row.int64(at: 0))
-        count.reset()
+        let total = try selectedCount(sourceEntity, selection)
         while true {
             let before = selected
             try batchEnd.bind(selection.arguments + [SQLiteValue.integer(last), .integer(Int64(options.batchSize))])

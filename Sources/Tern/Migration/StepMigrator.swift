@@ -16,6 +16,8 @@ final class StepMigrator {
     let options: MigrationOptions
     let logger: Logger
     let connection: Connection
+    /// Where worker threads find the source, to attach it as `src` on their own connections.
+    let sourceAttachURI: String
     let sourceLayout: StoreLayout
     let destinationLayout: StoreLayout
     let associations: AssociationTables
@@ -41,6 +43,7 @@ final class StepMigrator {
         self.options = options
         self.logger = logger
         self.connection = connection
+        self.sourceAttachURI = sourceAttachURI
         sourceLayout = StoreLayout(model: step.source)
         destinationLayout = StoreLayout(model: step.destination)
         var policies: [String: any EntityMigrationPolicy] = [:]

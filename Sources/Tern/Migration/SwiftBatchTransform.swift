@@ -1,0 +1,89 @@
+import TernSQLite
+
+/// What a worker needs to read and transform batches of an entity mapping that runs in Swift.
+/// Plain values, so it can be handed to worker threads.
+struct SwiftBatchTransform: Sendable {
+    /// Reads one key range of selected source objects: `Z_PK`, the stored attributes and to-one
+    /// keys, then each value expression's inputs. Binds the selection's arguments, then the range.
+    var readSQL: String
+    var selectionArguments: [SQLiteValue]
+    /// Names of the values after `Z_PK`: attributes, then to-one relationships.
+    var sourceProperties: [String]
+    /// The mapping's value expressions, by destination attribute, with the column their inputs start at.
+    var expressions: [(name: String, expression: CompiledExpression, offset: Int)]
+    var mapping: EntityMapping
+    var policy: any EntityMigrationPolicy
+    var delegate: (any MigrationManagerDelegate)?
+}
+
+/// A batch the policy turned into destination objects, waiting for the writer to give them keys.
+struct TransformedBatch: Sendable {
+    /// The last source key of the batch: the checkpoint once it is written.
+    var end: Int64
+    var selected: Int
+    var objects: [DestinationObject] = []
+    /// (source key, index into `objects`).
+    var associations: [(Int64, Int)] = []
+    /// (owner index, relationship, target).
+    var links: [(Int, String, InstanceCreationContext.LinkTarget)] = []
+    /// Object index → the attributes that identify it (`findOrCreate`).
+    var identities: [Int: [String]] = [:]
+}
+
+/// One worker's reader: its own connection to the source (attached as `src`, as on the writer),
+/// with the SQL functions value expressions use and the expressions compiled to Swift once.
+final class SourceBatchReader {
+    private let connection: Connection
+    private let read: Statement
+    private let transform: SwiftBatchTransform
+    private let programs: [(name: String, program: ExpressionProgram, offset: Int)]
+
+    init(_ transform: SwiftBatchTransform, sourceAttachURI: String) throws {
+        connection = try Connection(path: ":memory:")
+        try SQLCompiler.prepare(connection)
+        try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
+        read = try connection.prepare(transform.readSQL)
+        self.transform = transform
+        programs = transform.expressions.map { ($0.name, ExpressionProgram($0.expression), $0.offset) }
+    }
+
+    /// Reads source keys in `(after, end]` and runs the policy on each object, in key order.
+    func transformBatch(after last: Int64, through end: Int64) throws -> TransformedBatch {
+        let mapping = transform.mapping
+        try read.bind(transform.selectionArguments + [SQLiteValue.integer(last), .integer(end)])
+        defer { read.reset() }
+        var rows = read.rows()
+        var batch = TransformedBatch(end: end, selected: 0)
+        while let row = try rows.next() {
+            let values = row.values
+            var properties: [String: SQLiteValue] = [:]
+            for (index, name) in transform.sourceProperties.enumerated() { properties[name] = values[index + 1] }
+            let source = SourceObject(key: values[0].int64!, entity: mapping.sourceEntity!, values: properties)
+            let context = InstanceCreationContext(mapping: mapping) { [programs] _ in
+                var object = DestinationObject(entity: mapping.destinationEntity!)
+                for (name, program, offset) in programs {
+                    object.values[name] = try program.evaluate(Array(values[(offset + 1)..<(offset + 1 + program.compiled.inputs.count)]))
+                }
+                return object
+            }
+            try transform.policy.createDestinationInstances(for: source, in: context)
+            if let delegate = transform.delegate {
+                for (associatedSource, handle) in context.associations {
+                    var object = context.object(handle)
+                    delegate.associate(source: associatedSource, destination: &object, mapping: mapping)
+                    context.updateObject(handle, object)
+                }
+            }
+            let base = batch.objects.count
+            batch.objects += context.objects
+            for (index, keys) in context.identities { batch.identities[base + index] = keys }
+            batch.associations += context.associations.map { ($0.source.key, base + $0.object.index) }
+            batch.links += context.links.map { owner, relationship, target in
+                if case .created(let handle) = target { return (base + owner.index, relationship, .created(CreatedObject(index: base + handle.index))) }
+                return (base + owner.index, relationship, target)
+            }
+            batch.selected += 1
+        }
+        return batch
+    }
+}

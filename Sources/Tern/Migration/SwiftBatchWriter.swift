@@ -1,0 +1,76 @@
+import TernSQLite
+
+/// The writer's prepared statements for batches that ran in Swift.
+struct SwiftBatchStatements {
+    let objects: ObjectWriter
+    let associate: Statement
+    let link: Statement
+    let findUnique: Statement
+    let recordUnique: Statement
+
+    init(connection: Connection, layout: StoreLayout, associationTable: String) throws {
+        objects = try ObjectWriter(connection: connection, layout: layout)
+        associate = try connection.prepare("INSERT INTO \(quoteIdentifier(associationTable)) (source, destination) VALUES (?, ?)")
+        link = try connection.prepare("INSERT INTO TERN_LINKS (owner, owner_entity, relationship, target, target_entity, target_mapping) VALUES (?, ?, ?, ?, ?, ?)")
+        findUnique = try connection.prepare("SELECT destination FROM TERN_UNIQUE WHERE entity = ? AND identity = ?")
+        recordUnique = try connection.prepare("INSERT INTO TERN_UNIQUE (entity, identity, destination) VALUES (?, ?, ?)")
+    }
+}
+
+extension StepMigrator {
+    /// Writes one transformed batch inside the caller's transaction: destination keys in creation
+    /// order (or the existing object for `findOrCreate`), then associations, then links.
+    func write(_ batch: TransformedBatch, of entry: AssociationTables.Entry, with statements: SwiftBatchStatements) throws {
+        let mapping = entry.mapping.mapping
+        var keys: [Int64] = []
+        keys.reserveCapacity(batch.objects.count)
+        for (index, object) in batch.objects.enumerated() {
+            guard let layout = destinationLayout.entities[object.entity] else {
+                throw TernError(.badInput, "entity mapping \(mapping.name): the policy created an object of \(object.entity), which is not in \(step.destination.versionName)")
+            }
+            var identity: String?
+            if let identifying = batch.identities[index] {
+                // Values joined as SQL literals: unambiguous, and the same text for the same values.
+                identity = identifying.map { object.values[$0]?.sqlLiteral ?? "NULL" }.joined(separator: ",")
+                try statements.findUnique.bind([object.entity, identity!])
+                let found = try statements.findUnique.step() ? statements.findUnique.row.int64(at: 0) : nil
+                statements.findUnique.reset()
+                if let found {
+                    keys.append(found)
+                    continue
+                }
+            }
+            let key = nextKeys[layout.table, default: 1]
+            nextKeys[layout.table] = key + 1
+            keys.append(key)
+            let defaults = Dictionary(uniqueKeysWithValues: step.destination.allAttributes(of: object.entity).map { ($0.name, $0.defaultValue ?? .null) })
+            let values = try statements.objects.insertColumns(for: object.entity).map { column -> SQLiteValue in
+                guard let name = layout.attributeColumns.first(where: { $0.value == column })?.key else { return .null }
+                return object.values[name] ?? defaults[name] ?? .null
+            }
+            try statements.objects.insert(object.entity, key: key, values: values)
+            if let identity {
+                try statements.recordUnique.bind([object.entity, identity, key])
+                try statements.recordUnique.run()
+            }
+        }
+        for (source, index) in batch.associations {
+            try statements.associate.bind([source, keys[index]])
+            try statements.associate.run()
+        }
+        for (owner, relationship, target) in batch.links {
+            let (targetKey, targetEntity, targetMapping): (Int64, String, String?)
+            switch target {
+            case .created(let handle): (targetKey, targetEntity, targetMapping) = (keys[handle.index], batch.objects[handle.index].entity, nil)
+            case .existing(let key, let entity): (targetKey, targetEntity, targetMapping) = (key, entity, nil)
+            case .migrated(let sourceKey, let name):
+                guard let target = associations.entry(named: name, pass: entry.pass) else {
+                    throw TernError(.badInput, "entity mapping \(mapping.name): the policy linked to objects of entity mapping \(name), which does not exist")
+                }
+                (targetKey, targetEntity, targetMapping) = (sourceKey, target.mapping.mapping.destinationEntity!, name)
+            }
+            try statements.link.bind([keys[owner], batch.objects[owner].entity, relationship, targetKey, targetEntity, targetMapping])
+            try statements.link.run()
+        }
+    }
+}
