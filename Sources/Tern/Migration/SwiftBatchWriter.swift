@@ -1,7 +1,8 @@
 import TernSQLite
 
-/// The writer's prepared statements for batches that ran in Swift.
-struct SwiftBatchStatements {
+/// The writer's prepared statements for batches that ran in Swift, and per destination entity
+/// which attribute (and default) fills each inserted column, worked out once.
+final class SwiftBatchStatements {
     let objects: ObjectWriter
     let associate: Statement
     let link: Statement
@@ -14,6 +15,21 @@ struct SwiftBatchStatements {
         link = try connection.prepare("INSERT INTO TERN_LINKS (owner, owner_entity, relationship, target, target_entity, target_mapping) VALUES (?, ?, ?, ?, ?, ?)")
         findUnique = try connection.prepare("SELECT destination FROM TERN_UNIQUE WHERE entity = ? AND identity = ?")
         recordUnique = try connection.prepare("INSERT INTO TERN_UNIQUE (entity, identity, destination) VALUES (?, ?, ?)")
+    }
+
+    private var columnSources: [String: [(attribute: String?, defaultValue: SQLiteValue)]] = [:]
+
+    /// For each column `objects` inserts for `entity`: the attribute it holds and its default.
+    func columns(of entity: String, layout: StoreLayout.EntityLayout, model: ObjectModel) throws -> [(attribute: String?, defaultValue: SQLiteValue)] {
+        if let known = columnSources[entity] { return known }
+        let defaults = Dictionary(uniqueKeysWithValues: model.allAttributes(of: entity).map { ($0.name, $0.defaultValue ?? .null) })
+        let attributeOfColumn = Dictionary(layout.attributeColumns.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        let sources = try objects.insertColumns(for: entity).map { column -> (attribute: String?, defaultValue: SQLiteValue) in
+            let attribute = attributeOfColumn[column]
+            return (attribute, attribute.flatMap { defaults[$0] } ?? .null)
+        }
+        columnSources[entity] = sources
+        return sources
     }
 }
 
@@ -43,10 +59,8 @@ extension StepMigrator {
             let key = nextKeys[layout.table, default: 1]
             nextKeys[layout.table] = key + 1
             keys.append(key)
-            let defaults = Dictionary(uniqueKeysWithValues: step.destination.allAttributes(of: object.entity).map { ($0.name, $0.defaultValue ?? .null) })
-            let values = try statements.objects.insertColumns(for: object.entity).map { column -> SQLiteValue in
-                guard let name = layout.attributeColumns.first(where: { $0.value == column })?.key else { return .null }
-                return object.values[name] ?? defaults[name] ?? .null
+            let values = try statements.columns(of: object.entity, layout: layout, model: step.destination).map { column in
+                column.attribute.flatMap { object.values[$0] } ?? column.defaultValue
             }
             try statements.objects.insert(object.entity, key: key, values: values)
             if let identity {
