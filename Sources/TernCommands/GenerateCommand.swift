@@ -18,6 +18,9 @@ struct GenerateCommand: ParsableCommand {
     @Option(help: "Objects per concrete entity.")
     var rows: Int
 
+    @Option(help: ArgumentHelp("Objects of one entity instead of --rows, as ENTITY=N (repeatable): --count Page=3000000.", valueName: "entity=n"))
+    var count: [String] = []
+
     @Option(help: "Seed for the random values.")
     var seed: UInt64 = 1
 
@@ -28,6 +31,20 @@ struct GenerateCommand: ParsableCommand {
 
     func validate() throws {
         guard rows >= 0 else { throw ValidationError("--rows cannot be negative") }
+        _ = try counts()
+    }
+
+    /// `--count` as entity → objects.
+    func counts() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for item in count {
+            let parts = item.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let number = Int(parts[1]), number >= 0 else {
+                throw ValidationError("--count \(item): expected ENTITY=N with N a whole number, such as Page=3000000")
+            }
+            counts[String(parts[0])] = number
+        }
+        return counts
     }
 
     func run() throws {
@@ -39,7 +56,7 @@ struct GenerateCommand: ParsableCommand {
                 throw TernError(.badInput, "no version \(name); versions: \(versioned.versions.map(\.versionName).joined(separator: ", "))", path: model)
             }
             logger.info("generating", metadata: ["version": "\(name)", "rows": "\(rows)"])
-            let report = try DataGenerator.generate(model: objectModel, at: store, rows: rows, seed: seed)
+            let report = try DataGenerator.generate(model: objectModel, at: store, rows: rows, counts: try counts(), seed: seed)
             print("Created \(store) (\(name)): \(report.summary)")
         }
     }

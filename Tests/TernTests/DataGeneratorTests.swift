@@ -39,6 +39,21 @@ struct DataGeneratorTests {
         #expect(a != (try dump(directory.path("c.sqlite"))))
     }
 
+    @Test("per-entity counts: 3 pages per book, every page's book exists; an unknown entity is an error naming it")
+    func counts() throws {
+        let model = try ModelLoader.load(Configs.path("bookstore")).versions[0]
+        let report = try DataGenerator.generate(model: model, at: directory.path("counts.sqlite"), rows: 400, counts: ["Page": 1200], seed: 3)
+        #expect(report.objects == ["Book": 400, "Category": 400, "Page": 1200])
+        let connection = try Connection(path: directory.path("counts.sqlite"), configuration: .init(mode: .readOnly))
+        #expect(try connection.scalar("SELECT count(*) FROM ZPAGE") == .integer(1200))
+        #expect(try connection.scalar("SELECT count(*) FROM ZPAGE p LEFT JOIN ZBOOK b ON b.Z_PK = p.ZBOOK WHERE p.ZBOOK IS NOT NULL AND b.Z_PK IS NULL") == .integer(0))
+        #expect((try connection.scalar("SELECT count(*) FROM ZPAGE WHERE ZBOOK IS NOT NULL")?.int64 ?? 0) > 1000)
+        #expect(throws: TernError.self) {
+            try DataGenerator.generate(model: model, at: directory.path("bad.sqlite"), rows: 1, counts: ["Pages": 3], seed: 3)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path("bad.sqlite")))
+    }
+
     @Test("relationships point at existing objects of the right entity, with fan-out and order keys")
     func relationshipsAreValid() throws {
         let model = try ModelLoader.load(Fixtures.path(FixtureStore.bookmarks)).version(named: "BookmarksModel 4")!

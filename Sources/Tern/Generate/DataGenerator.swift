@@ -28,8 +28,13 @@ public enum DataGenerator {
         }
     }
 
-    /// Creates the store at `path` for `model` with `rows` objects per concrete entity.
-    public static func generate(model: ObjectModel, at path: String, rows: Int, seed: UInt64) throws -> Report {
+    /// Creates the store at `path` for `model` with `rows` objects per concrete entity, or as many
+    /// as `counts` says for the entities it names (a benchmark's 3 pages per book).
+    public static func generate(model: ObjectModel, at path: String, rows: Int, counts: [String: Int] = [:], seed: UInt64) throws -> Report {
+        for name in counts.keys where model.entity(named: name) == nil {
+            throw TernError(.badInput, "no entity \(name) in \(model.versionName) (entities: \(model.entities.map(\.name).sorted().joined(separator: ", ")))")
+        }
+        let rowsOf = { (name: String) in counts[name] ?? rows }
         let started = ContinuousClock.now
         let connection = try StoreFile.create(at: path, model: model)
         let layout = StoreLayout(model: model)
@@ -40,15 +45,15 @@ public enum DataGenerator {
         // Keys are reserved up front, so relationships can point at objects not yet written.
         var firstKeys: [String: Int64] = [:]
         for entity in concrete {
-            firstKeys[entity.name] = try writer.reserveKeys(for: entity.name, count: rows)
+            firstKeys[entity.name] = try writer.reserveKeys(for: entity.name, count: rowsOf(entity.name))
         }
-        let targets = Targets(model: model, firstKeys: firstKeys, rows: rows)
+        let targets = Targets(model: model, firstKeys: firstKeys, rows: Dictionary(uniqueKeysWithValues: concrete.map { ($0.name, rowsOf($0.name)) }))
 
         var links = 0
         do {
             try connection.transaction(.immediate) {
                 for entity in concrete {
-                    try writeObjects(of: entity, rows: rows, model: model, layout: layout, writer: writer, targets: targets, rng: &rng)
+                    try writeObjects(of: entity, rows: rowsOf(entity.name), model: model, layout: layout, writer: writer, targets: targets, rng: &rng)
                 }
                 for join in layout.joinTables {
                     links += try writeLinks(join, model: model, writer: writer, targets: targets, rng: &rng)
@@ -60,7 +65,7 @@ public enum DataGenerator {
         } catch let error as SQLiteError {
             throw TernError(.io, "generating failed: \(error)", path: path)
         }
-        return Report(objects: Dictionary(uniqueKeysWithValues: concrete.map { ($0.name, rows) }), links: links,
+        return Report(objects: Dictionary(uniqueKeysWithValues: concrete.map { ($0.name, rowsOf($0.name)) }), links: links,
                       duration: ContinuousClock.now - started)
     }
 
@@ -116,7 +121,7 @@ public enum DataGenerator {
         var inverseOrders: [Int64: Int64] = [:]
         for owner in targets.concreteEntities(under: join.entity) {
             let first = targets.firstKeys[owner.name]!
-            for row in 0..<targets.rows {
+            for row in 0..<targets.rows[owner.name, default: 0] {
                 let wanted = Int.random(in: max(relationship.minCount, 0)...max(relationship.minCount, 3), using: &rng)
                 var seen: Set<Int64> = []
                 for position in 0..<wanted {
@@ -146,18 +151,21 @@ struct Target {
 struct Targets {
     let model: ObjectModel
     let firstKeys: [String: Int64]
-    let rows: Int
-    /// Destination entity → the first key and entity number of each concrete entity under it.
-    private let ranges: [String: [(firstKey: Int64, entityNumber: Int)]]
+    /// Objects per concrete entity.
+    let rows: [String: Int]
+    /// Destination entity → the first key, entity number and object count of each concrete
+    /// entity under it.
+    private let ranges: [String: [KeyRange]]
 
-    init(model: ObjectModel, firstKeys: [String: Int64], rows: Int) {
+    init(model: ObjectModel, firstKeys: [String: Int64], rows: [String: Int]) {
         self.model = model
         self.firstKeys = firstKeys
         self.rows = rows
         let numbers = model.entityNumbers
-        var ranges: [String: [(Int64, Int)]] = [:]
+        var ranges: [String: [KeyRange]] = [:]
         for entity in model.entities {
-            ranges[entity.name] = model.descendants(of: entity.name).filter { !$0.isAbstract }.map { (firstKeys[$0.name]!, numbers[$0.name]!) }
+            ranges[entity.name] = model.descendants(of: entity.name).filter { !$0.isAbstract }
+                .map { KeyRange(firstKey: firstKeys[$0.name]!, entityNumber: numbers[$0.name]!, count: rows[$0.name, default: 0]) }
         }
         self.ranges = ranges
     }
@@ -167,31 +175,41 @@ struct Targets {
     }
 
     func count(_ destination: String) -> Int {
-        (ranges[destination]?.count ?? 0) * rows
+        (ranges[destination] ?? []).reduce(0) { $0 + $1.count }
     }
 
     /// The key ranges under `destination`, for callers that pick many times.
-    func ranges(under destination: String) -> [(firstKey: Int64, entityNumber: Int)] {
+    func ranges(under destination: String) -> [KeyRange] {
         ranges[destination] ?? []
     }
 
     func random(_ destination: String, using rng: inout SplitMix64) -> Target? {
-        Self.object(in: ranges(under: destination), rows: rows, index: Int.random(in: 0..<max(count(destination), 1), using: &rng))
+        Self.object(in: ranges(under: destination), index: Int.random(in: 0..<max(count(destination), 1), using: &rng))
     }
 
-    /// The `index`-th object (0-based) across `ranges` of `rows` objects each.
-    static func object(in ranges: [(firstKey: Int64, entityNumber: Int)], rows: Int, index: Int) -> Target? {
-        guard rows > 0, index >= 0, index < ranges.count * rows else { return nil }
-        let range = ranges[index / rows]
-        return Target(key: range.firstKey + Int64(index % rows), entityNumber: range.entityNumber)
+    /// The `index`-th object (0-based) across `ranges`, one after the other.
+    static func object(in ranges: [KeyRange], index: Int) -> Target? {
+        guard index >= 0 else { return nil }
+        var rest = index
+        for range in ranges {
+            if rest < range.count { return Target(key: range.firstKey + Int64(rest), entityNumber: range.entityNumber) }
+            rest -= range.count
+        }
+        return nil
     }
+}
+
+/// The keys of one concrete entity's objects.
+struct KeyRange {
+    var firstKey: Int64
+    var entityNumber: Int
+    var count: Int
 }
 
 /// How one to-one relationship picks its destination for each object.
 struct SlotPlan {
     private let relationship: Relationship
-    private let ranges: [(firstKey: Int64, entityNumber: Int)]
-    private let rows: Int
+    private let ranges: [KeyRange]
     private let total: Int
     private let isOneToOne: Bool
     /// Objects that must each get children first, to honour the inverse's minimum count.
@@ -201,7 +219,6 @@ struct SlotPlan {
     init(_ relationship: Relationship, of entity: String, model: ObjectModel, targets: Targets) {
         self.relationship = relationship
         ranges = targets.ranges(under: relationship.destination)
-        rows = targets.rows
         total = targets.count(relationship.destination)
         let inverse = relationship.inverse.flatMap { name in model.allRelationships(of: relationship.destination).first { $0.name == name } }
         isOneToOne = inverse.map { !$0.isToMany } ?? false
@@ -212,17 +229,17 @@ struct SlotPlan {
     mutating func pick(row: Int, using rng: inout SplitMix64) -> Target? {
         guard total > 0 else { return nil }
         if isOneToOne {
-            return row < total ? Targets.object(in: ranges, rows: rows, index: row) : nil
+            return row < total ? Targets.object(in: ranges, index: row) : nil
         }
         if row < guaranteed {
-            return Targets.object(in: ranges, rows: rows, index: row % total)
+            return Targets.object(in: ranges, index: row % total)
         }
         if relationship.isOptional, Double.random(in: 0..<1, using: &rng) < 0.1 {
             return nil
         }
         // Skewed fan-out: squaring a uniform number favours low indexes.
         let u = Double.random(in: 0..<1, using: &rng)
-        return Targets.object(in: ranges, rows: rows, index: min(total - 1, Int(u * u * Double(total))))
+        return Targets.object(in: ranges, index: min(total - 1, Int(u * u * Double(total))))
     }
 
     /// The next sparse sort key in the destination's ordered to-many.
