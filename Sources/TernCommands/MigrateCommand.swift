@@ -16,29 +16,10 @@ struct MigrateCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The store to migrate.")
-    var store: String
-
-    @Option(help: "The model (see tern check --help).")
-    var model: String
+    @OptionGroup var inputs: MigrationInputs
 
     @Option(help: "Write the migrated store here and leave the original untouched (must not exist).")
     var out: String?
-
-    @Option(help: "The version to migrate to (default: the model's current version).")
-    var to: String?
-
-    @Option(help: "A mapping model file to use besides those found beside the model (repeatable).")
-    var mapping: [String] = []
-
-    @Option(help: "A compiled model's VersionInfo.plist, to recognise Core Data stores by Apple's hashes.")
-    var versionInfo: String?
-
-    @Option(help: "Source objects per batch.")
-    var batchSize = 10_000
-
-    @Option(help: "Worker threads that read and transform batches of mappings that run in Swift (default: the number of cores).")
-    var workers = ProcessStats.availableParallelism
 
     @Flag(help: "Keep the association tables in the migrated store, for auditing.")
     var keepAssociations = false
@@ -58,29 +39,25 @@ struct MigrateCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
-        guard (1...256).contains(workers) else { throw ValidationError("--workers must be from 1 to 256") }
         guard !(resume && restart) else { throw ValidationError("--resume and --restart cannot go together") }
     }
 
     func run() throws {
         let logger = global.makeLogger(label: "tern.migrate")
         try reportingErrors {
-            let versioned = try ModelLoader.load(model)
             let renderer = dryRun ? nil : progress.makeRenderer()
-            var options = MigrationOptions(batchSize: batchSize, workers: workers, keepAssociations: keepAssociations, now: Date().timeIntervalSinceReferenceDate,
-                                           registry: TernCommandLine.registry, shouldStop: StopRequest.isRequested)
+            var options = inputs.options
+            options.keepAssociations = keepAssociations
+            options.shouldStop = StopRequest.isRequested
             if let renderer {
                 let tracker = ProgressTracker()
                 options.progress = { event in renderer.render(event, tracker.record(event)) }
             }
-            let migration = StoreMigration(store: store, model: versioned, options: options, logger: logger)
-            let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
-            let plan = try migration.plan(to: to, mappingFiles: mapping, appleHashes: apple)
+            let (migration, plan) = try inputs.plan(options: options, logger: logger)
             if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }
             guard !plan.steps.isEmpty else { return }
             if dryRun { return }
-            if restart { try StoreMigration.discardUnfinished(into: out ?? store) }
+            if restart { try StoreMigration.discardUnfinished(into: out ?? inputs.store) }
             StopRequest.install()
             defer { renderer?.finish() }
             let report = try migration.run(plan, output: out, resume: resume)

@@ -91,4 +91,24 @@ struct MigrateCommandTests {
             #expect((report["objects"] as? Int) == 150)
         }
     }
+
+    @Test("tern plan: counted rows and batches per pass, SQL or Swift per property, schema changes for in-place steps; writes nothing")
+    func plan() throws {
+        let path = try store()
+        let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        let text = try TernProcess.run(["plan", path, "--model", Self.bookStore, "--batch-size", "20"])
+        #expect(text.status == 0, "\(text.standardError)")
+        #expect(text.standardOutput.contains("ALTER TABLE \"ZBOOK\" ADD COLUMN \"ZAUTHOR\""))
+        #expect(text.standardOutput.contains("PublicationToPublication [custom] Publication → Publication: about 50 rows, 3 batches, in Swift"))
+        let json = try TernProcess.run(["plan", path, "--model", Self.bookStore, "--json"])
+        let estimate = try #require(JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        let steps = try #require(estimate["steps"] as? [[String: Any]])
+        #expect(steps.count == 4)
+        #expect(steps[0]["schemaChanges"] != nil)
+        let passes = try #require(steps[2]["passes"] as? [[String: Any]])
+        let mappings = try #require(passes.first?["entityMappings"] as? [[String: Any]])
+        #expect(mappings.map { $0["runsIn"] as? String } == ["SQL", "Swift", "SQL"])
+        #expect(mappings.map { $0["rows"] as? Int } == [50, 50, 50])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before)
+    }
 }

@@ -42,6 +42,7 @@ extension PolicyRegistry {
     public static var builtIn: PolicyRegistry {
         var registry = PolicyRegistry()
         registry.register(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy")
+        registry.register(BookStoreExample.AuthorSplitPolicy(), as: "AuthorSplitPolicy")  // configs/bench
         registry.register(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy")
         registry.delegate = BookStoreExample.SynopsisManager()
         return registry

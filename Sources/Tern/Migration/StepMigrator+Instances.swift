@@ -4,9 +4,14 @@ extension StepMigrator {
     // MARK: Stage 1: create destination instances
 
     func sourceSelection(_ entry: AssociationTables.Entry, compiler: inout SQLCompiler) -> SQLFragment {
-        let sourceEntity = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!
-        var selection = SQLFragment("s.\"Z_ENT\" = \(sourceEntity.number)")
-        if let filter = entry.mapping.filter {
+        Self.selection(of: sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!, filter: entry.mapping.filter, compiler: &compiler)
+    }
+
+    /// The WHERE condition (source rows aliased `s`) that selects an entity mapping's source
+    /// objects: those of exactly its source entity, its filter applied.
+    static func selection(of entity: StoreLayout.EntityLayout, filter: CompiledPredicate?, compiler: inout SQLCompiler) -> SQLFragment {
+        var selection = SQLFragment("s.\"Z_ENT\" = \(entity.number)")
+        if let filter {
             selection = selection + SQLFragment(" AND ") + compiler.sql(filter, alias: "s")
         }
         return selection

@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Tern
+import TernLoop
+
+/// What `tern migrate` and `tern plan` both take: the store, the model, the mappings, and how
+/// the work is cut up.
+struct MigrationInputs: ParsableArguments {
+    @Argument(help: "The store to migrate.")
+    var store: String
+
+    @Option(help: "The model (see tern check --help).")
+    var model: String
+
+    @Option(help: "The version to migrate to (default: the model's current version).")
+    var to: String?
+
+    @Option(help: "A mapping model file to use instead of the one found beside the model for its step (repeatable).")
+    var mapping: [String] = []
+
+    @Option(help: "A compiled model's VersionInfo.plist, to recognise Core Data stores by Apple's hashes.")
+    var versionInfo: String?
+
+    @Option(help: "Source objects per batch.")
+    var batchSize = 10_000
+
+    @Option(help: "Worker threads that read and transform batches of mappings that run in Swift (default: the number of cores).")
+    var workers = ProcessStats.availableParallelism
+
+    func validate() throws {
+        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        guard (1...256).contains(workers) else { throw ValidationError("--workers must be from 1 to 256") }
+    }
+
+    /// Options for the run, with the policies this `tern` was built with.
+    var options: MigrationOptions {
+        MigrationOptions(batchSize: batchSize, workers: workers, now: Date().timeIntervalSinceReferenceDate, registry: TernCommandLine.registry)
+    }
+
+    /// Loads the model and works out the steps from the store's version.
+    func plan(options: MigrationOptions, logger: Logger) throws -> (StoreMigration, StoreMigration.Plan) {
+        let migration = StoreMigration(store: store, model: try ModelLoader.load(model), options: options, logger: logger)
+        let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
+        return (migration, try migration.plan(to: to, mappingFiles: mapping, appleHashes: apple))
+    }
+}
