@@ -121,22 +121,29 @@ enum MigrationSummary {
 
     /// One row per pass: what it did, how fast, and its peak memory.
     static func passTable(_ report: StoreMigration.Report) -> [String] {
-        let rows = report.steps.enumerated().flatMap { index, step in step.passes.map { (index + 1, $0) } }
-        guard !rows.isEmpty else { return [] }
+        guard report.steps.contains(where: { !$0.passes.isEmpty }) else { return [] }
         var lines = ["", "Passes:", "  step  pass  objects        seconds   objects/s    peak RSS     entity mappings"]
-        for (step, pass) in rows {
-            let columns = [
-                "\(step)".padding(toLength: 6, withPad: " ", startingAt: 0),
-                "\(pass.pass)/\(pass.passes)".padding(toLength: 6, withPad: " ", startingAt: 0),
-                TerminalProgressBar.count(pass.objects).padding(toLength: 15, withPad: " ", startingAt: 0),
-                String(format: "%-9.2f", pass.seconds),
-                TerminalProgressBar.count(Int(pass.objectsPerSecond)).padding(toLength: 13, withPad: " ", startingAt: 0),
-                TerminalProgressBar.mebibytes(pass.peakResidentMemory).padding(toLength: 13, withPad: " ", startingAt: 0),
-                pass.mappings.joined(separator: ", "),
-            ]
-            lines.append("  " + columns.joined(separator: ""))
+        for (index, report) in report.steps.enumerated() {
+            lines += report.passes.map { passRow(step: index + 1, $0) }
+            if report.verifyingAndIndexing > .zero {
+                lines.append("  \(index + 1)".padding(toLength: 14, withPad: " ", startingAt: 0) + String(repeating: " ", count: 15)
+                             + String(format: "%-9.2f", report.verifyingAndIndexing.seconds) + String(repeating: " ", count: 26) + "verification and indexes")
+            }
         }
         return lines
+    }
+
+    private static func passRow(step: Int, _ pass: PassReport) -> String {
+        let columns = [
+            "\(step)".padding(toLength: 6, withPad: " ", startingAt: 0),
+            "\(pass.pass)/\(pass.passes)".padding(toLength: 6, withPad: " ", startingAt: 0),
+            TerminalProgressBar.count(pass.objects).padding(toLength: 15, withPad: " ", startingAt: 0),
+            String(format: "%-9.2f", pass.seconds),
+            TerminalProgressBar.count(Int(pass.objectsPerSecond)).padding(toLength: 13, withPad: " ", startingAt: 0),
+            TerminalProgressBar.mebibytes(pass.peakResidentMemory).padding(toLength: 13, withPad: " ", startingAt: 0),
+            pass.mappings.joined(separator: ", "),
+        ]
+        return "  " + columns.joined(separator: "")
     }
 }
 
@@ -148,18 +155,30 @@ struct FinishedLine: Encodable {
         var report: PassReport
     }
 
+    struct Step: Encodable {
+        var step: Int
+        var stepName: String
+        var seconds: Double
+        var verifyingAndIndexingSeconds: Double
+    }
+
     var event = "finished"
     var destination: String
     var backup: String?
     var seconds: Double
+    var steps: [Step]
     var passes: [Pass]
 
     init(_ report: StoreMigration.Report) {
         destination = report.destination
         backup = report.backup
         seconds = report.duration.seconds
+        let names = report.plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" }
+        steps = report.steps.enumerated().map { index, step in
+            Step(step: index + 1, stepName: names[index], seconds: step.duration.seconds, verifyingAndIndexingSeconds: step.verifyingAndIndexing.seconds)
+        }
         passes = report.steps.enumerated().flatMap { index, step in
-            step.passes.map { Pass(step: index + 1, stepName: "\(report.plan.steps[index].source.versionName) → \(report.plan.steps[index].destination.versionName)", report: $0) }
+            step.passes.map { Pass(step: index + 1, stepName: names[index], report: $0) }
         }
     }
 }

@@ -56,6 +56,8 @@ public struct StepReport: Sendable {
     public var appliedInPlace: [String] = []
     /// Each pass's objects, time and peak memory, in order (one entry for a step applied in place).
     public var passes: [PassReport] = []
+    /// Time spent after the passes: verification against the source, and building indexes.
+    public var verifyingAndIndexing: Duration = .zero
     public var duration: Duration = .zero
 }
 

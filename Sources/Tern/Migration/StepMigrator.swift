@@ -135,8 +135,10 @@ final class StepMigrator {
             report.passes.append(passReport)
             emit(.passFinished(passReport))
         }
+        let finishing = ContinuousClock.now
         try verify()
         try finish()
+        report.verifyingAndIndexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started
     }
 
