@@ -7,7 +7,7 @@ extension StepMigrator {
     /// its own read connection) that read and run the policy in parallel, and writes the
     /// transformed batches strictly in key order — keys given in creation order, with the batch's
     /// associations, links and checkpoint in one transaction — so the destination is the same
-    /// whatever the number of workers. At most two batches per worker are read ahead.
+    /// whatever the number of workers. At most one batch more than there are workers is read ahead.
     func createInstancesInSwift(_ entry: AssociationTables.Entry, policy: any EntityMigrationPolicy) throws {
         let mapping = entry.mapping.mapping
         let unit = "create:\(entry.number):\(mapping.name)"
@@ -34,7 +34,7 @@ extension StepMigrator {
         var submitted = 0
         var written = 0
         var exhausted = false
-        let readAhead = 2 * options.workers
+        let readAhead = options.workers + 1
 
         let loop = try EventLoop()
         let attachURI = sourceAttachURI
