@@ -43,6 +43,7 @@ extension PolicyRegistry {
         var registry = PolicyRegistry()
         registry.register(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy")
         registry.register(BookStoreExample.AuthorSplitPolicy(), as: "AuthorSplitPolicy")  // configs/bench
+        registry.register(BenchExample.NameCleaningPolicy(), as: "NameCleaningPolicy")
         registry.register(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy")
         registry.delegate = BookStoreExample.SynopsisManager()
         return registry
