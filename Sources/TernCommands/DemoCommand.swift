@@ -8,9 +8,11 @@ struct DemoCommand: ParsableCommand {
         abstract: "Run Tern's main job on a built-in example.",
         discussion: """
             Generates a BookStore version 1 store (configs/bookstore) with synthetic books, categories \
-            and pages, inspects it without the model, and checks it against the model: it was written \
-            by version 1 and needs migrating to version 5. The migration itself joins the demo as the \
-            engine lands.
+            and pages, inspects it without the model, checks it against the model (written by version \
+            1, to be migrated to version 5), shows the plan, migrates it through the four steps with \
+            live progress (an inferred step applied as schema changes, the Book → Publication rename, \
+            the author split by a policy in Swift, the synopsis filled by a migration manager), prints \
+            the per-pass summary, and checks the result.
             """
     )
 
@@ -22,6 +24,9 @@ struct DemoCommand: ParsableCommand {
 
     @Option(help: "Where to write the example store (default: a new temporary directory, removed afterwards).")
     var output: String?
+
+    @Option(help: "Progress: auto, bar, json or none (see tern migrate --help).")
+    var progress = ProgressStyle.auto
 
     @OptionGroup var global: GlobalOptions
 
@@ -50,6 +55,23 @@ struct DemoCommand: ParsableCommand {
             let match = try VersionMatch.find(in: bookStore, storeAt: path)
             print("\n3. Checked against \(bookStore.path):\n")
             print(CheckReport(match: match, model: bookStore).text)
+
+            var options = MigrationOptions(now: Date().timeIntervalSinceReferenceDate, registry: TernCommandLine.registry)
+            let renderer = progress == .json ? nil : progress.makeRenderer()
+            if let renderer {
+                let tracker = ProgressTracker()
+                options.progress = { event in renderer.render(event, tracker.record(event)) }
+            }
+            let migration = StoreMigration(store: path, model: bookStore, options: options, logger: logger)
+            let plan = try migration.plan()
+            print("\n4. The plan (tern plan):\n")
+            print(PlanCommand.text(try migration.estimate(plan)))
+            print("\n5. Migrating in place (tern migrate):")
+            let migrated = try migration.run(plan)
+            renderer?.finish()
+            print(MigrationSummary.report(migrated))
+            print("\n6. Checked again:\n")
+            print(CheckReport(match: try VersionMatch.find(in: bookStore, storeAt: path), model: bookStore).text)
         }
     }
 

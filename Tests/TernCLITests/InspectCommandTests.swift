@@ -3,13 +3,17 @@ import Testing
 
 @Suite("tern inspect and tern demo, run as processes")
 struct InspectCommandTests {
-    @Test("demo generates a BookStore 1 store, inspects it and finds it needs migrating to 5")
+    @Test("demo generates a BookStore 1 store, inspects it, finds it needs migrating to 5, plans, migrates and checks it")
     func demo() throws {
-        let outcome = try TernProcess.run(["demo", "--rows", "20"])
+        let outcome = try TernProcess.run(["demo", "--rows", "20", "--progress", "bar"])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardOutput.contains("Book     20 rows in ZBOOK"))
         #expect(outcome.standardOutput.contains("Page     20 rows in ZPAGE"))
         #expect(outcome.standardOutput.contains("migration needed: the store was written by BookStore 1; the current version is BookStore 5"))
+        #expect(outcome.standardOutput.contains("PublicationToPublication [custom] Publication → Publication: about 20 rows, 1 batches, in Swift"))
+        #expect(outcome.standardOutput.contains("Step 4, BookStore 4 → BookStore 5: 60 objects"))
+        #expect(outcome.standardOutput.contains("compatible: the store was written by BookStore 5, the current version"))
+        #expect(outcome.standardError.contains("100%  step 4/4 BookStore 4 → BookStore 5"))
     }
 
     @Test("inspect --json prints the documented keys")
@@ -18,7 +22,7 @@ struct InspectCommandTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("BookStore.sqlite").path
-        #expect(try TernProcess.run(["demo", "--rows", "5", "--output", store]).status == 0)
+        #expect(try TernProcess.run(["generate", "--model", CheckAndGenerateCommandTests.bookStore, "--version", "BookStore 1", "--rows", "5", store]).status == 0)
 
         let outcome = try TernProcess.run(["inspect", store, "--json"])
         #expect(outcome.status == 0)
