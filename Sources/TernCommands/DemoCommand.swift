@@ -17,7 +17,7 @@ struct DemoCommand: ParsableCommand {
     )
 
     @Option(help: "Objects per entity (books, categories and pages each).")
-    var rows = 100_000
+    var rows = 300_000
 
     @Option(help: "The BookStore model directory (default: configs/bookstore in this checkout).")
     var model: String?

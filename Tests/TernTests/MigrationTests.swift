@@ -223,4 +223,16 @@ struct MigrationFaultTests {
         #expect(!FileManager.default.fileExists(atPath: destination))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
+
+    @Test("a mapping that names a policy nobody registered is refused naming the mapping, the policy and the registered ones; nothing is left")
+    func unknownPolicy() throws {
+        let (path, before) = try source()
+        var registry = PolicyRegistry()
+        registry.register(DefaultMigrationPolicy(), as: "SomethingElse")
+        let migration = StoreMigration(store: path, model: Self.bookStore, options: MigrationOptions(registry: registry))
+        let error = try #require(throws: TernError.self) { try migration.run(try migration.plan()) }
+        #expect(error.message.contains("entity mapping PublicationToPublication names the migration policy PublicationToPublicationMigrationPolicy, which is not registered (registered: SomethingElse)"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["Books.sqlite"])
+    }
 }

@@ -7,14 +7,19 @@ public enum BookStoreExample {
     /// The book's `PublicationToPublicationMigrationPolicy`: the default destination object, with
     /// the author's first word as `firstName` and the rest as `lastName`.
     public struct AuthorSplitPolicy: EntityMigrationPolicy {
-        public init() {}
+        /// Applied to each name after the split (the benchmark's name cleaning; none in the book).
+        let clean: @Sendable (String) -> String
+
+        public init(clean: @escaping @Sendable (String) -> String = { $0 }) {
+            self.clean = clean
+        }
 
         public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             var publication = try context.defaultDestination(for: source)
             if let author = source["author"].text {
                 let parts = author.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
-                publication["firstName"] = .text(String(parts[0]))
-                publication["lastName"] = .text(parts.count > 1 ? String(parts[1]) : "")
+                publication["firstName"] = .text(clean(String(parts[0])))
+                publication["lastName"] = .text(parts.count > 1 ? clean(String(parts[1])) : "")
             }
             context.associate(source, with: context.create(publication))
         }
@@ -43,7 +48,7 @@ extension PolicyRegistry {
         var registry = PolicyRegistry()
         registry.register(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy")
         registry.register(BookStoreExample.AuthorSplitPolicy(), as: "AuthorSplitPolicy")  // configs/bench
-        registry.register(BenchExample.NameCleaningPolicy(), as: "NameCleaningPolicy")
+        registry.register(BookStoreExample.AuthorSplitPolicy(clean: BenchExample.cleanName), as: "NameCleaningPolicy")
         registry.register(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy")
         registry.delegate = BookStoreExample.SynopsisManager()
         return registry
