@@ -80,3 +80,19 @@ struct ExampleMigrationTests {
         #expect(try new.scalar("SELECT count(*) FROM ZBOOK") == .integer(400))
     }
 }
+
+@Suite("The Events example's date text")
+struct PrintedDateTests {
+    @Test("matches DateFormatter with the POSIX locale in UTC, for dates across four centuries")
+    func matchesDateFormatter() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        var seconds = -3_000_000_000.5
+        while seconds < 3_000_000_000 {
+            #expect(EventsExample.PrintedDatePolicy.printed(seconds) == formatter.string(from: Date(timeIntervalSinceReferenceDate: seconds)), "\(seconds)")
+            seconds += 12_345_678.9
+        }
+    }
+}

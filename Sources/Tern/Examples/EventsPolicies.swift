@@ -11,13 +11,21 @@ public enum EventsExample {
         public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             var object = DestinationObject(entity: context.mapping.destinationEntity!)
             if let seconds = source["timeStamp"].double {
-                let formatter = DateFormatter()
-                formatter.locale = Locale(identifier: "en_US_POSIX")
-                formatter.timeZone = TimeZone(identifier: "UTC")
-                formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-                object["printedDate"] = .text(formatter.string(from: Date(timeIntervalSinceReferenceDate: seconds)))
+                object["printedDate"] = .text(Self.printed(seconds))
             }
             context.associate(source, with: context.create(object))
+        }
+
+        /// "yyyy-MM-dd HH:mm:ss" in UTC for seconds since 2001-01-01, as `DateFormatter` with the
+        /// POSIX locale writes it, without building a formatter per row.
+        static func printed(_ seconds: Double) -> String {
+            var time = time_t(Int64((seconds + Date.timeIntervalBetween1970AndReferenceDate).rounded(.down)))
+            var parts = tm()
+            gmtime_r(&time, &parts)
+            func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+            let year = Int(parts.tm_year) + 1900
+            let yearText = year >= 0 && year < 1000 ? String(repeating: "0", count: 4 - "\(year)".count) + "\(year)" : "\(year)"
+            return "\(yearText)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
         }
     }
 }
