@@ -50,6 +50,45 @@ struct ExampleMigrationTests {
         #expect(try rows(migrated, "SELECT ZPRINTEDDATE FROM ZEVENTDATESTRING ORDER BY Z_PK") == expected)
     }
 
+    @Test("a plan file lists the passes and cuts one mapping into two by predicates: the same objects as the default passes")
+    func planFile() throws {
+        let model = try ModelLoader.load(Configs.path("events"))
+        let path = directory.path("events.sqlite")
+        _ = try DataGenerator.generate(model: model.versions[0], at: path, rows: 700, seed: 4)
+        let plan = Configs.path("events") + "/plans/split-by-date.yaml"
+        let planned = StoreMigration(store: path, model: model, options: MigrationOptions(batchSize: 50))
+        let steps = try planned.plan(mappingFiles: [plan]).steps
+        #expect(steps[0].passes.count == 3)
+        #expect(steps[0].passes[2].model.entityMappings[0].filterPredicate == #"timeStamp >= CAST(600000000, "NSDate") OR timeStamp == nil"#)
+        _ = try planned.run(try planned.plan(mappingFiles: [plan]), output: directory.path("planned.sqlite"))
+        _ = try StoreMigration(store: path, model: model).run(try StoreMigration(store: path, model: model).plan(), output: directory.path("default.sqlite"))
+        let planStore = try Connection(path: directory.path("planned.sqlite"), configuration: .init(mode: .readOnly))
+        let defaultStore = try Connection(path: directory.path("default.sqlite"), configuration: .init(mode: .readOnly))
+        for query in ["SELECT ZTIMESTAMP FROM ZEVENTTIMESTAMP ORDER BY 1", "SELECT ZPRINTEDDATE FROM ZEVENTDATESTRING ORDER BY Z_PK"] {
+            let planned = try rows(planStore, query)
+            #expect(planned.count == 700)
+            #expect(planned == (try rows(defaultStore, query)))
+        }
+    }
+
+    @Test("bad plan files: an unknown key, no passes, a missing mapping file — each named")
+    func badPlanFiles() throws {
+        let model = try ModelLoader.load(Configs.path("events"))
+        func plan(_ text: String) throws -> String {
+            let path = directory.path("plan-\(UUID().uuidString).yaml")
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let unknown = try plan("source: Events 1\ndestination: Events 2\npasses:\n  - mapping: a.yaml\n    filtre: x > 1\n")
+        #expect(throws: TernError.self) { try MigrationPlanner.chain(in: model, from: "Events 1", to: "Events 2", mappingFiles: [], overriding: [unknown]) }
+        let empty = try plan("source: Events 1\ndestination: Events 2\npasses: []\n")
+        let noPasses = try #require(throws: TernError.self) { try MigrationPlanner.chain(in: model, from: "Events 1", to: "Events 2", mappingFiles: [], overriding: [empty]) }
+        #expect(noPasses.description.contains("a plan needs at least one pass"))
+        let missing = try plan("source: Events 1\ndestination: Events 2\npasses:\n  - mapping: nowhere.yaml\n")
+        let notFound = try #require(throws: TernError.self) { try MigrationPlanner.chain(in: model, from: "Events 1", to: "Events 2", mappingFiles: [], overriding: [missing]) }
+        #expect(notFound.description.contains("nowhere.yaml"))
+    }
+
     @Test("filter predicates split one entity across passes; later passes link to objects of earlier ones")
     func filteredPasses() throws {
         let bookStore = try ModelLoader.load(Configs.path("bookstore"))

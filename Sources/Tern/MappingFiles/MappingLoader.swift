@@ -8,20 +8,44 @@ public enum MappingLoader {
     /// - Throws: `TernError` naming the file, and for an invalid mapping every problem with the
     ///   entity mapping and property at fault.
     public static func load(_ path: String, source: ObjectModel, destination: ObjectModel, earlierMappings: Set<String> = []) throws -> ValidatedMapping {
+        try read(path, source: source, destination: destination).validate(source: source, destination: destination, file: path, earlierMappings: earlierMappings)
+    }
+
+    /// Reads a mapping model without validating it (a plan may still add filters).
+    static func read(_ path: String, source: ObjectModel, destination: ObjectModel) throws -> MappingModel {
         let url = URL(fileURLWithPath: path)
         guard FileManager.default.fileExists(atPath: path) else {
             throw TernError(.missingInput, "no such mapping model", path: path)
         }
-        let model: MappingModel
         switch url.pathExtension {
         case "xcmappingmodel", "xml":
-            model = try XcodeMappingReader.read(at: url).resolvingDefaults(source: source, destination: destination)
+            return try XcodeMappingReader.read(at: url).resolvingDefaults(source: source, destination: destination)
         case "yaml", "yml":
-            model = try TernMappingFile.read(at: url)
+            return try TernMappingFile.read(at: url)
         default:
             throw TernError(.badInput, "not a mapping model: expected a .yaml mapping file or an .xcmappingmodel", path: path)
         }
-        return try model.validate(source: source, destination: destination, file: path, earlierMappings: earlierMappings)
+    }
+
+    /// The passes of a step given as a plan file: each pass's mapping model with the pass's
+    /// filter added to every entity mapping that reads a source, validated in order.
+    static func loadPasses(ofPlan path: String, source: ObjectModel, destination: ObjectModel) throws -> [(file: String, mapping: ValidatedMapping)] {
+        let plan = try MigrationPlanFile.read(at: path)
+        var earlier: Set<String> = []
+        var passes: [(file: String, mapping: ValidatedMapping)] = []
+        for (index, pass) in plan.passes.enumerated() {
+            var model = try read(pass.mapping, source: source, destination: destination)
+            if let filter = pass.filter {
+                for position in model.entityMappings.indices where model.entityMappings[position].sourceEntity != nil {
+                    let own = model.entityMappings[position].filterPredicate
+                    model.entityMappings[position].filterPredicate = own.map { "(\($0)) AND (\(filter))" } ?? filter
+                }
+            }
+            let validated = try model.validate(source: source, destination: destination, file: "\(pass.mapping) (pass \(index + 1) of \(path))", earlierMappings: earlier)
+            earlier.formUnion(model.entityMappings.map(\.name))
+            passes.append((pass.mapping, validated))
+        }
+        return passes
     }
 
     /// The YAML text of a mapping model in Tern's format.

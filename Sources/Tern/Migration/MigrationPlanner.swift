@@ -2,7 +2,8 @@ import Foundation
 
 /// Works out the chain of steps from a store's version to a target version: an explicit mapping
 /// model where one is found beside the model (several for one step run as passes, in file-name
-/// order), an inferred one otherwise; a mapping that jumps several versions is taken when given.
+/// order, unless a plan file lists the passes), an inferred one otherwise; a mapping that jumps
+/// several versions is taken when given.
 public enum MigrationPlanner {
     /// Mapping files found for a versioned model: Tern's `mappings/*.yaml` inside a Tern model
     /// directory, and `.xcmappingmodel` bundles near an Xcode model (its folder and the folder
@@ -29,6 +30,10 @@ public enum MigrationPlanner {
 
     /// The source and destination version names a mapping file declares.
     static func versions(of file: String) throws -> (String?, String?) {
+        if MigrationPlanFile.isPlan(file) {
+            let plan = try MigrationPlanFile.read(at: file)
+            return (plan.source, plan.destination)
+        }
         let url = URL(fileURLWithPath: file)
         if url.pathExtension == "xcmappingmodel" || url.lastPathComponent == "xcmapping.xml" {
             let imported = try XcodeMappingReader.read(at: url)
@@ -79,13 +84,23 @@ public enum MigrationPlanner {
                 let destination = model.versions[target]
                 let files = jumps.filter { $0.0 == target }.map(\.1)
                 var passes: [ValidatedMapping] = []
-                var earlier: Set<String> = []
-                for file in files {
-                    let pass = try MappingLoader.load(file, source: source, destination: destination, earlierMappings: earlier)
-                    earlier.formUnion(pass.model.entityMappings.map(\.name))
-                    passes.append(pass)
+                var origins: [String] = []
+                if let plan = files.first(where: MigrationPlanFile.isPlan) {
+                    // A plan says exactly which passes the step has.
+                    for pass in try MappingLoader.loadPasses(ofPlan: plan, source: source, destination: destination) {
+                        passes.append(pass.mapping)
+                        origins.append(pass.file)
+                    }
+                } else {
+                    var earlier: Set<String> = []
+                    for file in files {
+                        let pass = try MappingLoader.load(file, source: source, destination: destination, earlierMappings: earlier)
+                        earlier.formUnion(pass.model.entityMappings.map(\.name))
+                        passes.append(pass)
+                    }
+                    origins = files
                 }
-                steps.append(MigrationStep(source: source, destination: destination, passes: passes, isInferred: false, origins: files))
+                steps.append(MigrationStep(source: source, destination: destination, passes: passes, isInferred: false, origins: origins))
                 position = target
             } else {
                 let destination = model.versions[position + 1]
