@@ -70,7 +70,11 @@ extension StoreMigration {
             var passes: [PlanEstimate.Pass] = []
             for (number, pass) in step.passes.enumerated() {
                 var mappings: [PlanEstimate.EntityMapping] = []
-                for entity in pass.entities {
+                let runsInSwift = { (mapping: Tern.EntityMapping) in mapping.policy != nil || options.registry.delegate?.observes(mapping) == true }
+                let copying = MappingOrder.run(pass.entities.filter { $0.mapping.sourceEntity != nil && $0.mapping.destinationEntity != nil },
+                                               destination: step.destination, runsInSwift: runsInSwift)
+                // In the order they run: the copying mappings, then those with nothing to copy.
+                for entity in copying + pass.entities.filter({ $0.mapping.sourceEntity == nil || $0.mapping.destinationEntity == nil }) {
                     let mapping = entity.mapping
                     var rows = 0
                     if let sourceName = mapping.sourceEntity, mapping.destinationEntity != nil, let layout = sourceLayout.entities[sourceName] {
@@ -86,7 +90,7 @@ extension StoreMigration {
                         }
                         created[mapping.destinationEntity!, default: 0] += rows
                     }
-                    let inSwift = mapping.policy != nil || options.registry.delegate?.observes(mapping) == true
+                    let inSwift = runsInSwift(mapping)
                     let where_ = inSwift ? "Swift" : "SQL"
                     let properties = mapping.attributeMappings.map { PlanEstimate.Property(name: $0.name, kind: "attribute", expression: $0.valueExpression, runsIn: where_) }
                         + mapping.relationshipMappings.map { PlanEstimate.Property(name: $0.name, kind: "relationship", expression: $0.valueExpression, runsIn: "SQL") }
