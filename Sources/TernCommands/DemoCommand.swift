@@ -45,7 +45,7 @@ struct DemoCommand: ParsableCommand {
             }
             defer { if output == nil { try? fileManager.removeItem(at: directory) } }
 
-            let bookStore = try ModelLoader.load(model ?? Self.findBookStoreModel())
+            let bookStore = try ModelLoader.load(model ?? ConfigsDirectory.find("bookstore"))
             let first = bookStore.versions[0]
             logger.info("generating", metadata: ["path": "\(path)", "version": "\(first.versionName)"])
             let report = try DataGenerator.generate(model: first, at: path, rows: rows, seed: 1)
@@ -73,19 +73,5 @@ struct DemoCommand: ParsableCommand {
             print("\n6. Checked again:\n")
             print(CheckReport(match: try VersionMatch.find(in: bookStore, storeAt: path), model: bookStore).text)
         }
-    }
-
-    /// configs/bookstore in the working directory, or in the checkout the binary was built in.
-    private static func findBookStoreModel() throws -> String {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        let candidates = [
-            URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
-            executable.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent(),  // .build/<config>/tern
-            executable.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent(),  // .build/<triple>/<config>/tern
-        ].map { $0.appendingPathComponent("configs/bookstore").path }
-        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0 + "/model.yaml") }) else {
-            throw TernError(.missingInput, "the BookStore model was not found in \(candidates.joined(separator: " or ")); pass --model DIR")
-        }
-        return found
     }
 }

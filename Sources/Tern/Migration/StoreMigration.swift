@@ -184,7 +184,8 @@ public struct StoreMigration {
         "\(step.source.versionName) → \(step.destination.versionName)"
     }
 
-    static func remove(_ path: String) {
+    /// Removes a store file with its `-wal`, `-shm` and `-journal`, if they exist.
+    public static func remove(_ path: String) {
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 

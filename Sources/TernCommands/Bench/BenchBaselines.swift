@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import Tern
+import TernLoop
+import TernSQLite
+
+/// What a baseline run reports on its last line, read by `tern bench`.
+struct BaselineResult: Codable {
+    var seconds: Double
+    var objects: Int
+    var peakResidentMemory: Int
+}
+
+/// The benchmark's ceiling: the Bench 1 → 2 migration as a hand-written SQL script run through
+/// the sqlite3 library — ATTACH, one INSERT … SELECT per table with the transform in SQL, keys
+/// kept so foreign keys copy as they are, indexes afterwards. Nothing checkpointed or verified.
+struct SQLCeilingCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sql-ceiling", abstract: "Run the hand-written SQL baseline (used by tern bench).", shouldDisplay: false)
+
+    @Argument var source: String
+    @Argument var destination: String
+    @Option var model: String
+
+    func run() throws {
+        let started = ContinuousClock.now
+        let target = try ModelLoader.load(model).current
+        let layout = StoreLayout(model: target)
+        let number = { (entity: String) in layout.entities[entity]!.number }
+        let connection = try StoreFile.create(at: destination, model: target)
+        try connection.execute("ATTACH DATABASE \(quoteLiteral(source)) AS src")
+        try connection.transaction(.immediate) {
+            try connection.execute("INSERT INTO ZCATEGORY (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT Z_PK, \(number("Category")), 1, ZNAME FROM src.ZCATEGORY")
+            try connection.execute("""
+                INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZFIRSTNAME, ZLASTNAME, ZPRICE, ZPUBLISHED, ZCATEGORY)
+                SELECT Z_PK, \(number("Publication")), 1, ZTITLE,
+                       CASE WHEN instr(ZAUTHOR, ' ') > 0 THEN substr(ZAUTHOR, 1, instr(ZAUTHOR, ' ') - 1) ELSE ZAUTHOR END,
+                       CASE WHEN instr(ZAUTHOR, ' ') > 0 THEN substr(ZAUTHOR, instr(ZAUTHOR, ' ') + 1) ELSE '' END,
+                       ZPRICE * 1.04, ZPUBLISHED, ZCATEGORY FROM src.ZBOOK
+                """)
+            try connection.execute("INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK) SELECT Z_PK, \(number("Page")), 1, ZNUMBER, ZTEXT, ZBOOK FROM src.ZPAGE")
+            for table in ["ZCATEGORY", "ZPUBLICATION", "ZPAGE"] {
+                try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT coalesce(max(Z_PK), 0) FROM \(table)) WHERE 'Z' || upper(Z_NAME) = '\(table)'")
+            }
+            for statement in layout.indexStatements { try connection.execute(statement) }
+        }
+        let objects = try connection.scalar("SELECT (SELECT count(*) FROM ZCATEGORY) + (SELECT count(*) FROM ZPUBLICATION) + (SELECT count(*) FROM ZPAGE)")?.int64 ?? 0
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try connection.close()
+        try BenchCommand.report(BaselineResult(seconds: (ContinuousClock.now - started).seconds, objects: Int(objects), peakResidentMemory: ProcessStats.peakResidentMemory()))
+    }
+}
+
+/// The benchmark's naive baseline, the kind of loop people write by hand: read every source row,
+/// keep an in-memory dictionary of source key → new key, insert row by row in large
+/// transactions, look foreign keys up in the dictionaries.
+struct NaiveBaselineCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "naive", abstract: "Run the naive row-by-row baseline (used by tern bench).", shouldDisplay: false)
+
+    @Argument var source: String
+    @Argument var destination: String
+    @Option var model: String
+
+    func run() throws {
+        let started = ContinuousClock.now
+        let target = try ModelLoader.load(model).current
+        let layout = StoreLayout(model: target)
+        let connection = try StoreFile.create(at: destination, model: target)
+        for statement in layout.indexStatements { try connection.execute(statement) }
+        let input = try Connection(path: source, configuration: .init(mode: .readOnly))
+        var objects = 0
+
+        /// Copies one table row by row, committing every 100,000 rows; returns source → new key.
+        func copy(_ select: String, into insert: String, transform: ([SQLiteValue]) -> [SQLiteValue]) throws -> [Int64: Int64] {
+            var keys: [Int64: Int64] = [:]
+            let statement = try connection.prepare(insert)
+            let read = try input.prepare(select)
+            var rows = read.rows()
+            try connection.execute("BEGIN")
+            while let row = try rows.next() {
+                let values = row.values
+                let key = Int64(keys.count + 1)
+                keys[values[0].int64!] = key
+                try statement.bind([.integer(key)] + transform(values))
+                try statement.run()
+                objects += 1
+                if objects % 100_000 == 0 { try connection.execute("COMMIT"); try connection.execute("BEGIN") }
+            }
+            try connection.execute("COMMIT")
+            return keys
+        }
+
+        let categories = try copy("SELECT Z_PK, ZNAME FROM ZCATEGORY", into: "INSERT INTO ZCATEGORY (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, \(layout.entities["Category"]!.number), 1, ?)") { [$0[1]] }
+        let books = try copy("SELECT Z_PK, ZTITLE, ZAUTHOR, ZPRICE, ZPUBLISHED, ZCATEGORY FROM ZBOOK",
+                             into: "INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZFIRSTNAME, ZLASTNAME, ZPRICE, ZPUBLISHED, ZCATEGORY) VALUES (?, \(layout.entities["Publication"]!.number), 1, ?, ?, ?, ?, ?, ?)") { values in
+            let parts = (values[2].text ?? "").split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+            let price = values[3].double.map { SQLiteValue.real($0 * 1.04) } ?? .null
+            return [values[1], .text(String(parts.first ?? "")), .text(parts.count > 1 ? String(parts[1]) : ""), price, values[4],
+                    values[5].int64.flatMap { categories[$0] }.map(SQLiteValue.integer) ?? .null]
+        }
+        _ = try copy("SELECT Z_PK, ZNUMBER, ZTEXT, ZBOOK FROM ZPAGE", into: "INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK) VALUES (?, \(layout.entities["Page"]!.number), 1, ?, ?, ?)") { values in
+            [values[1], values[2], values[3].int64.flatMap { books[$0] }.map(SQLiteValue.integer) ?? .null]
+        }
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try connection.close()
+        try BenchCommand.report(BaselineResult(seconds: (ContinuousClock.now - started).seconds, objects: objects, peakResidentMemory: ProcessStats.peakResidentMemory()))
+    }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Tern
+import TernLoop
+
+/// `tern bench`: the end-to-end benchmark (README "Benchmarks"). Generates the benchmark store,
+/// then runs, one after the other on this machine, Tern's migration (pushed down to SQL, through
+/// a Swift policy, a CPU-heavy policy on 1 and 2 workers), a hand-written SQL script (the
+/// ceiling) and a naive row-by-row program (the baseline), each as its own process so each
+/// peak memory is that process's own; then the memory of other store sizes.
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Benchmark whole migrations against a hand-written SQL ceiling and a naive baseline.",
+        subcommands: [BenchRunCommand.self, SQLCeilingCommand.self, NaiveBaselineCommand.self],
+        defaultSubcommand: BenchRunCommand.self
+    )
+
+    /// A child's result, as one JSON line on standard output.
+    static func report<Result: Encodable>(_ result: Result) throws {
+        print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
+    }
+}
+
+struct BenchRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the benchmark (the default).",
+        discussion: "Writes the results as Markdown and JSON into --results (latest.md, latest.json) and prints the table."
+    )
+
+    @Option(help: "Books in the benchmark store (with 3 pages each and 1,000 categories).")
+    var books = 1_000_000
+
+    @Option(parsing: .upToNextOption, help: "Other numbers of books whose peak memory to compare (SQL and Swift policy).")
+    var memorySizes: [Int] = [100_000]
+
+    @Flag(inversion: .prefixedNo, help: "Run the naive baseline (slow at large sizes).")
+    var naive = true
+
+    @Option(help: "Where to put the stores (default: a temporary directory, removed afterwards).")
+    var directory: String?
+
+    @Option(help: "Where to write latest.md and latest.json.")
+    var results = "Benchmarks/Results"
+
+    @Option(help: "The benchmark model (default: configs/bench in this checkout).")
+    var model: String?
+
+    func validate() throws {
+        guard books >= 100 else { throw ValidationError("--books must be at least 100") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let fileManager = FileManager.default
+            let work = directory ?? fileManager.temporaryDirectory.appendingPathComponent("tern-bench-\(UUID().uuidString)").path
+            try fileManager.createDirectory(atPath: work, withIntermediateDirectories: true)
+            defer { if directory == nil { try? fileManager.removeItem(atPath: work) } }
+            let modelPath = try model ?? ConfigsDirectory.find("bench")
+            var bench = BenchRun(model: modelPath, work: work)
+
+            let source = try bench.generate(books: books)
+            let runs: [(String, [String])] = [
+                ("tern: all pushed down to SQL", []),
+                ("tern: author split in a Swift policy", ["--mapping", "\(modelPath)/policy/1-to-2.yaml"]),
+                ("tern: CPU-heavy Swift policy, --workers 1", ["--mapping", "\(modelPath)/policy/1-to-2-cleaning.yaml", "--workers", "1"]),
+                ("tern: CPU-heavy Swift policy, --workers 2", ["--mapping", "\(modelPath)/policy/1-to-2-cleaning.yaml", "--workers", "2"]),
+            ]
+            for (name, options) in runs {
+                try bench.migrate(name, source: source, options: options)
+            }
+            try bench.baseline("hand-written SQL script (ceiling)", command: "sql-ceiling", source: source)
+            if naive { try bench.baseline("naive row by row (baseline)", command: "naive", source: source) }
+            for size in memorySizes where size != books {
+                let other = try bench.generate(books: size)
+                try bench.migrate("tern: all pushed down to SQL", source: other, options: [], books: size)
+                try bench.migrate("tern: author split in a Swift policy", source: other, options: ["--mapping", "\(modelPath)/policy/1-to-2.yaml"], books: size)
+            }
+
+            let report = BenchReport(books: books, machine: BenchReport.machine(), results: bench.results)
+            try fileManager.createDirectory(atPath: results, withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            try encoder.encode(report).write(to: URL(fileURLWithPath: "\(results)/latest.json"))
+            let markdown = report.markdown
+            try Data(markdown.utf8).write(to: URL(fileURLWithPath: "\(results)/latest.md"))
+            print(markdown)
+            print("Written to \(results)/latest.md and \(results)/latest.json")
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import TernLoop
+import TernSQLite
+
+/// The benchmark's results: the table for people (Markdown) and for programs (JSON).
+struct BenchReport: Codable {
+    var books: Int
+    var machine: String
+    var results: [BenchResult]
+
+    static func machine() -> String {
+        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
+            .first { $0.hasPrefix("model name") }?.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+        return "\(ProcessStats.availableParallelism) cores (\(cpu)), SQLite \(Connection.libraryVersion)"
+    }
+
+    private func result(_ prefix: String, books: Int? = nil) -> BenchResult? {
+        results.first { $0.name.hasPrefix(prefix) && $0.books == (books ?? self.books) }
+    }
+
+    var markdown: String {
+        func mebibytes(_ bytes: Int?) -> String { bytes.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "—" }
+        func count(_ value: Int) -> String { value.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))) }
+        var lines = ["Benchmark: \(count(books)) books, \(count(3 * books)) pages, 1,000 categories (Bench 1 → Bench 2: rename, `price * 1.04`, author split, relationships recreated). \(machine).", "",
+                     "| run | books | wall time | objects/s | peak RSS (per pass) |", "| --- | --- | --- | --- | --- |"]
+        for result in results {
+            let passes = result.passes.count > 1 ? " (" + result.passes.map { mebibytes($0.peakResidentMemory) }.joined(separator: ", ") + ")" : ""
+            lines.append("| \(result.name) | \(count(result.books)) | \(String(format: "%.2f s", result.seconds)) | \(count(Int(result.objectsPerSecond))) | \(mebibytes(result.peakResidentMemory))\(passes) |")
+        }
+        lines.append("")
+        if let tern = result("tern: all pushed down"), let ceiling = result("hand-written SQL") {
+            lines.append("- tern (SQL) / hand-written SQL ceiling: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
+        }
+        if let tern = result("tern: all pushed down"), let naive = result("naive") {
+            lines.append("- tern (SQL) / naive baseline: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(String(format: "%.1f×", Double(naive.peakResidentMemory ?? 0) / Double(max(tern.peakResidentMemory ?? 1, 1)))) less peak memory")
+        }
+        if let one = result("tern: CPU-heavy Swift policy, --workers 1"), let two = result("tern: CPU-heavy Swift policy, --workers 2") {
+            lines.append("- --workers 2 over --workers 1 (CPU-heavy Swift policy): \(String(format: "%.2f×", one.seconds / two.seconds))")
+        }
+        let sizes = Set(results.filter { $0.name.hasPrefix("tern: all pushed down") }.map(\.books)).sorted()
+        if sizes.count > 1 {
+            for prefix in ["tern: all pushed down", "tern: author split"] {
+                let peaks = sizes.compactMap { size in result(prefix, books: size).map { "\(count(size)) books \(mebibytes($0.peakResidentMemory))" } }
+                lines.append("- peak memory by size, \(prefix.dropFirst(6)): " + peaks.joined(separator: ", "))
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Tern
+
+/// One benchmark run's measurements, and the child processes that take them.
+struct BenchRun {
+    let model: String
+    let work: String
+    private(set) var results: [BenchResult] = []
+
+    init(model: String, work: String) {
+        self.model = model
+        self.work = work
+    }
+
+    /// Creates (once) the Bench 1 store with `books` books, 3 pages each and 1,000 categories.
+    mutating func generate(books: Int) throws -> String {
+        let path = "\(work)/Bench-\(books).sqlite"
+        guard !FileManager.default.fileExists(atPath: path) else { return path }
+        let versioned = try ModelLoader.load(model)
+        let report = try DataGenerator.generate(model: versioned.versions[0], at: path, rows: books, counts: ["Page": 3 * books, "Category": 1_000], seed: 1)
+        results.append(BenchResult(name: "generate the benchmark store", books: books, seconds: report.duration.seconds,
+                                   objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        return path
+    }
+
+    /// `tern migrate` as a child process; its per-pass peaks come from `--progress json`.
+    mutating func migrate(_ name: String, source: String, options: [String], books: Int? = nil) throws {
+        let output = "\(work)/out-\(UUID().uuidString).sqlite"
+        defer { StoreMigration.remove(output) }
+        let started = Date()
+        let lines = try Self.child(["migrate", source, "--model", model, "--out", output, "--progress", "json"] + options)
+        let seconds = Date().timeIntervalSince(started)
+        guard let last = lines.last, let finished = try? JSONDecoder().decode(Finished.self, from: Data(last.utf8)) else {
+            throw TernError(.io, "\(name): tern migrate did not finish (its last line: \(lines.last ?? "none"))")
+        }
+        let passes = finished.passes.map(\.report)
+        results.append(BenchResult(name: name, books: books ?? Self.books(in: source), seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
+                                   peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes))
+    }
+
+    /// A baseline (`tern bench sql-ceiling` or `tern bench naive`) as a child process.
+    mutating func baseline(_ name: String, command: String, source: String) throws {
+        let output = "\(work)/out-\(UUID().uuidString).sqlite"
+        defer { StoreMigration.remove(output) }
+        let started = Date()
+        let lines = try Self.child(["bench", command, source, output, "--model", model])
+        let seconds = Date().timeIntervalSince(started)
+        guard let last = lines.last, let result = try? JSONDecoder().decode(BaselineResult.self, from: Data(last.utf8)) else {
+            throw TernError(.io, "\(name) did not finish (its last line: \(lines.last ?? "none"))")
+        }
+        results.append(BenchResult(name: name, books: Self.books(in: source), seconds: seconds, objects: result.objects,
+                                   peakResidentMemory: result.peakResidentMemory, passes: []))
+    }
+
+    private struct Finished: Decodable {
+        struct Pass: Decodable { var report: PassReport }
+        var passes: [Pass]
+    }
+
+    private static func books(in source: String) -> Int {
+        Int(URL(fileURLWithPath: source).deletingPathExtension().lastPathComponent.split(separator: "-").last ?? "") ?? 0
+    }
+
+    /// Runs this `tern` with `arguments`; returns its standard output's lines, or throws with its
+    /// standard error when it fails.
+    private static func child(_ arguments: [String]) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TernError(.io, "tern \(arguments.prefix(2).joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: message, as: UTF8.self))")
+        }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+}
+
+/// One row of the results.
+struct BenchResult: Codable {
+    var name: String
+    var books: Int
+    var seconds: Double
+    /// Objects written (for a migration: its pass's objects).
+    var objects: Int
+    var peakResidentMemory: Int?
+    var passes: [PassReport]
+
+    var objectsPerSecond: Double { seconds > 0 ? Double(objects) / seconds : 0 }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+
+/// CI's smoke run of the end-to-end benchmark: a tiny store, every run, both result files.
+@Suite("tern bench, run as a process")
+struct BenchCommandTests {
+    @Test("tern bench --books 1500: every variant and baseline runs and the table and JSON are written")
+    func smoke() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-bench-\(UUID().uuidString)")
+        let results = directory.appendingPathComponent("results").path
+        let outcome = try TernProcess.run(["bench", "--books", "1500", "--memory-sizes", "300", "--results", results,
+                                           "--model", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        let markdown = try String(contentsOfFile: results + "/latest.md", encoding: .utf8)
+        for row in ["| tern: all pushed down to SQL | 1,500 |", "| tern: author split in a Swift policy | 1,500 |", "| tern: CPU-heavy Swift policy, --workers 2 | 1,500 |",
+                    "| hand-written SQL script (ceiling) | 1,500 |", "| naive row by row (baseline) | 1,500 |", "| tern: all pushed down to SQL | 300 |",
+                    "tern (SQL) / hand-written SQL ceiling:", "tern (SQL) / naive baseline:", "--workers 2 over --workers 1"] {
+            #expect(markdown.contains(row), "missing: \(row)")
+        }
+        let json = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: results + "/latest.json"))) as? [String: Any])
+        let rows = try #require(json["results"] as? [[String: Any]])
+        // Every migration and baseline wrote all 6,000 + 1,000 objects (4 × 1,500 books' worth, 1,000 categories).
+        for row in rows where (row["books"] as? Int) == 1500 && !(row["name"] as? String ?? "").hasPrefix("generate") {
+            #expect(row["objects"] as? Int == 7_000, "\(row["name"] ?? "")")
+            #expect((row["peakResidentMemory"] as? Int ?? 0) > 1_000_000)
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
