@@ -235,4 +235,23 @@ struct MigrationFaultTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["Books.sqlite"])
     }
+
+    @Test("verification names the entity mapping and attribute whose copied values differ from the source")
+    func verificationFailure() throws {
+        let (path, before) = try source()
+        let step = try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 3", mappingFiles: [])[1]
+        let middle = directory.path("v2.sqlite")
+        _ = try Migrator.migrate(try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 2", mappingFiles: [])[0], from: path, to: middle)
+        let destination = directory.path("v3.sqlite")
+        // Between the last pass and verification, something changes a copied value behind the migration's back.
+        let options = MigrationOptions(progress: { event in
+            guard case .passFinished = event else { return }
+            try? Connection(path: destination).execute("UPDATE ZPUBLICATION SET ZTITLE = 'tampered' WHERE Z_PK = 7")
+        })
+        let error = try #require(throws: MigrationFailure.self) { try Migrator.migrate(step, from: middle, to: destination, options: options) }
+        guard case .verification(let message) = error else { Issue.record("\(error)"); return }
+        #expect(message == "BookToPublication.title: 1 objects differ from the source's title")
+        #expect(!FileManager.default.fileExists(atPath: destination))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
 }

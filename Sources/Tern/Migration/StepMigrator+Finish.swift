@@ -31,19 +31,31 @@ extension StepMigrator {
             if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass }) {
                 report.mappings[index].selected = selected
             }
-            // Attributes copied as they are must hold the same values.
-            for (name, compiled) in entry.mapping.attributes {
+            // Attributes copied as they are must hold the same values: one join per mapping,
+            // then one per attribute only to name the one that differs.
+            var copied: [(name: String, source: String, sourceColumn: String, destinationColumn: String)] = []
+            for (name, compiled) in entry.mapping.attributes.sorted(by: { $0.key < $1.key }) {
                 guard case .input(0) = compiled.expression, compiled.inputs.count == 1, compiled.inputs[0].relationships.isEmpty,
                       case .attribute(let sourceName) = compiled.inputs[0].final,
                       let sourceColumn = sourceLayout.entities[mapping.sourceEntity!]!.attributeColumns[sourceName],
                       let destinationColumn = destination.attributeColumns[name] else { continue }
-                let join = entry.keepsKeys ? "d.\"Z_PK\" = s.\"Z_PK\"" : "d.\"Z_PK\" = (SELECT a.destination FROM \(quoteIdentifier(entry.table)) a WHERE a.source = s.\"Z_PK\")"
-                let statement = try connection.prepare("SELECT count(*) FROM \"src\".\(quoteIdentifier(sourceTable)) s JOIN \(quoteIdentifier(destination.table)) d ON \(join) WHERE \(selection.sql) AND d.\(quoteIdentifier(destinationColumn)) IS NOT s.\(quoteIdentifier(sourceColumn))")
+                copied.append((name, sourceName, sourceColumn, destinationColumn))
+            }
+            guard !copied.isEmpty else { continue }
+            let join = entry.keepsKeys ? "d.\"Z_PK\" = s.\"Z_PK\"" : "d.\"Z_PK\" = (SELECT a.destination FROM \(quoteIdentifier(entry.table)) a WHERE a.source = s.\"Z_PK\")"
+            func differing(_ columns: ArraySlice<(name: String, source: String, sourceColumn: String, destinationColumn: String)>) throws -> Int64 {
+                let condition = columns.map { "d.\(quoteIdentifier($0.destinationColumn)) IS NOT s.\(quoteIdentifier($0.sourceColumn))" }.joined(separator: " OR ")
+                let statement = try connection.prepare("SELECT count(*) FROM \"src\".\(quoteIdentifier(sourceTable)) s JOIN \(quoteIdentifier(destination.table)) d ON \(join) WHERE \(selection.sql) AND (\(condition))")
                 try statement.bind(selection.arguments)
                 _ = try statement.step()
-                let differing = statement.row.int64(at: 0)
-                guard differing == 0 else {
-                    throw MigrationFailure.verification("\(mapping.name).\(name): \(differing) objects differ from the source's \(sourceName)")
+                return statement.row.int64(at: 0)
+            }
+            if try differing(copied[...]) > 0 {
+                for index in copied.indices {
+                    let count = try differing(copied[index...index])
+                    if count > 0 {
+                        throw MigrationFailure.verification("\(mapping.name).\(copied[index].name): \(count) objects differ from the source's \(copied[index].source)")
+                    }
                 }
             }
         }
