@@ -4,6 +4,24 @@ import Tern
 import TernLoop
 import TernSQLite
 
+/// What both baselines take: the Bench 1 store, the store to write, and the model.
+struct BaselineArguments: ParsableArguments {
+    @Argument(help: "The Bench 1 store to read.")
+    var source: String
+
+    @Argument(help: "The Bench 2 store to write; it must not exist.")
+    var destination: String
+
+    @Option(help: "The benchmark model directory (configs/bench).")
+    var model: String
+
+    /// The current version's layout, and a new store of it with no rows and no indexes yet.
+    func createDestination() throws -> (StoreLayout, Connection) {
+        let target = try ModelLoader.load(model).current
+        return (StoreLayout(model: target), try StoreFile.create(at: destination, model: target))
+    }
+}
+
 /// What a baseline run reports on its last line, read by `tern bench`.
 struct BaselineResult: Codable {
     var seconds: Double
@@ -17,17 +35,13 @@ struct BaselineResult: Codable {
 struct SQLCeilingCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "sql-ceiling", abstract: "Run the hand-written SQL baseline (used by tern bench).", shouldDisplay: false)
 
-    @Argument var source: String
-    @Argument var destination: String
-    @Option var model: String
+    @OptionGroup var arguments: BaselineArguments
 
     func run() throws {
         let started = ContinuousClock.now
-        let target = try ModelLoader.load(model).current
-        let layout = StoreLayout(model: target)
+        let (layout, connection) = try arguments.createDestination()
         let number = { (entity: String) in layout.entities[entity]!.number }
-        let connection = try StoreFile.create(at: destination, model: target)
-        try connection.execute("ATTACH DATABASE \(quoteLiteral(source)) AS src")
+        try connection.execute("ATTACH DATABASE \(quoteLiteral(arguments.source)) AS src")
         try connection.transaction(.immediate) {
             try connection.execute("INSERT INTO ZCATEGORY (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT Z_PK, \(number("Category")), 1, ZNAME FROM src.ZCATEGORY")
             try connection.execute("""
@@ -56,17 +70,13 @@ struct SQLCeilingCommand: ParsableCommand {
 struct NaiveBaselineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "naive", abstract: "Run the naive row-by-row baseline (used by tern bench).", shouldDisplay: false)
 
-    @Argument var source: String
-    @Argument var destination: String
-    @Option var model: String
+    @OptionGroup var arguments: BaselineArguments
 
     func run() throws {
         let started = ContinuousClock.now
-        let target = try ModelLoader.load(model).current
-        let layout = StoreLayout(model: target)
-        let connection = try StoreFile.create(at: destination, model: target)
+        let (layout, connection) = try arguments.createDestination()
         for statement in layout.indexStatements { try connection.execute(statement) }
-        let input = try Connection(path: source, configuration: .init(mode: .readOnly))
+        let input = try Connection(path: arguments.source, configuration: .init(mode: .readOnly))
         var objects = 0
 
         /// Copies one table row by row, committing every 100,000 rows; returns source → new key.
