@@ -24,6 +24,16 @@ let package = Package(
             path: "Benchmarks/SQLiteLayer",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "Engine",
+            dependencies: [
+                .product(name: "Tern", package: tern),
+                .product(name: "TernSQLite", package: tern),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Engine",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
