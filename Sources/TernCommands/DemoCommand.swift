@@ -57,18 +57,13 @@ struct DemoCommand: ParsableCommand {
             print(CheckReport(match: match, model: bookStore).text)
 
             var options = MigrationOptions(now: Date().timeIntervalSinceReferenceDate, registry: TernCommandLine.registry)
-            let renderer = progress == .json ? nil : progress.makeRenderer()
-            if let renderer {
-                let tracker = ProgressTracker()
-                options.progress = { event in renderer.render(event, tracker.record(event)) }
-            }
+            let renderer = progress == .json ? nil : progress.attach(to: &options)
             let migration = StoreMigration(store: path, model: bookStore, options: options, logger: logger)
             let plan = try migration.plan()
             print("\n4. The plan (tern plan):\n")
             print(PlanCommand.text(try migration.estimate(plan)))
             print("\n5. Migrating in place (tern migrate):")
-            let migrated = try migration.run(plan)
-            renderer?.finish()
+            let migrated = try { defer { renderer?.finish() }; return try migration.run(plan) }()
             print(MigrationSummary.report(migrated))
             print("\n6. Checked again:\n")
             print(CheckReport(match: try VersionMatch.find(in: bookStore, storeAt: path), model: bookStore).text)

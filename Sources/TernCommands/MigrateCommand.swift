@@ -45,23 +45,18 @@ struct MigrateCommand: ParsableCommand {
     func run() throws {
         let logger = global.makeLogger(label: "tern.migrate")
         try reportingErrors {
-            let renderer = dryRun ? nil : progress.makeRenderer()
             var options = inputs.options
             options.keepAssociations = keepAssociations
             options.shouldStop = StopRequest.isRequested
-            if let renderer {
-                let tracker = ProgressTracker()
-                options.progress = { event in renderer.render(event, tracker.record(event)) }
-            }
+            let renderer = dryRun ? nil : progress.attach(to: &options)
             let (migration, plan) = try inputs.plan(options: options, logger: logger)
             if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }
             guard !plan.steps.isEmpty else { return }
             if dryRun { return }
             if restart { try StoreMigration.discardUnfinished(into: out ?? inputs.store) }
             StopRequest.install()
-            defer { renderer?.finish() }
-            let report = try migration.run(plan, output: out, resume: resume)
-            renderer?.finish()
+            // The bar is cleared however the run ends, before anything else is printed.
+            let report = try { defer { renderer?.finish() }; return try migration.run(plan, output: out, resume: resume) }()
             if progress == .json {
                 JSONProgressWriter.write(FinishedLine(report))
             } else {
@@ -137,10 +132,10 @@ enum MigrationSummary {
         let columns = [
             "\(step)".padding(toLength: 6, withPad: " ", startingAt: 0),
             "\(pass.pass)/\(pass.passes)".padding(toLength: 6, withPad: " ", startingAt: 0),
-            TerminalProgressBar.count(pass.objects).padding(toLength: 15, withPad: " ", startingAt: 0),
+            Formatting.count(pass.objects).padding(toLength: 15, withPad: " ", startingAt: 0),
             String(format: "%-9.2f", pass.seconds),
-            TerminalProgressBar.count(Int(pass.objectsPerSecond)).padding(toLength: 13, withPad: " ", startingAt: 0),
-            TerminalProgressBar.mebibytes(pass.peakResidentMemory).padding(toLength: 13, withPad: " ", startingAt: 0),
+            Formatting.count(Int(pass.objectsPerSecond)).padding(toLength: 13, withPad: " ", startingAt: 0),
+            Formatting.mebibytes(pass.peakResidentMemory).padding(toLength: 13, withPad: " ", startingAt: 0),
             pass.mappings.joined(separator: ", "),
         ]
         return "  " + columns.joined(separator: "")

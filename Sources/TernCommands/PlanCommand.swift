@@ -39,7 +39,7 @@ struct PlanCommand: ParsableCommand {
         guard !estimate.steps.isEmpty else {
             return "The store is at \(estimate.storeVersion), the version to migrate to: nothing to migrate."
         }
-        let count = TerminalProgressBar.count
+        let count = Formatting.count
         var lines = ["The store is at \(estimate.storeVersion); \(estimate.steps.count) step\(estimate.steps.count == 1 ? "" : "s") to \(estimate.targetVersion), in batches of \(count(estimate.batchSize)) source objects, \(estimate.workers) worker\(estimate.workers == 1 ? "" : "s") for mappings in Swift."]
         for (index, step) in estimate.steps.enumerated() {
             lines.append("")

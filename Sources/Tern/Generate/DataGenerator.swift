@@ -34,26 +34,26 @@ public enum DataGenerator {
         for name in counts.keys where model.entity(named: name) == nil {
             throw TernError(.badInput, "no entity \(name) in \(model.versionName) (entities: \(model.entities.map(\.name).sorted().joined(separator: ", ")))")
         }
-        let rowsOf = { (name: String) in counts[name] ?? rows }
         let started = ContinuousClock.now
         let connection = try StoreFile.create(at: path, model: model)
         let layout = StoreLayout(model: model)
         let writer = try ObjectWriter(connection: connection, layout: layout)
         var rng = SplitMix64(seed: seed)
         let concrete = model.entitiesInStoreOrder.filter { !$0.isAbstract }
+        let objects = Dictionary(uniqueKeysWithValues: concrete.map { ($0.name, counts[$0.name] ?? rows) })
 
         // Keys are reserved up front, so relationships can point at objects not yet written.
         var firstKeys: [String: Int64] = [:]
         for entity in concrete {
-            firstKeys[entity.name] = try writer.reserveKeys(for: entity.name, count: rowsOf(entity.name))
+            firstKeys[entity.name] = try writer.reserveKeys(for: entity.name, count: objects[entity.name]!)
         }
-        let targets = Targets(model: model, firstKeys: firstKeys, rows: Dictionary(uniqueKeysWithValues: concrete.map { ($0.name, rowsOf($0.name)) }))
+        let targets = Targets(model: model, firstKeys: firstKeys, rows: objects)
 
         var links = 0
         do {
             try connection.transaction(.immediate) {
                 for entity in concrete {
-                    try writeObjects(of: entity, rows: rowsOf(entity.name), model: model, layout: layout, writer: writer, targets: targets, rng: &rng)
+                    try writeObjects(of: entity, rows: objects[entity.name]!, model: model, layout: layout, writer: writer, targets: targets, rng: &rng)
                 }
                 for join in layout.joinTables {
                     links += try writeLinks(join, model: model, writer: writer, targets: targets, rng: &rng)
@@ -65,7 +65,7 @@ public enum DataGenerator {
         } catch let error as SQLiteError {
             throw TernError(.io, "generating failed: \(error)", path: path)
         }
-        return Report(objects: Dictionary(uniqueKeysWithValues: concrete.map { ($0.name, rowsOf($0.name)) }), links: links,
+        return Report(objects: objects, links: links,
                       duration: ContinuousClock.now - started)
     }
 

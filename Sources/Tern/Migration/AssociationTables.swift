@@ -26,8 +26,7 @@ struct AssociationTables {
         self.destination = destination
         var all: [(Int, ValidatedMapping.Entity)] = []
         for (pass, mapping) in step.passes.enumerated() {
-            let copying = mapping.entities.filter { $0.mapping.sourceEntity != nil && $0.mapping.destinationEntity != nil }
-            all += MappingOrder.run(copying, destination: step.destination, runsInSwift: { swiftMappings.contains($0.name) }).map { (pass, $0) }
+            all += MappingOrder.copying(mapping, destination: step.destination, runsInSwift: { swiftMappings.contains($0.name) }).map { (pass, $0) }
         }
         // Keys can be kept when every mapping into a destination table reads one source table,
         // is a plain SQL mapping (no policy may create several objects), and has no filter.

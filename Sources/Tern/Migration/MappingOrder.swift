@@ -6,7 +6,10 @@
 /// cycle, the mapping file's order stands. A pass with any mapping that runs in Swift keeps the
 /// file's order exactly: policies may depend on what earlier mappings did, as in Core Data.
 enum MappingOrder {
-    static func run(_ entities: [ValidatedMapping.Entity], destination: ObjectModel, runsInSwift: (EntityMapping) -> Bool) -> [ValidatedMapping.Entity] {
+    /// The pass's entity mappings that copy objects (they have a source and a destination), in
+    /// the order they run.
+    static func copying(_ pass: ValidatedMapping, destination: ObjectModel, runsInSwift: (EntityMapping) -> Bool) -> [ValidatedMapping.Entity] {
+        let entities = pass.entities.filter { $0.mapping.sourceEntity != nil && $0.mapping.destinationEntity != nil }
         guard !entities.contains(where: { runsInSwift($0.mapping) }) else { return entities }
         let names = Set(entities.map(\.mapping.name))
         let dependencies: [[String]] = entities.map { entity in

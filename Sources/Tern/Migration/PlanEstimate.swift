@@ -70,9 +70,8 @@ extension StoreMigration {
             var passes: [PlanEstimate.Pass] = []
             for (number, pass) in step.passes.enumerated() {
                 var mappings: [PlanEstimate.EntityMapping] = []
-                let runsInSwift = { (mapping: Tern.EntityMapping) in mapping.policy != nil || options.registry.delegate?.observes(mapping) == true }
-                let copying = MappingOrder.run(pass.entities.filter { $0.mapping.sourceEntity != nil && $0.mapping.destinationEntity != nil },
-                                               destination: step.destination, runsInSwift: runsInSwift)
+                let runsInSwift = options.registry.runsInSwift
+                let copying = MappingOrder.copying(pass, destination: step.destination, runsInSwift: runsInSwift)
                 // In the order they run: the copying mappings, then those with nothing to copy.
                 for entity in copying + pass.entities.filter({ $0.mapping.sourceEntity == nil || $0.mapping.destinationEntity == nil }) {
                     let mapping = entity.mapping

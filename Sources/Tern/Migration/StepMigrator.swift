@@ -48,16 +48,16 @@ final class StepMigrator {
         destinationLayout = StoreLayout(model: step.destination)
         var policies: [String: any EntityMigrationPolicy] = [:]
         for pass in step.passes {
-            for entity in pass.entities where entity.mapping.sourceEntity != nil && entity.mapping.destinationEntity != nil {
-                if let name = entity.mapping.policy {
-                    guard let policy = options.registry.policy(named: name) else {
-                        let known = options.registry.names
-                        throw TernError(.badInput, "entity mapping \(entity.mapping.name) names the migration policy \(name), which is not registered (registered: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
-                    }
-                    policies[entity.mapping.name] = policy
-                } else if options.registry.delegate?.observes(entity.mapping) == true {
+            for entity in pass.entities where entity.mapping.sourceEntity != nil && entity.mapping.destinationEntity != nil && options.registry.runsInSwift(entity.mapping) {
+                guard let name = entity.mapping.policy else {
                     policies[entity.mapping.name] = DefaultMigrationPolicy()
+                    continue
                 }
+                guard let policy = options.registry.policy(named: name) else {
+                    let known = options.registry.names
+                    throw TernError(.badInput, "entity mapping \(entity.mapping.name) names the migration policy \(name), which is not registered (registered: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+                }
+                policies[entity.mapping.name] = policy
             }
         }
         self.policies = policies

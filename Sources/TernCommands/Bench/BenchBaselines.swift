@@ -20,6 +20,13 @@ struct BaselineArguments: ParsableArguments {
         let target = try ModelLoader.load(model).current
         return (StoreLayout(model: target), try StoreFile.create(at: destination, model: target))
     }
+
+    /// Closes the destination as a finished store and reports the run to `tern bench`.
+    func finish(_ connection: Connection, objects: Int, since started: ContinuousClock.Instant) throws {
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try connection.close()
+        try BenchCommand.report(BaselineResult(seconds: (ContinuousClock.now - started).seconds, objects: objects, peakResidentMemory: ProcessStats.peakResidentMemory()))
+    }
 }
 
 /// What a baseline run reports on its last line, read by `tern bench`.
@@ -58,9 +65,7 @@ struct SQLCeilingCommand: ParsableCommand {
             for statement in layout.indexStatements { try connection.execute(statement) }
         }
         let objects = try connection.scalar("SELECT (SELECT count(*) FROM ZCATEGORY) + (SELECT count(*) FROM ZPUBLICATION) + (SELECT count(*) FROM ZPAGE)")?.int64 ?? 0
-        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        try connection.close()
-        try BenchCommand.report(BaselineResult(seconds: (ContinuousClock.now - started).seconds, objects: Int(objects), peakResidentMemory: ProcessStats.peakResidentMemory()))
+        try arguments.finish(connection, objects: Int(objects), since: started)
     }
 }
 
@@ -110,8 +115,6 @@ struct NaiveBaselineCommand: ParsableCommand {
         _ = try copy("SELECT Z_PK, ZNUMBER, ZTEXT, ZBOOK FROM ZPAGE", into: "INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK) VALUES (?, \(layout.entities["Page"]!.number), 1, ?, ?, ?)") { values in
             [values[1], values[2], values[3].int64.flatMap { books[$0] }.map(SQLiteValue.integer) ?? .null]
         }
-        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        try connection.close()
-        try BenchCommand.report(BaselineResult(seconds: (ContinuousClock.now - started).seconds, objects: objects, peakResidentMemory: ProcessStats.peakResidentMemory()))
+        try arguments.finish(connection, objects: objects, since: started)
     }
 }

@@ -74,8 +74,8 @@ struct BenchRunCommand: ParsableCommand {
             if naive { try bench.baseline("naive row by row (baseline)", command: "naive", source: source) }
             for size in memorySizes where size != books {
                 let other = try bench.generate(books: size)
-                try bench.migrate("tern: all pushed down to SQL", source: other, options: [], books: size)
-                try bench.migrate("tern: author split in a Swift policy", source: other, options: ["--mapping", "\(modelPath)/policy/1-to-2.yaml"], books: size)
+                try bench.migrate("tern: all pushed down to SQL", source: other, options: [])
+                try bench.migrate("tern: author split in a Swift policy", source: other, options: ["--mapping", "\(modelPath)/policy/1-to-2.yaml"])
             }
 
             let report = BenchReport(books: books, machine: BenchReport.machine(), results: bench.results)

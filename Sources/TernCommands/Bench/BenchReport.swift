@@ -19,8 +19,8 @@ struct BenchReport: Codable {
     }
 
     var markdown: String {
-        func mebibytes(_ bytes: Int?) -> String { bytes.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "—" }
-        func count(_ value: Int) -> String { value.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))) }
+        func mebibytes(_ bytes: Int?) -> String { bytes.map(Formatting.mebibytes) ?? "—" }
+        let count = Formatting.count
         var lines = ["Benchmark: \(count(books)) books, \(count(3 * books)) pages, 1,000 categories (Bench 1 → Bench 2: rename, `price * 1.04`, author split, relationships recreated). \(machine).", "",
                      "| run | books | wall time | objects/s | peak RSS (per pass) |", "| --- | --- | --- | --- | --- |"]
         for result in results {

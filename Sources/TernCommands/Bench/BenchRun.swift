@@ -12,53 +12,56 @@ struct BenchRun {
         self.work = work
     }
 
+    /// A generated Bench 1 store and its size.
+    struct Store {
+        var path: String
+        var books: Int
+    }
+
     /// Creates (once) the Bench 1 store with `books` books, 3 pages each and 1,000 categories.
-    mutating func generate(books: Int) throws -> String {
-        let path = "\(work)/Bench-\(books).sqlite"
-        guard !FileManager.default.fileExists(atPath: path) else { return path }
+    mutating func generate(books: Int) throws -> Store {
+        let store = Store(path: "\(work)/Bench-\(books).sqlite", books: books)
+        guard !FileManager.default.fileExists(atPath: store.path) else { return store }
+        let path = store.path
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: path, rows: books, counts: ["Page": 3 * books, "Category": 1_000], seed: 1)
         results.append(BenchResult(name: "generate the benchmark store", books: books, seconds: report.duration.seconds,
                                    objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
-        return path
+        return store
     }
 
     /// `tern migrate` as a child process; its per-pass peaks come from `--progress json`.
-    mutating func migrate(_ name: String, source: String, options: [String], books: Int? = nil) throws {
+    mutating func migrate(_ name: String, source: Store, options: [String]) throws {
         let output = "\(work)/out-\(UUID().uuidString).sqlite"
         defer { StoreMigration.remove(output) }
         let started = Date()
-        let lines = try Self.child(["migrate", source, "--model", model, "--out", output, "--progress", "json"] + options)
+        let lines = try Self.child(["migrate", source.path, "--model", model, "--out", output, "--progress", "json"] + options)
         let seconds = Date().timeIntervalSince(started)
         guard let last = lines.last, let finished = try? JSONDecoder().decode(Finished.self, from: Data(last.utf8)) else {
             throw TernError(.io, "\(name): tern migrate did not finish (its last line: \(lines.last ?? "none"))")
         }
         let passes = finished.passes.map(\.report)
-        results.append(BenchResult(name: name, books: books ?? Self.books(in: source), seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
+        results.append(BenchResult(name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
                                    peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes))
     }
 
     /// A baseline (`tern bench sql-ceiling` or `tern bench naive`) as a child process.
-    mutating func baseline(_ name: String, command: String, source: String) throws {
+    mutating func baseline(_ name: String, command: String, source: Store) throws {
         let output = "\(work)/out-\(UUID().uuidString).sqlite"
         defer { StoreMigration.remove(output) }
         let started = Date()
-        let lines = try Self.child(["bench", command, source, output, "--model", model])
+        let lines = try Self.child(["bench", command, source.path, output, "--model", model])
         let seconds = Date().timeIntervalSince(started)
         guard let last = lines.last, let result = try? JSONDecoder().decode(BaselineResult.self, from: Data(last.utf8)) else {
             throw TernError(.io, "\(name) did not finish (its last line: \(lines.last ?? "none"))")
         }
-        results.append(BenchResult(name: name, books: Self.books(in: source), seconds: seconds, objects: result.objects,
+        results.append(BenchResult(name: name, books: source.books, seconds: seconds, objects: result.objects,
                                    peakResidentMemory: result.peakResidentMemory, passes: []))
     }
 
     private struct Finished: Decodable {
         struct Pass: Decodable { var report: PassReport }
         var passes: [Pass]
-    }
-
-    private static func books(in source: String) -> Int {
-        Int(URL(fileURLWithPath: source).deletingPathExtension().lastPathComponent.split(separator: "-").last ?? "") ?? 0
     }
 
     /// Runs this `tern` with `arguments`; returns its standard output's lines, or throws with its

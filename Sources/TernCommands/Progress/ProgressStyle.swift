@@ -13,8 +13,17 @@ enum ProgressStyle: String, ExpressibleByArgument, CaseIterable {
     /// Nothing until the summary.
     case none
 
+    /// Shows the progress of migrations run with `options` this way; returns the renderer to
+    /// `finish` when the run ends, or nil for silence.
+    func attach(to options: inout MigrationOptions) -> (any ProgressRenderer)? {
+        guard let renderer = makeRenderer() else { return nil }
+        let tracker = ProgressTracker()
+        options.progress = { event in renderer.render(event, tracker.record(event)) }
+        return renderer
+    }
+
     /// The renderer for this style, or nil for silence.
-    func makeRenderer() -> (any ProgressRenderer)? {
+    private func makeRenderer() -> (any ProgressRenderer)? {
         switch self {
         case .auto: isatty(STDERR_FILENO) == 1 ? TerminalProgressBar() : nil
         case .bar: TerminalProgressBar()

@@ -36,27 +36,14 @@ final class TerminalProgressBar: ProgressRenderer {
                      "step \(snapshot.step)/\(snapshot.steps) \(snapshot.stepName)"]
         if let pass = snapshot.pass, let passes = snapshot.passes, passes > 1 { parts.append("pass \(pass)/\(passes)") }
         if let mapping = snapshot.entityMapping { parts.append(mapping) }
-        if snapshot.rowsPerSecond > 0 { parts.append("\(Self.count(Int(snapshot.rowsPerSecond))) rows/s") }
-        parts.append(Self.clock(snapshot.elapsedSeconds) + " elapsed")
-        if let eta = snapshot.etaSeconds { parts.append("ETA " + Self.clock(eta)) }
+        if snapshot.rowsPerSecond > 0 { parts.append("\(Formatting.count(Int(snapshot.rowsPerSecond))) rows/s") }
+        parts.append(Formatting.clock(snapshot.elapsedSeconds) + " elapsed")
+        if let eta = snapshot.etaSeconds { parts.append("ETA " + Formatting.clock(eta)) }
         return parts.joined(separator: "  ")
     }
 
     static func describe(_ pass: PassReport, step: Int, steps: Int) -> String {
         let which = pass.passes > 1 ? "step \(step)/\(steps), pass \(pass.pass)/\(pass.passes)" : "step \(step)/\(steps)"
-        return "  \(which) done: \(count(pass.objects)) objects in \(String(format: "%.2f", pass.seconds)) s, peak \(mebibytes(pass.peakResidentMemory)) — \(pass.mappings.joined(separator: ", "))"
-    }
-
-    static func clock(_ seconds: Double) -> String {
-        let whole = Int(seconds.rounded())
-        return whole >= 3600 ? String(format: "%d:%02d:%02d", whole / 3600, whole / 60 % 60, whole % 60) : String(format: "%d:%02d", whole / 60, whole % 60)
-    }
-
-    static func count(_ value: Int) -> String {
-        value.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
-    }
-
-    static func mebibytes(_ bytes: Int) -> String {
-        String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+        return "  \(which) done: \(Formatting.count(pass.objects)) objects in \(String(format: "%.2f", pass.seconds)) s, peak \(Formatting.mebibytes(pass.peakResidentMemory)) — \(pass.mappings.joined(separator: ", "))"
     }
 }

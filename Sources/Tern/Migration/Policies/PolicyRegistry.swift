@@ -20,4 +20,10 @@ public struct PolicyRegistry: Sendable {
     }
 
     public var names: [String] { policies.keys.sorted() }
+
+    /// Whether an entity mapping goes through Swift (its policy, or the default policy because
+    /// the manager hook observes it) rather than running entirely inside SQLite.
+    public func runsInSwift(_ mapping: EntityMapping) -> Bool {
+        mapping.policy != nil || delegate?.observes(mapping) == true
+    }
 }
