@@ -81,6 +81,15 @@ struct AssociationTables {
         return "(SELECT a.destination FROM \(quoteIdentifier(entry.table)) a WHERE a.source = \(key) ORDER BY a.destination LIMIT 1)"
     }
 
+    /// Every destination object of `entry`'s destination entity that `entry` made from the
+    /// source object whose key is the SQL `key`: an expression and the join that yields one row
+    /// per such object (no join where keys are kept, one object per source object).
+    func owners(_ entry: Entry, key: String) -> (expression: String, join: String) {
+        guard !entry.keepsKeys else { return (lookup(entry, key: key), "") }
+        let owner = destination.entities[entry.mapping.mapping.destinationEntity!]!
+        return ("o.destination", " JOIN \(quoteIdentifier(entry.table)) o ON o.source = \(key) AND EXISTS (SELECT 1 FROM \(quoteIdentifier(owner.table)) od WHERE od.\"Z_PK\" = o.destination AND od.\"Z_ENT\" = \(owner.number))")
+    }
+
     /// SQL for the destination entity number of what `lookup` finds, over several entries.
     func entityNumber(_ entries: [Entry], key: String) -> String {
         let cases = entries.map { "WHEN \(lookup($0, key: key)) IS NOT NULL THEN \(destination.entities[$0.mapping.mapping.destinationEntity!]!.number)" }

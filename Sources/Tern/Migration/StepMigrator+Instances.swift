@@ -41,7 +41,7 @@ extension StepMigrator {
             if let fused = fusedForeignKey(relationship, source: source, entry: entry, destination: destinationEntity) {
                 columns += fused.columns
                 values += fused.values
-                writtenStorage.formUnion(fused.storage)
+                for storage in fused.storage { writtenStorage[storage, default: []].insert(entry.number) }
             } else {
                 deferred.append(relationship.name)
             }

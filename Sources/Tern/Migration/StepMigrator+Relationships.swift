@@ -11,22 +11,27 @@ extension StepMigrator {
             guard !targets.isEmpty, let storage = destinationLayout.storage(ofRelationship: name, of: mapping.destinationEntity!) else { continue }
             // Both sides of a relationship may be mapped and are stored in one place: write the
             // links once, and their order from the side that is ordered.
+            // Holders: the entity mappings whose objects sit in the column that holds the links
+            // (a join table's first column stands for both).
             let links: String
             var order: String?
+            let holders: Set<Int>
+            let own: Set<Int> = [entry.number]
+            let others = Set(targets.map(\.number))
             switch storage {
             case .foreignKey(let column):
-                links = "\(destinationLayout.entities[mapping.destinationEntity!]!.table).\(column)"
+                (links, holders) = ("\(destinationLayout.entities[mapping.destinationEntity!]!.table).\(column)", own)
             case .inverseForeignKey(let table, let column, let orderColumn):
-                links = "\(table).\(column)"
+                (links, holders) = ("\(table).\(column)", others)
                 order = orderColumn.map { _ in links + "#order" }
-            case .joinTable(let table, _, _, let orderColumn):
-                links = table
+            case .joinTable(let table, let ownColumn, let destinationColumn, let orderColumn):
+                (links, holders) = (table, ownColumn < destinationColumn ? own : others)
                 order = orderColumn.map { "\(table)#order\($0)" }
             }
-            let linksWritten = writtenStorage.contains(links)
-            guard !linksWritten || (order.map { !writtenStorage.contains($0) } ?? false) else { continue }
-            writtenStorage.insert(links)
-            if let order { writtenStorage.insert(order) }
+            let linksWritten = holders.isSubset(of: writtenStorage[links] ?? [])
+            guard !linksWritten || (order.map { !holders.isSubset(of: writtenStorage[$0] ?? []) } ?? false) else { continue }
+            writtenStorage[links, default: []].formUnion(holders)
+            if let order { writtenStorage[order, default: []].formUnion(holders) }
             let unit = "links:\(entry.number):\(mapping.name).\(name)"
             if !checkpoint[unit].done {
                 try writeRelationship(relationship, storage: storage, entry: entry, sourceRelationship: sourceRelationship, targets: targets,
@@ -55,12 +60,15 @@ extension StepMigrator {
     func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: AssociationTables.Entry,
                                    sourceRelationship: String, targets: [AssociationTables.Entry], orderOnly: Bool, unit: String) throws {
         guard let pairs = sourcePairs(sourceRelationship, of: entry.mapping.mapping.sourceEntity!) else { return }
-        // Destination pairs, with Core Data's sparse order keys per owner.
+        // Destination pairs, with Core Data's sparse order keys per owner. Every destination
+        // object the mapping made from a source object owns that object's links (a policy may
+        // make several); a target is the first object its entity mapping made.
+        let (owner, ownerJoin) = associations.owners(entry, key: "p.owner")
         let mapped = """
             SELECT owner, target, target_entity, 1024 * (row_number() OVER (PARTITION BY owner ORDER BY ord, source_target) + 1) AS ord FROM (
-              SELECT \(associations.lookup(entry, key: "p.owner")) AS owner, \(associations.lookup(targets, key: "p.target")) AS target,
+              SELECT \(owner) AS owner, \(associations.lookup(targets, key: "p.target")) AS target,
                      \(associations.entityNumber(targets, key: "p.target")) AS target_entity, p.ord AS ord, p.target AS source_target
-              FROM (\(pairs)) p) WHERE owner IS NOT NULL AND target IS NOT NULL
+              FROM (\(pairs)) p\(ownerJoin)) WHERE owner IS NOT NULL AND target IS NOT NULL
             """
         try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly, unit: unit)
     }

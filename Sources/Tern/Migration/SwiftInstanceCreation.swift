@@ -11,6 +11,9 @@ extension StepMigrator {
     func createInstancesInSwift(_ entry: AssociationTables.Entry, policy: any EntityMigrationPolicy) throws {
         let mapping = entry.mapping.mapping
         let unit = "create:\(entry.number):\(mapping.name)"
+        // Every relationship mapping is recreated in stage 2, through this mapping's associations,
+        // whatever the policy does with the objects' values.
+        pending[entry.number] = step.destination.allRelationships(of: mapping.destinationEntity!).map(\.name).filter { entry.mapping.relationships[$0] != nil }
         if checkpoint[unit].done {
             completed.insert(entry.number)
             report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: checkpoint[unit].count,

@@ -54,6 +54,13 @@ public protocol MigrationManagerDelegate: Sendable {
     func observes(_ mapping: EntityMapping) -> Bool
     /// Called for each source → destination association, before the destination is written.
     func associate(source: SourceObject, destination: inout DestinationObject, mapping: EntityMapping)
+    /// Whether `associate` may change the values of this mapping's objects; when it may not,
+    /// verification checks every value against its expression (default: whenever it observes).
+    func mayChangeValues(of mapping: EntityMapping) -> Bool
+}
+
+extension MigrationManagerDelegate {
+    public func mayChangeValues(of mapping: EntityMapping) -> Bool { observes(mapping) }
 }
 
 /// What `createDestinationInstances` works with for one source object.

@@ -26,4 +26,38 @@ public struct PolicyRegistry: Sendable {
     public func runsInSwift(_ mapping: EntityMapping) -> Bool {
         mapping.policy != nil || delegate?.observes(mapping) == true
     }
+
+    /// Whether every value of the mapping's objects is its value expression's (or its default):
+    /// no policy and no manager hook may change them, so verification can check each one.
+    public func valuesFollowExpressions(_ mapping: EntityMapping) -> Bool {
+        mapping.policy == nil && delegate?.mayChangeValues(of: mapping) != true
+    }
+}
+
+extension PolicyRegistry {
+    /// The same registry with every entity mapping sent through Swift — its policy, or the
+    /// default policy where it names none — and never run as SQL alone. The Swift path must give
+    /// the same store as SQL; this is how tests (and `tern migrate --in-swift`) prove it.
+    public func sendingEveryMappingThroughSwift() -> PolicyRegistry {
+        var registry = self
+        registry.delegate = ObservingEveryMapping(inner: delegate)
+        return registry
+    }
+}
+
+/// A manager hook that observes every mapping and passes associations on to the real hook only
+/// for the mappings that hook observes.
+private struct ObservingEveryMapping: MigrationManagerDelegate {
+    let inner: (any MigrationManagerDelegate)?
+
+    func observes(_ mapping: EntityMapping) -> Bool { true }
+
+    func associate(source: SourceObject, destination: inout DestinationObject, mapping: EntityMapping) {
+        guard let inner, inner.observes(mapping) else { return }
+        inner.associate(source: source, destination: &destination, mapping: mapping)
+    }
+
+    func mayChangeValues(of mapping: EntityMapping) -> Bool {
+        inner?.mayChangeValues(of: mapping) ?? false
+    }
 }

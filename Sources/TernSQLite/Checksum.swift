@@ -1,0 +1,126 @@
+import CSQLite
+
+/// How a column converts the values stored into it: SQLite's type affinity ("Datatypes In
+/// SQLite", §3), worked out from the declared type with SQLite's own rules.
+public enum ColumnAffinity: Character, Sendable {
+    case text = "T"
+    /// NUMERIC and INTEGER affinity: they store the same values.
+    case numeric = "N"
+    case real = "R"
+    case blob = "B"
+
+    public init(declaredType: String) {
+        let type = declaredType.uppercased()
+        if type.contains("INT") {
+            self = .numeric
+        } else if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") {
+            self = .text
+        } else if type.isEmpty || type.contains("BLOB") {
+            self = .blob
+        } else if type.contains("REAL") || type.contains("FLOA") || type.contains("DOUB") {
+            self = .real
+        } else {
+            self = .numeric
+        }
+    }
+}
+
+extension Connection {
+    /// Registers the aggregate `tern_checksum(affinities, value, …)`: an order-independent 64-bit
+    /// checksum of a set of rows, the wrapping sum of a hash of each row's values.
+    ///
+    /// `affinities` holds one `ColumnAffinity` character per value: each value is hashed as a
+    /// column of that affinity would store it, so the checksum of values about to be inserted
+    /// equals the checksum of the same values read back from their columns (a real 3.0 in an
+    /// INTEGER column is the integer 3; the integer 7 in a VARCHAR column is the text '7'). Equal
+    /// numbers hash equal whatever their storage class. Comparing two checksums reads each side
+    /// once, sequentially, in any order — no join. The hash is for finding mistakes, not for
+    /// resisting an adversary.
+    public func registerChecksum() throws {
+        let code = sqlite3_create_function_v2(try openHandle(), "tern_checksum", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, nil, { context, count, values in
+            guard let sum = sqlite3_aggregate_context(context, Int32(MemoryLayout<UInt64>.size))?.assumingMemoryBound(to: UInt64.self) else {
+                sqlite3_result_error_nomem(context)
+                return
+            }
+            sum.pointee &+= RowHash.of(Int(count), values)
+        }, { context in
+            let sum = sqlite3_aggregate_context(context, 0)?.assumingMemoryBound(to: UInt64.self).pointee ?? 0
+            sqlite3_result_int64(context, Int64(bitPattern: sum))
+        }, nil)
+        guard code == SQLITE_OK else {
+            throw SQLiteError(code: code, connection: handle, sql: "function tern_checksum")
+        }
+    }
+}
+
+/// The hash of one row: its values hashed in order, each as its column's affinity stores it.
+private enum RowHash {
+    static func of(_ count: Int, _ values: UnsafeMutablePointer<OpaquePointer?>?) -> UInt64 {
+        guard count > 0, let values else { return 0 }
+        let affinities = sqlite3_value_text(values[0]).map { UnsafeBufferPointer(start: $0, count: Int(sqlite3_value_bytes(values[0]))) }
+        var hash: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for index in 1..<count {
+            let affinity = affinities.flatMap { index - 1 < $0.count ? $0[index - 1] : nil } ?? UInt8(ascii: "B")
+            hash = mix(hash ^ value(values[index], affinity: affinity) &+ UInt64(index))
+        }
+        return hash
+    }
+
+    private static func value(_ value: OpaquePointer?, affinity: UInt8) -> UInt64 {
+        var type = sqlite3_value_type(value)
+        switch affinity {
+        case UInt8(ascii: "T") where type == SQLITE_INTEGER || type == SQLITE_FLOAT:
+            type = SQLITE_TEXT  // SQLite's own rendering, as the column would store it
+        case UInt8(ascii: "N") where type == SQLITE_TEXT, UInt8(ascii: "R") where type == SQLITE_TEXT:
+            type = sqlite3_value_numeric_type(value)
+        default:
+            break
+        }
+        if affinity == UInt8(ascii: "R"), type == SQLITE_INTEGER {
+            return number(Double(sqlite3_value_int64(value)))
+        }
+        switch type {
+        case SQLITE_INTEGER: return integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: return number(sqlite3_value_double(value))
+        case SQLITE_TEXT: return bytes(sqlite3_value_text(value).map(UnsafeRawPointer.init), Int(sqlite3_value_bytes(value)), tag: 3)
+        case SQLITE_BLOB: return bytes(sqlite3_value_blob(value), Int(sqlite3_value_bytes(value)), tag: 4)
+        default: return mix(0x6E75_6C6C)  // NULL
+        }
+    }
+
+    private static func integer(_ value: Int64) -> UInt64 {
+        mix(UInt64(bitPattern: value) ^ 0x1111_1111_1111_1111)
+    }
+
+    /// A real holding a whole number hashes as that integer: columns convert between the two.
+    private static func number(_ value: Double) -> UInt64 {
+        if let whole = Int64(exactly: value) { return integer(whole) }
+        return mix(value.bitPattern ^ 0x2222_2222_2222_2222)
+    }
+
+    private static func bytes(_ start: UnsafeRawPointer?, _ count: Int, tag: UInt64) -> UInt64 {
+        var hash = mix(tag &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(count))
+        guard let start, count > 0 else { return hash }
+        var offset = 0
+        while offset + 8 <= count {
+            hash = mix(hash ^ start.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        if offset < count {
+            var tail: UInt64 = 0
+            for index in offset..<count {
+                tail = tail << 8 | UInt64(start.load(fromByteOffset: index, as: UInt8.self))
+            }
+            hash = mix(hash ^ tail ^ 0xFF00_0000_0000_0000)
+        }
+        return hash
+    }
+
+    /// SplitMix64's finalizer: every input bit affects every output bit.
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
