@@ -1,4 +1,5 @@
 import TernLoop
+import TernSQLite
 
 /// Settings of a migration run.
 public struct MigrationOptions: Sendable {
@@ -19,6 +20,9 @@ public struct MigrationOptions: Sendable {
     public var shouldStop: @Sendable () -> Bool
     /// Told what happens, as it happens (on the thread running the migration).
     public var progress: (@Sendable (MigrationEvent) -> Void)?
+    /// Tests only: runs on each copied step's store between its last pass and its verification,
+    /// to tamper with it and prove verification notices.
+    var beforeVerification: (@Sendable (Connection) throws -> Void)?
 
     public init(batchSize: Int = 10_000, workers: Int = ProcessStats.availableParallelism, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = 0,
                 registry: PolicyRegistry = .builtIn, shouldStop: @escaping @Sendable () -> Bool = { false },
@@ -45,6 +49,9 @@ public struct StepReport: Sendable {
         public var created: Int
         /// Whether destination keys equal source keys (no association table needed).
         public var keptKeys: Bool
+        /// What verification proved for this mapping, in words ("count", "values of 3
+        /// attributes", "relationships author, labels", …), and what it could not.
+        public var verified: [String] = []
     }
 
     public var mappings: [Mapping] = []

@@ -7,7 +7,7 @@ extension StepMigrator {
         let mapping = entry.mapping.mapping
         for name in pending[entry.number] ?? [] {
             let relationship = step.destination.allRelationships(of: mapping.destinationEntity!).first { $0.name == name }!
-            let (sourceRelationship, targets) = targets(entry.mapping.relationships[name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
+            let (_, targets) = targets(entry.mapping.relationships[name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
             guard !targets.isEmpty, let storage = destinationLayout.storage(ofRelationship: name, of: mapping.destinationEntity!) else { continue }
             // Both sides of a relationship may be mapped and are stored in one place: write the
             // links once, and their order from the side that is ordered.
@@ -34,8 +34,7 @@ extension StepMigrator {
             if let order { writtenStorage[order, default: []].formUnion(holders) }
             let unit = "links:\(entry.number):\(mapping.name).\(name)"
             if !checkpoint[unit].done {
-                try writeRelationship(relationship, storage: storage, entry: entry, sourceRelationship: sourceRelationship, targets: targets,
-                                      orderOnly: linksWritten, unit: unit)
+                try writeRelationship(relationship, storage: storage, entry: entry, orderOnly: linksWritten, unit: unit)
             }
             report.links["\(mapping.name).\(name)"] = checkpoint[unit].count
         }
@@ -47,7 +46,9 @@ extension StepMigrator {
         let owner = sourceLayout.entities[entity]!
         switch sourceLayout.storage(ofRelationship: relationship, of: entity) {
         case .foreignKey(let column):
-            return "SELECT s.\"Z_PK\" AS owner, s.\(quoteIdentifier(column)) AS target, NULL AS ord FROM \"src\".\(quoteIdentifier(owner.table)) s WHERE s.\"Z_ENT\" = \(owner.number) AND s.\(quoteIdentifier(column)) IS NOT NULL"
+            // The position among the target's ordered to-many inverse, where it has one.
+            let order = owner.orderColumns[relationship].map { "s.\(quoteIdentifier($0))" } ?? "NULL"
+            return "SELECT s.\"Z_PK\" AS owner, s.\(quoteIdentifier(column)) AS target, \(order) AS ord FROM \"src\".\(quoteIdentifier(owner.table)) s WHERE s.\"Z_ENT\" = \(owner.number) AND s.\(quoteIdentifier(column)) IS NOT NULL"
         case .inverseForeignKey(let table, let column, let order):
             return "SELECT d.\(quoteIdentifier(column)) AS owner, d.\"Z_PK\" AS target, \(order.map { "d.\(quoteIdentifier($0))" } ?? "NULL") AS ord FROM \"src\".\(quoteIdentifier(table)) d WHERE d.\(quoteIdentifier(column)) IS NOT NULL"
         case .joinTable(let table, let own, let destination, let order):
@@ -57,20 +58,45 @@ extension StepMigrator {
         }
     }
 
-    func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: AssociationTables.Entry,
-                                   sourceRelationship: String, targets: [AssociationTables.Entry], orderOnly: Bool, unit: String) throws {
-        guard let pairs = sourcePairs(sourceRelationship, of: entry.mapping.mapping.sourceEntity!) else { return }
-        // Destination pairs, with Core Data's sparse order keys per owner. Every destination
-        // object the mapping made from a source object owns that object's links (a policy may
-        // make several); a target is the first object its entity mapping made.
+    func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: AssociationTables.Entry, orderOnly: Bool, unit: String) throws {
+        guard let mapped = mappedPairs(entry, relationship: relationship, storage: storage) else { return }
+        try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly, unit: unit)
+    }
+
+    /// The destination links a relationship mapping stands for, as SQL rows `(owner, target,
+    /// target_entity, ord, source_owner, source_ord)`: the source's pairs carried through the association
+    /// tables — every object the mapping made from a source object owns that object's links (a
+    /// policy may make several); a target is the first object its entity mapping made — with
+    /// Core Data's sparse order keys per owner, and no more links than the destination holds (a
+    /// to-one keeps its owner's first; a target whose inverse is a to-one, its first owner).
+    /// Stage 2 writes these rows; verification compares the finished store with them.
+    func mappedPairs(_ entry: AssociationTables.Entry, relationship: Relationship, storage: RelationshipStorage) -> String? {
+        let mapping = entry.mapping.mapping
+        let (sourceName, targets) = targets(entry.mapping.relationships[relationship.name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
+        guard !targets.isEmpty, let pairs = sourcePairs(sourceName, of: mapping.sourceEntity!),
+              let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }) else { return nil }
+        var manyOwnersPerTarget = false
+        if case .inverseForeignKey = storage, case .joinTable = sourceLayout.storage(ofRelationship: sourceName, of: mapping.sourceEntity!) {
+            manyOwnersPerTarget = true
+        }
+        // Positions cost a sort: only where the order is kept or a first link is chosen.
+        let ranked = relationship.isOrdered || (!relationship.isToMany && source.isToMany) || manyOwnersPerTarget
+        let ord = ranked ? "1024 * (row_number() OVER (PARTITION BY owner ORDER BY ord, source_target) + 1)" : "2048"
         let (owner, ownerJoin) = associations.owners(entry, key: "p.owner")
-        let mapped = """
-            SELECT owner, target, target_entity, 1024 * (row_number() OVER (PARTITION BY owner ORDER BY ord, source_target) + 1) AS ord FROM (
+        var sql = """
+            SELECT owner, target, target_entity, \(ord) AS ord, source_owner, source_ord FROM (
               SELECT \(owner) AS owner, \(associations.lookup(targets, key: "p.target")) AS target,
-                     \(associations.entityNumber(targets, key: "p.target")) AS target_entity, p.ord AS ord, p.target AS source_target
+                     \(associations.entityNumber(targets, key: "p.target")) AS target_entity, p.ord AS ord, p.target AS source_target,
+                     p.owner AS source_owner, p.ord AS source_ord
               FROM (\(pairs)) p\(ownerJoin)) WHERE owner IS NOT NULL AND target IS NOT NULL
             """
-        try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly, unit: unit)
+        if manyOwnersPerTarget {
+            sql = "SELECT owner, target, target_entity, ord, source_owner, source_ord FROM (SELECT *, row_number() OVER (PARTITION BY target ORDER BY owner, ord) AS k FROM (\(sql))) WHERE k = 1"
+        }
+        if !relationship.isToMany && source.isToMany {
+            sql = "SELECT * FROM (\(sql)) WHERE ord = 2048"
+        }
+        return sql
     }
 
     /// Writes destination links `(owner, target, target_entity, ord)` into wherever the
@@ -87,7 +113,9 @@ extension StepMigrator {
             case .foreignKey(let column):
                 var sets = ["\(quoteIdentifier(column)) = p.target"]
                 if let entityColumn = destinationEntity.entityColumns[relationship.name] { sets.append("\(quoteIdentifier(entityColumn)) = p.target_entity") }
-                try connection.execute("UPDATE \(quoteIdentifier(destinationEntity.table)) SET \(sets.joined(separator: ", ")) FROM (SELECT owner, target, target_entity FROM temp.tern_pairs WHERE ord = 2048) p WHERE \(quoteIdentifier(destinationEntity.table)).\"Z_PK\" = p.owner")
+                // The target's to-many inverse is ordered: the object keeps its source position.
+                if let orderColumn = destinationEntity.orderColumns[relationship.name] { sets.append("\(quoteIdentifier(orderColumn)) = p.source_ord") }
+                try connection.execute("UPDATE \(quoteIdentifier(destinationEntity.table)) SET \(sets.joined(separator: ", ")) FROM (SELECT owner, target, target_entity, source_ord FROM temp.tern_pairs WHERE ord = 2048) p WHERE \(quoteIdentifier(destinationEntity.table)).\"Z_PK\" = p.owner")
             case .inverseForeignKey(let table, let column, let order):
                 let target = destinationLayout.entities.values.first { $0.table == table && $0.foreignKeyColumns.values.contains(column) }
                 var sets = orderOnly ? [] : ["\(quoteIdentifier(column)) = p.owner"]
@@ -152,7 +180,7 @@ extension StepMigrator {
                 }.joined(separator: " ")
                 let pairs = """
                     SELECT owner, target, CASE target_entity \(targetNumbers) END AS target_entity,
-                           1024 * (row_number() OVER (PARTITION BY owner ORDER BY link) + 1) AS ord
+                           1024 * (row_number() OVER (PARTITION BY owner ORDER BY link) + 1) AS ord, NULL AS source_ord
                     FROM (SELECT l.rowid AS link, l.owner AS owner, l.target_entity AS target_entity,
                                  CASE WHEN l.target_mapping IS NULL THEN l.target ELSE (CASE l.target_mapping \(resolved) END) END AS target
                           FROM TERN_LINKS l WHERE l.owner_entity = \(quoteLiteral(ownerEntity)) AND l.relationship = \(quoteLiteral(name)))

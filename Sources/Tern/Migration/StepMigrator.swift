@@ -70,6 +70,7 @@ final class StepMigrator {
         checkpoint = StepCheckpoint()
         guard !isFinished else { return }
         try SQLCompiler.prepare(connection)
+        try connection.registerChecksum()
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
         for statement in associations.createStatements {
             try connection.execute(statement)
