@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernSQLite
+
+/// Verification proves a step by content: each kind of damage done between the last pass and
+/// verification is caught and named, on the SQL path and on the Swift path, and nothing is
+/// written where the user asked for the migrated store.
+@Suite("Verification catches tampering, by content")
+struct VerificationTests {
+    static let library = try! ModelLoader.load(Configs.path("library"))
+    let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    /// One kind of damage: the SQL that does it, and what the failure must say.
+    struct Tampering: Sendable, CustomTestStringConvertible {
+        var name: String
+        var sql: String
+        var expected: [String]
+        var rows = 1
+        var testDescription: String { name }
+    }
+
+    static let tamperings = [
+        Tampering(name: "a deleted to-one link", sql: "UPDATE ZBOOK SET ZAUTHOR = NULL WHERE Z_PK = (SELECT min(Z_PK) FROM ZBOOK WHERE ZAUTHOR IS NOT NULL)",
+                  expected: ["BookToBook.author", "is missing"]),
+        Tampering(name: "a changed transformed value (uppercase:)", sql: "UPDATE ZLABEL SET ZTEXT = lower(ZTEXT) WHERE Z_PK = (SELECT min(Z_PK) FROM ZLABEL WHERE ZTEXT IS NOT NULL)",
+                  expected: ["TagToLabel.text", "differs from its value expression"]),
+        Tampering(name: "a changed transformed value (concat:)", sql: "UPDATE ZBOOK SET ZSUBTITLE = ZSUBTITLE || ' ' WHERE Z_PK = 3",
+                  expected: ["BookToBook.subtitle", "differs from its value expression"]),
+        Tampering(name: "a dropped join row", sql: "DELETE FROM Z_2LABELS WHERE rowid = (SELECT min(rowid) FROM Z_2LABELS)",
+                  expected: ["BookToBook.labels", "is missing"]),
+        Tampering(name: "an added join row", sql: "INSERT INTO Z_2LABELS (Z_2BOOKS, Z_4LABELS) SELECT b.Z_PK, l.Z_PK FROM ZBOOK b, ZLABEL l WHERE NOT EXISTS (SELECT 1 FROM Z_2LABELS j WHERE j.Z_2BOOKS = b.Z_PK AND j.Z_4LABELS = l.Z_PK) LIMIT 1",
+                  expected: ["BookToBook.labels", "which the source does not"]),
+        // A book with two chapters: negated order keys swap them.
+        Tampering(name: "two ordered positions swapped", sql: "UPDATE ZCHAPTER SET Z_FOK_BOOK = -Z_FOK_BOOK WHERE ZBOOK = (SELECT ZBOOK FROM ZCHAPTER GROUP BY ZBOOK HAVING count(*) = 2 ORDER BY ZBOOK LIMIT 1)",
+                  expected: ["ChapterToChapter.book", "at position"], rows: 2),
+        Tampering(name: "a deleted object", sql: "DELETE FROM ZAUTHOR WHERE Z_PK = (SELECT max(Z_PK) FROM ZAUTHOR)",
+                  expected: ["AuthorToAuthor", "has no destination Author"]),
+        Tampering(name: "a stray object", sql: "INSERT INTO ZLABEL (Z_PK, Z_ENT, Z_OPT, ZTEXT) VALUES (1000000, (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Label'), 1, 'STRAY')",
+                  expected: ["TagToLabel"]),
+    ]
+
+    @Test("each tampering is caught and named; nothing is written to --out; the source is untouched",
+          arguments: tamperings, [false, true])
+    func tampering(_ tampering: Tampering, inSwift: Bool) throws {
+        let source = directory.path("library.sqlite")
+        _ = try DataGenerator.generate(model: Self.library.versions[0], at: source, rows: 300, seed: 21)
+        let before = try Data(contentsOf: URL(fileURLWithPath: source))
+        let output = directory.path("migrated.sqlite")
+        var options = MigrationOptions(batchSize: 40, workers: 2, registry: inSwift ? PolicyRegistry.builtIn.sendingEveryMappingThroughSwift() : .builtIn)
+        let (sql, rows) = (tampering.sql, tampering.rows)
+        options.beforeVerification = { connection in
+            try connection.execute(sql)
+            #expect(connection.changes == rows, "the tampering changed what it should")
+        }
+        let migration = StoreMigration(store: source, model: Self.library, options: options)
+        let error = try #require(throws: MigrationFailure.self) { try migration.run(try migration.plan(), output: output) }
+        guard case .verification(let message) = error else {
+            Issue.record("expected a verification failure, got \(error)")
+            return
+        }
+        for part in tampering.expected {
+            #expect(message.contains(part), "\(message)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == before)
+    }
+
+    @Test("untouched, the same migration passes and says what it proved per mapping", arguments: [false, true])
+    func untouchedPasses(inSwift: Bool) throws {
+        let source = directory.path("library.sqlite")
+        _ = try DataGenerator.generate(model: Self.library.versions[0], at: source, rows: 300, seed: 21)
+        let options = MigrationOptions(batchSize: 40, workers: 2, registry: inSwift ? PolicyRegistry.builtIn.sendingEveryMappingThroughSwift() : .builtIn)
+        let migration = StoreMigration(store: source, model: Self.library, options: options)
+        let report = try migration.run(try migration.plan(), output: directory.path("migrated.sqlite"))
+        let verified = Dictionary(uniqueKeysWithValues: report.steps[0].mappings.map { ($0.name, $0.verified) })
+        #expect(verified["BookToBook"] == ["count", "values of 3 attributes", "relationships author, labels"])
+        #expect(verified["ChapterToChapter"] == ["count", "values of 1 attribute", "relationships book"])
+        #expect(verified["TagToLabel"] == ["count", "values of 1 attribute"])
+    }
+}
