@@ -102,6 +102,9 @@ enum MigrationSummary {
             lines.append("Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): \(objects) objects in \(String(format: "%.2f", step.duration.seconds)) s")
             for mapping in step.mappings {
                 lines.append("  \(mapping.name): \(mapping.selected) selected, \(mapping.created) created\(mapping.keptKeys ? " (keys kept)" : "")")
+                if !mapping.verified.isEmpty {
+                    lines.append("    verified: \(mapping.verified.joined(separator: "; "))")
+                }
             }
             for (name, count) in step.links.sorted(by: { $0.key < $1.key }) {
                 lines.append("  \(name): \(count) links")
@@ -120,9 +123,9 @@ enum MigrationSummary {
         var lines = ["", "Passes:", "  step  pass  objects        seconds   objects/s    peak RSS     entity mappings"]
         for (index, report) in report.steps.enumerated() {
             lines += report.passes.map { passRow(step: index + 1, $0) }
-            if report.verifyingAndIndexing > .zero {
+            for (seconds, what) in [(report.verifying, "verification"), (report.indexing, "indexes")] where seconds > .zero {
                 lines.append("  \(index + 1)".padding(toLength: 14, withPad: " ", startingAt: 0) + String(repeating: " ", count: 15)
-                             + String(format: "%-9.2f", report.verifyingAndIndexing.seconds) + String(repeating: " ", count: 26) + "verification and indexes")
+                             + String(format: "%-9.2f", seconds.seconds) + String(repeating: " ", count: 26) + what)
             }
         }
         return lines
@@ -154,7 +157,19 @@ struct FinishedLine: Encodable {
         var step: Int
         var stepName: String
         var seconds: Double
-        var verifyingAndIndexingSeconds: Double
+        var verifyingSeconds: Double
+        var indexingSeconds: Double
+        /// Per entity mapping: what it selected and created, and what verification proved.
+        var mappings: [Mapping]
+    }
+
+    struct Mapping: Encodable {
+        var name: String
+        var pass: Int
+        var selected: Int
+        var created: Int
+        var keptKeys: Bool
+        var verified: [String]
     }
 
     var event = "finished"
@@ -170,7 +185,8 @@ struct FinishedLine: Encodable {
         seconds = report.duration.seconds
         let names = report.plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" }
         steps = report.steps.enumerated().map { index, step in
-            Step(step: index + 1, stepName: names[index], seconds: step.duration.seconds, verifyingAndIndexingSeconds: step.verifyingAndIndexing.seconds)
+            Step(step: index + 1, stepName: names[index], seconds: step.duration.seconds, verifyingSeconds: step.verifying.seconds, indexingSeconds: step.indexing.seconds,
+                 mappings: step.mappings.map { Mapping(name: $0.name, pass: $0.pass + 1, selected: $0.selected, created: $0.created, keptKeys: $0.keptKeys, verified: $0.verified) })
         }
         passes = report.steps.enumerated().flatMap { index, step in
             step.passes.map { Pass(step: index + 1, stepName: names[index], report: $0) }

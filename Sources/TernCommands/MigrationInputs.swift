@@ -28,6 +28,9 @@ struct MigrationInputs: ParsableArguments {
     @Option(help: "Worker threads that read and transform batches of mappings that run in Swift (default: the number of cores).")
     var workers = ProcessStats.availableParallelism
 
+    @Flag(help: "Run every entity mapping through Swift (the default policy where none is named) instead of inside SQLite: slower; a cross-check of the SQL path.")
+    var inSwift = false
+
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard (1...256).contains(workers) else { throw ValidationError("--workers must be from 1 to 256") }
@@ -35,7 +38,8 @@ struct MigrationInputs: ParsableArguments {
 
     /// Options for the run, with the policies this `tern` was built with.
     var options: MigrationOptions {
-        MigrationOptions(batchSize: batchSize, workers: workers, now: Date().timeIntervalSinceReferenceDate, registry: TernCommandLine.registry)
+        let registry = inSwift ? TernCommandLine.registry.sendingEveryMappingThroughSwift() : TernCommandLine.registry
+        return MigrationOptions(batchSize: batchSize, workers: workers, now: Date().timeIntervalSinceReferenceDate, registry: registry)
     }
 
     /// Loads the model and works out the steps from the store's version.

@@ -63,8 +63,10 @@ public struct StepReport: Sendable {
     public var appliedInPlace: [String] = []
     /// Each pass's objects, time and peak memory, in order (one entry for a step applied in place).
     public var passes: [PassReport] = []
-    /// Time spent after the passes: verification against the source, and building indexes.
-    public var verifyingAndIndexing: Duration = .zero
+    /// Time spent after the passes verifying the result against the source.
+    public var verifying: Duration = .zero
+    /// Time spent after verification building indexes and finishing the store.
+    public var indexing: Duration = .zero
     public var duration: Duration = .zero
 }
 

@@ -53,12 +53,17 @@ public struct MigrationRun: Codable, Sendable, Equatable {
     }
 
     /// The identity of migrating the store described by `metadata` along `plan`.
-    static func identity(metadata: StoreMetadata, plan: StoreMigration.Plan) throws -> String {
+    /// `runsInSwift` is part of it: which mappings run in Swift decides destination keys, so a
+    /// resume must take the same paths.
+    static func identity(metadata: StoreMetadata, plan: StoreMigration.Plan, runsInSwift: (EntityMapping) -> Bool) throws -> String {
         var parts = [metadata.uuid ?? "", plan.storeVersion, plan.targetVersion]
         parts += metadata.entities.map { "\($0.name)=\($0.maxPrimaryKey)" }
         for step in plan.steps {
             parts.append("\(step.source.versionName)=\(step.source.versionChecksum)")
             parts.append("\(step.destination.versionName)=\(step.destination.versionChecksum)")
+            for pass in step.passes {
+                parts += pass.entities.map(\.mapping).filter(runsInSwift).map { "in Swift: \($0.name)" }
+            }
             for origin in step.origins {
                 parts.append(origin)
                 if let contents = FileManager.default.contents(atPath: origin) ?? FileManager.default.contents(atPath: origin + "/xcmapping.xml") {

@@ -139,10 +139,12 @@ final class StepMigrator {
             report.passes.append(passReport)
             emit(.passFinished(passReport))
         }
-        let finishing = ContinuousClock.now
+        let verifying = ContinuousClock.now
         try verify()
+        let finishing = ContinuousClock.now
         try finish()
-        report.verifyingAndIndexing = ContinuousClock.now - finishing
+        report.verifying = finishing - verifying
+        report.indexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started
     }
 

@@ -72,7 +72,7 @@ public struct StoreMigration {
         let manifestPath = MigrationRun.path(for: finalPath)
         let backup = output == nil ? Self.backupPath(for: store) : nil
         let metadata = try StoreMetadata.read(storeAt: store)
-        let identity = try MigrationRun.identity(metadata: metadata, plan: plan)
+        let identity = try MigrationRun.identity(metadata: metadata, plan: plan, runsInSwift: options.registry.runsInSwift)
         let sourceObjects = Int(metadata.entities.reduce(0) { $0 + ($1.rowCount ?? 0) })
 
         var run: MigrationRun
