@@ -16,30 +16,47 @@ extension StepMigrator {
     func verify() throws {
         try options.beforeVerification?(connection)
         let policyLinked = policyLinkedRelationships()
+        func touchedByPolicy(_ entry: AssociationTables.Entry, _ relationship: Relationship) -> Bool {
+            policyLinked.contains("\(entry.mapping.mapping.destinationEntity!).\(relationship.name)")
+                || relationship.inverse.map { policyLinked.contains("\(relationship.destination).\($0)") } == true
+        }
+        var proven: [Int: [String]] = [:]
+        var provenRelationships: [Int: [String]] = [:]
+        // Link sets already compared: a relationship and its mapped inverse are one set of links.
+        var comparedLinks: Set<String> = []
         for entry in associations.entries {
             let mapping = entry.mapping.mapping
-            var proven: [String] = []
             if options.registry.valuesFollowExpressions(mapping) {
-                let attributes = try verifyObjects(entry)
-                proven.append("count")
-                proven.append(attributes == 1 ? "values of 1 attribute" : "values of \(attributes) attributes")
+                let (attributes, toOnes) = try verifyObjects(entry, skipping: { touchedByPolicy(entry, $0) })
+                proven[entry.number] = ["count", attributes == 1 ? "values of 1 attribute" : "values of \(attributes) attributes"]
+                provenRelationships[entry.number] = toOnes.map(\.name)
+                comparedLinks.formUnion(toOnes.compactMap { linkSet(entry, $0) })
             } else {
                 try verifyAssociations(entry)
-                proven.append("associations")
-                proven.append("values not verified (set by \(mapping.policy.map { "policy \($0)" } ?? "the manager hook"))")
+                proven[entry.number] = ["associations", "values not verified (set by \(mapping.policy.map { "policy \($0)" } ?? "the manager hook"))"]
             }
-            var exact: [String] = []
+        }
+        for entry in associations.entries {
+            let mapping = entry.mapping.mapping
+            var exact = provenRelationships[entry.number] ?? []
             var included: [String] = []
-            for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
-                let touchedByPolicy = policyLinked.contains("\(mapping.destinationEntity!).\(relationship.name)")
-                    || relationship.inverse.map { policyLinked.contains("\(relationship.destination).\($0)") } == true
-                guard try verifyRelationship(relationship, of: entry, allowingMore: touchedByPolicy) else { continue }
-                if touchedByPolicy { included.append(relationship.name) } else { exact.append(relationship.name) }
+            for relationship in step.destination.allRelationships(of: mapping.destinationEntity!)
+            where entry.mapping.relationships[relationship.name] != nil && !exact.contains(relationship.name) {
+                let touched = touchedByPolicy(entry, relationship)
+                let links = touched ? nil : linkSet(entry, relationship)
+                if let links, comparedLinks.contains(links) {
+                    exact.append(relationship.name)
+                    continue
+                }
+                guard try verifyRelationship(relationship, of: entry, allowingMore: touched) else { continue }
+                if touched { included.append(relationship.name) } else { exact.append(relationship.name) }
+                if let links { comparedLinks.insert(links) }
             }
-            if !exact.isEmpty { proven.append("relationships \(exact.joined(separator: ", "))") }
-            if !included.isEmpty { proven.append("links of \(included.joined(separator: ", ")) present (policies add more)") }
+            var lines = proven[entry.number] ?? []
+            if !exact.isEmpty { lines.append("relationships \(exact.joined(separator: ", "))") }
+            if !included.isEmpty { lines.append("links of \(included.joined(separator: ", ")) present (policies add more)") }
             if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass }) {
-                report.mappings[index].verified = proven
+                report.mappings[index].verified = lines
             }
         }
         report.verified.append("every entity mapping without a policy: one destination object per selected source object, every value equal to its value expression over the source")
@@ -47,6 +64,26 @@ extension StepMigrator {
         if associations.entries.contains(where: { !options.registry.valuesFollowExpressions($0.mapping.mapping) }) {
             report.verified.append("every association a policy made points at an object that was written; a policy's own values are not re-derived")
         }
+    }
+
+    /// Names the set of links a relationship mapping stands for: where the destination and the
+    /// source keep them, and the entity mappings on both ends. A relationship and its inverse,
+    /// both mapped, name the same set.
+    private func linkSet(_ entry: AssociationTables.Entry, _ relationship: Relationship) -> String? {
+        let mapping = entry.mapping.mapping
+        let (sourceName, targets) = targets(entry.mapping.relationships[relationship.name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
+        guard let destination = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!),
+              let source = sourceLayout.storage(ofRelationship: sourceName, of: mapping.sourceEntity!) else { return nil }
+        func place(_ storage: RelationshipStorage, ownTable: String) -> String {
+            switch storage {
+            case .foreignKey(let column): "\(ownTable).\(column)"
+            case .inverseForeignKey(let table, let column, _): "\(table).\(column)"
+            case .joinTable(let table, _, _, _): table
+            }
+        }
+        let ends = Set([entry.number] + targets.map(\.number)).sorted().map(String.init).joined(separator: ",")
+        return place(destination, ownTable: destinationLayout.entities[mapping.destinationEntity!]!.table) + " ← src."
+            + place(source, ownTable: sourceLayout.entities[mapping.sourceEntity!]!.table) + " | " + ends
     }
 
     /// Destination rows of the entry's objects, as a condition on alias `d`. Where the entry is
@@ -62,18 +99,18 @@ extension StepMigrator {
         return associations.entries.filter { destinationLayout.entities[$0.mapping.mapping.destinationEntity!]!.table == table }.count == 1
     }
 
-    private func checksum(_ sql: String, _ arguments: [SQLiteValue] = []) throws -> (count: Int64, sum: Int64) {
-        let statement = try connection.prepare(sql)
-        try statement.bind(arguments)
-        _ = try statement.step()
-        return (statement.row.int64(at: 0), statement.row.value(at: 1).int64 ?? 0)
+    /// The checksums of what the source says and of what the store holds, computed side by side.
+    private func compare(expected: SQLFragment, actual: SQLFragment) throws -> (want: RowChecksum, have: RowChecksum) {
+        let both = try ParallelChecksums.compute([expected, actual], store: connection.path, sourceAttachURI: sourceAttachURI)
+        return (both[0], both[1])
     }
 
     // MARK: Objects and values
 
-    /// Counts and every value of a mapping whose values are its expressions'. Returns how many
-    /// attributes were compared.
-    private func verifyObjects(_ entry: AssociationTables.Entry) throws -> Int {
+    /// Counts and every value of a mapping whose values are its expressions', with the links of
+    /// its to-ones that hold one link per object in its own row (compared like values, in the
+    /// same scan). Returns how many attributes were compared, and those to-ones.
+    private func verifyObjects(_ entry: AssociationTables.Entry, skipping: (Relationship) -> Bool) throws -> (attributes: Int, toOnes: [Relationship]) {
         let mapping = entry.mapping.mapping
         let sourceTable = quoteIdentifier(sourceLayout.entities[mapping.sourceEntity!]!.table)
         let destination = destinationLayout.entities[mapping.destinationEntity!]!
@@ -86,6 +123,19 @@ extension StepMigrator {
             columns.append((attribute.name, destination.attributeColumns[attribute.name]!, value))
             affinities.append(ColumnAffinity(declaredType: attribute.type.columnDeclaration).rawValue)
         }
+        let attributeCount = columns.count
+        let toOnes = step.destination.allRelationships(of: mapping.destinationEntity!).filter { relationship in
+            guard entry.mapping.relationships[relationship.name] != nil, !skipping(relationship),
+                  let column = destination.foreignKeyColumns[relationship.name], destination.orderColumns[relationship.name] == nil,
+                  let link = foreignKeyValue(entry, relationship) else { return false }
+            columns.append((relationship.name, column, SQLFragment(link.target)))
+            affinities.append("N")
+            if let entityColumn = destination.entityColumns[relationship.name] {
+                columns.append((relationship.name, entityColumn, SQLFragment(link.entity)))
+                affinities.append("N")
+            }
+            return true
+        }
         // Source side: the key each object should have, then each value as its expression gives it.
         let key = entry.keepsKeys ? "s.\"Z_PK\"" : "a.destination"
         let association = entry.keepsKeys ? "" : " LEFT JOIN \(quoteIdentifier(entry.table)) a ON a.source = s.\"Z_PK\""
@@ -93,12 +143,11 @@ extension StepMigrator {
         let expected = SQLFragment("SELECT count(*), tern_checksum(\(quoteLiteral(affinities)), \(key)") + values
             + SQLFragment(") FROM \"src\".\(sourceTable) s\(association) WHERE ") + selection
         let actual = "SELECT count(*), tern_checksum(\(quoteLiteral(affinities)), d.\"Z_PK\"\(columns.map { ", d.\(quoteIdentifier($0.column))" }.joined())) FROM \(quoteIdentifier(destination.table)) d WHERE \(objectsCondition(entry))"
-        let want = try checksum(expected.sql, expected.arguments)
-        let have = try checksum(actual)
+        let (want, have) = try compare(expected: expected, actual: SQLFragment(actual))
         if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass }) {
             report.mappings[index].selected = Int(want.count)
         }
-        guard want != have else { return columns.count }
+        guard want != have else { return (attributeCount, toOnes) }
 
         // Name the first difference: a source object without its destination object, then the
         // first attribute whose value differs.
@@ -110,13 +159,27 @@ extension StepMigrator {
         for column in columns {
             let differing = joined + SQLFragment(" AND d.\(quoteIdentifier(column.column)) IS NOT (") + column.value + SQLFragment(") ORDER BY s.\"Z_PK\" LIMIT 1")
             if let key = try firstKey(differing) {
-                throw MigrationFailure.verification("\(mapping.name).\(column.name): the destination value differs from its value expression over source \(mapping.sourceEntity!) \(key)")
+                let what = columns.firstIndex { $0.column == column.column }! < attributeCount ? "the destination value differs from its value expression" : "the link differs from the source's"
+                throw MigrationFailure.verification("\(mapping.name).\(column.name): \(what) over source \(mapping.sourceEntity!) \(key)")
             }
         }
         guard want.count == have.count else {
             throw MigrationFailure.verification("\(mapping.name): \(want.count) source objects selected, \(have.count) destination objects of \(mapping.destinationEntity!) written")
         }
         throw MigrationFailure.verification("\(mapping.name): the destination objects' checksum differs from the source's, though no single value compares unequal")
+    }
+
+    /// For a to-one read from a source to-one: SQL (over source rows `s`) for the destination
+    /// key and entity number its link must hold — what stage 1 or 2 wrote. Nil where links are
+    /// chosen among several (a to-many read into a to-one).
+    private func foreignKeyValue(_ entry: AssociationTables.Entry, _ relationship: Relationship) -> (target: String, entity: String)? {
+        let mapping = entry.mapping.mapping
+        let (sourceName, targets) = targets(entry.mapping.relationships[relationship.name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
+        guard let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }), !source.isToMany,
+              let sourceColumn = sourceLayout.entities[mapping.sourceEntity!]!.foreignKeyColumns[sourceName] else { return nil }
+        guard !targets.isEmpty else { return ("NULL", "NULL") }
+        let key = "s.\(quoteIdentifier(sourceColumn))"
+        return (associations.lookup(targets, key: key), associations.entityNumber(targets, key: key))
     }
 
     private func firstKey(_ query: SQLFragment) throws -> Int64? {
@@ -163,8 +226,8 @@ extension StepMigrator {
         let expected = "SELECT owner, target, \(position) AS position FROM (\(pairs))"
         let actual = actualLinks(relationship, of: entry, storage: storage)
         if !allowingMore {
-            let want = try checksum("SELECT count(*), tern_checksum('NNN', owner, target, position) FROM (\(expected))")
-            let have = try checksum("SELECT count(*), tern_checksum('NNN', owner, target, position) FROM (\(actual))")
+            let (want, have) = try compare(expected: SQLFragment("SELECT count(*), tern_checksum('NNN', owner, target, position) FROM (\(expected))"),
+                                           actual: SQLFragment("SELECT count(*), tern_checksum('NNN', owner, target, position) FROM (\(actual))"))
             guard want != have else { return true }
         }
         let name = "\(mapping.name).\(relationship.name)"
