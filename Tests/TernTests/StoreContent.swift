@@ -5,41 +5,60 @@ import TernSQLite
 /// relationship as (owner, target) renderings, so two stores whose objects got different `Z_PK`s
 /// compare equal exactly when they hold the same objects linked the same way.
 enum StoreContent {
+    /// Objects of one entity (exactly that entity), each with an id and its values by attribute.
+    typealias Objects = [String: [(id: Int64, values: [String: SQLiteValue])]]
+
     /// Lines per entity ("objects") and per relationship, each list sorted (ordered relationships
     /// keep their order inside a line).
     static func dump(_ path: String, model: ObjectModel) throws -> [String: [String]] {
         let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
         let layout = StoreLayout(model: model)
         let reader = ObjectReader(connection: connection, layout: layout)
-        var rendering: [String: [Int64: String]] = [:]  // root table → key → rendering
-        var objects: [String: [StoredObject]] = [:]
+        var objects: Objects = [:]
+        var stored: [String: [StoredObject]] = [:]
         for entity in model.entities {
-            let found = try reader.objects(of: entity.name)
-            objects[entity.name] = found
+            stored[entity.name] = try reader.objects(of: entity.name)
+            objects[entity.name] = stored[entity.name]!.map { ($0.key, $0.values) }
+        }
+        // Ids are keys, unique per root table: qualify them by table so entities of one tree agree.
+        return try render(model: model, objects: objects, table: { layout.entities[$0]!.table }) { entity, relationship, id in
+            guard let relationship = model.allRelationships(of: entity).first(where: { $0.name == relationship }) else { return [] }
+            if relationship.isToMany {
+                return try reader.destinations(entity, relationship.name, owner: id)
+            }
+            let object = stored[entity]!.first { $0.key == id }
+            return object?.values[relationship.name]?.int64.map { [$0] } ?? []
+        }
+    }
+
+    /// Renders objects and links. `table` names the id space of an entity (its root table);
+    /// `targets` gives the ids an object reaches through a relationship, in order.
+    static func render(model: ObjectModel, objects: Objects, table: (String) -> String,
+                       targets: (_ entity: String, _ relationship: String, _ id: Int64) throws -> [Int64]) rethrows -> [String: [String]] {
+        var rendering: [String: [Int64: String]] = [:]  // id space → id → rendering
+        for entity in model.entities {
             let attributes = model.allAttributes(of: entity.name).filter { !$0.isTransient }.map(\.name)
-            for object in found {
-                let text = "\(entity.name)(" + attributes.map { "\($0)=\(object.values[$0]?.sqlLiteral ?? "?")" }.joined(separator: ", ") + ")"
-                rendering[layout.entities[entity.name]!.table, default: [:]][object.key] = text
+            for object in objects[entity.name] ?? [] {
+                rendering[table(entity.name), default: [:]][object.id] = "\(entity.name)(" + attributes.map { "\($0)=\(object.values[$0]?.sqlLiteral ?? "NULL")" }.joined(separator: ", ") + ")"
             }
         }
-        func render(_ key: Int64?, in entity: String) -> String {
-            guard let key else { return "nil" }
-            return rendering[layout.entities[entity]!.table]?[key] ?? "dangling \(entity) \(key)"
+        func render(_ id: Int64, in entity: String) -> String {
+            rendering[table(entity)]?[id] ?? "dangling \(entity) \(id)"
         }
         var content: [String: [String]] = [:]
         for entity in model.entities {
-            let own = objects[entity.name]!
-            content["objects \(entity.name)"] = own.map { render($0.key, in: entity.name) }.sorted()
+            let own = objects[entity.name] ?? []
+            content["objects \(entity.name)"] = own.map { render($0.id, in: entity.name) }.sorted()
             for relationship in model.allRelationships(of: entity.name) where !relationship.isTransient {
                 var lines: [String] = []
                 for object in own {
-                    let owner = render(object.key, in: entity.name)
+                    var reached = try targets(entity.name, relationship.name, object.id).map { render($0, in: relationship.destination) }
+                    guard !reached.isEmpty else { continue }
                     if relationship.isToMany {
-                        var targets = try reader.destinations(entity.name, relationship.name, owner: object.key).map { render($0, in: relationship.destination) }
-                        if !relationship.isOrdered { targets.sort() }
-                        if !targets.isEmpty { lines.append("\(owner) → [\(targets.joined(separator: "; "))]") }
-                    } else if let key = object.values[relationship.name]?.int64 {
-                        lines.append("\(owner) → \(render(key, in: relationship.destination))")
+                        if !relationship.isOrdered { reached.sort() }
+                        lines.append("\(render(object.id, in: entity.name)) → [\(reached.joined(separator: "; "))]")
+                    } else {
+                        lines.append("\(render(object.id, in: entity.name)) → \(reached[0])")
                     }
                 }
                 content["\(entity.name).\(relationship.name)"] = lines.sorted()

@@ -41,7 +41,7 @@ extension StepMigrator {
             if let fused = fusedForeignKey(relationship, source: source, entry: entry, destination: destinationEntity) {
                 columns += fused.columns
                 values += fused.values
-                for storage in fused.storage { writtenStorage[storage, default: []].insert(entry.number) }
+                writtenLinks += fused.written
             } else {
                 deferred.append(relationship.name)
             }
@@ -113,7 +113,7 @@ extension StepMigrator {
     /// A destination to-one relationship computed inside the INSERT, when every possible target
     /// is known: its targets keep their keys, or were created already.
     func fusedForeignKey(_ relationship: Relationship, source: ValidatedMapping.RelationshipSource, entry: AssociationTables.Entry,
-                                 destination: StoreLayout.EntityLayout) -> (columns: [String], values: [SQLFragment], storage: Set<String>)? {
+                                 destination: StoreLayout.EntityLayout) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
         guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name] else { return nil }
         let (sourceRelationshipName, targets) = resolve(source, pass: entry.pass)
         guard let sourceRelationship = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceRelationshipName }),
@@ -127,14 +127,15 @@ extension StepMigrator {
             columns.append(entityColumn)
             values.append(SQLFragment(associations.entityNumber(targets, key: key)))
         }
-        var written: Set<String> = ["\(destination.table).\(column)"]
+        let ends = linkEnds(entry, storage: .foreignKey(column: column), targets: targets)
+        var written = [ends]
         if let orderColumn = destination.orderColumns[relationship.name],
            let sourceOrder = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.orderColumns[sourceRelationshipName] {
             // The inverse to-many is ordered and so was the source's: keep its order. Otherwise
             // the to-many side's mapping numbers them in stage 2.
             columns.append(orderColumn)
             values.append(SQLFragment("s.\(quoteIdentifier(sourceOrder))"))
-            written.insert("\(destination.table).\(column)#order")
+            written.append(ends.order(orderColumn))
         }
         return (columns, values, written)
     }

@@ -11,27 +11,12 @@ extension StepMigrator {
             guard !targets.isEmpty, let storage = destinationLayout.storage(ofRelationship: name, of: mapping.destinationEntity!) else { continue }
             // Both sides of a relationship may be mapped and are stored in one place: write the
             // links once, and their order from the side that is ordered.
-            // Holders: the entity mappings whose objects sit in the column that holds the links
-            // (a join table's first column stands for both).
-            let links: String
-            var order: String?
-            let holders: Set<Int>
-            let own: Set<Int> = [entry.number]
-            let others = Set(targets.map(\.number))
-            switch storage {
-            case .foreignKey(let column):
-                (links, holders) = ("\(destinationLayout.entities[mapping.destinationEntity!]!.table).\(column)", own)
-            case .inverseForeignKey(let table, let column, let orderColumn):
-                (links, holders) = ("\(table).\(column)", others)
-                order = orderColumn.map { _ in links + "#order" }
-            case .joinTable(let table, let ownColumn, let destinationColumn, let orderColumn):
-                (links, holders) = (table, ownColumn < destinationColumn ? own : others)
-                order = orderColumn.map { "\(table)#order\($0)" }
-            }
-            let linksWritten = holders.isSubset(of: writtenStorage[links] ?? [])
-            guard !linksWritten || (order.map { !holders.isSubset(of: writtenStorage[$0] ?? []) } ?? false) else { continue }
-            writtenStorage[links, default: []].formUnion(holders)
-            if let order { writtenStorage[order, default: []].formUnion(holders) }
+            let ends = linkEnds(entry, storage: storage, targets: targets)
+            let orderColumn = storage.orderColumn
+            let linksWritten = ends.isCovered(by: writtenLinks)
+            guard !linksWritten || (orderColumn.map { !ends.order($0).isCovered(by: writtenLinks) } ?? false) else { continue }
+            writtenLinks.append(ends)
+            if let orderColumn { writtenLinks.append(ends.order(orderColumn)) }
             let unit = "links:\(entry.number):\(mapping.name).\(name)"
             if !checkpoint[unit].done {
                 try writeRelationship(relationship, storage: storage, entry: entry, orderOnly: linksWritten, unit: unit)
@@ -40,19 +25,21 @@ extension StepMigrator {
         }
     }
 
-    /// The source's links of `relationship` as (owner source key, target source key, order):
-    /// the same rows whatever way the source stores them.
+    /// The source's links of `relationship` as (owner source key, target source key, order,
+    /// inverse order): the same rows whatever way the source stores them. `ord` orders the
+    /// owner's targets where the relationship is ordered; `inverse_ord` the owner's place among
+    /// the target's, where the inverse is.
     func sourcePairs(_ relationship: String, of entity: String) -> String? {
         let owner = sourceLayout.entities[entity]!
+        let column: (String, String?) -> String = { alias, name in name.map { "\(alias).\(quoteIdentifier($0))" } ?? "NULL" }
         switch sourceLayout.storage(ofRelationship: relationship, of: entity) {
-        case .foreignKey(let column):
-            // The position among the target's ordered to-many inverse, where it has one.
-            let order = owner.orderColumns[relationship].map { "s.\(quoteIdentifier($0))" } ?? "NULL"
-            return "SELECT s.\"Z_PK\" AS owner, s.\(quoteIdentifier(column)) AS target, \(order) AS ord FROM \"src\".\(quoteIdentifier(owner.table)) s WHERE s.\"Z_ENT\" = \(owner.number) AND s.\(quoteIdentifier(column)) IS NOT NULL"
-        case .inverseForeignKey(let table, let column, let order):
-            return "SELECT d.\(quoteIdentifier(column)) AS owner, d.\"Z_PK\" AS target, \(order.map { "d.\(quoteIdentifier($0))" } ?? "NULL") AS ord FROM \"src\".\(quoteIdentifier(table)) d WHERE d.\(quoteIdentifier(column)) IS NOT NULL"
+        case .foreignKey(let key):
+            return "SELECT s.\"Z_PK\" AS owner, s.\(quoteIdentifier(key)) AS target, NULL AS ord, \(column("s", owner.orderColumns[relationship])) AS inverse_ord FROM \"src\".\(quoteIdentifier(owner.table)) s WHERE s.\"Z_ENT\" = \(owner.number) AND s.\(quoteIdentifier(key)) IS NOT NULL"
+        case .inverseForeignKey(let table, let key, let order):
+            return "SELECT d.\(quoteIdentifier(key)) AS owner, d.\"Z_PK\" AS target, \(column("d", order)) AS ord, NULL AS inverse_ord FROM \"src\".\(quoteIdentifier(table)) d WHERE d.\(quoteIdentifier(key)) IS NOT NULL"
         case .joinTable(let table, let own, let destination, let order):
-            return "SELECT j.\(quoteIdentifier(own)) AS owner, j.\(quoteIdentifier(destination)) AS target, \(order.map { "j.\(quoteIdentifier($0))" } ?? "NULL") AS ord FROM \"src\".\(quoteIdentifier(table)) j"
+            let inverse = sourceLayout.inverseOrderColumn(ofRelationship: relationship, of: entity)
+            return "SELECT j.\(quoteIdentifier(own)) AS owner, j.\(quoteIdentifier(destination)) AS target, \(column("j", order)) AS ord, \(column("j", inverse)) AS inverse_ord FROM \"src\".\(quoteIdentifier(table)) j"
         case nil:
             return nil
         }
@@ -64,7 +51,7 @@ extension StepMigrator {
     }
 
     /// The destination links a relationship mapping stands for, as SQL rows `(owner, target,
-    /// target_entity, ord, source_owner, source_ord)`: the source's pairs carried through the association
+    /// target_entity, ord, source_owner, inverse_ord)`: the source's pairs carried through the association
     /// tables — every object the mapping made from a source object owns that object's links (a
     /// policy may make several); a target is the first object its entity mapping made — with
     /// Core Data's sparse order keys per owner, and no more links than the destination holds (a
@@ -84,14 +71,14 @@ extension StepMigrator {
         let ord = ranked ? "1024 * (row_number() OVER (PARTITION BY owner ORDER BY ord, source_target) + 1)" : "2048"
         let (owner, ownerJoin) = associations.owners(entry, key: "p.owner")
         var sql = """
-            SELECT owner, target, target_entity, \(ord) AS ord, source_owner, source_ord FROM (
+            SELECT owner, target, target_entity, \(ord) AS ord, source_owner, inverse_ord FROM (
               SELECT \(owner) AS owner, \(associations.lookup(targets, key: "p.target")) AS target,
                      \(associations.entityNumber(targets, key: "p.target")) AS target_entity, p.ord AS ord, p.target AS source_target,
-                     p.owner AS source_owner, p.ord AS source_ord
+                     p.owner AS source_owner, p.inverse_ord AS inverse_ord
               FROM (\(pairs)) p\(ownerJoin)) WHERE owner IS NOT NULL AND target IS NOT NULL
             """
         if manyOwnersPerTarget {
-            sql = "SELECT owner, target, target_entity, ord, source_owner, source_ord FROM (SELECT *, row_number() OVER (PARTITION BY target ORDER BY owner, ord) AS k FROM (\(sql))) WHERE k = 1"
+            sql = "SELECT owner, target, target_entity, ord, source_owner, inverse_ord FROM (SELECT *, row_number() OVER (PARTITION BY target ORDER BY owner, ord) AS k FROM (\(sql))) WHERE k = 1"
         }
         if !relationship.isToMany && source.isToMany {
             sql = "SELECT * FROM (\(sql)) WHERE ord = 2048"
@@ -114,8 +101,8 @@ extension StepMigrator {
                 var sets = ["\(quoteIdentifier(column)) = p.target"]
                 if let entityColumn = destinationEntity.entityColumns[relationship.name] { sets.append("\(quoteIdentifier(entityColumn)) = p.target_entity") }
                 // The target's to-many inverse is ordered: the object keeps its source position.
-                if let orderColumn = destinationEntity.orderColumns[relationship.name] { sets.append("\(quoteIdentifier(orderColumn)) = p.source_ord") }
-                try connection.execute("UPDATE \(quoteIdentifier(destinationEntity.table)) SET \(sets.joined(separator: ", ")) FROM (SELECT owner, target, target_entity, source_ord FROM temp.tern_pairs WHERE ord = 2048) p WHERE \(quoteIdentifier(destinationEntity.table)).\"Z_PK\" = p.owner")
+                if let orderColumn = destinationEntity.orderColumns[relationship.name] { sets.append("\(quoteIdentifier(orderColumn)) = p.inverse_ord") }
+                try connection.execute("UPDATE \(quoteIdentifier(destinationEntity.table)) SET \(sets.joined(separator: ", ")) FROM (SELECT owner, target, target_entity, inverse_ord FROM temp.tern_pairs WHERE ord = 2048) p WHERE \(quoteIdentifier(destinationEntity.table)).\"Z_PK\" = p.owner")
             case .inverseForeignKey(let table, let column, let order):
                 let target = destinationLayout.entities.values.first { $0.table == table && $0.foreignKeyColumns.values.contains(column) }
                 var sets = orderOnly ? [] : ["\(quoteIdentifier(column)) = p.owner"]
@@ -126,10 +113,14 @@ extension StepMigrator {
                 guard !sets.isEmpty else { break }
                 try connection.execute("UPDATE \(quoteIdentifier(table)) SET \(sets.joined(separator: ", ")) FROM temp.tern_pairs p WHERE \(quoteIdentifier(table)).\"Z_PK\" = p.target")
             case .joinTable(let table, let own, let destination, let order):
-                let columns = [own, destination] + (order.map { [$0] } ?? [])
-                let values = ["owner", "target"] + (order == nil ? [] : ["ord"])
+                // The inverse's order too, where it is ordered: its source's positions.
+                let inverseOrder = destinationLayout.inverseOrderColumn(ofRelationship: relationship.name, of: ownerEntity)
+                let orders = [(order, "ord"), (inverseOrder, "inverse_ord")].compactMap { column, value in column.map { ($0, value) } }
+                let columns = [own, destination] + orders.map(\.0)
+                let values = ["owner", "target"] + orders.map(\.1)
                 // `WHERE true` lets SQLite parse the upsert after INSERT … SELECT.
-                let upsert = order.map { " ON CONFLICT DO UPDATE SET \(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" } ?? " ON CONFLICT DO NOTHING"
+                let upsert = orders.isEmpty ? " ON CONFLICT DO NOTHING"
+                    : " ON CONFLICT DO UPDATE SET " + orders.map { "\(quoteIdentifier($0.0)) = excluded.\(quoteIdentifier($0.0))" }.joined(separator: ", ")
                 try connection.execute("INSERT INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM temp.tern_pairs WHERE true\(upsert)")
             }
             try checkpoint.save(unit, count: count, done: true, nextKeys: nextKeys, on: connection)
@@ -180,7 +171,7 @@ extension StepMigrator {
                 }.joined(separator: " ")
                 let pairs = """
                     SELECT owner, target, CASE target_entity \(targetNumbers) END AS target_entity,
-                           1024 * (row_number() OVER (PARTITION BY owner ORDER BY link) + 1) AS ord, NULL AS source_ord
+                           1024 * (row_number() OVER (PARTITION BY owner ORDER BY link) + 1) AS ord, NULL AS inverse_ord
                     FROM (SELECT l.rowid AS link, l.owner AS owner, l.target_entity AS target_entity,
                                  CASE WHEN l.target_mapping IS NULL THEN l.target ELSE (CASE l.target_mapping \(resolved) END) END AS target
                           FROM TERN_LINKS l WHERE l.owner_entity = \(quoteLiteral(ownerEntity)) AND l.relationship = \(quoteLiteral(name)))

@@ -16,46 +16,66 @@ extension StepMigrator {
     func verify() throws {
         try options.beforeVerification?(connection)
         let policyLinked = policyLinkedRelationships()
-        func touchedByPolicy(_ entry: AssociationTables.Entry, _ relationship: Relationship) -> Bool {
-            policyLinked.contains("\(entry.mapping.mapping.destinationEntity!).\(relationship.name)")
-                || relationship.inverse.map { policyLinked.contains("\(relationship.destination).\($0)") } == true
+        // Every relationship mapping that links anything, grouped by where its links are stored:
+        // both sides of a relationship write one set of links.
+        var contributions: [LinkContribution] = []
+        for entry in associations.entries {
+            let mapping = entry.mapping.mapping
+            for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
+                let (_, targets) = targets(entry.mapping.relationships[relationship.name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
+                guard let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!),
+                      let pairs = mappedPairs(entry, relationship: relationship, storage: storage) else { continue }
+                let touched = policyLinked.contains("\(mapping.destinationEntity!).\(relationship.name)")
+                    || relationship.inverse.map { policyLinked.contains("\(relationship.destination).\($0)") } == true
+                contributions.append(LinkContribution(entry: entry, relationship: relationship, storage: storage, pairs: pairs,
+                                                      ends: linkEnds(entry, storage: storage, targets: targets), touchedByPolicy: touched))
+            }
         }
+        let groups = Dictionary(grouping: contributions, by: \.ends.place)
+        // A storage whose every writer joins the same entity mappings holds what any one of them
+        // says: compared once, through one of them (a to-one in its owner's row, with the values).
+        let agreed = Set(groups.filter { _, group in group.allSatisfy { $0.ends == group[0].ends && !$0.touchedByPolicy } }.keys)
+
         var proven: [Int: [String]] = [:]
-        var provenRelationships: [Int: [String]] = [:]
-        // Link sets already compared: a relationship and its mapped inverse are one set of links.
-        var comparedLinks: Set<String> = []
+        var folded: Set<String> = []
         for entry in associations.entries {
             let mapping = entry.mapping.mapping
             if options.registry.valuesFollowExpressions(mapping) {
-                let (attributes, toOnes) = try verifyObjects(entry, skipping: { touchedByPolicy(entry, $0) })
+                let foldable = Set(contributions.filter { $0.entry.number == entry.number && agreed.contains($0.ends.place) }.map(\.relationship.name))
+                let (attributes, toOnes) = try verifyObjects(entry, folding: foldable)
                 proven[entry.number] = ["count", attributes == 1 ? "values of 1 attribute" : "values of \(attributes) attributes"]
-                provenRelationships[entry.number] = toOnes.map(\.name)
-                comparedLinks.formUnion(toOnes.compactMap { linkSet(entry, $0) })
+                folded.formUnion(contributions.filter { $0.entry.number == entry.number && toOnes.contains($0.relationship.name) }.map(\.ends.place))
             } else {
                 try verifyAssociations(entry)
                 proven[entry.number] = ["associations", "values not verified (set by \(mapping.policy.map { "policy \($0)" } ?? "the manager hook"))"]
             }
         }
-        for entry in associations.entries {
-            let mapping = entry.mapping.mapping
-            var exact = provenRelationships[entry.number] ?? []
-            var included: [String] = []
-            for relationship in step.destination.allRelationships(of: mapping.destinationEntity!)
-            where entry.mapping.relationships[relationship.name] != nil && !exact.contains(relationship.name) {
-                let touched = touchedByPolicy(entry, relationship)
-                let links = touched ? nil : linkSet(entry, relationship)
-                if let links, comparedLinks.contains(links) {
-                    exact.append(relationship.name)
-                    continue
+        var exact: [Int: Set<String>] = [:]
+        var included: [Int: Set<String>] = [:]
+        for place in groups.keys.sorted() {
+            let group = groups[place]!
+            if group.contains(where: \.touchedByPolicy) {
+                for contribution in group {
+                    try verifyRelationship(contribution, allowingMore: true)
+                    included[contribution.entry.number, default: []].insert(contribution.relationship.name)
                 }
-                guard try verifyRelationship(relationship, of: entry, allowingMore: touched) else { continue }
-                if touched { included.append(relationship.name) } else { exact.append(relationship.name) }
-                if let links { comparedLinks.insert(links) }
+                continue
             }
+            if agreed.contains(place) {
+                if !folded.contains(place) { try verifyRelationship(group[0], allowingMore: false) }
+            } else {
+                try verifyUnion(group)
+            }
+            for contribution in group {
+                let unordered = !agreed.contains(place) && contribution.storage.orderColumn != nil
+                exact[contribution.entry.number, default: []].insert(contribution.relationship.name + (unordered ? " (order not compared)" : ""))
+            }
+        }
+        for entry in associations.entries {
             var lines = proven[entry.number] ?? []
-            if !exact.isEmpty { lines.append("relationships \(exact.joined(separator: ", "))") }
-            if !included.isEmpty { lines.append("links of \(included.joined(separator: ", ")) present (policies add more)") }
-            if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass }) {
+            if let names = exact[entry.number] { lines.append("relationships \(names.sorted().joined(separator: ", "))") }
+            if let names = included[entry.number] { lines.append("links of \(names.sorted().joined(separator: ", ")) present (policies add more)") }
+            if let index = report.mappings.firstIndex(where: { $0.name == entry.mapping.mapping.name && $0.pass == entry.pass }) {
                 report.mappings[index].verified = lines
             }
         }
@@ -66,24 +86,46 @@ extension StepMigrator {
         }
     }
 
-    /// Names the set of links a relationship mapping stands for: where the destination and the
-    /// source keep them, and the entity mappings on both ends. A relationship and its inverse,
-    /// both mapped, name the same set.
-    private func linkSet(_ entry: AssociationTables.Entry, _ relationship: Relationship) -> String? {
-        let mapping = entry.mapping.mapping
-        let (sourceName, targets) = targets(entry.mapping.relationships[relationship.name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
-        guard let destination = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!),
-              let source = sourceLayout.storage(ofRelationship: sourceName, of: mapping.sourceEntity!) else { return nil }
-        func place(_ storage: RelationshipStorage, ownTable: String) -> String {
-            switch storage {
-            case .foreignKey(let column): "\(ownTable).\(column)"
-            case .inverseForeignKey(let table, let column, _): "\(table).\(column)"
-            case .joinTable(let table, _, _, _): table
+    /// One relationship mapping's links, as `mappedPairs` gives them, and where they go.
+    struct LinkContribution {
+        let entry: AssociationTables.Entry
+        let relationship: Relationship
+        let storage: RelationshipStorage
+        let pairs: String
+        let ends: LinkEnds
+        let touchedByPolicy: Bool
+    }
+
+    /// A storage written from both sides of a relationship by mappings that join different entity
+    /// mappings (a subentity mapped apart, a side whose targets come in a later pass): its links
+    /// must be exactly the union of what every side says. Positions are not compared here.
+    private func verifyUnion(_ group: [LinkContribution]) throws {
+        let sides = group.map { c in
+            c.ends.ownerHolds ? "SELECT owner AS a, target AS b FROM (\(c.pairs))" : "SELECT target AS a, owner AS b FROM (\(c.pairs))"
+        }
+        let expected = "SELECT DISTINCT a, b FROM (\(sides.joined(separator: " UNION ALL ")))"
+        let actual: String
+        switch group[0].storage {
+        case .foreignKey(let column):
+            let table = destinationLayout.entities[group[0].entry.mapping.mapping.destinationEntity!]!.table
+            actual = "SELECT \"Z_PK\" AS a, \(quoteIdentifier(column)) AS b FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(column)) IS NOT NULL"
+        case .inverseForeignKey(let table, let column, _):
+            actual = "SELECT \"Z_PK\" AS a, \(quoteIdentifier(column)) AS b FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(column)) IS NOT NULL"
+        case .joinTable(let table, let own, let destination, _):
+            let (first, second) = own < destination ? (own, destination) : (destination, own)
+            actual = "SELECT \(quoteIdentifier(first)) AS a, \(quoteIdentifier(second)) AS b FROM \(quoteIdentifier(table))"
+        }
+        let (want, have) = try compare(expected: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(expected))"),
+                                       actual: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(actual))"))
+        guard want != have else { return }
+        let names = group.map { "\($0.entry.mapping.mapping.name).\($0.relationship.name)" }.joined(separator: " and ")
+        for (from, to, what) in [(expected, actual, "is missing"), (actual, expected, "is not in the source")] {
+            let statement = try connection.prepare("SELECT a, b FROM (\(from)) EXCEPT SELECT a, b FROM (\(to)) ORDER BY 1, 2 LIMIT 1")
+            if try statement.step() {
+                throw MigrationFailure.verification("\(names): the link between destination objects \(statement.row.int64(at: 0)) and \(statement.row.int64(at: 1)) \(what)")
             }
         }
-        let ends = Set([entry.number] + targets.map(\.number)).sorted().map(String.init).joined(separator: ",")
-        return place(destination, ownTable: destinationLayout.entities[mapping.destinationEntity!]!.table) + " ← src."
-            + place(source, ownTable: sourceLayout.entities[mapping.sourceEntity!]!.table) + " | " + ends
+        throw MigrationFailure.verification("\(names): links are duplicated in the destination")
     }
 
     /// Destination rows of the entry's objects, as a condition on alias `d`. Where the entry is
@@ -110,7 +152,7 @@ extension StepMigrator {
     /// Counts and every value of a mapping whose values are its expressions', with the links of
     /// its to-ones that hold one link per object in its own row (compared like values, in the
     /// same scan). Returns how many attributes were compared, and those to-ones.
-    private func verifyObjects(_ entry: AssociationTables.Entry, skipping: (Relationship) -> Bool) throws -> (attributes: Int, toOnes: [Relationship]) {
+    private func verifyObjects(_ entry: AssociationTables.Entry, folding: Set<String>) throws -> (attributes: Int, toOnes: [String]) {
         let mapping = entry.mapping.mapping
         let sourceTable = quoteIdentifier(sourceLayout.entities[mapping.sourceEntity!]!.table)
         let destination = destinationLayout.entities[mapping.destinationEntity!]!
@@ -125,7 +167,7 @@ extension StepMigrator {
         }
         let attributeCount = columns.count
         let toOnes = step.destination.allRelationships(of: mapping.destinationEntity!).filter { relationship in
-            guard entry.mapping.relationships[relationship.name] != nil, !skipping(relationship),
+            guard folding.contains(relationship.name),
                   let column = destination.foreignKeyColumns[relationship.name], destination.orderColumns[relationship.name] == nil,
                   let link = foreignKeyValue(entry, relationship) else { return false }
             columns.append((relationship.name, column, SQLFragment(link.target)))
@@ -147,7 +189,7 @@ extension StepMigrator {
         if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass }) {
             report.mappings[index].selected = Int(want.count)
         }
-        guard want != have else { return (attributeCount, toOnes) }
+        guard want != have else { return (attributeCount, toOnes.map(\.name)) }
 
         // Name the first difference: a source object without its destination object, then the
         // first attribute whose value differs.
@@ -213,60 +255,68 @@ extension StepMigrator {
     /// Compares the links of one relationship mapping with the source's pairs carried through the
     /// associations: owner, target and, for ordered relationships, position. With `allowingMore`
     /// (policies also link through it), every expected link must be there, and others may be.
-    /// Returns false where there is nothing to compare (no storage, no source pairs).
-    private func verifyRelationship(_ relationship: Relationship, of entry: AssociationTables.Entry, allowingMore: Bool) throws -> Bool {
+    private func verifyRelationship(_ contribution: LinkContribution, allowingMore: Bool) throws {
+        let (entry, relationship, storage, pairs) = (contribution.entry, contribution.relationship, contribution.storage, contribution.pairs)
         let mapping = entry.mapping.mapping
-        guard let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!),
-              let pairs = mappedPairs(entry, relationship: relationship, storage: storage) else { return false }
-        // Positions: in an ordered to-many, per owner; for a to-one whose inverse is ordered, the
-        // object's place among its target's.
-        let inverseOrdered = destinationLayout.entities[mapping.destinationEntity!]!.orderColumns[relationship.name] != nil
-        let position = relationship.isOrdered ? "row_number() OVER (PARTITION BY owner ORDER BY ord)"
-            : inverseOrdered ? "row_number() OVER (PARTITION BY target ORDER BY source_ord, owner)" : "NULL"
-        let expected = "SELECT owner, target, \(position) AS position FROM (\(pairs))"
-        let actual = actualLinks(relationship, of: entry, storage: storage)
+        // Positions: the target's among the owner's where the relationship is ordered, the owner's
+        // among the target's where its inverse is.
+        let inverseOrdered = relationship.inverse.flatMap { inverse in step.destination.allRelationships(of: relationship.destination).first { $0.name == inverse } }?.isOrdered == true
+        let position = relationship.isOrdered ? "row_number() OVER (PARTITION BY owner ORDER BY ord)" : "NULL"
+        let inversePosition = inverseOrdered ? "row_number() OVER (PARTITION BY target ORDER BY inverse_ord, owner)" : "NULL"
+        let expected = "SELECT owner, target, \(position) AS position, \(inversePosition) AS inverse_position FROM (\(pairs))"
+        let actual = actualLinks(relationship, of: entry, storage: storage, inverseOrdered: inverseOrdered)
         if !allowingMore {
-            let (want, have) = try compare(expected: SQLFragment("SELECT count(*), tern_checksum('NNN', owner, target, position) FROM (\(expected))"),
-                                           actual: SQLFragment("SELECT count(*), tern_checksum('NNN', owner, target, position) FROM (\(actual))"))
-            guard want != have else { return true }
+            let (want, have) = try compare(expected: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(expected))"),
+                                           actual: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(actual))"))
+            guard want != have else { return }
         }
         let name = "\(mapping.name).\(relationship.name)"
-        let missing = try connection.prepare("SELECT owner, target, position FROM (\(expected)) EXCEPT SELECT owner, target, position FROM (\(actual)) ORDER BY 1, 2 LIMIT 1")
+        let missing = try connection.prepare("SELECT owner, target, position, inverse_position FROM (\(expected)) EXCEPT SELECT owner, target, position, inverse_position FROM (\(actual)) ORDER BY 1, 2 LIMIT 1")
         if try missing.step() {
             let owner = missing.row.int64(at: 0)
-            throw MigrationFailure.verification("\(name): the link of source \(mapping.sourceEntity!) \(try sourceKey(of: owner, entry)) (destination \(owner)) to destination \(relationship.destination) \(missing.row.int64(at: 1))\(missing.row.value(at: 2).int64.map { " at position \($0)" } ?? "") is missing")
+            throw MigrationFailure.verification("\(name): the link of source \(mapping.sourceEntity!) \(try sourceKey(of: owner, entry)) (destination \(owner)) to destination \(relationship.destination) \(missing.row.int64(at: 1))\(positions(missing.row)) is missing")
         }
-        guard !allowingMore else { return true }
-        let extra = try connection.prepare("SELECT owner, target, position FROM (\(actual)) EXCEPT SELECT owner, target, position FROM (\(expected)) ORDER BY 1, 2 LIMIT 1")
+        guard !allowingMore else { return }
+        let extra = try connection.prepare("SELECT owner, target, position, inverse_position FROM (\(actual)) EXCEPT SELECT owner, target, position, inverse_position FROM (\(expected)) ORDER BY 1, 2 LIMIT 1")
         if try extra.step() {
             let owner = extra.row.int64(at: 0)
-            throw MigrationFailure.verification("\(name): destination \(mapping.destinationEntity!) \(owner) (source \(try sourceKey(of: owner, entry))) links to \(relationship.destination) \(extra.row.int64(at: 1))\(extra.row.value(at: 2).int64.map { " at position \($0)" } ?? ""), which the source does not")
+            throw MigrationFailure.verification("\(name): destination \(mapping.destinationEntity!) \(owner) (source \(try sourceKey(of: owner, entry))) links to \(relationship.destination) \(extra.row.int64(at: 1))\(positions(extra.row)), which the source does not")
         }
         throw MigrationFailure.verification("\(name): links are duplicated in the destination")
     }
 
+    /// " at position N" (and " among the target's at M") for a message.
+    private func positions(_ row: Row) -> String {
+        (row.value(at: 2).int64.map { " at position \($0)" } ?? "") + (row.value(at: 3).int64.map { " (position \($0) among its target's)" } ?? "")
+    }
+
     /// The destination's links of `relationship` held by the entry's objects: `(owner, target,
-    /// position)`, wherever the layout stores them.
-    private func actualLinks(_ relationship: Relationship, of entry: AssociationTables.Entry, storage: RelationshipStorage) -> String {
+    /// position, inverse_position)`, wherever the layout stores them.
+    private func actualLinks(_ relationship: Relationship, of entry: AssociationTables.Entry, storage: RelationshipStorage, inverseOrdered: Bool) -> String {
         let owner = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
         let ownerTable = quoteIdentifier(owner.table)
         let ownedBy: (String) -> String = { [self] key in
             soleWriter(entry) ? "1" : "EXISTS (SELECT 1 FROM \(ownerTable) d WHERE d.\"Z_PK\" = \(key) AND \(created(entry)))"
         }
-        let position: (String, String) -> String = { owner, order in relationship.isOrdered ? "row_number() OVER (PARTITION BY \(owner) ORDER BY \(order))" : "NULL" }
+        let rank: (Bool, String, String?, String) -> String = { wanted, partition, order, tie in
+            wanted ? "row_number() OVER (PARTITION BY \(partition) ORDER BY \(order.map { "\($0), " } ?? "")\(tie))" : "NULL"
+        }
         switch storage {
         case .foreignKey(let column):
-            let position = owner.orderColumns[relationship.name].map {
-                "row_number() OVER (PARTITION BY d.\(quoteIdentifier(column)) ORDER BY d.\(quoteIdentifier($0)), d.\"Z_PK\")"
-            } ?? "NULL"
-            return "SELECT d.\"Z_PK\" AS owner, d.\(quoteIdentifier(column)) AS target, \(position) AS position FROM \(ownerTable) d WHERE d.\(quoteIdentifier(column)) IS NOT NULL AND \(objectsCondition(entry))"
+            let key = "d.\(quoteIdentifier(column))"
+            let inverse = rank(inverseOrdered, key, owner.orderColumns[relationship.name].map { "d.\(quoteIdentifier($0))" }, "d.\"Z_PK\"")
+            return "SELECT d.\"Z_PK\" AS owner, \(key) AS target, NULL AS position, \(inverse) AS inverse_position FROM \(ownerTable) d WHERE \(key) IS NOT NULL AND \(objectsCondition(entry))"
         case .inverseForeignKey(let table, let column, let orderColumn):
+            let key = "t.\(quoteIdentifier(column))"
             let targets = step.destination.descendants(of: relationship.destination).compactMap { destinationLayout.entities[$0.name]?.number }
-            let order = orderColumn.map { "t.\(quoteIdentifier($0)), t.\"Z_PK\"" } ?? "t.\"Z_PK\""
-            return "SELECT t.\(quoteIdentifier(column)) AS owner, t.\"Z_PK\" AS target, \(position("t.\(quoteIdentifier(column))", order)) AS position FROM \(quoteIdentifier(table)) t WHERE t.\(quoteIdentifier(column)) IS NOT NULL AND t.\"Z_ENT\" IN (\(targets.map(String.init).joined(separator: ", "))) AND \(ownedBy("t.\(quoteIdentifier(column))"))"
+            let position = rank(relationship.isOrdered, key, orderColumn.map { "t.\(quoteIdentifier($0))" }, "t.\"Z_PK\"")
+            return "SELECT \(key) AS owner, t.\"Z_PK\" AS target, \(position) AS position, NULL AS inverse_position FROM \(quoteIdentifier(table)) t WHERE \(key) IS NOT NULL AND t.\"Z_ENT\" IN (\(targets.map(String.init).joined(separator: ", "))) AND \(ownedBy(key))"
         case .joinTable(let table, let own, let destination, let orderColumn):
-            let order = orderColumn.map { "j.\(quoteIdentifier($0)), j.\(quoteIdentifier(destination))" } ?? "j.\(quoteIdentifier(destination))"
-            return "SELECT j.\(quoteIdentifier(own)) AS owner, j.\(quoteIdentifier(destination)) AS target, \(position("j.\(quoteIdentifier(own))", order)) AS position FROM \(quoteIdentifier(table)) j WHERE \(ownedBy("j.\(quoteIdentifier(own))"))"
+            let (ownKey, targetKey) = ("j.\(quoteIdentifier(own))", "j.\(quoteIdentifier(destination))")
+            let inverseOrder = destinationLayout.inverseOrderColumn(ofRelationship: relationship.name, of: entry.mapping.mapping.destinationEntity!)
+            let position = rank(relationship.isOrdered, ownKey, orderColumn.map { "j.\(quoteIdentifier($0))" }, targetKey)
+            let inverse = rank(inverseOrdered, targetKey, inverseOrder.map { "j.\(quoteIdentifier($0))" }, ownKey)
+            return "SELECT \(ownKey) AS owner, \(targetKey) AS target, \(position) AS position, \(inverse) AS inverse_position FROM \(quoteIdentifier(table)) j WHERE \(ownedBy(ownKey))"
         }
     }
 

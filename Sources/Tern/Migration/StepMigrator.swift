@@ -23,11 +23,8 @@ final class StepMigrator {
     let associations: AssociationTables
     /// Next destination key per destination root table.
     var nextKeys: [String: Int64] = [:]
-    /// Destination storage already written ("table.column", a join table, or either's order),
-    /// with the entity mappings whose objects hold the links written there: when both sides of a
-    /// relationship are mapped the links are written once, yet never skipped for objects the
-    /// earlier write did not cover (an inherited relationship mapped per subentity).
-    var writtenStorage: [String: Set<Int>] = [:]
+    /// Links (and orders) already written, by where and between which entity mappings' objects.
+    var writtenLinks: [LinkEnds] = []
     /// Relationship mappings left for stage 2, per entity mapping number.
     var pending: [Int: [String]] = [:]
     var completed: Set<Int> = []

@@ -30,3 +30,23 @@ extension StoreLayout {
         return .inverseForeignKey(table: destination.table, column: column, orderColumn: destination.orderColumns[inverse])
     }
 }
+
+extension RelationshipStorage {
+    /// The column that keeps the links' order, where the relationship is ordered.
+    public var orderColumn: String? {
+        switch self {
+        case .foreignKey: nil
+        case .inverseForeignKey(_, _, let column), .joinTable(_, _, _, let column): column
+        }
+    }
+}
+
+extension StoreLayout {
+    /// For a relationship kept in a join table: the column ordering its inverse, when the inverse
+    /// is ordered (the same rows, the other side's order).
+    public func inverseOrderColumn(ofRelationship name: String, of entity: String) -> String? {
+        guard case .joinTable(let table, let own, _, _) = storage(ofRelationship: name, of: entity),
+              let join = joinTables.first(where: { $0.table == table }) else { return nil }
+        return own == join.ownerColumn ? join.inverseOrderColumn : join.orderColumn
+    }
+}

@@ -1,0 +1,42 @@
+/// Where a relationship mapping's links are stored, and which entity mappings' objects they can
+/// join, in one orientation per storage: holders are the objects in the row or column that holds
+/// a key (a foreign key's rows, a join table's first column), referents the objects it points at.
+///
+/// Both sides of a relationship may be mapped, and they write one set of links: stage 2 writes a
+/// side only where no earlier write covered its ends, and verification compares a storage once
+/// against everything its mappings say.
+struct LinkEnds: Equatable {
+    /// "table.column" or a join table.
+    var place: String
+    var holders: Set<Int>
+    var referents: Set<Int>
+    /// Whether the mapping's owner objects are the holders (else its pairs are reversed).
+    var ownerHolds: Bool
+
+    /// Whether one earlier write covered both ends.
+    func isCovered(by written: [LinkEnds]) -> Bool {
+        written.contains { $0.place == place && holders.isSubset(of: $0.holders) && referents.isSubset(of: $0.referents) }
+    }
+
+    /// The same ends, for the order column `column` of the storage.
+    func order(_ column: String) -> LinkEnds {
+        LinkEnds(place: "\(place)#\(column)", holders: holders, referents: referents, ownerHolds: ownerHolds)
+    }
+}
+
+extension StepMigrator {
+    /// The ends of relationship mapping `relationship` of `entry`, whose targets are `targets`.
+    func linkEnds(_ entry: AssociationTables.Entry, storage: RelationshipStorage, targets: [AssociationTables.Entry]) -> LinkEnds {
+        let own: Set<Int> = [entry.number]
+        let others = Set(targets.map(\.number))
+        switch storage {
+        case .foreignKey(let column):
+            return LinkEnds(place: "\(destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table).\(column)", holders: own, referents: others, ownerHolds: true)
+        case .inverseForeignKey(let table, let column, _):
+            return LinkEnds(place: "\(table).\(column)", holders: others, referents: own, ownerHolds: false)
+        case .joinTable(let table, let ownColumn, let destinationColumn, _):
+            let ownerHolds = ownColumn < destinationColumn
+            return LinkEnds(place: table, holders: ownerHolds ? own : others, referents: ownerHolds ? others : own, ownerHolds: ownerHolds)
+        }
+    }
+}
