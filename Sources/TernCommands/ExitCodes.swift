@@ -55,7 +55,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
         case .destinationExists: throw ExitCode(TernExitCode.cannotCreate)
         case .io: throw ExitCode(TernExitCode.io)
         case .unfinished: throw ExitCode(TernExitCode.resumable)
-        case .resumeMismatch: throw ExitCode(TernExitCode.badInput)
+        case .resumeMismatch, .sourceAnomalies: throw ExitCode(TernExitCode.badInput)
         }
     } catch let interruption as MigrationInterrupted {
         printError(interruption.description + "\nNothing was replaced; the original store is untouched.")

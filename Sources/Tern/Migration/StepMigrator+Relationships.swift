@@ -51,7 +51,7 @@ extension StepMigrator {
     }
 
     /// The destination links a relationship mapping stands for, as SQL rows `(owner, target,
-    /// target_entity, ord, source_owner, inverse_ord)`: the source's pairs carried through the association
+    /// target_entity, ord, order_key, source_owner, inverse_ord)`: the source's pairs carried through the association
     /// tables — every object the mapping made from a source object owns that object's links (a
     /// policy may make several); a target is the first object its entity mapping made — with
     /// Core Data's sparse order keys per owner, and no more links than the destination holds (a
@@ -68,17 +68,20 @@ extension StepMigrator {
         }
         // Positions cost a sort: only where the order is kept or a first link is chosen.
         let ranked = relationship.isOrdered || (!relationship.isToMany && source.isToMany) || manyOwnersPerTarget
-        let ord = ranked ? "1024 * (row_number() OVER (PARTITION BY owner ORDER BY ord, source_target) + 1)" : "2048"
+        let ord = ranked ? "1024 * (row_number() OVER (PARTITION BY owner ORDER BY source_ord, source_target) + 1)" : "2048"
+        // Order keys written are the source's own where it kept them: every side that writes a
+        // list's order then agrees, whichever objects it covers.
+        let sourceOrdered = sourceLayout.storage(ofRelationship: sourceName, of: mapping.sourceEntity!)?.orderColumn != nil
         let (owner, ownerJoin) = associations.owners(entry, key: "p.owner")
         var sql = """
-            SELECT owner, target, target_entity, \(ord) AS ord, source_owner, inverse_ord FROM (
+            SELECT owner, target, target_entity, \(ord) AS ord, \(sourceOrdered ? "source_ord" : ord) AS order_key, source_owner, inverse_ord FROM (
               SELECT \(owner) AS owner, \(associations.lookup(targets, key: "p.target")) AS target,
-                     \(associations.entityNumber(targets, key: "p.target")) AS target_entity, p.ord AS ord, p.target AS source_target,
+                     \(associations.entityNumber(targets, key: "p.target")) AS target_entity, p.ord AS source_ord, p.target AS source_target,
                      p.owner AS source_owner, p.inverse_ord AS inverse_ord
               FROM (\(pairs)) p\(ownerJoin)) WHERE owner IS NOT NULL AND target IS NOT NULL
             """
         if manyOwnersPerTarget {
-            sql = "SELECT owner, target, target_entity, ord, source_owner, inverse_ord FROM (SELECT *, row_number() OVER (PARTITION BY target ORDER BY owner, ord) AS k FROM (\(sql))) WHERE k = 1"
+            sql = "SELECT owner, target, target_entity, ord, order_key, source_owner, inverse_ord FROM (SELECT *, row_number() OVER (PARTITION BY target ORDER BY owner, ord) AS k FROM (\(sql))) WHERE k = 1"
         }
         if !relationship.isToMany && source.isToMany {
             sql = "SELECT * FROM (\(sql)) WHERE ord = 2048"
@@ -86,7 +89,7 @@ extension StepMigrator {
         return sql
     }
 
-    /// Writes destination links `(owner, target, target_entity, ord)` into wherever the
+    /// Writes destination links `(owner, target, target_entity, ord, order_key, inverse_ord)` into wherever the
     /// relationship is stored, and marks `unit` done with their count, in one transaction. With
     /// `orderOnly`, the links exist already (the other side wrote them) and only their order is set.
     func apply(pairs: String, relationship: Relationship, ownerEntity: String, storage: RelationshipStorage, orderOnly: Bool = false, unit: String) throws {
@@ -106,7 +109,7 @@ extension StepMigrator {
             case .inverseForeignKey(let table, let column, let order):
                 let target = destinationLayout.entities.values.first { $0.table == table && $0.foreignKeyColumns.values.contains(column) }
                 var sets = orderOnly ? [] : ["\(quoteIdentifier(column)) = p.owner"]
-                if let order { sets.append("\(quoteIdentifier(order)) = p.ord") }
+                if let order { sets.append("\(quoteIdentifier(order)) = p.order_key") }
                 if !orderOnly, let inverse = relationship.inverse, let entityColumn = target?.entityColumns[inverse] {
                     sets.append("\(quoteIdentifier(entityColumn)) = \(destinationEntity.number)")
                 }
@@ -115,7 +118,7 @@ extension StepMigrator {
             case .joinTable(let table, let own, let destination, let order):
                 // The inverse's order too, where it is ordered: its source's positions.
                 let inverseOrder = destinationLayout.inverseOrderColumn(ofRelationship: relationship.name, of: ownerEntity)
-                let orders = [(order, "ord"), (inverseOrder, "inverse_ord")].compactMap { column, value in column.map { ($0, value) } }
+                let orders = [(order, "order_key"), (inverseOrder, "inverse_ord")].compactMap { column, value in column.map { ($0, value) } }
                 let columns = [own, destination] + orders.map(\.0)
                 let values = ["owner", "target"] + orders.map(\.1)
                 // `WHERE true` lets SQLite parse the upsert after INSERT … SELECT.
@@ -171,7 +174,8 @@ extension StepMigrator {
                 }.joined(separator: " ")
                 let pairs = """
                     SELECT owner, target, CASE target_entity \(targetNumbers) END AS target_entity,
-                           1024 * (row_number() OVER (PARTITION BY owner ORDER BY link) + 1) AS ord, NULL AS inverse_ord
+                           1024 * (row_number() OVER (PARTITION BY owner ORDER BY link) + 1) AS ord,
+                           1024 * (row_number() OVER (PARTITION BY owner ORDER BY link) + 1) AS order_key, NULL AS inverse_ord
                     FROM (SELECT l.rowid AS link, l.owner AS owner, l.target_entity AS target_entity,
                                  CASE WHEN l.target_mapping IS NULL THEN l.target ELSE (CASE l.target_mapping \(resolved) END) END AS target
                           FROM TERN_LINKS l WHERE l.owner_entity = \(quoteLiteral(ownerEntity)) AND l.relationship = \(quoteLiteral(name)))

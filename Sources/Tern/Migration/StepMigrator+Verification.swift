@@ -142,8 +142,8 @@ extension StepMigrator {
     }
 
     /// The checksums of what the source says and of what the store holds, computed side by side.
-    private func compare(expected: SQLFragment, actual: SQLFragment) throws -> (want: RowChecksum, have: RowChecksum) {
-        let both = try ParallelChecksums.compute([expected, actual], store: connection.path, sourceAttachURI: sourceAttachURI)
+    private func compare(expected: SQLFragment, actual: SQLFragment) throws -> (want: ScanResult, have: ScanResult) {
+        let both = try ParallelScans.run([expected, actual], store: connection.path, attach: sourceAttachURI)
         return (both[0], both[1])
     }
 

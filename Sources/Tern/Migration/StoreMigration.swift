@@ -81,6 +81,7 @@ public struct StoreMigration {
             guard existing.identity == identity, existing.steps == plan.steps.map(Self.describe) else {
                 throw MigrationError.resumeMismatch(existing, manifest: manifestPath)
             }
+            if existing.completed == 0 { try refuseAnomalies(plan) }
             run = existing
             logger.info("resuming", metadata: ["completedSteps": "\(run.completed)", "steps": "\(run.steps.count)"])
         } else {
@@ -96,6 +97,7 @@ public struct StoreMigration {
                 throw MigrationError.destinationExists(output)
             }
             if let backup, fileManager.fileExists(atPath: backup) { throw MigrationError.destinationExists(backup) }
+            try refuseAnomalies(plan)
             run = MigrationRun(identity: identity, store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(Self.describe),
                                stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0)
             for file in run.stepFiles { Self.remove(file) }  // leftovers of a run whose record is gone
@@ -301,6 +303,17 @@ public struct StoreMigration {
     }
 }
 
+extension StoreMigration {
+    /// Refuses a store with rows a migration would drop or change silently, before anything is
+    /// written: every path (SQL, Swift, in place) then treats them the same way.
+    func refuseAnomalies(_ plan: Plan) throws {
+        guard let first = plan.steps.first else { return }
+        let source = try ReadOnlyStore(path: store)
+        let anomalies = try StoreAnomalies.find(in: source.attachPath, model: first.source, workers: options.workers)
+        guard anomalies.isEmpty else { throw MigrationError.sourceAnomalies(anomalies, store: store) }
+    }
+}
+
 /// Why the default process stopped; the original store is untouched in every case.
 public enum MigrationError: Error, CustomStringConvertible {
     case noVersionMatches(closest: String?, differences: [String], store: String)
@@ -310,6 +323,8 @@ public enum MigrationError: Error, CustomStringConvertible {
     case unfinished(MigrationRun, manifest: String)
     /// `--resume` was asked for, but the unfinished migration had other inputs.
     case resumeMismatch(MigrationRun, manifest: String)
+    /// The store holds rows Core Data never writes (`StoreAnomalies`); nothing was written.
+    case sourceAnomalies([StoreAnomaly], store: String)
 
     public var description: String {
         switch self {
@@ -321,6 +336,10 @@ public enum MigrationError: Error, CustomStringConvertible {
             "\(path): \(message)"
         case .unfinished(let run, _):
             "\(run.store): an earlier migration to \(run.target) did not finish (\(run.completed) of \(run.steps.count) steps done): run the same command with --resume to continue it, or --restart to start over"
+        case .sourceAnomalies(let anomalies, let store):
+            "\(store): the store holds rows Core Data never writes, which a migration could not carry as they are:\n"
+                + anomalies.map { "  - \($0)" }.joined(separator: "\n")
+                + "\nRepair or delete those rows (tern check lists them) and run again; nothing was written"
         case .resumeMismatch(let run, let manifest):
             "\(run.store): the unfinished migration was started with other inputs (another source store, model or mapping), so it cannot be resumed; run with --restart to discard it (\(manifest))"
         }

@@ -1,0 +1,80 @@
+import TernSQLite
+
+/// Rows Core Data never writes, which a migration would otherwise drop or change without a word:
+/// keys of 0 or below (batches start above 0), keys so large no new key fits after them, rows of
+/// no entity or of an entity the table does not hold, references to objects that do not exist,
+/// and keys that repeat. Tern refuses to migrate a store that has any, before writing anything,
+/// the same way whichever path a mapping takes; `tern check` lists them too.
+public struct StoreAnomaly: Sendable, Equatable, CustomStringConvertible {
+    /// The table, or "table.column" for references.
+    public var place: String
+    public var problem: String
+    public var count: Int64
+    /// One key at fault (the smallest), to look at.
+    public var example: Int64?
+
+    public var description: String {
+        "\(place): \(count) \(count == 1 ? "row" : "rows") \(problem)\(example.map { " (first: Z_PK \($0))" } ?? "")"
+    }
+}
+
+public enum StoreAnomalies {
+    /// Keys above this leave no room for the keys a migration gives new objects.
+    public static let largestKey: Int64 = 1 << 62
+
+    /// Scans the store at `path` (a path or an SQLite URI) of `model`'s layout, on up to
+    /// `workers` threads.
+    public static func find(in path: String, model: ObjectModel, workers: Int = 2) throws -> [StoreAnomaly] {
+        let layout = StoreLayout(model: model)
+        var checks: [(place: String, problem: String, query: String)] = []
+        let roots = model.entities.filter { $0.parent == nil }
+        let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+        for root in roots {
+            let table = layout.entities[root.name]!.table
+            let quoted = quoteIdentifier(table)
+            let numbers = model.descendants(of: root.name).map { String(layout.entities[$0.name]!.number) }.joined(separator: ", ")
+            checks.append((table, "with a Z_PK of 0 or below", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK <= 0"))
+            checks.append((table, "with a Z_PK above \(largestKey)", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK > \(largestKey)"))
+            checks.append((table, "whose Z_ENT is not one of the table's entities (\(numbers))",
+                           "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_ENT IS NULL OR Z_ENT NOT IN (\(numbers))"))
+            if try !hasIntegerPrimaryKey(table, connection) {
+                checks.append((table, "sharing their Z_PK with another row",
+                               "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK IN (SELECT Z_PK FROM \(quoted) GROUP BY Z_PK HAVING count(*) > 1)"))
+            }
+        }
+        // References: every to-one key, and both columns of every join table.
+        var seen: Set<String> = []
+        for entity in model.entities {
+            let own = layout.entities[entity.name]!
+            for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
+                guard let column = own.foreignKeyColumns[relationship.name], seen.insert("\(own.table).\(column)").inserted else { continue }
+                let holders = model.descendants(of: entity.name).map { String(layout.entities[$0.name]!.number) }.joined(separator: ", ")
+                checks.append(("\(own.table).\(column)", "referring to a \(relationship.destination) that does not exist",
+                               "SELECT count(*), min(s.Z_PK) FROM \(quoteIdentifier(own.table)) s WHERE s.Z_ENT IN (\(holders)) AND s.\(quoteIdentifier(column)) IS NOT NULL AND NOT \(exists(relationship.destination, key: "s.\(quoteIdentifier(column))", layout))"))
+            }
+        }
+        for join in layout.joinTables {
+            let target = model.allRelationships(of: join.entity).first { $0.name == join.relationship }!.destination
+            for (column, entity) in [(join.ownerColumn, join.entity), (join.destinationColumn, target)] {
+                checks.append(("\(join.table).\(column)", "referring to a \(entity) that does not exist",
+                               "SELECT count(*), min(j.\(quoteIdentifier(column))) FROM \(quoteIdentifier(join.table)) j WHERE NOT \(exists(entity, key: "j.\(quoteIdentifier(column))", layout))"))
+            }
+        }
+        let results = try ParallelScans.run(checks.map { SQLFragment($0.query) }, store: path, workers: workers)
+        return zip(checks, results).compactMap { check, result in
+            result.count == 0 ? nil : StoreAnomaly(place: check.place, problem: check.problem, count: result.count, example: result.value)
+        }
+    }
+
+    private static func exists(_ entity: String, key: String, _ layout: StoreLayout) -> String {
+        let numbers = layout.model.descendants(of: entity).map { String(layout.entities[$0.name]!.number) }.joined(separator: ", ")
+        return "EXISTS (SELECT 1 FROM \(quoteIdentifier(layout.entities[entity]!.table)) t WHERE t.Z_PK = \(key) AND t.Z_ENT IN (\(numbers)))"
+    }
+
+    private static func hasIntegerPrimaryKey(_ table: String, _ connection: Connection) throws -> Bool {
+        let statement = try connection.prepare("SELECT type, pk FROM pragma_table_info(?) WHERE name = 'Z_PK'")
+        try statement.bind([SQLiteValue.text(table)])
+        guard try statement.step() else { return false }
+        return statement.row.text(at: 0)?.uppercased() == "INTEGER" && statement.row.int64(at: 1) == 1
+    }
+}
