@@ -39,6 +39,7 @@ struct CheckCommand: ParsableCommand {
             logger.debug("checked", metadata: ["store": "\(store)", "verdict": "\(match.verdict)"])
             var report = CheckReport(match: match, model: versioned)
             report.addLightweight(in: versioned)
+            try report.addAnomalies(store: store, model: versioned)
             print(json ? try report.json() : report.text)
             status = report.exitCode
         }
@@ -61,6 +62,8 @@ struct CheckReport: Encodable {
     /// (a lightweight migration), and if not, why.
     var lightweight: Bool?
     var lightweightProblems: [String] = []
+    /// Rows Core Data never writes, which `tern migrate` refuses (see `StoreAnomalies`).
+    var anomalies: [String] = []
 
     init(match: VersionMatch, model: VersionedModel) {
         currentVersion = model.currentVersionName
@@ -90,6 +93,13 @@ struct CheckReport: Encodable {
         }
     }
 
+    /// Scans a store of a known version for rows a migration would refuse.
+    mutating func addAnomalies(store: String, model: VersionedModel) throws {
+        guard let storeVersion, let version = model.version(named: storeVersion) else { return }
+        let source = try ReadOnlyStore(path: store)
+        anomalies = try StoreAnomalies.find(in: source.attachPath, model: version).map(\.description)
+    }
+
     var exitCode: Int32 {
         switch status {
         case "compatible": 0
@@ -99,6 +109,12 @@ struct CheckReport: Encodable {
     }
 
     var text: String {
+        let verdict = verdictText
+        guard !anomalies.isEmpty else { return verdict }
+        return verdict + "\nrows Core Data never writes, which tern migrate refuses:\n" + anomalies.map { "  - \($0)" }.joined(separator: "\n")
+    }
+
+    private var verdictText: String {
         switch status {
         case "compatible":
             return "compatible: the store was written by \(storeVersion!), the current version (recognised by \(evidence!))"

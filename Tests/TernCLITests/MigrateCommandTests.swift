@@ -29,6 +29,22 @@ struct MigrateCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before)
     }
 
+    @Test("a store with a dangling reference: tern check lists it, tern migrate refuses it (exit 65) naming table, count and key, and writes nothing")
+    func anomalies() throws {
+        let path = try store()
+        let editor = try Connection(path: path, configuration: .init(mode: .readWrite))
+        try editor.execute("UPDATE ZPAGE SET ZBOOK = 4242 WHERE Z_PK = 9")
+        try editor.close()
+        let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        let check = try TernProcess.run(["check", path, "--model", Self.bookStore])
+        #expect(check.status == 3)
+        #expect(check.standardOutput.contains("ZPAGE.ZBOOK: 1 row referring to a Book that does not exist (first: Z_PK 9)"), "\(check.standardOutput)")
+        let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--progress", "none"])
+        #expect(outcome.status == 65)
+        #expect(outcome.standardError.contains("ZPAGE.ZBOOK: 1 row referring to a Book that does not exist (first: Z_PK 9)"), "\(outcome.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before)
+    }
+
     @Test("migrates in place, keeps NAME~.sqlite, and says which steps ran as schema changes")
     func inPlace() throws {
         let path = try store()
