@@ -5,13 +5,18 @@
 /// Both sides of a relationship may be mapped, and they write one set of links: stage 2 writes a
 /// side only where no earlier write covered its ends, and verification compares a storage once
 /// against everything its mappings say.
-struct LinkEnds: Equatable {
+struct LinkEnds {
     /// "table.column" or a join table.
     var place: String
     var holders: Set<Int>
     var referents: Set<Int>
     /// Whether the mapping's owner objects are the holders (else its pairs are reversed).
     var ownerHolds: Bool
+
+    /// Whether both write the same links: one place, the same objects on each end.
+    func joinsSameObjects(as other: LinkEnds) -> Bool {
+        place == other.place && holders == other.holders && referents == other.referents
+    }
 
     /// Whether one earlier write covered both ends.
     func isCovered(by written: [LinkEnds]) -> Bool {

@@ -34,7 +34,7 @@ extension StepMigrator {
         let groups = Dictionary(grouping: contributions, by: \.ends.place)
         // A storage whose every writer joins the same entity mappings holds what any one of them
         // says: compared once, through one of them (a to-one in its owner's row, with the values).
-        let agreed = Set(groups.filter { _, group in group.allSatisfy { $0.ends == group[0].ends && !$0.touchedByPolicy } }.keys)
+        let agreed = Set(groups.filter { _, group in group.allSatisfy { $0.ends.joinsSameObjects(as: group[0].ends) && !$0.touchedByPolicy } }.keys)
 
         var proven: [Int: [String]] = [:]
         var folded: Set<String> = []

@@ -31,6 +31,9 @@ struct BenchReport: Codable {
         if let tern = result("tern: all pushed down"), let ceiling = result("hand-written SQL") {
             lines.append("- tern (SQL) / hand-written SQL ceiling: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
         }
+        if let tern = result("tern: all pushed down"), let verifying = tern.verifyingSeconds {
+            lines.append("- verification by content in the pushed-down run: \(String(format: "%.2f s of %.2f s", verifying, tern.seconds)), adding \(String(format: "%.0f%%", 100 * verifying / (tern.seconds - verifying))) to the migration without it")
+        }
         if let tern = result("tern: all pushed down"), let naive = result("naive") {
             lines.append("- tern (SQL) / naive baseline: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(String(format: "%.1f×", Double(naive.peakResidentMemory ?? 0) / Double(max(tern.peakResidentMemory ?? 1, 1)))) less peak memory")
         }

@@ -42,7 +42,8 @@ struct BenchRun {
         }
         let passes = finished.passes.map(\.report)
         results.append(BenchResult(name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
-                                   peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes))
+                                   peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes,
+                                   verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +)))
     }
 
     /// A baseline (`tern bench sql-ceiling` or `tern bench naive`) as a child process.
@@ -61,7 +62,9 @@ struct BenchRun {
 
     private struct Finished: Decodable {
         struct Pass: Decodable { var report: PassReport }
+        struct Step: Decodable { var verifyingSeconds: Double }
         var passes: [Pass]
+        var steps: [Step]
     }
 
     /// Runs this `tern` with `arguments`; returns its standard output's lines, or throws with its
@@ -94,6 +97,8 @@ struct BenchResult: Codable {
     var objects: Int
     var peakResidentMemory: Int?
     var passes: [PassReport]
+    /// For a migration: the time its verification took, inside `seconds`.
+    var verifyingSeconds: Double? = nil
 
     var objectsPerSecond: Double { seconds > 0 ? Double(objects) / seconds : 0 }
 }
