@@ -104,4 +104,32 @@ struct FixtureMigrationTests {
                 == rows(migrated, "SELECT b.ZTITLE, hex(f.ZFILEURL) FROM ZFILE f JOIN ZBOOK b ON b.Z_PK = f.ZBOOK ORDER BY b.ZTITLE"))
         #expect(try migrated.scalar("SELECT count(*) FROM ZUSER") == .integer(3))
     }
+    /// The fixture migrations above, by their store, model and target.
+    static let cases: [(store: String, withWAL: Bool, model: String, target: String?)] = [
+        ("wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite", false, FixtureStore.wibosco, nil),
+        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", false, FixtureStore.sampleModel, "SampleModel3"),
+        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite", false, FixtureStore.sampleModel3, "SampleModel3_v3"),
+        ("duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite", true, FixtureStore.bookmarks, nil),
+        ("hwaxxer__BookMigration/BookMigration/Model1.sqlite", false, FixtureStore.bookMigration, nil),
+    ]
+
+    @Test("every real store migrates to the same content with every mapping forced through Swift", arguments: 0..<5)
+    func forcedSwift(_ index: Int) throws {
+        let fixture = Self.cases[index]
+        let files = fixture.withWAL ? [fixture.store, fixture.store + "-wal"] : [fixture.store]
+        let copy = try Fixtures.copy(files, into: directory.url)
+        let model = try ModelLoader.load(Fixtures.path(fixture.model))
+        func migrate(_ registry: PolicyRegistry, _ name: String) throws -> [String: [String]] {
+            let migration = StoreMigration(store: copy, model: model, options: MigrationOptions(batchSize: 2, workers: 2, registry: registry))
+            let plan = try migration.plan(to: fixture.target)
+            _ = try migration.run(plan, output: directory.path(name))
+            return try StoreContent.dump(directory.path(name), model: model.version(named: plan.targetVersion)!)
+        }
+        let sql = try migrate(FixturePolicies.registry, "sql.sqlite")
+        let swift = try migrate(FixturePolicies.registry.sendingEveryMappingThroughSwift(), "swift.sqlite")
+        #expect(sql.values.contains { !$0.isEmpty })
+        for key in Set(sql.keys).union(swift.keys).sorted() {
+            #expect(sql[key] == swift[key], "\(key)")
+        }
+    }
 }
