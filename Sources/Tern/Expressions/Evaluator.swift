@@ -40,14 +40,26 @@ public struct ExpressionProgram {
             let parts = arguments.map { compile($0, regexes: regexes) }
             return { inputs in
                 let values = try parts.map { try $0(inputs) }
-                return call(function, values)
+                return try call(function, values)
             }
         }
     }
 
-    private static func call(_ function: BuiltinFunction, _ values: [SQLiteValue]) -> SQLiteValue {
+    private static func call(_ function: BuiltinFunction, _ values: [SQLiteValue]) throws -> SQLiteValue {
         if function == .ifNil { return values[0] == .null ? values[1] : values[0] }
         if values.contains(.null) { return .null }
+        // Text functions take text (a column of a string attribute always holds text in a store
+        // Core Data wrote; the anomaly scan refuses stores where it does not).
+        let textArguments: Int = switch function {
+        case .uppercase, .lowercase, .length, .trim: 1
+        case .substringBefore, .substringAfter: 2
+        case .substring: 1
+        case .concat: values.count
+        default: 0
+        }
+        if let bad = values.prefix(textArguments).first(where: { $0.text == nil }) {
+            throw TernError(.badInput, "\(function) got \(bad.sqlLiteral.prefix(40)) where text is expected")
+        }
         switch function {
         case .uppercase: return .text(TextFunctions.uppercase(values[0].text!))
         case .lowercase: return .text(TextFunctions.lowercase(values[0].text!))

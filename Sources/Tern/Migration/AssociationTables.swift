@@ -37,7 +37,10 @@ struct AssociationTables {
         let keepsKeys: (ValidatedMapping.Entity) -> Bool = { entity in
             let group = groups[destination.entities[entity.mapping.destinationEntity!]!.table]!
             let sourceTables = Set(group.map { source.entities[$0.mapping.sourceEntity!]!.table })
-            return sourceTables.count == 1 && group.allSatisfy { $0.filter == nil && !swiftMappings.contains($0.mapping.name) }
+            // Two mappings of one source entity into one table would give two objects one key.
+            let sourceEntities = group.map { $0.mapping.sourceEntity! }
+            return sourceTables.count == 1 && Set(sourceEntities).count == sourceEntities.count
+                && group.allSatisfy { $0.filter == nil && !swiftMappings.contains($0.mapping.name) }
         }
         entries = all.enumerated().map { number, element in
             Entry(pass: element.0, number: number + 1, mapping: element.1, keepsKeys: keepsKeys(element.1))
@@ -46,7 +49,13 @@ struct AssociationTables {
 
     /// The entry for an entity mapping name, preferring the given pass, then earlier passes.
     func entry(named name: String, pass: Int) -> Entry? {
-        entries.filter { $0.mapping.mapping.name == name && $0.pass <= pass }.max { $0.pass < $1.pass }
+        entries(named: name, pass: pass).last
+    }
+
+    /// Every entry of an entity mapping name in the given pass or an earlier one, in pass order
+    /// (a plan may cut one mapping into several passes by predicate).
+    func entries(named name: String, pass: Int) -> [Entry] {
+        entries.filter { $0.mapping.mapping.name == name && $0.pass <= pass }
     }
 
     /// Entries whose source entity lies in `entity`'s tree below it (inclusive): what

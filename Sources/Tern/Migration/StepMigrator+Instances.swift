@@ -37,8 +37,8 @@ extension StepMigrator {
         }
         var deferred: [String] = []
         for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) {
-            guard let source = entry.mapping.relationships[relationship.name] else { continue }
-            if let fused = fusedForeignKey(relationship, source: source, entry: entry, destination: destinationEntity) {
+            guard entry.mapping.relationships[relationship.name] != nil else { continue }
+            if let fused = fusedForeignKey(relationship, entry: entry, destination: destinationEntity) {
                 columns += fused.columns
                 values += fused.values
                 writtenLinks += fused.written
@@ -112,10 +112,10 @@ extension StepMigrator {
 
     /// A destination to-one relationship computed inside the INSERT, when every possible target
     /// is known: its targets keep their keys, or were created already.
-    func fusedForeignKey(_ relationship: Relationship, source: ValidatedMapping.RelationshipSource, entry: AssociationTables.Entry,
-                                 destination: StoreLayout.EntityLayout) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
+    func fusedForeignKey(_ relationship: Relationship, entry: AssociationTables.Entry,
+                         destination: StoreLayout.EntityLayout) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
         guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name] else { return nil }
-        let (sourceRelationshipName, targets) = resolve(source, pass: entry.pass)
+        let (sourceRelationshipName, targets) = targets(of: relationship, in: entry)
         guard let sourceRelationship = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceRelationshipName }),
               !sourceRelationship.isToMany,
               let sourceColumn = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.foreignKeyColumns[sourceRelationshipName],
@@ -140,24 +140,25 @@ extension StepMigrator {
         return (columns, values, written)
     }
 
-    /// The source relationship a relationship mapping reads, and the entity mappings whose
-    /// objects it links to.
-    func resolve(_ source: ValidatedMapping.RelationshipSource, pass: Int) -> (String, [AssociationTables.Entry]) {
-        switch source {
-        case .entityMapping(let name, let relationship):
-            return (relationship, associations.entry(named: name, pass: pass).map { [$0] } ?? [])
-        case .sourceRelationship(let relationship):
-            return (relationship, [])
+    /// The source relationship a relationship mapping of `entry` reads, and the entity mappings
+    /// whose objects it links to: the one it names (in this pass or an earlier one — a plan may
+    /// cut one mapping into several passes), or every mapping of the source relationship's
+    /// destination; only those that make objects the destination relationship can hold.
+    ///
+    /// `throughPass` widens the look to later passes: once every pass has run, links to objects a
+    /// later pass made are caught up (a plan may cut mappings into passes in any way), and
+    /// verification expects them.
+    func targets(of relationship: Relationship, in entry: AssociationTables.Entry, throughPass: Int? = nil) -> (String, [AssociationTables.Entry]) {
+        let holdable = Set(step.destination.descendants(of: relationship.destination).map(\.name))
+        let pass = throughPass ?? entry.pass
+        let (name, candidates): (String, [AssociationTables.Entry])
+        switch entry.mapping.relationships[relationship.name]! {
+        case .entityMapping(let mapping, let source):
+            (name, candidates) = (source, associations.entries(named: mapping, pass: pass))
+        case .sourceRelationship(let source):
+            let destination = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first { $0.name == source }!.destination
+            (name, candidates) = (source, associations.entries(coveringSourceEntity: destination, pass: pass))
         }
-    }
-
-    func targets(_ source: ValidatedMapping.RelationshipSource, sourceEntity: String, pass: Int) -> (String, [AssociationTables.Entry]) {
-        switch source {
-        case .entityMapping:
-            return resolve(source, pass: pass)
-        case .sourceRelationship(let name):
-            let destination = step.source.allRelationships(of: sourceEntity).first { $0.name == name }!.destination
-            return (name, associations.entries(coveringSourceEntity: destination, pass: pass))
-        }
+        return (name, candidates.filter { holdable.contains($0.mapping.mapping.destinationEntity!) })
     }
 }

@@ -7,7 +7,7 @@ extension StepMigrator {
         let mapping = entry.mapping.mapping
         for name in pending[entry.number] ?? [] {
             let relationship = step.destination.allRelationships(of: mapping.destinationEntity!).first { $0.name == name }!
-            let (_, targets) = targets(entry.mapping.relationships[name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
+            let (_, targets) = targets(of: relationship, in: entry)
             guard !targets.isEmpty, let storage = destinationLayout.storage(ofRelationship: name, of: mapping.destinationEntity!) else { continue }
             // Both sides of a relationship may be mapped and are stored in one place: write the
             // links once, and their order from the side that is ordered.
@@ -22,6 +22,55 @@ extension StepMigrator {
                 try writeRelationship(relationship, storage: storage, entry: entry, orderOnly: linksWritten, unit: unit)
             }
             report.links["\(mapping.name).\(name)"] = checkpoint[unit].count
+        }
+        try mirrorOneToOnes(entry)
+    }
+
+    /// After the last pass: links whose targets a later pass made (a plan that cuts mappings into
+    /// passes by predicate sends a chapter and its book to different passes) are written now,
+    /// with every pass's objects to look in. Writing links again is harmless: foreign keys are
+    /// set to the same values and join rows are upserted.
+    func catchUpLinksToLaterPasses() throws {
+        let last = step.passes.count - 1
+        for entry in associations.entries where entry.pass < last {
+            let mapping = entry.mapping.mapping
+            for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
+                let now = targets(of: relationship, in: entry).1.map(\.number)
+                let all = targets(of: relationship, in: entry, throughPass: last).1.map(\.number)
+                guard all.count > now.count, let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!) else { continue }
+                let unit = "later:\(entry.number):\(mapping.name).\(relationship.name)"
+                if !checkpoint[unit].done {
+                    try writeRelationship(relationship, storage: storage, entry: entry, orderOnly: false, unit: unit, throughPass: last)
+                }
+                report.links["\(mapping.name).\(relationship.name)", default: 0] += checkpoint[unit].count
+            }
+        }
+    }
+
+    /// A one-to-one keeps a foreign key on both sides. Where only one side is mapped, the other
+    /// side's column is written from the mapped side's links (Core Data sets an inverse whenever
+    /// it sets a relationship).
+    func mirrorOneToOnes(_ entry: AssociationTables.Entry) throws {
+        let mapping = entry.mapping.mapping
+        let owner = destinationLayout.entities[mapping.destinationEntity!]!
+        for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where !relationship.isToMany && entry.mapping.relationships[relationship.name] != nil {
+            guard let inverseName = relationship.inverse,
+                  step.destination.allRelationships(of: relationship.destination).first(where: { $0.name == inverseName })?.isToMany == false,
+                  let column = owner.foreignKeyColumns[relationship.name],
+                  let target = destinationLayout.entities[relationship.destination], let inverseColumn = target.foreignKeyColumns[inverseName] else { continue }
+            let (_, targets) = targets(of: relationship, in: entry)
+            guard !targets.isEmpty else { continue }
+            let mirrored = LinkEnds(place: "\(target.table).\(inverseColumn)", holders: Set(targets.map(\.number)), referents: [entry.number], ownerHolds: false)
+            guard !mirrored.isCovered(by: writtenLinks) else { continue }
+            writtenLinks.append(mirrored)
+            let unit = "mirror:\(entry.number):\(mapping.name).\(relationship.name)"
+            guard !checkpoint[unit].done else { continue }
+            var sets = ["\(quoteIdentifier(inverseColumn)) = o.\"Z_PK\""]
+            if let entityColumn = target.entityColumns[inverseName] { sets.append("\(quoteIdentifier(entityColumn)) = o.\"Z_ENT\"") }
+            try connection.transaction(.immediate) {
+                try connection.execute("UPDATE \(quoteIdentifier(target.table)) SET \(sets.joined(separator: ", ")) FROM \(quoteIdentifier(owner.table)) o WHERE o.\(quoteIdentifier(column)) = \(quoteIdentifier(target.table)).\"Z_PK\" AND o.\"Z_ENT\" = \(owner.number)")
+                try checkpoint.save(unit, count: connection.changes, done: true, nextKeys: nextKeys, on: connection)
+            }
         }
     }
 
@@ -45,8 +94,9 @@ extension StepMigrator {
         }
     }
 
-    func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: AssociationTables.Entry, orderOnly: Bool, unit: String) throws {
-        guard let mapped = mappedPairs(entry, relationship: relationship, storage: storage) else { return }
+    func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: AssociationTables.Entry, orderOnly: Bool, unit: String,
+                           throughPass: Int? = nil) throws {
+        guard let mapped = mappedPairs(entry, relationship: relationship, storage: storage, throughPass: throughPass) else { return }
         try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly, unit: unit)
     }
 
@@ -57,9 +107,9 @@ extension StepMigrator {
     /// Core Data's sparse order keys per owner, and no more links than the destination holds (a
     /// to-one keeps its owner's first; a target whose inverse is a to-one, its first owner).
     /// Stage 2 writes these rows; verification compares the finished store with them.
-    func mappedPairs(_ entry: AssociationTables.Entry, relationship: Relationship, storage: RelationshipStorage) -> String? {
+    func mappedPairs(_ entry: AssociationTables.Entry, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil) -> String? {
         let mapping = entry.mapping.mapping
-        let (sourceName, targets) = targets(entry.mapping.relationships[relationship.name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
+        let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: throughPass)
         guard !targets.isEmpty, let pairs = sourcePairs(sourceName, of: mapping.sourceEntity!),
               let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }) else { return nil }
         var manyOwnersPerTarget = false

@@ -22,9 +22,11 @@ extension StepMigrator {
         for entry in associations.entries {
             let mapping = entry.mapping.mapping
             for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
-                let (_, targets) = targets(entry.mapping.relationships[relationship.name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
+                // Every pass has run: links reach objects of any pass (see catchUpLinksToLaterPasses).
+                let last = step.passes.count - 1
+                let (_, targets) = targets(of: relationship, in: entry, throughPass: last)
                 guard let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!),
-                      let pairs = mappedPairs(entry, relationship: relationship, storage: storage) else { continue }
+                      let pairs = mappedPairs(entry, relationship: relationship, storage: storage, throughPass: last) else { continue }
                 let touched = policyLinked.contains("\(mapping.destinationEntity!).\(relationship.name)")
                     || relationship.inverse.map { policyLinked.contains("\(relationship.destination).\($0)") } == true
                 contributions.append(LinkContribution(entry: entry, relationship: relationship, storage: storage, pairs: pairs,
@@ -71,6 +73,7 @@ extension StepMigrator {
                 exact[contribution.entry.number, default: []].insert(contribution.relationship.name + (unordered ? " (order not compared)" : ""))
             }
         }
+        try verifyOneToOnes()
         for entry in associations.entries {
             var lines = proven[entry.number] ?? []
             if let names = exact[entry.number] { lines.append("relationships \(names.sorted().joined(separator: ", "))") }
@@ -83,6 +86,28 @@ extension StepMigrator {
         report.verified.append("every relationship mapping: the destination's links equal the source's, carried through the associations, in order where ordered")
         if associations.entries.contains(where: { !options.registry.valuesFollowExpressions($0.mapping.mapping) }) {
             report.verified.append("every association a policy made points at an object that was written; a policy's own values are not re-derived")
+        }
+    }
+
+    /// Both foreign keys of every one-to-one in the destination hold the same links, whichever
+    /// side the mapping wrote.
+    private func verifyOneToOnes() throws {
+        var seen: Set<String> = []
+        for entity in step.destination.entities {
+            let own = destinationLayout.entities[entity.name]!
+            for relationship in entity.relationships where !relationship.isToMany {
+                guard let inverseName = relationship.inverse,
+                      step.destination.allRelationships(of: relationship.destination).first(where: { $0.name == inverseName })?.isToMany == false,
+                      let column = own.foreignKeyColumns[relationship.name], let target = destinationLayout.entities[relationship.destination],
+                      let inverseColumn = target.foreignKeyColumns[inverseName],
+                      seen.insert([own.table + column, target.table + inverseColumn].sorted().joined(separator: "|")).inserted else { continue }
+                let forward = "SELECT count(*), tern_checksum('NN', \(quoteIdentifier(column)), \"Z_PK\") FROM \(quoteIdentifier(own.table)) WHERE \(quoteIdentifier(column)) IS NOT NULL"
+                let backward = "SELECT count(*), tern_checksum('NN', \"Z_PK\", \(quoteIdentifier(inverseColumn))) FROM \(quoteIdentifier(target.table)) WHERE \(quoteIdentifier(inverseColumn)) IS NOT NULL"
+                let (want, have) = try compare(expected: SQLFragment(forward), actual: SQLFragment(backward))
+                guard want == have else {
+                    throw MigrationFailure.verification("\(entity.name).\(relationship.name) and \(relationship.destination).\(inverseName): the two sides of the one-to-one disagree (\(want.count) links one way, \(have.count) the other)")
+                }
+            }
         }
     }
 
@@ -216,7 +241,7 @@ extension StepMigrator {
     /// chosen among several (a to-many read into a to-one).
     private func foreignKeyValue(_ entry: AssociationTables.Entry, _ relationship: Relationship) -> (target: String, entity: String)? {
         let mapping = entry.mapping.mapping
-        let (sourceName, targets) = targets(entry.mapping.relationships[relationship.name]!, sourceEntity: mapping.sourceEntity!, pass: entry.pass)
+        let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
         guard let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }), !source.isToMany,
               let sourceColumn = sourceLayout.entities[mapping.sourceEntity!]!.foreignKeyColumns[sourceName] else { return nil }
         guard !targets.isEmpty else { return ("NULL", "NULL") }

@@ -136,6 +136,7 @@ final class StepMigrator {
             report.passes.append(passReport)
             emit(.passFinished(passReport))
         }
+        try catchUpLinksToLaterPasses()
         let verifying = ContinuousClock.now
         try verify()
         let finishing = ContinuousClock.now

@@ -39,6 +39,15 @@ public enum StoreAnomalies {
             checks.append((table, "with a Z_PK above \(largestKey)", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK > \(largestKey)", nil))
             checks.append((table, "whose Z_ENT is not one of the table's entities (\(numbers))",
                            "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_ENT IS NULL OR Z_ENT NOT IN (\(numbers))", nil))
+            // A string attribute's column holds text (numbers become text as they are stored):
+            // binary data there is not Core Data's, and no text function can read it.
+            let strings = model.descendants(of: root.name).flatMap { entity in
+                entity.attributes.filter { $0.type == .string && !$0.isTransient }.map { layout.entities[entity.name]!.attributeColumns[$0.name]! }
+            }
+            if !strings.isEmpty {
+                checks.append((table, "holding binary data in a string attribute (\(strings.joined(separator: ", ")))",
+                               "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE " + strings.map { "typeof(\(quoteIdentifier($0))) = 'blob'" }.joined(separator: " OR "), nil))
+            }
             if try !hasIntegerPrimaryKey(table, connection) {
                 checks.append((table, "sharing their Z_PK with another row",
                                "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK IN (SELECT Z_PK FROM \(quoted) GROUP BY Z_PK HAVING count(*) > 1)", nil))

@@ -12,7 +12,7 @@ import TernSQLite
 /// the mapping's source entity that passes the filter becomes one destination object whose
 /// attributes are their value expressions (or defaults). Then every relationship mapping links
 /// each destination object to the first object its target mapping made from each source target
-/// (mappings of this pass or earlier), in the source's order; a to-one keeps the first.
+/// (in any pass), in the source's order; a to-one keeps the first.
 enum ReferenceMigrator {
     private struct SourceObject {
         var key: Int64
@@ -85,16 +85,20 @@ enum ReferenceMigrator {
                       let byKey = made.first(where: { $0.pass == pass && $0.mapping.name == entity.mapping.name })?.byKey else { continue }
                 for (name, origin) in entity.relationships {
                     let relationship = destinationModel.allRelationships(of: destinationEntity).first { $0.name == name }!
+                    // Targets: objects the named mapping made (in any pass),
+                    // or any mapping of the source relationship's destination — only objects the
+                    // destination relationship can hold.
+                    let holdable = Set(destinationModel.descendants(of: relationship.destination).map(\.name))
                     let (sourceRelationship, candidates): (String, [[Int64: Int]])
                     switch origin {
                     case .entityMapping(let target, let via):
                         sourceRelationship = via
-                        candidates = made.filter { $0.pass <= pass && $0.mapping.name == target }.suffix(1).map(\.byKey)
+                        candidates = made.filter { $0.mapping.name == target && holdable.contains($0.mapping.destinationEntity!) }.map(\.byKey)
                     case .sourceRelationship(let via):
                         sourceRelationship = via
                         let targetEntity = sourceModel.allRelationships(of: sourceEntity).first { $0.name == via }!.destination
                         let covered = Set(sourceModel.descendants(of: targetEntity).map(\.name))
-                        candidates = made.filter { $0.pass <= pass && covered.contains($0.mapping.sourceEntity!) }.map(\.byKey)
+                        candidates = made.filter { covered.contains($0.mapping.sourceEntity!) && holdable.contains($0.mapping.destinationEntity!) }.map(\.byKey)
                     }
                     for object in sourceObjects[sourceEntity] ?? [] {
                         guard let owner = byKey[object.key] else { continue }
