@@ -158,4 +158,26 @@ struct ReviewedShapesTests {
         let error = try #require(throws: MigrationError.self) { try migration.run(try migration.plan(), output: directory.path("blob-out.sqlite")) }
         #expect("\(error)".contains("ZTAG: 1 row holding binary data in a string attribute (ZLABEL) (first: Z_PK 2)"), "\(error)")
     }
+    @Test("an ordered to-many filled only from its to-one side gets order keys, in key order", arguments: [false, true])
+    func orderedListFromItsToOneSide(inSwift: Bool) throws {
+        let v1 = """
+            entities:
+              Book:
+                attributes: { title: string }
+                relationships: { chapters: { destination: Chapter, toMany: true, inverse: book } }
+              Chapter:
+                attributes: { title: string }
+                relationships: { book: { destination: Book, inverse: chapters } }
+            """
+        let model = try model("ORD", v1, v1.replacingOccurrences(of: "toMany: true, inverse: book", with: "toMany: true, ordered: true, inverse: book"), mappings: ["m.yaml": """
+            entityMappings:
+              - { name: BookToBook, type: copy, source: Book, destination: Book, attributes: { title: $source.title } }
+              - { name: ChapterToChapter, type: copy, source: Chapter, destination: Chapter, attributes: { title: $source.title }, relationships: { book: $source.book } }
+            """])
+        let (source, migrated) = try migrate(model, rows: 30, inSwift: inSwift)
+        #expect(try migrated.scalar("SELECT count(*) FROM ZCHAPTER WHERE ZBOOK IS NOT NULL AND Z_FOK_BOOK IS NULL") == .integer(0))
+        #expect(try migrated.scalar("SELECT count(ZBOOK) FROM ZCHAPTER") == source.scalar("SELECT count(ZBOOK) FROM ZCHAPTER"))
+        #expect(try rows(migrated, "SELECT ZBOOK, Z_PK FROM ZCHAPTER WHERE ZBOOK IS NOT NULL ORDER BY ZBOOK, Z_FOK_BOOK")
+                == rows(migrated, "SELECT ZBOOK, Z_PK FROM ZCHAPTER WHERE ZBOOK IS NOT NULL ORDER BY ZBOOK, Z_PK"))
+    }
 }

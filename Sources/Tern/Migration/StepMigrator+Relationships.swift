@@ -47,6 +47,34 @@ extension StepMigrator {
         }
     }
 
+    /// Every ordered list gets order keys: one filled from its unordered side, with no order in the
+    /// source to copy, is numbered in key order, as Core Data numbers new members (a list with any
+    /// key already is left as it is). Idempotent, so a resumed run may do it again.
+    func numberUnnumberedLists() throws {
+        var seen: Set<String> = []
+        for entity in step.destination.entities {
+            for relationship in entity.relationships where relationship.isToMany && relationship.isOrdered {
+                guard let storage = destinationLayout.storage(ofRelationship: relationship.name, of: entity.name), let order = storage.orderColumn else { continue }
+                let (table, owner, member, row): (String, String, String, String)
+                switch storage {
+                case .inverseForeignKey(let name, let column, _): (table, owner, member, row) = (name, column, "\"Z_PK\"", "\"Z_PK\"")
+                case .joinTable(let name, let own, let destination, _): (table, owner, member, row) = (name, own, quoteIdentifier(destination), "rowid")
+                case .foreignKey: continue
+                }
+                guard seen.insert("\(table).\(order)").inserted else { continue }
+                let (t, o, k) = (quoteIdentifier(table), quoteIdentifier(owner), quoteIdentifier(order))
+                try connection.transaction(.immediate) {
+                    try connection.execute("""
+                        UPDATE \(t) SET \(k) = x.position FROM (
+                          SELECT \(row) AS id, 1024 * (row_number() OVER (PARTITION BY \(o) ORDER BY \(member)) + 1) AS position FROM \(t)
+                          WHERE \(o) IN (SELECT \(o) FROM \(t) WHERE \(o) IS NOT NULL GROUP BY \(o) HAVING count(\(k)) = 0)) x
+                        WHERE \(t).\(row) = x.id
+                        """)
+                }
+            }
+        }
+    }
+
     /// A one-to-one keeps a foreign key on both sides. Where only one side is mapped, the other
     /// side's column is written from the mapped side's links (Core Data sets an inverse whenever
     /// it sets a relationship).

@@ -137,6 +137,7 @@ final class StepMigrator {
             emit(.passFinished(passReport))
         }
         try catchUpLinksToLaterPasses()
+        try numberUnnumberedLists()
         let verifying = ContinuousClock.now
         try verify()
         let finishing = ContinuousClock.now

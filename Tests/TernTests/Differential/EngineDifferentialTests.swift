@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 @testable import Tern
@@ -17,6 +18,12 @@ struct EngineDifferentialTests {
     static let cases = Int(environment["TERN_DIFF_CASES"] ?? "") ?? 300
     static let firstSeed = UInt64(environment["TERN_DIFF_SEED"] ?? "") ?? 1
     static let seconds = Double(environment["TERN_DIFF_SECONDS"] ?? "")
+    /// Thousands of migrations: only their warnings are worth printing.
+    static let quiet: Logger = {
+        var logger = Logger(label: "tern.differential")
+        logger.logLevel = .warning
+        return logger
+    }()
 
     @Test("generated models, mappings and stores: SQL, Swift, workers, batch sizes and resume all equal the reference")
     func differential() throws {
@@ -54,7 +61,7 @@ struct EngineDifferentialTests {
                                        seed: seed)
         try AwkwardValues.apply(to: source, model: sourceModel, rng: &rng)
 
-        let planning = StoreMigration(store: source, model: model)
+        let planning = StoreMigration(store: source, model: model, logger: Self.quiet)
         let plan: StoreMigration.Plan
         do {
             plan = try planning.plan()
@@ -82,18 +89,18 @@ struct EngineDifferentialTests {
                     if case .batchCommitted = event { batches.withLock { $0 += 1 } }
                 }
                 options.shouldStop = { batches.withLock { $0 >= stopAfter } }
-                let migration = StoreMigration(store: source, model: model, options: options)
+                let migration = StoreMigration(store: source, model: model, options: options, logger: Self.quiet)
                 do {
                     _ = try migration.run(plan, output: output)
                 } catch is MigrationInterrupted {
                     options.shouldStop = { false }
-                    _ = try StoreMigration(store: source, model: model, options: options).run(plan, output: output, resume: true)
+                    _ = try StoreMigration(store: source, model: model, options: options, logger: Self.quiet).run(plan, output: output, resume: true)
                 } catch {
                     return "seed \(seed), \(run.name): \(error) — \(generated.summary)"
                 }
             } else {
                 do {
-                    _ = try StoreMigration(store: source, model: model, options: options).run(plan, output: output)
+                    _ = try StoreMigration(store: source, model: model, options: options, logger: Self.quiet).run(plan, output: output)
                 } catch {
                     return "seed \(seed), \(run.name): \(error) — \(generated.summary)"
                 }
