@@ -58,7 +58,8 @@ func reportingErrors(_ body: () throws -> Void) throws {
         case .resumeMismatch, .sourceAnomalies: throw ExitCode(TernExitCode.badInput)
         }
     } catch let interruption as MigrationInterrupted {
-        printError(interruption.description + "\nNothing was replaced; the original store is untouched.")
+        let cause = StopRequest.becauseOutputClosed ? "standard output was closed (whatever read it has exited): " : ""
+        printError(cause + interruption.description + "\nNothing was replaced; the original store is untouched.")
         throw ExitCode(TernExitCode.resumable)
     }
 }

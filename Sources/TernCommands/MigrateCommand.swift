@@ -173,6 +173,8 @@ struct FinishedLine: Encodable {
     }
 
     var event = "finished"
+    /// Like every line's: the run is done.
+    var fraction = 1.0
     var destination: String
     var backup: String?
     var seconds: Double

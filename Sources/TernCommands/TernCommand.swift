@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import Synchronization
 import Tern
@@ -18,6 +19,8 @@ public enum TernCommandLine {
 
     public static func main(registry: PolicyRegistry = .builtIn, arguments: [String]? = nil) {
         current.withLock { $0 = registry }
+        // A reader that goes away (`| head`) is a failed write to handle, not a signal to die of.
+        signal(SIGPIPE, SIG_IGN)
         TernCommand.main(arguments)
     }
 }

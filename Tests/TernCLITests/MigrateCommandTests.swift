@@ -45,6 +45,38 @@ struct MigrateCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before)
     }
 
+    @Test("--progress json into a pipe whose reader goes away: stopped at a batch boundary, exit 75 with a message, --resume finishes")
+    func closedPipe() throws {
+        let path = directory.appendingPathComponent("Many.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", Self.bookStore, "--version", "BookStore 1", "--rows", "3000", path]).status == 0)
+        let output = directory.appendingPathComponent("out.sqlite").path
+        let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--progress", "json"]
+        let process = Process()
+        process.executableURL = TernProcess.executable
+        process.arguments = arguments
+        let standardOutput = Pipe()
+        let standardError = Pipe()
+        process.standardOutput = standardOutput
+        process.standardError = standardError
+        try process.run()
+        // Read two lines, then go away as `head -2` does.
+        var read = Data()
+        while read.filter({ $0 == UInt8(ascii: "\n") }).count < 2 {
+            let chunk = standardOutput.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            read += chunk
+        }
+        try standardOutput.fileHandleForReading.close()
+        let message = String(decoding: standardError.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 75, "\(message)")
+        #expect(message.contains("standard output was closed"), "\(message)")
+        let resumed = try TernProcess.run(arguments.dropLast(2) + ["--progress", "none", "--resume"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(try TernProcess.run(["check", output, "--model", Self.bookStore]).status == 0)
+    }
+
     @Test("migrates in place, keeps NAME~.sqlite, and says which steps ran as schema changes")
     func inPlace() throws {
         let path = try store()

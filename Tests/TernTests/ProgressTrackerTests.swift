@@ -67,4 +67,18 @@ struct ProgressTrackerTests {
         #expect(batch.rowsPerSecond == 100)
         #expect(abs(batch.fraction - (0.5 + 0.5 * 0.35)) < 1e-9)
     }
+    @Test("stepFinished names the step that finished, not the next one")
+    func stepFinishedNamesItsStep() {
+        let tracker = ProgressTracker()
+        tracker.record(.started(MigrationOutline(steps: ["1 → 2", "2 → 3"], inPlace: [true, false], completedSteps: 0, objects: 1000)), at: at(0))
+        tracker.record(.stepStarted(step: 1, steps: 2, passes: 1, source: "1", destination: "2"), at: at(1))
+        let first = tracker.record(.stepFinished(step: 1, inPlace: true), at: at(2))
+        #expect(first.step == 1)
+        #expect(first.stepName == "1 → 2")
+        tracker.record(.stepStarted(step: 2, steps: 2, passes: 1, source: "2", destination: "3"), at: at(3))
+        let second = tracker.record(.stepFinished(step: 2, inPlace: false), at: at(4))
+        #expect(second.step == 2)
+        #expect(second.stepName == "2 → 3")
+        #expect(second.fraction == 1)
+    }
 }

@@ -31,8 +31,12 @@ final class JSONProgressWriter: ProgressRenderer {
     static func write<Line: Encodable>(_ line: Line) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(line) else { return }
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        guard let data = try? encoder.encode(line), !StopRequest.becauseOutputClosed else { return }
+        do {
+            try FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))
+        } catch {
+            StopRequest.outputWasClosed()
+        }
     }
 }
 

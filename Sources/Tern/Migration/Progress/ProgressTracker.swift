@@ -89,7 +89,13 @@ public final class ProgressTracker: Sendable {
                 state.finishedPassRows = 0
             }
             state.fraction = max(state.fraction, Self.fraction(of: state))
-            return Self.snapshot(of: state, at: now)
+            var snapshot = Self.snapshot(of: state, at: now)
+            if case .stepFinished(let step, _) = event, step >= 1, step <= state.outline.steps.count {
+                // The step that finished, not the one that comes next.
+                snapshot.step = step
+                snapshot.stepName = state.outline.steps[step - 1]
+            }
+            return snapshot
         }
     }
 
