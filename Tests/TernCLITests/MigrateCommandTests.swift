@@ -77,6 +77,28 @@ struct MigrateCommandTests {
         #expect(try TernProcess.run(["check", output, "--model", Self.bookStore]).status == 0)
     }
 
+    @Test("errors name the file and the fix: a directory, a file that is not SQLite, a truncated store (65), --out into a missing directory (66)")
+    func inputErrors() throws {
+        let path = try store()
+        let garbage = directory.appendingPathComponent("garbage.sqlite").path
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: garbage))
+        let truncated = directory.appendingPathComponent("truncated.sqlite").path
+        try Data(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(3000)).write(to: URL(fileURLWithPath: truncated))
+        for (store, message) in [(directory.path, "is a directory, not a store file"), (garbage, "is not an SQLite database"),
+                                 (truncated, "damaged, or not an SQLite database")] {
+            for command in [["check", store, "--model", Self.bookStore], ["plan", store, "--model", Self.bookStore],
+                            ["migrate", store, "--model", Self.bookStore, "--out", directory.appendingPathComponent("o.sqlite").path]] {
+                let outcome = try TernProcess.run(command)
+                #expect(outcome.status == 65, "\(command): \(outcome.standardError)")
+                #expect(outcome.standardError.contains("\(store): \(message)"), "\(command): \(outcome.standardError)")
+            }
+        }
+        let missing = directory.appendingPathComponent("no/such").path
+        let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", missing + "/o.sqlite", "--progress", "none"])
+        #expect(outcome.status == 66)
+        #expect(outcome.standardError.contains("\(missing): the directory for --out does not exist"), "\(outcome.standardError)")
+    }
+
     @Test("migrates in place, keeps NAME~.sqlite, and says which steps ran as schema changes")
     func inPlace() throws {
         let path = try store()

@@ -88,6 +88,13 @@ public struct StoreMigration {
             guard !plan.steps.isEmpty else {
                 return Report(plan: plan, steps: [], destination: store, backup: nil, duration: ContinuousClock.now - started)
             }
+            if let output {
+                let directory = URL(fileURLWithPath: output).deletingLastPathComponent().path
+                var isDirectory: ObjCBool = false
+                guard fileManager.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    throw TernError(.missingInput, "the directory for --out does not exist (create it first)", path: directory)
+                }
+            }
             if let output, fileManager.fileExists(atPath: output) {
                 // Killed between removing the record and exiting: with --resume, an output already
                 // at the target version is that run's finished result.

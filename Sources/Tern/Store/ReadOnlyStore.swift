@@ -29,6 +29,10 @@ public final class ReadOnlyStore: Sendable {
         guard fileManager.fileExists(atPath: path) else {
             throw TernError(.missingInput, "no such store", path: path)
         }
+        var isDirectory: ObjCBool = false
+        if fileManager.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw TernError(.badInput, "is a directory, not a store file (give the .sqlite file inside it)", path: path)
+        }
         self.path = path
         let isWAL = try Self.isWALMode(path)
         let hasWAL = fileManager.fileExists(atPath: path + "-wal")
@@ -77,15 +81,19 @@ public final class ReadOnlyStore: Sendable {
         try Connection(path: readPath, configuration: .init(mode: .readOnly))
     }
 
-    /// Reads the SQLite header: bytes 18 and 19 are 2 for a WAL-mode database. A file too short to
-    /// hold a header, or without SQLite's magic string, is left for SQLite to reject.
+    /// Reads the SQLite header: bytes 18 and 19 are 2 for a WAL-mode database. A file that does
+    /// not start with SQLite's magic string is refused here, naming the file.
     private static func isWALMode(_ path: String) throws -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw TernError(.io, "cannot open the file for reading", path: path)
         }
         defer { try? handle.close() }
         let header = try handle.read(upToCount: 20) ?? Data()
-        guard header.count == 20, header.starts(with: Data("SQLite format 3\0".utf8)) else { return false }
+        // An empty file is an empty database to SQLite (and reported as a store without tables).
+        if !header.isEmpty, !header.starts(with: Data("SQLite format 3\0".utf8).prefix(header.count)) || header.count < 16 {
+            throw TernError(.badInput, "is not an SQLite database (it does not start with SQLite's header)", path: path)
+        }
+        guard header.count == 20 else { return false }
         return header[18] == 2 && header[19] == 2
     }
 

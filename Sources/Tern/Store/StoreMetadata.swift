@@ -53,13 +53,21 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
     /// - Throws: `TernError` `.missingInput` when there is no file, `.badInput` when it is not an
     ///   SQLite database or not in Core Data's layout (no `Z_METADATA` or `Z_PRIMARYKEY`).
     public static func read(storeAt path: String) throws -> StoreMetadata {
-        do {
+        try reading(path) {
             let store = try ReadOnlyStore(path: path)
             return try read(from: store.connect(), path: path)
+        }
+    }
+
+    /// Runs `body` on the store at `path`, turning SQLite's errors into ones that name the file
+    /// and say what is wrong with it.
+    public static func reading<Result>(_ path: String, _ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
         } catch let error as SQLiteError {
             switch error.code {
             case .SQLITE_NOTADB, .SQLITE_CORRUPT:
-                throw TernError(.badInput, "not an SQLite database (\(error.message))", path: path)
+                throw TernError(.badInput, "damaged, or not an SQLite database (SQLite says: \(error.message))", path: path)
             case .SQLITE_CANTOPEN, .SQLITE_IOERR, .SQLITE_PERM:
                 throw TernError(.io, "cannot read the store: \(error.message)", path: path)
             default:

@@ -69,10 +69,12 @@ public struct VersionMatch: Sendable, Equatable {
     /// Reads the store at `path` (without leaving files beside it) and decides which version of
     /// `model` wrote it; see `find(in:metadata:signature:appleHashes:)`.
     public static func find(in model: VersionedModel, storeAt path: String, appleHashes: [String: [String: String]] = [:]) throws -> VersionMatch {
-        let reader = try ReadOnlyStore(path: path)
-        let connection = try reader.connect()
-        return find(in: model, metadata: try StoreMetadata.read(from: connection, path: path),
-                    signature: try LayoutSignature(connection: connection), appleHashes: appleHashes)
+        try StoreMetadata.reading(path) {
+            let reader = try ReadOnlyStore(path: path)
+            let connection = try reader.connect()
+            return find(in: model, metadata: try StoreMetadata.read(from: connection, path: path),
+                        signature: try LayoutSignature(connection: connection), appleHashes: appleHashes)
+        }
     }
 
     /// Reads `NSManagedObjectModel_VersionHashes` from a compiled model's `VersionInfo.plist`:
