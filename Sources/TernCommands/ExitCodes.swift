@@ -15,6 +15,8 @@ enum TernExitCode {
     static let validationFailed: Int32 = 6
     /// `tern migrate`: the migrated store does not match its source as the mapping says.
     static let verificationFailed: Int32 = 7
+    /// `tern migrate`: another tern is migrating the same store now.
+    static let inUse: Int32 = 8
     /// An output file already exists (EX_CANTCREAT).
     static let cannotCreate: Int32 = 73
     /// `tern migrate`: interrupted, or an earlier run did not finish; `--resume` continues it
@@ -56,6 +58,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
         case .io: throw ExitCode(TernExitCode.io)
         case .unfinished: throw ExitCode(TernExitCode.resumable)
         case .resumeMismatch, .sourceAnomalies: throw ExitCode(TernExitCode.badInput)
+        case .inUse: throw ExitCode(TernExitCode.inUse)
         }
     } catch let interruption as MigrationInterrupted {
         let cause = StopRequest.becauseOutputClosed ? "standard output was closed (whatever read it has exited): " : ""

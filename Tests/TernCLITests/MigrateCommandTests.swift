@@ -99,6 +99,33 @@ struct MigrateCommandTests {
         #expect(outcome.standardError.contains("\(missing): the directory for --out does not exist"), "\(outcome.standardError)")
     }
 
+    @Test("one tern per store: a second migrate, --resume or --restart while one runs exits 8 naming its pid; after a SIGKILL the lock is taken over")
+    func oneTernPerStore() throws {
+        let path = directory.appendingPathComponent("Busy.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", Self.bookStore, "--version", "BookStore 1", "--rows", "20000", path]).status == 0)
+        let output = directory.appendingPathComponent("busy-out.sqlite").path
+        let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "3", "--progress", "none"]
+        let first = Process()
+        first.executableURL = TernProcess.executable
+        first.arguments = arguments
+        first.standardOutput = FileHandle.nullDevice
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        let lock = directory.appendingPathComponent(".busy-out.sqlite.tern-lock").path
+        let deadline = Date().addingTimeInterval(20)
+        while !((try? String(contentsOfFile: lock, encoding: .utf8)) ?? "").contains("pid"), Date() < deadline { usleep(20_000) }
+        for extra in [[], ["--resume"], ["--restart"]] {
+            let second = try TernProcess.run(arguments + extra)
+            #expect(second.status == 8, "\(extra): \(second.standardError)")
+            #expect(second.standardError.contains("in use by another tern migration (pid \(first.processIdentifier) on "), "\(second.standardError)")
+        }
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let resumed = try TernProcess.run(arguments + ["--resume"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: lock))
+    }
+
     @Test("migrates in place, keeps NAME~.sqlite, and says which steps ran as schema changes")
     func inPlace() throws {
         let path = try store()

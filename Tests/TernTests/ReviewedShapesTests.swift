@@ -172,4 +172,41 @@ struct ReviewedShapesTests {
         #expect(try rows(migrated, "SELECT ZBOOK, Z_PK FROM ZCHAPTER WHERE ZBOOK IS NOT NULL ORDER BY ZBOOK, Z_FOK_BOOK")
                 == rows(migrated, "SELECT ZBOOK, Z_PK FROM ZCHAPTER WHERE ZBOOK IS NOT NULL ORDER BY ZBOOK, Z_PK"))
     }
+    @Test("every book copied by two mappings keeps its category, with categories' books mapped too", arguments: [false, true])
+    func twoCopiesKeepTheirLinks(inSwift: Bool) throws {
+        let model = try ModelLoader.load(Configs.path("bookstore"))
+        let mapping = directory.path("twice.yaml")
+        try """
+            source: BookStore 3
+            destination: BookStore 4
+            entityMappings:
+              - { name: CategoryToCategory, type: copy, source: Category, destination: Category, attributes: { name: $source.name }, relationships: { books: $source.books } }
+              - { name: Cheap, type: transform, source: Publication, destination: Publication, attributes: { title: $source.title, price: $source.price, lastName: '"cheap"' }, relationships: { category: $source.category } }
+              - { name: Dear, type: transform, source: Publication, destination: Publication, attributes: { title: $source.title, price: $source.price, lastName: '"dear"' }, relationships: { category: $source.category } }
+              - { name: PageToPage, type: copy, source: Page, destination: Page, attributes: { text: $source.text }, relationships: { book: $source.book } }
+            """.write(toFile: mapping, atomically: true, encoding: .utf8)
+        let source = directory.path("b3-\(inSwift).sqlite")
+        _ = try DataGenerator.generate(model: model.version(named: "BookStore 3")!, at: source, rows: 40, seed: 3)
+        let registry = inSwift ? PolicyRegistry.builtIn.sendingEveryMappingThroughSwift() : .builtIn
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 7, workers: 2, registry: registry))
+        let output = directory.path("b4-\(inSwift).sqlite")
+        _ = try migration.run(try migration.plan(to: "BookStore 4", mappingFiles: [mapping]), output: output)
+        let old = try Connection(path: source, configuration: .init(mode: .readOnly))
+        let new = try Connection(path: output, configuration: .init(mode: .readOnly))
+        let before = try rows(old, "SELECT p.ZTITLE, c.ZNAME FROM ZPUBLICATION p LEFT JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY ORDER BY 1, 2")
+        for copy in ["cheap", "dear"] {
+            #expect(try rows(new, "SELECT p.ZTITLE, c.ZNAME FROM ZPUBLICATION p LEFT JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY WHERE p.ZLASTNAME = '\(copy)' ORDER BY 1, 2") == before, "\(copy)")
+        }
+    }
+
+    @Test("a policy given a date no calendar can print fails with a message naming the object, never a crash")
+    func eventsPolicyHugeDate() throws {
+        let model = try ModelLoader.load(Configs.path("events"))
+        let source = directory.path("events.sqlite")
+        _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 20, seed: 3)
+        try Connection(path: source, configuration: .init(mode: .readWrite)).execute("UPDATE ZEVENT SET ZTIMESTAMP = 1e19 WHERE Z_PK = 4")
+        let migration = StoreMigration(store: source, model: model)
+        let error = try #require(throws: TernError.self) { try migration.run(try migration.plan(), output: directory.path("events-out.sqlite")) }
+        #expect("\(error)".contains("Event 4 has a timeStamp of 1e+19 seconds, which is no calendar date"), "\(error)")
+    }
 }

@@ -11,17 +11,22 @@ public enum EventsExample {
         public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             var object = DestinationObject(entity: context.mapping.destinationEntity!)
             if let seconds = source["timeStamp"].double {
-                object["printedDate"] = .text(Self.printed(seconds))
+                guard let text = Self.printed(seconds) else {
+                    throw TernError(.badInput, "entity mapping \(context.mapping.name): \(context.mapping.sourceEntity ?? "") \(source.key) has a timeStamp of \(seconds) seconds, which is no calendar date")
+                }
+                object["printedDate"] = .text(text)
             }
             context.associate(source, with: context.create(object))
         }
 
         /// "yyyy-MM-dd HH:mm:ss" in UTC for seconds since 2001-01-01, as `DateFormatter` with the
-        /// POSIX locale writes it, without building a formatter per row.
-        static func printed(_ seconds: Double) -> String {
-            var time = time_t(Int64((seconds + Date.timeIntervalBetween1970AndReferenceDate).rounded(.down)))
+        /// POSIX locale writes it, without building a formatter per row. Nil for a number no calendar
+        /// can print (infinite, or beyond the years `gmtime_r` handles).
+        static func printed(_ seconds: Double) -> String? {
+            guard let whole = Int64(exactly: (seconds + Date.timeIntervalBetween1970AndReferenceDate).rounded(.down)) else { return nil }
+            var time = time_t(whole)
             var parts = tm()
-            gmtime_r(&time, &parts)
+            guard gmtime_r(&time, &parts) != nil else { return nil }
             func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
             let year = Int(parts.tm_year) + 1900
             let yearText = year >= 0 && year < 1000 ? String(repeating: "0", count: 4 - "\(year)".count) + "\(year)" : "\(year)"

@@ -12,20 +12,24 @@ struct LinkEnds {
     var referents: Set<Int>
     /// Whether the mapping's owner objects are the holders (else its pairs are reversed).
     var ownerHolds: Bool
+    /// Whether a write covers every object on the targets' end: false when two target mappings
+    /// read one source entity (a target is the first object of several, so the write links only
+    /// the first mapping's objects, and the others' links must still be written).
+    var exhaustive = true
 
     /// Whether both write the same links: one place, the same objects on each end.
     func joinsSameObjects(as other: LinkEnds) -> Bool {
         place == other.place && holders == other.holders && referents == other.referents
     }
 
-    /// Whether one earlier write covered both ends.
+    /// Whether one earlier, exhaustive write covered both ends.
     func isCovered(by written: [LinkEnds]) -> Bool {
-        written.contains { $0.place == place && holders.isSubset(of: $0.holders) && referents.isSubset(of: $0.referents) }
+        written.contains { $0.exhaustive && $0.place == place && holders.isSubset(of: $0.holders) && referents.isSubset(of: $0.referents) }
     }
 
     /// The same ends, for the order column `column` of the storage.
     func order(_ column: String) -> LinkEnds {
-        LinkEnds(place: "\(place)#\(column)", holders: holders, referents: referents, ownerHolds: ownerHolds)
+        LinkEnds(place: "\(place)#\(column)", holders: holders, referents: referents, ownerHolds: ownerHolds, exhaustive: exhaustive)
     }
 }
 
@@ -34,14 +38,18 @@ extension StepMigrator {
     func linkEnds(_ entry: AssociationTables.Entry, storage: RelationshipStorage, targets: [AssociationTables.Entry]) -> LinkEnds {
         let own: Set<Int> = [entry.number]
         let others = Set(targets.map(\.number))
+        var ends: LinkEnds
         switch storage {
         case .foreignKey(let column):
-            return LinkEnds(place: "\(destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table).\(column)", holders: own, referents: others, ownerHolds: true)
+            ends = LinkEnds(place: "\(destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table).\(column)", holders: own, referents: others, ownerHolds: true)
         case .inverseForeignKey(let table, let column, _):
-            return LinkEnds(place: "\(table).\(column)", holders: others, referents: own, ownerHolds: false)
+            ends = LinkEnds(place: "\(table).\(column)", holders: others, referents: own, ownerHolds: false)
         case .joinTable(let table, let ownColumn, let destinationColumn, _):
             let ownerHolds = ownColumn < destinationColumn
-            return LinkEnds(place: table, holders: ownerHolds ? own : others, referents: ownerHolds ? others : own, ownerHolds: ownerHolds)
+            ends = LinkEnds(place: table, holders: ownerHolds ? own : others, referents: ownerHolds ? others : own, ownerHolds: ownerHolds)
         }
+        let sourceEntities = targets.map { $0.mapping.mapping.sourceEntity! }
+        ends.exhaustive = Set(sourceEntities).count == sourceEntities.count
+        return ends
     }
 }

@@ -69,6 +69,16 @@ public struct StoreMigration {
         let started = ContinuousClock.now
         let fileManager = FileManager.default
         let finalPath = output ?? store
+        if let output {
+            let directory = URL(fileURLWithPath: output).deletingLastPathComponent().path
+            var isDirectory: ObjCBool = false
+            guard fileManager.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw TernError(.missingInput, "the directory for --out does not exist (create it first)", path: directory)
+            }
+        }
+        // One tern per store: a second run (or --resume, or --restart) waits its turn.
+        let lock = try StoreLock(store: finalPath)
+        defer { lock.release() }
         let manifestPath = MigrationRun.path(for: finalPath)
         let backup = output == nil ? Self.backupPath(for: store) : nil
         let metadata = try StoreMetadata.read(storeAt: store)
@@ -87,13 +97,6 @@ public struct StoreMigration {
         } else {
             guard !plan.steps.isEmpty else {
                 return Report(plan: plan, steps: [], destination: store, backup: nil, duration: ContinuousClock.now - started)
-            }
-            if let output {
-                let directory = URL(fileURLWithPath: output).deletingLastPathComponent().path
-                var isDirectory: ObjCBool = false
-                guard fileManager.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    throw TernError(.missingInput, "the directory for --out does not exist (create it first)", path: directory)
-                }
             }
             if let output, fileManager.fileExists(atPath: output) {
                 // Killed between removing the record and exiting: with --resume, an output already
@@ -165,11 +168,16 @@ public struct StoreMigration {
         let manifest = MigrationRun.path(for: finalPath)
         guard let run = try MigrationRun.load(at: manifest), run.completed == run.steps.count,
               let last = run.stepFiles.last, !FileManager.default.fileExists(atPath: last) else { return }
+        // Killed after the swap: finish its clean-up under the lock (which a kill leaves behind).
+        let lock = try StoreLock(store: finalPath)
+        defer { lock.release() }
         try? FileManager.default.removeItem(atPath: manifest)
     }
 
     /// Removes an unfinished migration into `finalPath`: its record and its step stores.
     public static func discardUnfinished(into finalPath: String) throws {
+        let lock = try StoreLock(store: finalPath)
+        defer { lock.release() }
         let manifest = MigrationRun.path(for: finalPath)
         if let run = try? MigrationRun.load(at: manifest) {
             for file in run.stepFiles { remove(file) }
@@ -330,6 +338,8 @@ public enum MigrationError: Error, CustomStringConvertible {
     case unfinished(MigrationRun, manifest: String)
     /// `--resume` was asked for, but the unfinished migration had other inputs.
     case resumeMismatch(MigrationRun, manifest: String)
+    /// Another `tern` is migrating into this store now (`StoreLock`).
+    case inUse(store: String, holder: String)
     /// The store holds rows Core Data never writes (`StoreAnomalies`); nothing was written.
     case sourceAnomalies([StoreAnomaly], store: String)
 
@@ -343,6 +353,8 @@ public enum MigrationError: Error, CustomStringConvertible {
             "\(path): \(message)"
         case .unfinished(let run, _):
             "\(run.store): an earlier migration to \(run.target) did not finish (\(run.completed) of \(run.steps.count) steps done): run the same command with --resume to continue it, or --restart to start over"
+        case .inUse(let store, let holder):
+            "\(store): in use by another tern migration (\(holder)); wait for it to finish (or stop it), then run again"
         case .sourceAnomalies(let anomalies, let store):
             "\(store): the store holds rows Core Data never writes, which a migration could not carry as they are:\n"
                 + anomalies.map { "  - \($0)" }.joined(separator: "\n")
