@@ -52,8 +52,11 @@ public enum DataGenerator {
         var links = 0
         do {
             try connection.transaction(.immediate) {
+                // Sort keys per ordered list, shared by every entity whose objects join the list
+                // (subentities of one destination), so no list holds one key twice.
+                var orders: [String: [Int64: Int64]] = [:]
                 for entity in concrete {
-                    try writeObjects(of: entity, rows: objects[entity.name]!, model: model, layout: layout, writer: writer, targets: targets, rng: &rng)
+                    try writeObjects(of: entity, rows: objects[entity.name]!, model: model, layout: layout, writer: writer, targets: targets, orders: &orders, rng: &rng)
                 }
                 for join in layout.joinTables {
                     links += try writeLinks(join, model: model, writer: writer, targets: targets, rng: &rng)
@@ -71,7 +74,7 @@ public enum DataGenerator {
 
     private static func writeObjects(
         of entity: Entity, rows: Int, model: ObjectModel, layout: StoreLayout,
-        writer: ObjectWriter, targets: Targets, rng: inout SplitMix64
+        writer: ObjectWriter, targets: Targets, orders: inout [String: [Int64: Int64]], rng: inout SplitMix64
     ) throws {
         let entityLayout = layout.entities[entity.name]!
         let attributes = model.allAttributes(of: entity.name)
@@ -108,7 +111,12 @@ public enum DataGenerator {
                 case .entityNumber(let relationship):
                     values[index] = chosen[relationship].map { .integer(Int64($0.entityNumber)) } ?? .null
                 case .order(let relationship):
-                    values[index] = chosen[relationship].map { .integer(plans[relationship].nextOrder(for: $0.key)) } ?? .null
+                    values[index] = chosen[relationship].map { target in
+                        let list = "\(entityLayout.table).\(entityLayout.orderColumns[relationships[relationship].name]!)"
+                        let order = orders[list, default: [:]][target.key, default: 2048]
+                        orders[list, default: [:]][target.key] = order + 1024
+                        return .integer(order)
+                    } ?? .null
                 }
             }
             try writer.insert(entity.name, key: first + Int64(row), values: values)
@@ -214,7 +222,6 @@ struct SlotPlan {
     private let isOneToOne: Bool
     /// Objects that must each get children first, to honour the inverse's minimum count.
     private let guaranteed: Int
-    private var orders: [Int64: Int64] = [:]
 
     init(_ relationship: Relationship, of entity: String, model: ObjectModel, targets: Targets) {
         self.relationship = relationship
@@ -242,10 +249,4 @@ struct SlotPlan {
         return Targets.object(in: ranges, index: min(total - 1, Int(u * u * Double(total))))
     }
 
-    /// The next sparse sort key in the destination's ordered to-many.
-    mutating func nextOrder(for key: Int64) -> Int64 {
-        let order = orders[key, default: 2048]
-        orders[key] = order + 1024
-        return order
-    }
 }
