@@ -51,14 +51,9 @@ struct MigrateCommandTests {
         #expect(try TernProcess.run(["generate", "--model", Self.bookStore, "--version", "BookStore 1", "--rows", "3000", path]).status == 0)
         let output = directory.appendingPathComponent("out.sqlite").path
         let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--progress", "json"]
-        let process = Process()
-        process.executableURL = TernProcess.executable
-        process.arguments = arguments
         let standardOutput = Pipe()
         let standardError = Pipe()
-        process.standardOutput = standardOutput
-        process.standardError = standardError
-        try process.run()
+        let process = try TernProcess.launch(arguments, standardOutput: standardOutput, standardError: standardError)
         // Read two lines, then go away as `head -2` does.
         var read = Data()
         while read.filter({ $0 == UInt8(ascii: "\n") }).count < 2 {
@@ -105,12 +100,7 @@ struct MigrateCommandTests {
         #expect(try TernProcess.run(["generate", "--model", Self.bookStore, "--version", "BookStore 1", "--rows", "20000", path]).status == 0)
         let output = directory.appendingPathComponent("busy-out.sqlite").path
         let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "3", "--progress", "none"]
-        let first = Process()
-        first.executableURL = TernProcess.executable
-        first.arguments = arguments
-        first.standardOutput = FileHandle.nullDevice
-        first.standardError = FileHandle.nullDevice
-        try first.run()
+        let first = try TernProcess.launch(arguments, standardOutput: FileHandle.nullDevice, standardError: FileHandle.nullDevice)
         let lock = directory.appendingPathComponent(".busy-out.sqlite.tern-lock").path
         let deadline = Date().addingTimeInterval(20)
         while !((try? String(contentsOfFile: lock, encoding: .utf8)) ?? "").contains("pid"), Date() < deadline { usleep(20_000) }

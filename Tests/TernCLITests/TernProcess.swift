@@ -17,15 +17,21 @@ struct TernProcess {
         return directory.appendingPathComponent("tern")
     }()
 
-    static func run(_ arguments: [String]) throws -> Outcome {
+    /// Starts `tern` and returns at once, for tests that act while it runs.
+    static func launch(_ arguments: [String], standardOutput: Any, standardError: Any) throws -> Process {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        process.standardOutput = standardOutput
+        process.standardError = standardError
+        try process.run()
+        return process
+    }
+
+    static func run(_ arguments: [String]) throws -> Outcome {
         let output = Pipe()
         let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
+        let process = try launch(arguments, standardOutput: output, standardError: error)
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = error.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

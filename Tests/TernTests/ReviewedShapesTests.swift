@@ -26,15 +26,15 @@ struct ReviewedShapesTests {
         return try ModelLoader.load(root.path)
     }
 
-    private func migrate(_ model: VersionedModel, rows: Int, inSwift: Bool, mappingFiles: [String] = []) throws -> (source: Connection, migrated: Connection) {
+    /// Generates a store of `version` (default: the first), applies `edit`, migrates it to `target`.
+    private func migrate(_ model: VersionedModel, version: String? = nil, rows: Int, edit: String? = nil, inSwift: Bool,
+                         to target: String? = nil, mappingFiles: [String] = []) throws -> (source: Connection, migrated: Connection) {
         let source = directory.path("\(model.name)-\(inSwift).sqlite")
-        if !FileManager.default.fileExists(atPath: source) {
-            _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: rows, seed: 3)
-        }
+        _ = try DataGenerator.generate(model: version.flatMap(model.version(named:)) ?? model.versions[0], at: source, rows: rows, seed: 3)
+        if let edit { try Connection(path: source, configuration: .init(mode: .readWrite)).execute(edit) }
         let output = directory.path("\(model.name)-\(inSwift)-out.sqlite")
-        let registry = inSwift ? PolicyRegistry.builtIn.sendingEveryMappingThroughSwift() : .builtIn
-        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 7, workers: 2, registry: registry))
-        _ = try migration.run(try migration.plan(mappingFiles: mappingFiles), output: output)
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 7, workers: 2, registry: .builtIn(inSwift: inSwift)))
+        _ = try migration.run(try migration.plan(to: target, mappingFiles: mappingFiles), output: output)
         return (try Connection(path: source, configuration: .init(mode: .readOnly)), try Connection(path: output, configuration: .init(mode: .readOnly)))
     }
 
@@ -142,14 +142,12 @@ struct ReviewedShapesTests {
     @Test("binary data in a string attribute is refused on both paths, never a crash", arguments: [false, true])
     func blobInAStringAttribute(inSwift: Bool) throws {
         let model = try ModelLoader.load(Configs.path("library"))
-        let source = directory.path("blob.sqlite")
-        _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 20, seed: 3)
-        try Connection(path: source, configuration: .init(mode: .readWrite)).execute("UPDATE ZTAG SET ZLABEL = x'c3' WHERE Z_PK = 2")
-        let registry = inSwift ? PolicyRegistry.builtIn.sendingEveryMappingThroughSwift() : .builtIn
-        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(registry: registry))
-        let error = try #require(throws: MigrationError.self) { try migration.run(try migration.plan(), output: directory.path("blob-out.sqlite")) }
+        let error = try #require(throws: MigrationError.self) {
+            try migrate(model, rows: 20, edit: "UPDATE ZTAG SET ZLABEL = x'c3' WHERE Z_PK = 2", inSwift: inSwift)
+        }
         #expect("\(error)".contains("ZTAG: 1 row holding binary data in a string attribute (ZLABEL) (first: Z_PK 2)"), "\(error)")
     }
+
     @Test("an ordered to-many filled only from its to-one side gets order keys, in key order", arguments: [false, true])
     func orderedListFromItsToOneSide(inSwift: Bool) throws {
         let v1 = """
@@ -172,6 +170,7 @@ struct ReviewedShapesTests {
         #expect(try rows(migrated, "SELECT ZBOOK, Z_PK FROM ZCHAPTER WHERE ZBOOK IS NOT NULL ORDER BY ZBOOK, Z_FOK_BOOK")
                 == rows(migrated, "SELECT ZBOOK, Z_PK FROM ZCHAPTER WHERE ZBOOK IS NOT NULL ORDER BY ZBOOK, Z_PK"))
     }
+
     @Test("every book copied by two mappings keeps its category, with categories' books mapped too", arguments: [false, true])
     func twoCopiesKeepTheirLinks(inSwift: Bool) throws {
         let model = try ModelLoader.load(Configs.path("bookstore"))
@@ -185,14 +184,7 @@ struct ReviewedShapesTests {
               - { name: Dear, type: transform, source: Publication, destination: Publication, attributes: { title: $source.title, price: $source.price, lastName: '"dear"' }, relationships: { category: $source.category } }
               - { name: PageToPage, type: copy, source: Page, destination: Page, attributes: { text: $source.text }, relationships: { book: $source.book } }
             """.write(toFile: mapping, atomically: true, encoding: .utf8)
-        let source = directory.path("b3-\(inSwift).sqlite")
-        _ = try DataGenerator.generate(model: model.version(named: "BookStore 3")!, at: source, rows: 40, seed: 3)
-        let registry = inSwift ? PolicyRegistry.builtIn.sendingEveryMappingThroughSwift() : .builtIn
-        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 7, workers: 2, registry: registry))
-        let output = directory.path("b4-\(inSwift).sqlite")
-        _ = try migration.run(try migration.plan(to: "BookStore 4", mappingFiles: [mapping]), output: output)
-        let old = try Connection(path: source, configuration: .init(mode: .readOnly))
-        let new = try Connection(path: output, configuration: .init(mode: .readOnly))
+        let (old, new) = try migrate(model, version: "BookStore 3", rows: 40, inSwift: inSwift, to: "BookStore 4", mappingFiles: [mapping])
         let before = try rows(old, "SELECT p.ZTITLE, c.ZNAME FROM ZPUBLICATION p LEFT JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY ORDER BY 1, 2")
         for copy in ["cheap", "dear"] {
             #expect(try rows(new, "SELECT p.ZTITLE, c.ZNAME FROM ZPUBLICATION p LEFT JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY WHERE p.ZLASTNAME = '\(copy)' ORDER BY 1, 2") == before, "\(copy)")

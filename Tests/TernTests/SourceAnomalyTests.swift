@@ -43,7 +43,7 @@ struct SourceAnomalyTests {
         for statement in anomaly.sql.split(separator: ";") { try editor.execute(String(statement)) }
         try editor.close()
         let before = try Data(contentsOf: URL(fileURLWithPath: source))
-        let registry = inSwift ? PolicyRegistry.builtIn.sendingEveryMappingThroughSwift() : .builtIn
+        let registry = PolicyRegistry.builtIn(inSwift: inSwift)
         let migration = StoreMigration(store: source, model: Self.library, options: MigrationOptions(batchSize: 7, workers: 2, registry: registry))
         let output = directory.path("out.sqlite")
         let error = try #require(throws: MigrationError.self) { try migration.run(try migration.plan(), output: output) }

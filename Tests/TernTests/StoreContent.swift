@@ -67,3 +67,11 @@ enum StoreContent {
         return content
     }
 }
+
+extension PolicyRegistry {
+    /// The built-in registry, with every mapping sent through Swift when asked: the two paths a
+    /// test runs each migration through.
+    static func builtIn(inSwift: Bool) -> PolicyRegistry {
+        inSwift ? PolicyRegistry.builtIn.sendingEveryMappingThroughSwift() : .builtIn
+    }
+}

@@ -51,7 +51,7 @@ struct VerificationTests {
         _ = try DataGenerator.generate(model: Self.library.versions[0], at: source, rows: 300, seed: 21)
         let before = try Data(contentsOf: URL(fileURLWithPath: source))
         let output = directory.path("migrated.sqlite")
-        var options = MigrationOptions(batchSize: 40, workers: 2, registry: inSwift ? PolicyRegistry.builtIn.sendingEveryMappingThroughSwift() : .builtIn)
+        var options = MigrationOptions(batchSize: 40, workers: 2, registry: .builtIn(inSwift: inSwift))
         let (sql, rows) = (tampering.sql, tampering.rows)
         options.beforeVerification = { connection in
             try connection.execute(sql)
@@ -74,7 +74,7 @@ struct VerificationTests {
     func untouchedPasses(inSwift: Bool) throws {
         let source = directory.path("library.sqlite")
         _ = try DataGenerator.generate(model: Self.library.versions[0], at: source, rows: 300, seed: 21)
-        let options = MigrationOptions(batchSize: 40, workers: 2, registry: inSwift ? PolicyRegistry.builtIn.sendingEveryMappingThroughSwift() : .builtIn)
+        let options = MigrationOptions(batchSize: 40, workers: 2, registry: .builtIn(inSwift: inSwift))
         let migration = StoreMigration(store: source, model: Self.library, options: options)
         let report = try migration.run(try migration.plan(), output: directory.path("migrated.sqlite"))
         let verified = Dictionary(uniqueKeysWithValues: report.steps[0].mappings.map { ($0.name, $0.verified) })

@@ -51,9 +51,8 @@ public struct ExpressionProgram {
         // Text functions take text (a column of a string attribute always holds text in a store
         // Core Data wrote; the anomaly scan refuses stores where it does not).
         let textArguments: Int = switch function {
-        case .uppercase, .lowercase, .length, .trim: 1
+        case .uppercase, .lowercase, .length, .trim, .substring: 1
         case .substringBefore, .substringAfter: 2
-        case .substring: 1
         case .concat: values.count
         default: 0
         }

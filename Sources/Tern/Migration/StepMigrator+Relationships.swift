@@ -81,11 +81,9 @@ extension StepMigrator {
     func mirrorOneToOnes(_ entry: AssociationTables.Entry) throws {
         let mapping = entry.mapping.mapping
         let owner = destinationLayout.entities[mapping.destinationEntity!]!
-        for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where !relationship.isToMany && entry.mapping.relationships[relationship.name] != nil {
-            guard let inverseName = relationship.inverse,
-                  step.destination.allRelationships(of: relationship.destination).first(where: { $0.name == inverseName })?.isToMany == false,
-                  let column = owner.foreignKeyColumns[relationship.name],
-                  let target = destinationLayout.entities[relationship.destination], let inverseColumn = target.foreignKeyColumns[inverseName] else { continue }
+        for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
+            guard let pair = destinationLayout.oneToOne(relationship.name, of: mapping.destinationEntity!) else { continue }
+            let (column, target, inverseName, inverseColumn) = (pair.column, pair.target, pair.inverse, pair.inverseColumn)
             let (_, targets) = targets(of: relationship, in: entry)
             guard !targets.isEmpty else { continue }
             let mirrored = LinkEnds(place: "\(target.table).\(inverseColumn)", holders: Set(targets.map(\.number)), referents: [entry.number], ownerHolds: false)

@@ -95,12 +95,10 @@ extension StepMigrator {
         var seen: Set<String> = []
         for entity in step.destination.entities {
             let own = destinationLayout.entities[entity.name]!
-            for relationship in entity.relationships where !relationship.isToMany {
-                guard let inverseName = relationship.inverse,
-                      step.destination.allRelationships(of: relationship.destination).first(where: { $0.name == inverseName })?.isToMany == false,
-                      let column = own.foreignKeyColumns[relationship.name], let target = destinationLayout.entities[relationship.destination],
-                      let inverseColumn = target.foreignKeyColumns[inverseName],
-                      seen.insert([own.table + column, target.table + inverseColumn].sorted().joined(separator: "|")).inserted else { continue }
+            for relationship in entity.relationships {
+                guard let pair = destinationLayout.oneToOne(relationship.name, of: entity.name) else { continue }
+                let (column, target, inverseName, inverseColumn) = (pair.column, pair.target, pair.inverse, pair.inverseColumn)
+                guard seen.insert([own.table + column, target.table + inverseColumn].sorted().joined(separator: "|")).inserted else { continue }
                 let forward = "SELECT count(*), tern_checksum('NN', \(quoteIdentifier(column)), \"Z_PK\") FROM \(quoteIdentifier(own.table)) WHERE \(quoteIdentifier(column)) IS NOT NULL"
                 let backward = "SELECT count(*), tern_checksum('NN', \"Z_PK\", \(quoteIdentifier(inverseColumn))) FROM \(quoteIdentifier(target.table)) WHERE \(quoteIdentifier(inverseColumn)) IS NOT NULL"
                 let (want, have) = try compare(expected: SQLFragment(forward), actual: SQLFragment(backward))

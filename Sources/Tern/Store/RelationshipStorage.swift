@@ -50,3 +50,23 @@ extension StoreLayout {
         return own == join.ownerColumn ? join.inverseOrderColumn : join.orderColumn
     }
 }
+
+extension StoreLayout {
+    /// Both foreign keys of a one-to-one (a to-one whose inverse is a to-one): Core Data keeps a
+    /// column on each side. Nil for any other relationship.
+    public struct OneToOne: Sendable {
+        public var column: String
+        public var target: EntityLayout
+        public var inverse: String
+        public var inverseColumn: String
+    }
+
+    public func oneToOne(_ name: String, of entity: String) -> OneToOne? {
+        guard let relationship = model.allRelationships(of: entity).first(where: { $0.name == name }), !relationship.isToMany,
+              let inverse = relationship.inverse,
+              model.allRelationships(of: relationship.destination).first(where: { $0.name == inverse })?.isToMany == false,
+              let column = entities[entity]?.foreignKeyColumns[name], let target = entities[relationship.destination],
+              let inverseColumn = target.foreignKeyColumns[inverse] else { return nil }
+        return OneToOne(column: column, target: target, inverse: inverse, inverseColumn: inverseColumn)
+    }
+}

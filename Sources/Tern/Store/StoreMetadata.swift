@@ -61,7 +61,7 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
 
     /// Runs `body` on the store at `path`, turning SQLite's errors into ones that name the file
     /// and say what is wrong with it.
-    public static func reading<Result>(_ path: String, _ body: () throws -> Result) throws -> Result {
+    static func reading<Result>(_ path: String, _ body: () throws -> Result) throws -> Result {
         do {
             return try body()
         } catch let error as SQLiteError {
