@@ -15,8 +15,11 @@ enum TernExitCode {
     static let validationFailed: Int32 = 6
     /// `tern migrate`: the migrated store does not match its source as the mapping says.
     static let verificationFailed: Int32 = 7
-    /// `tern migrate`: another tern is migrating the same store now.
+    /// `tern migrate`: another tern is migrating the same store now, or (in place) another
+    /// process has the store open.
     static let inUse: Int32 = 8
+    /// `tern migrate`: the source changed while it was being migrated; nothing was replaced.
+    static let sourceChanged: Int32 = 9
     /// An output file already exists (EX_CANTCREAT).
     static let cannotCreate: Int32 = 73
     /// `tern migrate`: interrupted, or an earlier run did not finish; `--resume` continues it
@@ -58,7 +61,8 @@ func reportingErrors(_ body: () throws -> Void) throws {
         case .io: throw ExitCode(TernExitCode.io)
         case .unfinished: throw ExitCode(TernExitCode.resumable)
         case .resumeMismatch, .sourceAnomalies: throw ExitCode(TernExitCode.badInput)
-        case .inUse: throw ExitCode(TernExitCode.inUse)
+        case .inUse, .openElsewhere: throw ExitCode(TernExitCode.inUse)
+        case .changedDuringMigration: throw ExitCode(TernExitCode.sourceChanged)
         }
     } catch let interruption as MigrationInterrupted {
         let cause = StopRequest.becauseOutputClosed ? "standard output was closed (whatever read it has exited): " : ""

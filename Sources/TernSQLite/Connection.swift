@@ -212,6 +212,14 @@ public final class Connection {
         if let handle { sqlite3_interrupt(handle) }
     }
 
+    /// Keeps the `-wal` and `-shm` files when this connection closes (`SQLITE_FCNTL_PERSIST_WAL`).
+    /// The last connection to close deletes them by name otherwise, which is wrong once the
+    /// database was renamed away: the names may belong to another database by then.
+    public func keepWALOnClose() throws {
+        var persist: Int32 = 1
+        try check(sqlite3_file_control(try openHandle(), "main", SQLITE_FCNTL_PERSIST_WAL, &persist))
+    }
+
     /// The SQLite library version, e.g. "3.40.1".
     public static var libraryVersion: String {
         String(cString: sqlite3_libversion())

@@ -143,13 +143,24 @@ struct MigrateCommandTests {
         #expect(outcome.standardError.contains("the original store is untouched"))
     }
 
-    @Test("--resume with --out finds a finished output (killed after the record was removed) and exits 0; without --resume it is 73")
-    func resumeFinishedOutput() throws {
+    @Test("--out never takes someone else's store as its own (73): --resume accepts an existing output only if its metadata names this run's inputs")
+    func resumeNeverAdoptsAnOutput() throws {
         let path = try store()
         let output = directory.appendingPathComponent("Out.sqlite").path
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", output]).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: output))
+        // Someone else's store at the target version (here: another source's output) is not this run's.
+        let other = try store("Other.sqlite")
+        let refused = try TernProcess.run(["migrate", other, "--model", Self.bookStore, "--out", output, "--resume"])
+        #expect(refused.status == 73)
+        #expect(refused.standardError.contains("\(output): already exists"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == before)
+        // Its own output (killed after the record went): nothing to do.
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", output, "--resume"]).status == 0)
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", output]).status == 73)
+        // The same source changed since: no longer its output.
+        try Connection(path: path).execute("UPDATE ZBOOK SET ZTITLE = 'edited' WHERE Z_PK = 1")
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", output, "--resume"]).status == 73)
         let halfway = directory.appendingPathComponent("Halfway.sqlite").path
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--to", "BookStore 2", "--out", halfway]).status == 0)
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", halfway, "--resume"]).status == 73)

@@ -5,9 +5,9 @@ import Foundation
 /// (`.NAME.tern-migration.json`), written atomically. With the checkpoints inside each step's
 /// file, it lets a migration that was killed continue exactly where it stopped.
 public struct MigrationRun: Codable, Sendable, Equatable {
-    /// A digest of everything the result depends on: the source store (its UUID and key
-    /// counters), every model version of the chain, every mapping file's contents, the target.
-    public var identity: String
+    /// Everything the result depends on, recorded when the run began (nil in a record an older
+    /// tern wrote, which no run can resume).
+    public var inputs: Inputs?
     public var store: String
     public var output: String?
     public var target: String
@@ -52,25 +52,60 @@ public struct MigrationRun: Codable, Sendable, Equatable {
         }
     }
 
-    /// The identity of migrating the store described by `metadata` along `plan`.
-    /// `runsInSwift` is part of it: which mappings run in Swift decides destination keys, so a
-    /// resume must take the same paths.
-    static func identity(metadata: StoreMetadata, plan: StoreMigration.Plan, runsInSwift: (EntityMapping) -> Bool) throws -> String {
-        var parts = [metadata.uuid ?? "", plan.storeVersion, plan.targetVersion]
-        parts += metadata.entities.map { "\($0.name)=\($0.maxPrimaryKey)" }
-        for step in plan.steps {
-            parts.append("\(step.source.versionName)=\(step.source.versionChecksum)")
-            parts.append("\(step.destination.versionName)=\(step.destination.versionChecksum)")
-            for pass in step.passes {
-                parts += pass.entities.map(\.mapping).filter(runsInSwift).map { "in Swift: \($0.name)" }
-            }
-            for origin in step.origins {
-                parts.append(origin)
-                if let contents = FileManager.default.contents(atPath: origin) ?? FileManager.default.contents(atPath: origin + "/xcmapping.xml") {
-                    parts.append(Data(SHA256.hash(data: contents)).base64EncodedString())
+    /// What a migration's result depends on, each part named so a refused resume can say which
+    /// input changed.
+    public struct Inputs: Codable, Sendable, Equatable {
+        /// The source store's content when the run began.
+        public var source: StoreDigest
+        /// "VERSION" → checksum of that model version, for every version of the chain.
+        public var versions: [String: String]
+        /// Each mapping file (or "inferred …") → a digest of its contents.
+        public var mappings: [String: String]
+        /// The entity mappings that run in Swift: they decide destination keys, so a resume must
+        /// take the same paths.
+        public var inSwift: [String]
+
+        /// The inputs of migrating `source` along `plan`.
+        static func of(source: StoreDigest, plan: StoreMigration.Plan, runsInSwift: (EntityMapping) -> Bool) -> Inputs {
+            var inputs = Inputs(source: source, versions: [:], mappings: [:], inSwift: [])
+            for step in plan.steps {
+                for version in [step.source, step.destination] { inputs.versions[version.versionName] = version.versionChecksum }
+                inputs.inSwift += step.passes.flatMap { $0.entities.map(\.mapping) }.filter(runsInSwift).map(\.name)
+                for origin in step.origins {
+                    let contents = FileManager.default.contents(atPath: origin) ?? FileManager.default.contents(atPath: origin + "/xcmapping.xml")
+                    inputs.mappings[origin] = contents.map { Data(SHA256.hash(data: $0)).base64EncodedString() } ?? ""
                 }
             }
+            return inputs
         }
-        return Data(SHA256.hash(data: Data(parts.joined(separator: "\n").utf8))).map { String(format: "%02x", $0) }.joined()
+
+        /// A digest of all of them, recorded in the migrated store (`StoreFile.migratedFromKey`).
+        var fingerprint: String {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let encoded = (try? encoder.encode(self)) ?? Data()
+            return Data(SHA256.hash(data: encoded)).map { String(format: "%02x", $0) }.joined()
+        }
+
+        /// What differs from `recorded`, in words naming each input.
+        func differences(from recorded: Inputs) -> [String] {
+            var lines = source.changes(since: recorded.source).map { "the source store changed: \($0)" }
+            for name in Set(versions.keys).union(recorded.versions.keys).sorted() where versions[name] != recorded.versions[name] {
+                lines.append(recorded.versions[name] == nil ? "the chain now goes through version \(name)" :
+                             versions[name] == nil ? "the chain no longer goes through version \(name)" : "model version \(name) changed")
+            }
+            for origin in Set(mappings.keys).union(recorded.mappings.keys).sorted() where mappings[origin] != recorded.mappings[origin] {
+                lines.append(recorded.mappings[origin] == nil ? "the chain now uses mapping \(origin)" :
+                             mappings[origin] == nil ? "the chain no longer uses mapping \(origin)" : "mapping \(origin) changed")
+            }
+            if Set(inSwift) != Set(recorded.inSwift) {
+                lines.append("other entity mappings run in Swift (then: \(Self.list(recorded.inSwift)); now: \(Self.list(inSwift)))")
+            }
+            return lines
+        }
+
+        private static func list(_ names: [String]) -> String {
+            names.isEmpty ? "none" : names.sorted().joined(separator: ", ")
+        }
     }
 }

@@ -68,29 +68,34 @@ public struct StoreMigration {
     public func run(_ plan: Plan, output: String? = nil, resume: Bool = false) throws -> Report {
         let started = ContinuousClock.now
         let fileManager = FileManager.default
+        // A link to the store: migrate the real file, keep the backup beside it, and the link
+        // then leads to the migrated store.
+        let store = Self.resolvingLinks(self.store)
+        if let output { try Self.checkOutputPlace(output) }
         let finalPath = output ?? store
-        if let output {
-            let directory = URL(fileURLWithPath: output).deletingLastPathComponent().path
-            var isDirectory: ObjCBool = false
-            guard fileManager.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw TernError(.missingInput, "the directory for --out does not exist (create it first)", path: directory)
-            }
-        }
         // One tern per store: a second run (or --resume, or --restart) waits its turn.
         let lock = try StoreLock(store: finalPath)
         defer { lock.release() }
+        // In place, an app using the store would write on into the backup: refuse now rather
+        // than after the work. Declared before every connection so its descriptors outlive them.
+        let users = output == nil ? StoreUsers(store: store) : nil
+        if let users, case let others = users.others(), !others.isEmpty {
+            throw MigrationError.openElsewhere(store: store, processes: others, resumable: false)
+        }
         let manifestPath = MigrationRun.path(for: finalPath)
         let backup = output == nil ? Self.backupPath(for: store) : nil
         let metadata = try StoreMetadata.read(storeAt: store)
-        let identity = try MigrationRun.identity(metadata: metadata, plan: plan, runsInSwift: options.registry.runsInSwift)
         let sourceObjects = Int(metadata.entities.reduce(0) { $0 + ($1.rowCount ?? 0) })
+        let inputs = { MigrationRun.Inputs.of(source: try digest(of: store), plan: plan, runsInSwift: options.registry.runsInSwift) }
 
         var run: MigrationRun
         if let existing = try MigrationRun.load(at: manifestPath) {
             guard resume else { throw MigrationError.unfinished(existing, manifest: manifestPath) }
-            guard existing.identity == identity, existing.steps == plan.steps.map(Self.describe) else {
-                throw MigrationError.resumeMismatch(existing, manifest: manifestPath)
+            guard existing.steps == plan.steps.map(Self.describe), let recorded = existing.inputs else {
+                throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: ["the steps (then \(existing.steps.joined(separator: ", ")))"])
             }
+            let differences = try inputs().differences(from: recorded)
+            guard differences.isEmpty else { throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: differences) }
             if existing.completed == 0 { try refuseAnomalies(plan) }
             run = existing
             logger.info("resuming", metadata: ["completedSteps": "\(run.completed)", "steps": "\(run.steps.count)"])
@@ -99,16 +104,16 @@ public struct StoreMigration {
                 return Report(plan: plan, steps: [], destination: store, backup: nil, duration: ContinuousClock.now - started)
             }
             if let output, fileManager.fileExists(atPath: output) {
-                // Killed between removing the record and exiting: with --resume, an output already
-                // at the target version is that run's finished result.
-                if resume, case .compatible? = (try? VersionMatch.find(in: model.withCurrent(plan.targetVersion), storeAt: output))?.verdict {
+                // Killed after the record was removed: the output is this run's only if it says
+                // it was migrated from these very inputs.
+                if resume, (try? StoreMetadata.read(storeAt: output))?.migratedFrom == (try inputs()).fingerprint {
                     return Report(plan: plan, steps: [], destination: output, backup: nil, duration: ContinuousClock.now - started)
                 }
                 throw MigrationError.destinationExists(output)
             }
             if let backup, fileManager.fileExists(atPath: backup) { throw MigrationError.destinationExists(backup) }
             try refuseAnomalies(plan)
-            run = MigrationRun(identity: identity, store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(Self.describe),
+            run = MigrationRun(inputs: try inputs(), store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(Self.describe),
                                stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0)
             for file in run.stepFiles { Self.remove(file) }  // leftovers of a run whose record is gone
             try run.save(at: manifestPath)
@@ -146,8 +151,9 @@ public struct StoreMigration {
             if fileManager.fileExists(atPath: final) {
                 let connection = try Connection(path: final, configuration: .init(mode: .readWrite))
                 try connection.setPragma("user_version", .integer(0))  // a finished store looks like Core Data's
+                if let inputs = run.inputs { try StoreFile.setMetadata(StoreFile.migratedFromKey, to: inputs.fingerprint, in: connection, path: final) }
                 try connection.close()
-                try Self.place(final, at: finalPath, keepingOriginalAt: backup)
+                try deliver(final, from: store, to: finalPath, keepingOriginalAt: backup, recorded: run.inputs?.source, users: users)
             }
             // Otherwise the rename happened before a crash: the migrated store is already in place.
             try? fileManager.removeItem(atPath: manifestPath)
@@ -191,7 +197,11 @@ public struct StoreMigration {
         switch error {
         case is MigrationInterrupted: return true
         case let error as SQLiteError: return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_INTERRUPT, .SQLITE_CANTOPEN].contains(error.code.primary)
-        case let error as MigrationError: if case .io = error { return true }; return false
+        case let error as MigrationError:
+            switch error {
+            case .io, .openElsewhere(_, _, true): return true
+            default: return false
+            }
         case let error as TernError: return error.kind == .io
         default: return false
         }
@@ -270,52 +280,6 @@ public struct StoreMigration {
               let signature = try? LayoutSignature(connection: connection) else { return false }
         return signature == LayoutSignature(layout: StoreLayout(model: step.source))
     }
-
-    /// `Store.sqlite` → `Store~.sqlite`, Core Data's name for the pre-migration copy.
-    public static func backupPath(for store: String) -> String {
-        let url = URL(fileURLWithPath: store)
-        let base = url.deletingPathExtension().lastPathComponent + "~"
-        return url.deletingLastPathComponent().appendingPathComponent(url.pathExtension.isEmpty ? base : "\(base).\(url.pathExtension)").path
-    }
-
-    /// Puts the migrated store in place so that at every instant a complete store is at `path`:
-    /// the original's WAL is checkpointed into its main file, the original gets a second name
-    /// (a hard link) as the backup, then the migrated store is renamed over `path` in one atomic
-    /// step. A crash before the rename leaves the original; after it, the migrated store.
-    static func place(_ migrated: String, at path: String, keepingOriginalAt backup: String?) throws {
-        let fileManager = FileManager.default
-        if let backup {
-            // A backup that is the original itself (a hard link) was left by a placement a crash cut.
-            if fileManager.fileExists(atPath: backup), sameFile(backup, path) {
-                try fileManager.removeItem(atPath: backup)
-            }
-            do {
-                let original = try Connection(path: path, configuration: .init(mode: .readWrite))
-                try original.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                try original.close()
-            } catch let error as SQLiteError {
-                throw MigrationError.io("cannot checkpoint the original before replacing it: \(error.message)", path: path)
-            }
-            do {
-                try fileManager.linkItem(atPath: path, toPath: backup)
-            } catch {
-                try fileManager.copyItem(atPath: path, toPath: backup)
-            }
-            CrashPoint.backupLinked.reach()
-        }
-        guard rename(migrated, path) == 0 else {
-            throw MigrationError.io("cannot move the migrated store into place: \(String(cString: strerror(errno)))", path: path)
-        }
-        CrashPoint.renamed.reach()
-        // The original's journal files belong to the backup now, or to nothing.
-        for suffix in ["-wal", "-shm"] { try? fileManager.removeItem(atPath: path + suffix) }
-    }
-
-    private static func sameFile(_ a: String, _ b: String) -> Bool {
-        var first = stat()
-        var second = stat()
-        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_ino == second.st_ino && first.st_dev == second.st_dev
-    }
 }
 
 extension StoreMigration {
@@ -336,8 +300,14 @@ public enum MigrationError: Error, CustomStringConvertible {
     case io(String, path: String)
     /// A migration of this store was started and did not finish.
     case unfinished(MigrationRun, manifest: String)
-    /// `--resume` was asked for, but the unfinished migration had other inputs.
-    case resumeMismatch(MigrationRun, manifest: String)
+    /// `--resume` was asked for, but the unfinished migration had other inputs: `differences`
+    /// names each one that changed.
+    case resumeMismatch(MigrationRun, manifest: String, differences: [String])
+    /// Another process has the store open (in place, it would go on using the old file).
+    /// `resumable`: the migrated store is kept for `--resume` once the store is free.
+    case openElsewhere(store: String, processes: [String], resumable: Bool)
+    /// The source changed while it was migrated; nothing was swapped, the work is discarded.
+    case changedDuringMigration(store: String, changes: [String])
     /// Another `tern` is migrating into this store now (`StoreLock`).
     case inUse(store: String, holder: String)
     /// The store holds rows Core Data never writes (`StoreAnomalies`); nothing was written.
@@ -359,8 +329,18 @@ public enum MigrationError: Error, CustomStringConvertible {
             "\(store): the store holds rows Core Data never writes, which a migration could not carry as they are:\n"
                 + anomalies.map { "  - \($0)" }.joined(separator: "\n")
                 + "\nRepair or delete those rows (tern check lists them) and run again; nothing was written"
-        case .resumeMismatch(let run, let manifest):
-            "\(run.store): the unfinished migration was started with other inputs (another source store, model or mapping), so it cannot be resumed; run with --restart to discard it (\(manifest))"
+        case .resumeMismatch(let run, let manifest, let differences):
+            "\(run.store): the unfinished migration cannot be resumed, its inputs changed since it began:\n"
+                + differences.map { "  - \($0)" }.joined(separator: "\n")
+                + "\nRun with --restart to discard it (\(manifest)) and migrate the store as it is now"
+        case .openElsewhere(let store, let processes, let resumable):
+            "\(store): open in another process (\(processes.isEmpty ? "a writer holds its lock" : processes.joined(separator: ", "))); "
+                + "Tern does not replace a store an app is using, since the app would go on writing to the old file. Quit it, then run the same command"
+                + (resumable ? " with --resume (the migrated store is kept)" : " again")
+        case .changedDuringMigration(let store, let changes):
+            "\(store): the store changed while it was being migrated, so the result would miss those changes:\n"
+                + changes.map { "  - \($0)" }.joined(separator: "\n")
+                + "\nThe migrated copy was discarded. Stop whatever writes to the store, then run the migration again"
         }
     }
 }

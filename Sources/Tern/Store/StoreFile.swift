@@ -10,6 +10,21 @@ public enum StoreFile {
     /// own hashes with Core Data's.
     public static let hashSchemeKey = "TernVersionHashScheme"
     public static let hashScheme = "tern.v1"
+    /// The metadata key of a migrated store holding its migration's inputs' fingerprint (the
+    /// source's content digest, the versions, the mappings): how a `--resume` whose record was
+    /// already removed knows an existing output is its own, and anyone can tell what it came from.
+    public static let migratedFromKey = "TernMigratedFrom"
+
+    /// Sets one key of the store's metadata plist, keeping every other.
+    static func setMetadata(_ key: String, to value: String, in connection: Connection, path: String) throws {
+        guard let bytes = try connection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob,
+              var plist = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any] else {
+            throw TernError(.badInput, "Z_METADATA.Z_PLIST is missing or not a dictionary", path: path)
+        }
+        plist[key] = value
+        let encoded = [UInt8](try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0))
+        try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", encoded)
+    }
 
     /// Creates the store at `path` (which must not exist) with every table and system row for
     /// `model`; indexes are created by `ObjectWriter.finish()` after rows are loaded, which is

@@ -42,6 +42,9 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
     public var versionName: String?
     /// The hash scheme of `versionHashes` when Tern wrote the store (`tern.v1`); nil for Core Data.
     public var hashScheme: String?
+    /// The fingerprint of the inputs of the migration that wrote this store, if Tern migrated it
+    /// (`StoreFile.migratedFromKey`).
+    public var migratedFrom: String?
     /// Every key of the metadata plist, sorted, including the ones above and app-defined keys.
     public var keys: [String]
     /// Entities in `Z_ENT` order.
@@ -111,6 +114,7 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         versionHashesVersion = (plist["NSStoreModelVersionHashesVersion"] as? NSNumber)?.intValue
         versionName = plist[StoreFile.versionNameKey] as? String
         hashScheme = plist[StoreFile.hashSchemeKey] as? String
+        migratedFrom = plist[StoreFile.migratedFromKey] as? String
         checksum = plist["NSStoreModelVersionChecksumKey"] as? String
         digest = plist["NSStoreModelVersionHashesDigest"] as? String
         versionIdentifiers = (plist["NSStoreModelVersionIdentifiers"] as? [Any])?.compactMap { $0 as? String } ?? []

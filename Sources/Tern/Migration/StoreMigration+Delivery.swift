@@ -1,0 +1,142 @@
+import Foundation
+import TernSQLite
+
+/// The last moment of a run: handing the migrated store over, only if the source is still what
+/// was migrated.
+extension StoreMigration {
+    /// Puts `migrated` at `finalPath` once the source has been proved unchanged since the run
+    /// began. In place, SQLite's write lock on the source is held from that proof to the swap,
+    /// so no one can commit in between, and a store another process has open is not swapped.
+    func deliver(_ migrated: String, from store: String, to finalPath: String, keepingOriginalAt backup: String?,
+                 recorded: StoreDigest?, users: StoreUsers?) throws {
+        var hold: SourceHold?
+        var busy: (any Error)?
+        if backup != nil {
+            do { hold = try SourceHold(store: store, users: users) } catch { busy = error }
+        }
+        defer { hold?.release() }
+        // A change outranks a busy store: waiting for the app to quit cannot help then.
+        let current = try digest(of: store)
+        if let recorded, case let changes = current.changes(since: recorded), !changes.isEmpty {
+            throw MigrationError.changedDuringMigration(store: store, changes: changes)
+        }
+        if let busy { throw busy }
+        if let users, case let others = users.others(), !others.isEmpty {
+            throw MigrationError.openElsewhere(store: store, processes: others, resumable: true)
+        }
+        try hold?.keepWALOnClose()
+        try Self.place(migrated, at: finalPath, keepingOriginalAt: backup)
+    }
+
+    /// The source's content, read without leaving a mark on it.
+    func digest(of store: String) throws -> StoreDigest {
+        let started = ContinuousClock.now
+        let source = try ReadOnlyStore(path: store)
+        let digest = try StoreDigest.read(storeAt: source.attachPath, workers: options.workers)
+        logger.info("read the source's digest", metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "tables": "\(digest.tables.count)"])
+        return digest
+    }
+
+    /// The real file behind `path` when it is a symbolic link (or lies under one), else `path`.
+    static func resolvingLinks(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// `--out` must name a place in an existing directory, and not a symbolic link: renaming the
+    /// migrated store onto a link would replace the link, not what it points to.
+    static func checkOutputPlace(_ output: String) throws {
+        var info = stat()
+        if lstat(output, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            throw TernError(.badInput, "--out is a symbolic link; give the path of a new file instead", path: output)
+        }
+        let directory = URL(fileURLWithPath: output).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw TernError(.missingInput, "the directory for --out does not exist (create it first)", path: directory)
+        }
+    }
+
+    /// `Store.sqlite` → `Store~.sqlite`, Core Data's name for the pre-migration copy.
+    public static func backupPath(for store: String) -> String {
+        let url = URL(fileURLWithPath: store)
+        let base = url.deletingPathExtension().lastPathComponent + "~"
+        return url.deletingLastPathComponent().appendingPathComponent(url.pathExtension.isEmpty ? base : "\(base).\(url.pathExtension)").path
+    }
+
+    /// Puts the migrated store in place so that at every instant a complete store is at `path`:
+    /// the original, whose `-wal` a `SourceHold` emptied into its main file, gets a second name
+    /// (a hard link) as the backup, then the migrated store is renamed over `path` in one atomic
+    /// step. A crash before the rename leaves the original; after it, the migrated store.
+    static func place(_ migrated: String, at path: String, keepingOriginalAt backup: String?) throws {
+        let fileManager = FileManager.default
+        if let backup {
+            // A backup that is the original itself (a hard link) was left by a placement a crash cut.
+            if fileManager.fileExists(atPath: backup), sameFile(backup, path) {
+                try fileManager.removeItem(atPath: backup)
+            }
+            do {
+                try fileManager.linkItem(atPath: path, toPath: backup)
+            } catch {
+                try fileManager.copyItem(atPath: path, toPath: backup)
+            }
+            CrashPoint.backupLinked.reach()
+        }
+        guard rename(migrated, path) == 0 else {
+            throw MigrationError.io("cannot move the migrated store into place: \(String(cString: strerror(errno)))", path: path)
+        }
+        CrashPoint.renamed.reach()
+        // The original's journal files belong to the backup now, or to nothing.
+        for suffix in ["-wal", "-shm"] { try? fileManager.removeItem(atPath: path + suffix) }
+    }
+
+    private static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_ino == second.st_ino && first.st_dev == second.st_dev
+    }
+}
+
+
+/// SQLite's write lock on the source store, taken with an empty `-wal`: while it is held no
+/// connection anywhere can commit to the store, and the main file alone holds all of it, so it
+/// can become the backup by a hard link.
+final class SourceHold {
+    private let connection: Connection
+
+    /// Checkpoints the source's `-wal` into its main file, then takes the write lock; a commit
+    /// that slips in between is checkpointed on the next try.
+    init(store: String, users: StoreUsers?) throws {
+        let busy = { MigrationError.openElsewhere(store: store, processes: users?.others() ?? [], resumable: true) }
+        connection = try Connection(path: store, configuration: .init(mode: .readWrite, busyTimeout: .seconds(2)))
+        do {
+            for _ in 0..<5 {
+                let checkpoint = try connection.prepare("PRAGMA wal_checkpoint(TRUNCATE)")
+                guard try checkpoint.step(), checkpoint.row.int64(at: 0) == 0 else { throw busy() }
+                let before = try connection.pragma("data_version")
+                try connection.execute("BEGIN IMMEDIATE")
+                if try connection.pragma("data_version") == before { return }
+                try connection.execute("ROLLBACK")
+            }
+            throw busy()
+        } catch let error as SQLiteError where error.code.primary == .SQLITE_BUSY {
+            try? connection.close()
+            throw busy()
+        } catch {
+            try? connection.close()
+            throw error
+        }
+    }
+
+    /// The store is about to be renamed away: its `-wal` and `-shm` names will belong to the
+    /// migrated store, so closing must not delete them (see `Connection.keepWALOnClose`).
+    func keepWALOnClose() throws {
+        try connection.keepWALOnClose()
+    }
+
+    func release() {
+        try? connection.execute("ROLLBACK")
+        try? connection.close()
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import Testing
+import TernSQLite
+
+/// Stores other processes use or change while (or between) tern runs: a second real process
+/// (`sqlite3`) opens the store and commits, tern is paused with SIGSTOP or killed with SIGKILL at
+/// a known point of its progress, and what is left on disk is checked.
+@Suite("Stores in use, stores that change, stores that are not what they seem")
+struct StoreInUseTests {
+    static let bookStore = CheckAndGenerateCommandTests.bookStore
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-in-use-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    private func store(_ name: String = "Books.sqlite", rows: Int = 50) throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        #expect(try TernProcess.run(["generate", "--model", Self.bookStore, "--version", "BookStore 1", "--rows", "\(rows)", path]).status == 0)
+        return path
+    }
+
+    private func files() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+    }
+
+    @Test("a writer commits during an in-place migration: exit 9 naming the table, nothing swapped, the committed row kept, nothing left behind")
+    func writerDuringInPlaceMigration() throws {
+        let path = try store(rows: 3000)
+        let before = try files()
+        let run = try PausedTern(["migrate", path, "--model", Self.bookStore, "--batch-size", "10", "--progress", "json"], pausedAt: "\"stepStarted\"")
+        try SQLiteShell.run(path, "INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE) VALUES (90001, 1, 1, 'committed meanwhile', 1.5);")
+        let outcome = run.resume()
+        #expect(outcome.status == 9, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("\(path): the store changed while it was being migrated"), "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("ZBOOK: 3000 rows then, 3001 now"), "\(outcome.standardError)")
+        #expect(try files() == before)
+        #expect(try TernProcess.run(["check", path, "--model", Self.bookStore]).standardOutput.contains("BookStore 1"))
+        #expect(try SQLiteShell.run(path, "SELECT ZTITLE FROM ZBOOK WHERE Z_PK = 90001;") == "committed meanwhile\n")
+    }
+
+    @Test("an app holds the store open: in place is refused (8, naming its pid) before any work and again before the swap; --resume finishes once it quits")
+    func appHoldsTheStoreOpen() throws {
+        let path = try store(rows: 3000)
+        let before = try files()
+        var app = try SQLiteShell(holdingOpen: path)
+        let refused = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--progress", "none"])
+        #expect(refused.status == 8, "\(refused.standardError)")
+        #expect(refused.standardError.contains("open in another process (pid \(app.processIdentifier) (sqlite3))"), "\(refused.standardError)")
+        #expect(try files().filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") } == before)
+        app.quit()
+
+        // The app opens the store while tern works, and only reads: the migrated store waits.
+        let arguments = ["migrate", path, "--model", Self.bookStore, "--batch-size", "10"]
+        let run = try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"stepStarted\"")
+        app = try SQLiteShell(holdingOpen: path)
+        let waiting = run.resume()
+        #expect(waiting.status == 8, "\(waiting.standardError)")
+        #expect(waiting.standardError.contains("with --resume"), "\(waiting.standardError)")
+        #expect(try TernProcess.run(["check", path, "--model", Self.bookStore]).standardOutput.contains("BookStore 1"))
+        app.quit()
+        let resumed = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(try TernProcess.run(["check", path, "--model", Self.bookStore]).status == 0)
+    }
+
+    @Test("a source changed between a kill and --resume is refused (65) naming what changed, for every kind of change, with --out and in place; --restart migrates it as it is", arguments: [
+        ("UPDATE ZBOOK SET ZTITLE = 'edited' WHERE Z_PK = 1;", "ZBOOK: values changed (3000 rows)"),
+        ("DELETE FROM ZPAGE WHERE Z_PK <= 1000;", "ZPAGE: 3000 rows then, 2000 now"),
+        // A row added without raising Z_PRIMARYKEY.Z_MAX.
+        ("INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE) VALUES (90001, 1, 1, 'appended', 1.5);", "ZBOOK: 3000 rows then, 3001 now"),
+    ])
+    func changedBeforeResume(edit: String, named: String) throws {
+        for inPlace in [false, true] {
+            let path = try store("Books-\(inPlace).sqlite", rows: 3000)
+            let output = directory.appendingPathComponent("Out-\(inPlace).sqlite").path
+            let arguments = ["migrate", path, "--model", Self.bookStore, "--batch-size", "10"] + (inPlace ? [] : ["--out", output])
+            let run = try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"passFinished\"")
+            run.kill()
+            try SQLiteShell.run(path, edit)
+            let refused = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
+            #expect(refused.status == 65, "\(refused.standardError)")
+            #expect(refused.standardError.contains("the source store changed: \(named)"), "\(refused.standardError)")
+            #expect(refused.standardError.contains("--restart"), "\(refused.standardError)")
+            let restarted = try TernProcess.run(arguments + ["--restart", "--progress", "none"])
+            #expect(restarted.status == 0, "\(restarted.standardError)")
+            let migrated = inPlace ? path : output
+            let books = try SQLiteShell.run(migrated, "SELECT count(*) FROM ZPUBLICATION;")
+            let expected = try SQLiteShell.run(inPlace ? StoreMigrationPaths.backup(path) : path, "SELECT count(*) FROM ZBOOK;")
+            #expect(books == expected)
+        }
+    }
+
+    @Test("a symbolic link to a store: the real store is migrated beside itself and the link leads to the migrated store; --out onto a link is refused")
+    func symbolicLink() throws {
+        let real = directory.appendingPathComponent("real")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        let path = try store("real/data.sqlite")
+        let link = directory.appendingPathComponent("link.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        let outcome = try TernProcess.run(["migrate", link, "--model", Self.bookStore, "--progress", "none"])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == path)
+        #expect(try TernProcess.run(["check", link, "--model", Self.bookStore]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: real.appendingPathComponent("data~.sqlite").path))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("link~.sqlite").path))
+
+        let source = try store("Other.sqlite")
+        let dangling = directory.appendingPathComponent("out-link.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: directory.appendingPathComponent("nowhere.sqlite").path)
+        let refused = try TernProcess.run(["migrate", source, "--model", Self.bookStore, "--out", dangling, "--progress", "none"])
+        #expect(refused.status == 65, "\(refused.standardError)")
+        #expect(refused.standardError.contains("\(dangling): --out is a symbolic link"), "\(refused.standardError)")
+    }
+}
+
+/// Where the default process keeps the original (the same rule as `StoreMigration.backupPath`).
+enum StoreMigrationPaths {
+    static func backup(_ path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().appendingPathComponent(url.deletingPathExtension().lastPathComponent + "~.sqlite").path
+    }
+}
+
+/// A `tern` run stopped with SIGSTOP as soon as its progress prints a line containing a marker,
+/// so a test can act at a known point and then let it go on (or kill it).
+struct PausedTern {
+    let process: Process
+    private let standardOutput: Pipe
+    private let standardError: Pipe
+
+    init(_ arguments: [String], pausedAt marker: String) throws {
+        standardOutput = Pipe()
+        standardError = Pipe()
+        process = try TernProcess.launch(arguments, standardOutput: standardOutput, standardError: standardError)
+        var read = Data()
+        while !String(decoding: read, as: UTF8.self).contains(marker) {
+            let chunk = standardOutput.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            read += chunk
+        }
+        Foundation.kill(process.processIdentifier, SIGSTOP)
+        // Drain what it prints from now on, so it never blocks on a full pipe.
+        let rest = standardOutput.fileHandleForReading
+        DispatchQueue.global().async { _ = rest.readDataToEndOfFile() }
+    }
+
+    /// Lets it go on, and waits for it to end.
+    func resume() -> TernProcess.Outcome {
+        Foundation.kill(process.processIdentifier, SIGCONT)
+        let errors = standardError.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return TernProcess.Outcome(status: process.terminationStatus, standardOutput: "", standardError: String(decoding: errors, as: UTF8.self))
+    }
+
+    /// Ends it with SIGKILL where it stands.
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+/// The `sqlite3` shell as another program using the store: one statement and out, or a session
+/// that keeps its connection open until `quit()`.
+struct SQLiteShell {
+    private let process: Process
+    private let input: Pipe
+    var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Runs SQL in its own `sqlite3` process and returns what it printed.
+    @discardableResult
+    static func run(_ store: String, _ sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [store, sql]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
+        return String(decoding: printed, as: UTF8.self)
+    }
+
+    /// Starts `sqlite3` on `store` and returns once its connection has read the store.
+    init(holdingOpen store: String) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [store]
+        input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data("SELECT 'open', count(*) FROM ZBOOK;\n".utf8))
+        var read = Data()
+        while !String(decoding: read, as: UTF8.self).contains("open|") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            read += chunk
+        }
+    }
+
+    /// Ends the session (its connection closes as a program's does when it quits).
+    func quit() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
