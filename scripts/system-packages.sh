@@ -1,8 +1,11 @@
 # Sourced by scripts/demo and scripts/test: makes sure the C libraries Tern links are installed.
 # Installs them with apt-get when running as root; otherwise prints the exact command and stops.
+# `tern_require_system_packages tests` also asks for what the tests run beside tern: the sqlite3
+# shell, as another program using a store.
 
 tern_require_system_packages() {
     local missing=()
+    if [ "${1:-}" = tests ]; then command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3); fi
     pkg-config --exists sqlite3 2>/dev/null || missing+=(libsqlite3-dev)
     pkg-config --exists libuv 2>/dev/null || missing+=(libuv1-dev)
     command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
@@ -10,7 +13,7 @@ tern_require_system_packages() {
 
     # pkg-config itself may be what is missing; ask for all three then.
     if ! command -v pkg-config >/dev/null 2>&1; then
-        missing=(pkg-config libsqlite3-dev libuv1-dev)
+        missing+=(pkg-config libsqlite3-dev libuv1-dev)
     fi
     if [ "$(id -u)" -eq 0 ]; then
         echo "Installing ${missing[*]} …" >&2

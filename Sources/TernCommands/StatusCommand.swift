@@ -39,7 +39,7 @@ struct StatusCommand: ParsableCommand {
                 let place = unit.stage == "create instances" && !unit.done ? " (up to source key \(unit.lastKey))" : ""
                 print("    \(unit.stage) — \(unit.name): \(unit.done ? "done" : "stopped at"), \(unit.count)\(unit.stage == "create instances" ? " objects" : " links")\(place)")
             }
-            print("Continue with: tern migrate \(status.store) --model … --resume")
+            print("Continue with: tern migrate \(status.store) --model …\(status.output.map { " --out \($0)" } ?? "") --resume")
         }
     }
 }

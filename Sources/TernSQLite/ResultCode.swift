@@ -39,6 +39,8 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let SQLITE_LOCKED = ResultCode(rawValue: CSQLite.SQLITE_LOCKED)
     public static let SQLITE_NOMEM = ResultCode(rawValue: CSQLite.SQLITE_NOMEM)
     public static let SQLITE_READONLY = ResultCode(rawValue: CSQLite.SQLITE_READONLY)
+    /// A read-only connection met a hot journal it would have to roll back.
+    public static let SQLITE_READONLY_ROLLBACK = ResultCode(rawValue: CSQLite.SQLITE_READONLY | (3 << 8))
     public static let SQLITE_INTERRUPT = ResultCode(rawValue: CSQLite.SQLITE_INTERRUPT)
     public static let SQLITE_IOERR = ResultCode(rawValue: CSQLite.SQLITE_IOERR)
     public static let SQLITE_CORRUPT = ResultCode(rawValue: CSQLite.SQLITE_CORRUPT)

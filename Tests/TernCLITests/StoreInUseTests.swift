@@ -92,6 +92,37 @@ struct StoreInUseTests {
         }
     }
 
+    @Test("a hot journal left by a writer that crashed: check, plan and migrate refuse it (65) naming the journal and the fix; once rolled back, the migration runs")
+    func hotJournal() throws {
+        let path = try store(rows: 2000)
+        try SQLiteShell.run(path, "PRAGMA journal_mode = delete;")
+        let writer = try SQLiteShell(holdingOpen: path)
+        // A cache of one page spills the half-done update into the store: the journal is hot.
+        writer.send("PRAGMA cache_size = 1; BEGIN; UPDATE ZPAGE SET ZTEXT = ZTEXT || 'half-written'; SELECT 'spilled';", waitingFor: "spilled")
+        writer.crash()
+        #expect(FileManager.default.fileExists(atPath: path + "-journal"))
+        for command in [["check", path, "--model", Self.bookStore], ["plan", path, "--model", Self.bookStore], ["migrate", path, "--model", Self.bookStore, "--progress", "none"]] {
+            let outcome = try TernProcess.run(command)
+            #expect(outcome.status == 65, "\(command): \(outcome.standardError)")
+            #expect(outcome.standardError.contains("\(path): has a hot journal (Books.sqlite-journal)"), "\(command): \(outcome.standardError)")
+        }
+        #expect(FileManager.default.fileExists(atPath: path + "-journal"))
+        try SQLiteShell.run(path, "PRAGMA quick_check;")
+        #expect(try SQLiteShell.run(path, "SELECT count(*) FROM ZPAGE WHERE ZTEXT LIKE '%half-written';") == "0\n")
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--progress", "none"]).status == 0)
+    }
+
+    @Test("tern status after a kill: where each step stands, and a hint that keeps --out")
+    func statusAfterKill() throws {
+        let path = try store(rows: 3000)
+        let output = directory.appendingPathComponent("Out.sqlite").path
+        try PausedTern(["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--progress", "json"], pausedAt: "\"passFinished\"").kill()
+        let status = try TernProcess.run(["status", path, "--out", output])
+        #expect(status.status == 0, "\(status.standardError)")
+        #expect(status.standardOutput.contains("An unfinished migration of \(path) to BookStore 5"), "\(status.standardOutput)")
+        #expect(status.standardOutput.contains("Continue with: tern migrate \(path) --model … --out \(output) --resume"), "\(status.standardOutput)")
+    }
+
     @Test("a symbolic link to a store: the real store is migrated beside itself and the link leads to the migrated store; --out onto a link is refused")
     func symbolicLink() throws {
         let real = directory.appendingPathComponent("real")
@@ -166,6 +197,7 @@ struct PausedTern {
 struct SQLiteShell {
     private let process: Process
     private let input: Pipe
+    private let output: Pipe
     var processIdentifier: Int32 { process.processIdentifier }
 
     /// Runs SQL in its own `sqlite3` process and returns what it printed.
@@ -189,17 +221,28 @@ struct SQLiteShell {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         process.arguments = [store]
         input = Pipe()
-        let output = Pipe()
+        output = Pipe()
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        input.fileHandleForWriting.write(Data("SELECT 'open', count(*) FROM ZBOOK;\n".utf8))
+        send("SELECT 'open', count(*) FROM ZBOOK;", waitingFor: "open|")
+    }
+
+    /// Runs SQL in the session and returns once it printed `marker`.
+    func send(_ sql: String, waitingFor marker: String) {
+        input.fileHandleForWriting.write(Data((sql + "\n").utf8))
         var read = Data()
-        while !String(decoding: read, as: UTF8.self).contains("open|") {
+        while !String(decoding: read, as: UTF8.self).contains(marker) {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             read += chunk
         }
+    }
+
+    /// Ends it with SIGKILL, as a crash would, in the middle of whatever it was doing.
+    func crash() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 
     /// Ends the session (its connection closes as a program's does when it quits).

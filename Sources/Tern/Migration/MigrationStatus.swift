@@ -16,6 +16,8 @@ public struct MigrationStatus: Sendable, Codable {
     }
 
     public var store: String
+    /// Where the migrated store goes when it is not the store's own place (`--out`).
+    public var output: String?
     public var target: String
     public var steps: [String]
     public var completedSteps: Int
@@ -38,6 +40,6 @@ public struct MigrationStatus: Sendable, Codable {
                                   done: row.int64(at: 3) != 0, count: Int(row.int64(at: 2)), lastKey: row.int64(at: 1)))
             }
         }
-        return MigrationStatus(store: run.store, target: run.target, steps: run.steps, completedSteps: run.completed, units: units)
+        return MigrationStatus(store: run.store, output: run.output, target: run.target, steps: run.steps, completedSteps: run.completed, units: units)
     }
 }

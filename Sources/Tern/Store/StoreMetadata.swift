@@ -69,6 +69,10 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
             return try body()
         } catch let error as SQLiteError {
             switch error.code {
+            case .SQLITE_READONLY_ROLLBACK:
+                throw TernError(.badInput, "has a hot journal (\(URL(fileURLWithPath: path).lastPathComponent)-journal): a program stopped in the middle of writing "
+                                + "the store, which is whole again only once that write is rolled back. Tern opens sources read-only and does not roll it back; "
+                                + "open the store once with its app or with `sqlite3 '\(path)' 'PRAGMA quick_check'` (either rolls it back), then run again", path: path)
             case .SQLITE_NOTADB, .SQLITE_CORRUPT:
                 throw TernError(.badInput, "damaged, or not an SQLite database (SQLite says: \(error.message))", path: path)
             case .SQLITE_CANTOPEN, .SQLITE_IOERR, .SQLITE_PERM:
