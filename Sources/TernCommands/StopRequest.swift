@@ -22,6 +22,13 @@ enum StopRequest {
     }
 
     static func install() {
+        // A blocked signal mask survives exec: a parent that blocked these (test runners and
+        // some supervisors do) would leave a stop request pending forever.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        sigaddset(&unblocked, SIGINT)
+        sigaddset(&unblocked, SIGTERM)
+        sigprocmask(SIG_UNBLOCK, &unblocked, nil)
         for number in [SIGINT, SIGTERM] {
             signal(number) { number in
                 StopRequest.requested.store(true, ordering: .relaxed)

@@ -48,6 +48,8 @@ public final class Connection {
     /// The path the connection was opened with (`:memory:` for an in-memory database).
     public let path: String
     let statementCache: StatementCache
+    /// What the progress handler asks (`interrupt(when:)`); kept alive while it is installed.
+    private var stopCondition: StopCondition?
 
     /// Opens (or creates) the database at `path`.
     /// - Throws: `SQLiteError` with `SQLITE_CANTOPEN` when the file cannot be opened in `mode`.
@@ -212,6 +214,19 @@ public final class Connection {
         if let handle { sqlite3_interrupt(handle) }
     }
 
+    /// Makes running statements fail with `SQLITE_INTERRUPT` soon after `stop` returns true:
+    /// SQLite asks it every few thousand virtual-machine instructions, from the thread running
+    /// the statement, so one long query (a verification scan, an index build) stops within
+    /// milliseconds of a signal rather than when it ends.
+    public func interrupt(when stop: @escaping @Sendable () -> Bool) throws {
+        let condition = StopCondition(stop)
+        stopCondition = condition
+        sqlite3_progress_handler(try openHandle(), 4096, { context in
+            guard let context else { return 0 }
+            return Unmanaged<StopCondition>.fromOpaque(context).takeUnretainedValue().isMet() ? 1 : 0
+        }, Unmanaged.passUnretained(condition).toOpaque())
+    }
+
     /// Keeps the `-wal` and `-shm` files when this connection closes (`SQLITE_FCNTL_PERSIST_WAL`).
     /// The last connection to close deletes them by name otherwise, which is wrong once the
     /// database was renamed away: the names may belong to another database by then.
@@ -223,6 +238,15 @@ public final class Connection {
     /// The SQLite library version, e.g. "3.40.1".
     public static var libraryVersion: String {
         String(cString: sqlite3_libversion())
+    }
+}
+
+/// A stop predicate with an address SQLite's progress handler can carry.
+private final class StopCondition: Sendable {
+    let isMet: @Sendable () -> Bool
+
+    init(_ isMet: @escaping @Sendable () -> Bool) {
+        self.isMet = isMet
     }
 }
 

@@ -123,6 +123,22 @@ struct StoreInUseTests {
         #expect(status.standardOutput.contains("Continue with: tern migrate \(path) --model … --out \(output) --resume"), "\(status.standardOutput)")
     }
 
+    @Test("SIGINT while a step verifies or builds its indexes stops within a second (75), before the step finishes; --resume completes it", arguments: ["verifying", "indexing"])
+    func interruptLongStatement(stage: String) throws {
+        let path = try store(rows: 20000)
+        let output = directory.appendingPathComponent("Out.sqlite").path
+        let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output]
+        let run = try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"stage\":\"\(stage)\"")
+        let (seconds, outcome) = run.resume(after: SIGINT)
+        #expect(outcome.status == 75, "\(outcome.standardError)")
+        #expect(seconds < 1, "took \(seconds) s to stop")
+        // Stopped inside the stage: the step never got to its next stage or its end.
+        #expect(!outcome.standardOutput.contains("stepFinished"), "\(outcome.standardOutput)")
+        let resumed = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(try TernProcess.run(["check", output, "--model", Self.bookStore]).status == 0)
+    }
+
     @Test("a symbolic link to a store: the real store is migrated beside itself and the link leads to the migrated store; --out onto a link is refused")
     func symbolicLink() throws {
         let real = directory.appendingPathComponent("real")
@@ -160,6 +176,14 @@ struct PausedTern {
     let process: Process
     private let standardOutput: Pipe
     private let standardError: Pipe
+    /// What it printed after the pause, once it has ended.
+    private let rest = DispatchGroup()
+    private let restOfOutput = Collected()
+
+    /// Bytes a background reader fills; read only after `rest` was waited for.
+    private final class Collected: @unchecked Sendable {
+        var data = Data()
+    }
 
     init(_ arguments: [String], pausedAt marker: String) throws {
         standardOutput = Pipe()
@@ -173,8 +197,20 @@ struct PausedTern {
         }
         Foundation.kill(process.processIdentifier, SIGSTOP)
         // Drain what it prints from now on, so it never blocks on a full pipe.
-        let rest = standardOutput.fileHandleForReading
-        DispatchQueue.global().async { _ = rest.readDataToEndOfFile() }
+        let handle = standardOutput.fileHandleForReading
+        let output = restOfOutput
+        DispatchQueue.global().async(group: rest) {
+            let data = handle.readDataToEndOfFile()
+            output.data = data
+        }
+    }
+
+    /// Sends `signal` and lets it go on; returns how long it took to end, and its outcome.
+    func resume(after signal: Int32) -> (seconds: Double, outcome: TernProcess.Outcome) {
+        Foundation.kill(process.processIdentifier, signal)
+        let started = Date()
+        let outcome = resume()
+        return (Date().timeIntervalSince(started), outcome)
     }
 
     /// Lets it go on, and waits for it to end.
@@ -182,7 +218,9 @@ struct PausedTern {
         Foundation.kill(process.processIdentifier, SIGCONT)
         let errors = standardError.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return TernProcess.Outcome(status: process.terminationStatus, standardOutput: "", standardError: String(decoding: errors, as: UTF8.self))
+        rest.wait()
+        return TernProcess.Outcome(status: process.terminationStatus, standardOutput: String(decoding: restOfOutput.data, as: UTF8.self),
+                                   standardError: String(decoding: errors, as: UTF8.self))
     }
 
     /// Ends it with SIGKILL where it stands.

@@ -166,7 +166,7 @@ extension StepMigrator {
 
     /// The checksums of what the source says and of what the store holds, computed side by side.
     private func compare(expected: SQLFragment, actual: SQLFragment) throws -> (want: ScanResult, have: ScanResult) {
-        let both = try ParallelScans.run([expected, actual], store: connection.path, attach: sourceAttachURI)
+        let both = try ParallelScans.run([expected, actual], store: connection.path, attach: sourceAttachURI, shouldStop: options.shouldStop)
         return (both[0], both[1])
     }
 

@@ -138,10 +138,15 @@ final class StepMigrator {
         }
         try catchUpLinksToLaterPasses()
         try numberUnnumberedLists()
+        // No batch boundaries from here to the end of the step: a stop request interrupts the
+        // running statement instead, and the step's checks and indexes run again on --resume.
+        try connection.interrupt(when: options.shouldStop)
         let verifying = ContinuousClock.now
-        try verify()
+        emit(.stepStage(.verifying))
+        try stoppable(verify)
         let finishing = ContinuousClock.now
-        try finish()
+        emit(.stepStage(.indexing))
+        try stoppable(finish)
         report.verifying = finishing - verifying
         report.indexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started
@@ -151,6 +156,16 @@ final class StepMigrator {
     func emit(_ event: MigrationEvent) {
         passMemory.sample()
         options.progress?(event)
+    }
+
+    /// Runs `body`, turning a statement interrupted because a stop was asked for into
+    /// `MigrationInterrupted`.
+    func stoppable(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as SQLiteError where error.code.primary == .SQLITE_INTERRUPT && options.shouldStop() {
+            throw MigrationInterrupted()
+        }
     }
 
     /// Throws when asked to stop; called at batch boundaries, right after a commit.

@@ -32,7 +32,12 @@ extension StoreMigration {
     func digest(of store: String) throws -> StoreDigest {
         let started = ContinuousClock.now
         let source = try ReadOnlyStore(path: store)
-        let digest = try StoreDigest.read(storeAt: source.attachPath, workers: options.workers)
+        let digest: StoreDigest
+        do {
+            digest = try StoreDigest.read(storeAt: source.attachPath, workers: options.workers, shouldStop: options.shouldStop)
+        } catch let error as SQLiteError where error.code.primary == .SQLITE_INTERRUPT && options.shouldStop() {
+            throw MigrationInterrupted()
+        }
         logger.info("read the source's digest", metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "tables": "\(digest.tables.count)"])
         return digest
     }

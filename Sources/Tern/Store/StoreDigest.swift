@@ -14,14 +14,14 @@ public struct StoreDigest: Codable, Sendable, Equatable {
     public var tables: [String: String]
 
     /// Reads every table of the store at `path` (a path or a `file:` URI), a few at a time.
-    public static func read(storeAt path: String, workers: Int = 2) throws -> StoreDigest {
+    public static func read(storeAt path: String, workers: Int = 2, shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StoreDigest {
         let tables = try tableColumns(storeAt: path)
         let queries = tables.map { table, columns in
             let values = columns.map(quoteIdentifier).joined(separator: ", ")
             let affinities = String(repeating: "B", count: columns.count)
             return SQLFragment("SELECT count(*), tern_checksum('\(affinities)', \(values)) FROM \(quoteIdentifier(table))")
         }
-        let results = try ParallelScans.run(queries, store: path, workers: workers)
+        let results = try ParallelScans.run(queries, store: path, workers: workers, shouldStop: shouldStop)
         var digest = StoreDigest(tables: [:])
         for ((table, _), result) in zip(tables, results) {
             digest.tables[table] = "\(result.count):\(result.value ?? 0)"

@@ -24,6 +24,7 @@ final class JSONProgressWriter: ProgressRenderer {
         case .batchCommitted: "batchCommitted"
         case .entityMappingFinished: "entityMappingFinished"
         case .passFinished: "passFinished"
+        case .stepStage: "stepStage"
         case .stepFinished: "stepFinished"
         }
     }

@@ -36,6 +36,7 @@ final class TerminalProgressBar: ProgressRenderer {
                      "step \(snapshot.step)/\(snapshot.steps) \(snapshot.stepName)"]
         if let pass = snapshot.pass, let passes = snapshot.passes, passes > 1 { parts.append("pass \(pass)/\(passes)") }
         if let mapping = snapshot.entityMapping { parts.append(mapping) }
+        if let stage = snapshot.stage { parts.append(stage.rawValue) }
         if snapshot.rowsPerSecond > 0 { parts.append("\(Formatting.count(Int(snapshot.rowsPerSecond))) rows/s") }
         parts.append(Formatting.clock(snapshot.elapsedSeconds) + " elapsed")
         if let eta = snapshot.etaSeconds { parts.append("ETA " + Formatting.clock(eta)) }

@@ -13,8 +13,16 @@ public enum MigrationEvent: Sendable, Equatable {
     case entityMappingFinished(mapping: String, pass: Int, objects: Int)
     /// A pass finished all three stages (or a step was applied in place as schema changes).
     case passFinished(PassReport)
+    /// A step's passes are done and it checks its result against the source, then builds its
+    /// indexes: long stretches without batches, so they are announced.
+    case stepStage(StepStage)
     /// A step finished; `inPlace` when it ran as schema changes.
     case stepFinished(step: Int, inPlace: Bool)
+}
+
+/// What a step does after its passes.
+public enum StepStage: String, Sendable, Equatable, Codable {
+    case verifying, indexing
 }
 
 /// The shape of a run, known before it starts.

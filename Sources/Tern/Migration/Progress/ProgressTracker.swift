@@ -12,6 +12,8 @@ public struct ProgressSnapshot: Sendable, Equatable, Codable {
     public var passes: Int?
     /// The entity mapping whose batches are committing, if any.
     public var entityMapping: String?
+    /// What the step does after its passes (verifying, indexing), while it does it.
+    public var stage: StepStage?
     /// Source objects committed by this run (not counting an interrupted run's).
     public var rows: Int
     public var rowsPerSecond: Double
@@ -37,6 +39,7 @@ public final class ProgressTracker: Sendable {
         var pass: Int?
         var passes: Int?
         var mapping: String?
+        var stage: StepStage?
         /// Rows done in the current step, per entity mapping, and their totals.
         var done: [String: Int] = [:]
         var totals: [String: Int] = [:]
@@ -55,6 +58,7 @@ public final class ProgressTracker: Sendable {
     @discardableResult
     public func record(_ event: MigrationEvent, at now: ContinuousClock.Instant = .now) -> ProgressSnapshot {
         state.withLock { state in
+            if case .stepStage = event {} else { state.stage = nil }
             switch event {
             case .started(let outline):
                 state = State(started: now, outline: outline, step: outline.completedSteps)
@@ -82,6 +86,9 @@ public final class ProgressTracker: Sendable {
                 state.passes = report.passes
                 state.mapping = nil
                 state.finishedPassRows = state.done.values.reduce(0, +)
+            case .stepStage(let stage):
+                state.stage = stage
+                state.mapping = nil
             case .stepFinished(let step, _):
                 state.step = step
                 state.done = [:]
@@ -128,6 +135,7 @@ public final class ProgressTracker: Sendable {
             pass: state.pass,
             passes: state.passes,
             entityMapping: state.mapping,
+            stage: state.stage,
             rows: state.rowsThisRun,
             rowsPerSecond: elapsed > 0 ? Double(state.rowsThisRun) / elapsed : 0,
             elapsedSeconds: elapsed,
