@@ -58,7 +58,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
         switch error {
         case .noVersionMatches: throw ExitCode(TernExitCode.noVersionMatches)
         case .destinationExists: throw ExitCode(TernExitCode.cannotCreate)
-        case .io: throw ExitCode(TernExitCode.io)
+        case .io, .diskFull: throw ExitCode(TernExitCode.io)
         case .unfinished: throw ExitCode(TernExitCode.resumable)
         case .resumeMismatch, .sourceAnomalies: throw ExitCode(TernExitCode.badInput)
         case .inUse, .openElsewhere: throw ExitCode(TernExitCode.inUse)

@@ -139,6 +139,36 @@ struct StoreInUseTests {
         #expect(try TernProcess.run(["check", output, "--model", Self.bookStore]).status == 0)
     }
 
+    @Test("a full disk: exit 74 naming the directory, the hidden files that hold the work and --resume; with space again, --resume finishes",
+          .enabled(if: getuid() == 0, "mounting a small filesystem needs root"))
+    func fullDisk() throws {
+        let path = try store(rows: 20000)
+        let small = directory.appendingPathComponent("small")
+        try FileManager.default.createDirectory(at: small, withIntermediateDirectories: true)
+        #expect(Self.succeeds("/bin/mount", ["-t", "tmpfs", "-o", "size=400k", "tmpfs", small.path]))
+        defer { _ = Self.succeeds("/bin/umount", [small.path]) }
+        let output = small.appendingPathComponent("Out.sqlite").path
+        let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--progress", "none"]
+        let full = try TernProcess.run(arguments)
+        #expect(full.status == 74, "\(full.standardError)")
+        #expect(full.standardError.contains("\(small.path): the disk is full. The work so far is kept there in hidden files (.Out.sqlite.tern-migration.json"), "\(full.standardError)")
+        #expect(full.standardError.contains(".Out.tern-step1.sqlite"), "\(full.standardError)")
+        #expect(full.standardError.contains("--resume"), "\(full.standardError)")
+        #expect(Self.succeeds("/bin/mount", ["-o", "remount,size=64m", small.path]))
+        let resumed = try TernProcess.run(arguments + ["--resume"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(try TernProcess.run(["check", output, "--model", Self.bookStore]).status == 0)
+    }
+
+    private static func succeeds(_ program: String, _ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
     @Test("a symbolic link to a store: the real store is migrated beside itself and the link leads to the migrated store; --out onto a link is refused")
     func symbolicLink() throws {
         let real = directory.appendingPathComponent("real")

@@ -158,6 +158,12 @@ public struct StoreMigration {
             // Otherwise the rename happened before a crash: the migrated store is already in place.
             try? fileManager.removeItem(atPath: manifestPath)
         } catch let error where Self.isResumable(error) {
+            if Self.isDiskFull(error) {
+                let directory = URL(fileURLWithPath: finalPath).deletingLastPathComponent().path
+                throw MigrationError.diskFull(directory: directory, keptFiles: ([manifestPath] + run.stepFiles).compactMap { file in
+                    (try? fileManager.attributesOfItem(atPath: file)[.size] as? Int).map { (URL(fileURLWithPath: file).lastPathComponent, $0) }
+                }, sourceBytes: (try? fileManager.attributesOfItem(atPath: store)[.size] as? Int) ?? 0)
+            }
             throw error
         } catch {
             // Running again cannot help (invalid data, a bad mapping): leave nothing behind.
@@ -189,6 +195,10 @@ public struct StoreMigration {
             for file in run.stepFiles { remove(file) }
         }
         try? FileManager.default.removeItem(atPath: manifest)
+    }
+
+    static func isDiskFull(_ error: any Error) -> Bool {
+        (error as? SQLiteError)?.code.primary == .SQLITE_FULL
     }
 
     /// Whether running again may get further: an interruption, or a failure of the disk or the
@@ -306,12 +316,18 @@ public enum MigrationError: Error, CustomStringConvertible {
     /// Another process has the store open (in place, it would go on using the old file).
     /// `resumable`: the migrated store is kept for `--resume` once the store is free.
     case openElsewhere(store: String, processes: [String], resumable: Bool)
+    /// The disk filled up; the work so far is kept in `keptFiles` (name, bytes) for `--resume`.
+    case diskFull(directory: String, keptFiles: [(String, Int)], sourceBytes: Int)
     /// The source changed while it was migrated; nothing was swapped, the work is discarded.
     case changedDuringMigration(store: String, changes: [String])
     /// Another `tern` is migrating into this store now (`StoreLock`).
     case inUse(store: String, holder: String)
     /// The store holds rows Core Data never writes (`StoreAnomalies`); nothing was written.
     case sourceAnomalies([StoreAnomaly], store: String)
+
+    private static func mebibytes(_ bytes: Int) -> String {
+        String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+    }
 
     public var description: String {
         switch self {
@@ -337,6 +353,11 @@ public enum MigrationError: Error, CustomStringConvertible {
             "\(store): open in another process (\(processes.isEmpty ? "a writer holds its lock" : processes.joined(separator: ", "))); "
                 + "Tern does not replace a store an app is using, since the app would go on writing to the old file. Quit it, then run the same command"
                 + (resumable ? " with --resume (the migrated store is kept)" : " again")
+        case .diskFull(let directory, let kept, let sourceBytes):
+            "\(directory): the disk is full. The work so far is kept there in hidden files ("
+                + kept.map { "\($0.0), \(Self.mebibytes($0.1))" }.joined(separator: "; ")
+                + "). Free space (a step needs about as much as the store, \(Self.mebibytes(sourceBytes)), and its indexes more), then run the same command with --resume "
+                + "to continue where it stopped, or with --restart to remove those files and start over"
         case .changedDuringMigration(let store, let changes):
             "\(store): the store changed while it was being migrated, so the result would miss those changes:\n"
                 + changes.map { "  - \($0)" }.joined(separator: "\n")
