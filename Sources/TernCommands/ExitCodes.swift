@@ -60,7 +60,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
         case .destinationExists: throw ExitCode(TernExitCode.cannotCreate)
         case .io, .diskFull: throw ExitCode(TernExitCode.io)
         case .unfinished: throw ExitCode(TernExitCode.resumable)
-        case .resumeMismatch, .sourceAnomalies: throw ExitCode(TernExitCode.badInput)
+        case .resumeMismatch, .sourceAnomalies, .dataLoss: throw ExitCode(TernExitCode.badInput)
         case .inUse, .openElsewhere: throw ExitCode(TernExitCode.inUse)
         case .changedDuringMigration: throw ExitCode(TernExitCode.sourceChanged)
         }

@@ -24,6 +24,9 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Keep the association tables in the migrated store, for auditing.")
     var keepAssociations = false
 
+    @Flag(help: "Refuse an inferred step that would drop attributes, relationships or entities holding data (exit 65), instead of reporting what it dropped.")
+    var noDataLoss = false
+
     @Flag(help: "Print the chain of steps and the plan without writing anything.")
     var dryRun = false
 
@@ -47,6 +50,7 @@ struct MigrateCommand: ParsableCommand {
         try reportingErrors {
             var options = inputs.options
             options.keepAssociations = keepAssociations
+            options.refuseDataLoss = noDataLoss
             options.shouldStop = StopRequest.isRequested
             let renderer = dryRun ? nil : progress.attach(to: &options)
             let (migration, plan) = try inputs.plan(options: options, logger: logger)
@@ -97,6 +101,7 @@ enum MigrationSummary {
                 lines.append("Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): applied in place as schema changes, without reading rows, in \(String(format: "%.2f", step.duration.seconds)) s")
                 lines += step.appliedInPlace.map { "  \($0)" }
                 lines += step.verified.map { "  verified: \($0)" }
+                lines += droppedLines(step)
                 continue
             }
             lines.append("Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): \(objects) objects in \(String(format: "%.2f", step.duration.seconds)) s")
@@ -110,11 +115,17 @@ enum MigrationSummary {
                 lines.append("  \(name): \(count) links")
             }
             lines += step.verified.map { "  verified: \($0)" }
+            lines += droppedLines(step)
         }
         lines += passTable(report)
         lines.append("")
         lines.append("Migrated store: \(report.destination)\(report.backup.map { "; the original is kept as \($0)" } ?? "") (\(String(format: "%.2f", report.duration.seconds)) s in all)")
         return lines.joined(separator: "\n")
+    }
+
+    /// What an inferred step dropped, so it is never silent.
+    static func droppedLines(_ step: StepReport) -> [String] {
+        step.dropped.map { "  dropped (not in the new version): \($0)" }
     }
 
     /// One row per pass: what it did, how fast, and its peak memory.
@@ -161,6 +172,8 @@ struct FinishedLine: Encodable {
         var indexingSeconds: Double
         /// Per entity mapping: what it selected and created, and what verification proved.
         var mappings: [Mapping]
+        /// What an inferred step dropped, with its non-NULL values.
+        var dropped: [DroppedData]
     }
 
     struct Mapping: Encodable {
@@ -188,7 +201,8 @@ struct FinishedLine: Encodable {
         let names = report.plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" }
         steps = report.steps.enumerated().map { index, step in
             Step(step: index + 1, stepName: names[index], seconds: step.duration.seconds, verifyingSeconds: step.verifying.seconds, indexingSeconds: step.indexing.seconds,
-                 mappings: step.mappings.map { Mapping(name: $0.name, pass: $0.pass + 1, selected: $0.selected, created: $0.created, keptKeys: $0.keptKeys, verified: $0.verified) })
+                 mappings: step.mappings.map { Mapping(name: $0.name, pass: $0.pass + 1, selected: $0.selected, created: $0.created, keptKeys: $0.keptKeys, verified: $0.verified) },
+                 dropped: step.dropped)
         }
         passes = report.steps.enumerated().flatMap { index, step in
             step.passes.map { Pass(step: index + 1, stepName: names[index], report: $0) }

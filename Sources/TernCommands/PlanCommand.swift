@@ -44,6 +44,7 @@ struct PlanCommand: ParsableCommand {
         for (index, step) in estimate.steps.enumerated() {
             lines.append("")
             lines.append("Step \(index + 1), \(step.source) → \(step.destination) (\(step.origin.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then "))):")
+            lines += step.dropped.map { "  drops (not in the new version): \($0)\($0.values == nil ? " (counted when the step runs)" : "")" }
             if let changes = step.schemaChanges {
                 lines.append("  applied in place as schema changes, without reading rows:")
                 lines += changes.map { "    \($0)" }

@@ -10,6 +10,8 @@ public struct MigrationOptions: Sendable {
     public var workers: Int
     /// Keep the association tables in the migrated store, for auditing.
     public var keepAssociations: Bool
+    /// Refuse an inferred step that would drop non-NULL values (`DataLoss`) rather than report it.
+    public var refuseDataLoss = false
     /// Validation violations listed before giving up.
     public var violationLimit: Int
     /// `now()` in value expressions: the start of the run, seconds since 2001-01-01.
@@ -59,6 +61,8 @@ public struct StepReport: Sendable {
     public var links: [String: Int] = [:]
     /// Checks that passed, in words, for the summary.
     public var verified: [String] = []
+    /// What an inferred step dropped, counted in its input (`DataLoss`).
+    public var dropped: [DroppedData] = []
     /// When the step was applied as schema changes without reading rows: the SQL it ran.
     public var appliedInPlace: [String] = []
     /// Each pass's objects, time and peak memory, in order (one entry for a step applied in place).

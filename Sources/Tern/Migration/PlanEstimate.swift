@@ -13,6 +13,9 @@ public struct PlanEstimate: Sendable, Codable {
         /// The SQL that applies the step in place, when it runs as schema changes.
         public var schemaChanges: [String]?
         public var passes: [Pass]
+        /// What an inferred step drops: counted in the store for the first step (elements that
+        /// hold nothing left out), listed without counts for later ones.
+        public var dropped: [DroppedData]
     }
 
     public struct Pass: Sendable, Codable {
@@ -102,8 +105,10 @@ extension StoreMigration {
                 passes.append(PlanEstimate.Pass(number: number + 1, entityMappings: mappings, rows: rows,
                                                 batches: mappings.reduce(0) { $0 + $1.batches }))
             }
+            let dropped = DataLoss.dropped(by: step)
             steps.append(PlanEstimate.Step(source: step.source.versionName, destination: step.destination.versionName,
-                                           origin: step.isInferred ? ["inferred"] : step.origins, schemaChanges: LightweightInPlace.statements(for: step), passes: passes))
+                                           origin: step.isInferred ? ["inferred"] : step.origins, schemaChanges: LightweightInPlace.statements(for: step), passes: passes,
+                                           dropped: index == 0 ? try DataLoss.count(dropped, of: step, in: store) : dropped))
             objects = created
         }
         return PlanEstimate(storeVersion: plan.storeVersion, targetVersion: plan.targetVersion, batchSize: options.batchSize,

@@ -129,7 +129,11 @@ public struct StoreMigration {
                 let file = run.stepFiles[index]
                 options.progress?(.stepStarted(step: index + 1, steps: plan.steps.count, passes: step.passes.count, source: step.source.versionName, destination: step.destination.versionName))
                 logger.info("migrating", metadata: ["from": "\(step.source.versionName)", "to": "\(step.destination.versionName)", "mapping": "\(step.origins.joined(separator: ", "))"])
-                let report: StepReport
+                let dropped = try DataLoss.count(DataLoss.dropped(by: step), of: step, in: input)
+                if options.refuseDataLoss, !dropped.isEmpty {
+                    throw MigrationError.dataLoss(step: Self.describe(step), dropped: dropped)
+                }
+                var report: StepReport
                 var memory = PeakMemoryMeter()
                 if var inPlace = try Self.applyInPlace(step, from: input, working: file, isOriginal: index == 0) {
                     let pass = PassReport(pass: 1, passes: 1, mappings: ["schema changes"], objects: sourceObjects,
@@ -140,6 +144,7 @@ public struct StoreMigration {
                 } else {
                     report = try Migrator.migrate(step, from: input, to: file, options: options, logger: logger, resume: true)
                 }
+                report.dropped = dropped
                 reports.append(report)
                 CrashPoint.stepCommitted.reach()
                 run.completed = index + 1
@@ -316,6 +321,8 @@ public enum MigrationError: Error, CustomStringConvertible {
     /// Another process has the store open (in place, it would go on using the old file).
     /// `resumable`: the migrated store is kept for `--resume` once the store is free.
     case openElsewhere(store: String, processes: [String], resumable: Bool)
+    /// `--no-data-loss`, and an inferred step would drop values (`DataLoss`); nothing was kept.
+    case dataLoss(step: String, dropped: [DroppedData])
     /// The disk filled up; the work so far is kept in `keptFiles` (name, bytes) for `--resume`.
     case diskFull(directory: String, keptFiles: [(String, Int)], sourceBytes: Int)
     /// The source changed while it was migrated; nothing was swapped, the work is discarded.
@@ -353,6 +360,10 @@ public enum MigrationError: Error, CustomStringConvertible {
             "\(store): open in another process (\(processes.isEmpty ? "a writer holds its lock" : processes.joined(separator: ", "))); "
                 + "Tern does not replace a store an app is using, since the app would go on writing to the old file. Quit it, then run the same command"
                 + (resumable ? " with --resume (the migrated store is kept)" : " again")
+        case .dataLoss(let step, let dropped):
+            "step \(step) (an inferred mapping) would drop data that the store holds, and --no-data-loss refuses that:\n"
+                + dropped.map { "  - \($0)" }.joined(separator: "\n")
+                + "\nKeep those properties in the new version (or rename them with a renaming identifier), or write a mapping model that says where they go"
         case .diskFull(let directory, let kept, let sourceBytes):
             "\(directory): the disk is full. The work so far is kept there in hidden files ("
                 + kept.map { "\($0.0), \(Self.mebibytes($0.1))" }.joined(separator: "; ")
