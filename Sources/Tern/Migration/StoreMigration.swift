@@ -79,6 +79,7 @@ public struct StoreMigration {
         // In place, an app using the store would write on into the backup: refuse now rather
         // than after the work. Declared before every connection so its descriptors outlive them.
         let users = output == nil ? StoreUsers(store: store) : nil
+        defer { withExtendedLifetime(users) {} }
         if let users, case let others = users.others(), !others.isEmpty {
             throw MigrationError.openElsewhere(store: store, processes: others, resumable: false)
         }
@@ -305,74 +306,5 @@ extension StoreMigration {
         let source = try ReadOnlyStore(path: store)
         let anomalies = try StoreAnomalies.find(in: source.attachPath, model: first.source, workers: options.workers)
         guard anomalies.isEmpty else { throw MigrationError.sourceAnomalies(anomalies, store: store) }
-    }
-}
-
-/// Why the default process stopped; the original store is untouched in every case.
-public enum MigrationError: Error, CustomStringConvertible {
-    case noVersionMatches(closest: String?, differences: [String], store: String)
-    case destinationExists(String)
-    case io(String, path: String)
-    /// A migration of this store was started and did not finish.
-    case unfinished(MigrationRun, manifest: String)
-    /// `--resume` was asked for, but the unfinished migration had other inputs: `differences`
-    /// names each one that changed.
-    case resumeMismatch(MigrationRun, manifest: String, differences: [String])
-    /// Another process has the store open (in place, it would go on using the old file).
-    /// `resumable`: the migrated store is kept for `--resume` once the store is free.
-    case openElsewhere(store: String, processes: [String], resumable: Bool)
-    /// `--no-data-loss`, and an inferred step would drop values (`DataLoss`); nothing was kept.
-    case dataLoss(step: String, dropped: [DroppedData])
-    /// The disk filled up; the work so far is kept in `keptFiles` (name, bytes) for `--resume`.
-    case diskFull(directory: String, keptFiles: [(String, Int)], sourceBytes: Int)
-    /// The source changed while it was migrated; nothing was swapped, the work is discarded.
-    case changedDuringMigration(store: String, changes: [String])
-    /// Another `tern` is migrating into this store now (`StoreLock`).
-    case inUse(store: String, holder: String)
-    /// The store holds rows Core Data never writes (`StoreAnomalies`); nothing was written.
-    case sourceAnomalies([StoreAnomaly], store: String)
-
-    private static func mebibytes(_ bytes: Int) -> String {
-        String(format: "%.1f MiB", Double(bytes) / 1_048_576)
-    }
-
-    public var description: String {
-        switch self {
-        case .noVersionMatches(let closest, let differences, let store):
-            "\(store): no version of the model wrote this store" + (closest.map { "; the closest, \($0), differs: " + differences.joined(separator: "; ") } ?? "")
-        case .destinationExists(let path):
-            "\(path): already exists; Tern never overwrites a store (move it away first)"
-        case .io(let message, let path):
-            "\(path): \(message)"
-        case .unfinished(let run, _):
-            "\(run.store): an earlier migration to \(run.target) did not finish (\(run.completed) of \(run.steps.count) steps done): run the same command with --resume to continue it, or --restart to start over"
-        case .inUse(let store, let holder):
-            "\(store): in use by another tern migration (\(holder)); wait for it to finish (or stop it), then run again"
-        case .sourceAnomalies(let anomalies, let store):
-            "\(store): the store holds rows Core Data never writes, which a migration could not carry as they are:\n"
-                + anomalies.map { "  - \($0)" }.joined(separator: "\n")
-                + "\nRepair or delete those rows (tern check lists them) and run again; nothing was written"
-        case .resumeMismatch(let run, let manifest, let differences):
-            "\(run.store): the unfinished migration cannot be resumed, its inputs changed since it began:\n"
-                + differences.map { "  - \($0)" }.joined(separator: "\n")
-                + "\nRun with --restart to discard it (\(manifest)) and migrate the store as it is now"
-        case .openElsewhere(let store, let processes, let resumable):
-            "\(store): open in another process (\(processes.isEmpty ? "a writer holds its lock" : processes.joined(separator: ", "))); "
-                + "Tern does not replace a store an app is using, since the app would go on writing to the old file. Quit it, then run the same command"
-                + (resumable ? " with --resume (the migrated store is kept)" : " again")
-        case .dataLoss(let step, let dropped):
-            "step \(step) (an inferred mapping) would drop data that the store holds, and --no-data-loss refuses that:\n"
-                + dropped.map { "  - \($0)" }.joined(separator: "\n")
-                + "\nKeep those properties in the new version (or rename them with a renaming identifier), or write a mapping model that says where they go"
-        case .diskFull(let directory, let kept, let sourceBytes):
-            "\(directory): the disk is full. The work so far is kept there in hidden files ("
-                + kept.map { "\($0.0), \(Self.mebibytes($0.1))" }.joined(separator: "; ")
-                + "). Free space (a step needs about as much as the store, \(Self.mebibytes(sourceBytes)), and its indexes more), then run the same command with --resume "
-                + "to continue where it stopped, or with --restart to remove those files and start over"
-        case .changedDuringMigration(let store, let changes):
-            "\(store): the store changed while it was being migrated, so the result would miss those changes:\n"
-                + changes.map { "  - \($0)" }.joined(separator: "\n")
-                + "\nThe migrated copy was discarded. Stop whatever writes to the store, then run the migration again"
-        }
     }
 }
