@@ -57,7 +57,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
         printError(error.description + "\nNothing was replaced; the original store is untouched.")
         switch error {
         case .noVersionMatches: throw ExitCode(TernExitCode.noVersionMatches)
-        case .destinationExists: throw ExitCode(TernExitCode.cannotCreate)
+        case .destinationExists, .finishedEarlier, .deliveryBlocked: throw ExitCode(TernExitCode.cannotCreate)
         case .io, .diskFull: throw ExitCode(TernExitCode.io)
         case .unfinished: throw ExitCode(TernExitCode.resumable)
         case .resumeMismatch, .sourceAnomalies, .dataLoss: throw ExitCode(TernExitCode.badInput)

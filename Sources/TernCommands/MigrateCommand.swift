@@ -47,6 +47,7 @@ struct MigrateCommand: ParsableCommand {
 
     func run() throws {
         let logger = global.makeLogger(label: "tern.migrate")
+        StopRequest.install()
         try reportingErrors {
             var options = inputs.options
             options.keepAssociations = keepAssociations
@@ -58,7 +59,6 @@ struct MigrateCommand: ParsableCommand {
             guard !plan.steps.isEmpty else { return }
             if dryRun { return }
             if restart { try StoreMigration.discardUnfinished(into: out ?? inputs.store) }
-            StopRequest.install()
             // The bar is cleared however the run ends, before anything else is printed.
             let report = try { defer { renderer?.finish() }; return try migration.run(plan, output: out, resume: resume) }()
             if progress == .json {

@@ -78,7 +78,9 @@ struct CrashResumeTests {
                 // Toward the end of a trial, let the run finish.
                 let status = try run(arguments, killAfter: attempts > 12 ? nil : nextDelay())
                 if status == nil { killed += 1; continue }
-                #expect(status == 0, "trial \(trial), attempt \(attempts) exited \(status!)")
+                // Killed after the record went: the output is complete, and never taken as its own (73).
+                let finishedEarlier = status == 73 && attempts > 1 && !FileManager.default.fileExists(atPath: directory.appendingPathComponent(".out-\(trial).sqlite.tern-migration.json").path)
+                #expect(status == 0 || finishedEarlier, "trial \(trial), attempt \(attempts) exited \(status!)")
                 break
             }
             #expect(try StoreDump.lines(output) == expected, "trial \(trial) after \(attempts) attempts differs from the uninterrupted run")

@@ -152,7 +152,7 @@ struct StoreInUseTests {
         let full = try TernProcess.run(arguments)
         #expect(full.status == 74, "\(full.standardError)")
         #expect(full.standardError.contains("\(small.path): the disk is full. The work so far is kept there in hidden files (.Out.sqlite.tern-migration.json"), "\(full.standardError)")
-        #expect(full.standardError.contains(".Out.tern-step1.sqlite"), "\(full.standardError)")
+        #expect(full.standardError.contains(".Out.sqlite.tern-step1.sqlite"), "\(full.standardError)")
         #expect(full.standardError.contains("--resume"), "\(full.standardError)")
         #expect(Self.succeeds("/bin/mount", ["-o", "remount,size=64m", small.path]))
         let resumed = try TernProcess.run(arguments + ["--resume"])
@@ -167,6 +167,61 @@ struct StoreInUseTests {
         guard (try? process.run()) != nil else { return false }
         process.waitUntilExit()
         return process.terminationStatus == 0
+    }
+
+    @Test("x.sqlite and x.db in one directory keep their own step files: a fresh run of one never takes over the other's unfinished work")
+    func storesWithOneBaseName() throws {
+        let first = try store("x.sqlite", rows: 3000)
+        let second = try store("x.db", rows: 3000)
+        try SQLiteShell.run(second, "UPDATE ZBOOK SET ZTITLE = 'from x.db';")
+        let arguments = ["--model", Self.bookStore, "--batch-size", "10"]
+        try PausedTern(["migrate", first] + arguments + ["--progress", "json"], pausedAt: "\"passFinished\"").kill()
+        #expect(try TernProcess.run(["migrate", second] + arguments + ["--progress", "none"]).status == 0)
+        let resumed = try TernProcess.run(["migrate", first] + arguments + ["--resume", "--progress", "none"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(try SQLiteShell.run(first, "SELECT count(*) FROM ZPUBLICATION WHERE ZTITLE = 'from x.db';") == "0\n")
+    }
+
+    @Test("a file put at --out while the migration runs is never replaced (73); moved away, --resume delivers")
+    func outputAppearsMidRun() throws {
+        let path = try store(rows: 3000)
+        let output = directory.appendingPathComponent("Out.sqlite").path
+        let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10"]
+        let run = try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"stepStarted\"")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: output))
+        let blocked = run.resume()
+        #expect(blocked.status == 73, "\(blocked.standardError)")
+        #expect(blocked.standardError.contains("\(output): appeared while the migration ran"), "\(blocked.standardError)")
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "precious")
+        try FileManager.default.removeItem(atPath: output)
+        let resumed = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(try TernProcess.run(["check", output, "--model", Self.bookStore]).status == 0)
+    }
+
+    @Test("in place, the migrated store keeps the original's permissions and owner")
+    func permissionsAndOwner() throws {
+        let path = try store()
+        chmod(path, 0o600)
+        let nobody: uid_t = 65534
+        let asRoot = getuid() == 0
+        if asRoot { chown(path, nobody, gid_t(nobody)) }
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--progress", "none"]).status == 0)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        if asRoot { #expect((attributes[.ownerAccountID] as? Int) == Int(nobody)) }
+    }
+
+    @Test("a symbolic link planted where the lock file goes is refused (74), its target untouched")
+    func plantedLockLink() throws {
+        let path = try store()
+        let victim = directory.appendingPathComponent("victim.txt")
+        try Data("important".utf8).write(to: victim)
+        try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent(".Books.sqlite.tern-lock").path, withDestinationPath: victim.path)
+        let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--progress", "none"])
+        #expect(outcome.status == 74, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("it is a symbolic link"), "\(outcome.standardError)")
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "important")
     }
 
     @Test("a symbolic link to a store: the real store is migrated beside itself and the link leads to the migrated store; --out onto a link is refused")

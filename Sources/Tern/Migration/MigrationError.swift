@@ -4,6 +4,12 @@ import Foundation
 public enum MigrationError: Error, CustomStringConvertible {
     case noVersionMatches(closest: String?, differences: [String], store: String)
     case destinationExists(String)
+    /// With `--resume`, the output exists and its metadata names this run's inputs: an earlier
+    /// run finished it (or was killed as it finished); it is not taken as this run's.
+    case finishedEarlier(String)
+    /// A file appeared at the output or backup path while the migration ran; the migrated store
+    /// is kept for `--resume`.
+    case deliveryBlocked(String)
     case io(String, path: String)
     /// A migration of this store was started and did not finish.
     case unfinished(MigrationRun, manifest: String)
@@ -39,6 +45,11 @@ public enum MigrationError: Error, CustomStringConvertible {
             "\(store): no version of the model wrote this store" + (closest.map { "; the closest, \($0), differs: " + differences.joined(separator: "; ") } ?? "")
         case .destinationExists(let path):
             "\(path): already exists; Tern never overwrites a store (move it away first)"
+        case .finishedEarlier(let path):
+            "\(path): already exists, and its metadata says an earlier run migrated it from these very inputs: if that run was killed as it finished, "
+                + "the migration is complete. Tern never takes an existing store as its own: move it away to migrate again"
+        case .deliveryBlocked(let path):
+            "\(path): appeared while the migration ran, and Tern never overwrites a file: move it away, then run the same command with --resume (the migrated store is kept)"
         case .io(let message, let path):
             "\(path): \(message)"
         case .unfinished(let run, _):

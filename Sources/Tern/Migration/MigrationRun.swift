@@ -24,10 +24,11 @@ public struct MigrationRun: Codable, Sendable, Equatable {
         return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tern-migration.json").path
     }
 
-    /// The hidden file step `index` (from 1) writes, beside `finalPath`.
+    /// The hidden file step `index` (from 1) writes, beside `finalPath`; named after the whole
+    /// file name, so `x.sqlite` and `x.db` in one directory never share one.
     static func stepFile(for finalPath: String, index: Int) -> String {
         let url = URL(fileURLWithPath: finalPath)
-        return url.deletingLastPathComponent().appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).tern-step\(index).sqlite").path
+        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tern-step\(index).sqlite").path
     }
 
     public static func load(at path: String) throws -> MigrationRun? {

@@ -68,5 +68,5 @@ struct StepCheckpoint {
 /// A migration stopped at a batch boundary because it was asked to (SIGINT, SIGTERM); its
 /// checkpoint is committed and `--resume` continues from it.
 public struct MigrationInterrupted: Error, CustomStringConvertible {
-    public var description: String { "interrupted at a batch boundary; the checkpoint is saved: run the same command with --resume to continue" }
+    public var description: String { "interrupted; the work done so far is saved: run the same command with --resume to continue" }
 }

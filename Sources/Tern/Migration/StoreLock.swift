@@ -23,9 +23,16 @@ public final class StoreLock {
         path = Self.path(for: store)
         var locked: Int32 = -1
         while locked < 0 {
-            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            // Never through a link: a planted one would have tern truncate its target.
+            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
             guard descriptor >= 0 else {
-                throw TernError(.io, "cannot create the lock file: \(String(cString: strerror(errno)))", path: path)
+                let reason = errno == ELOOP ? "it is a symbolic link (remove it)" : String(cString: strerror(errno))
+                throw TernError(.io, "cannot create the lock file: \(reason)", path: path)
+            }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                close(descriptor)
+                throw TernError(.io, "the lock file is not a regular file (remove it)", path: path)
             }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
                 let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""

@@ -76,24 +76,58 @@ extension StoreMigration {
     /// step. A crash before the rename leaves the original; after it, the migrated store.
     static func place(_ migrated: String, at path: String, keepingOriginalAt backup: String?) throws {
         let fileManager = FileManager.default
-        if let backup {
-            // A backup that is the original itself (a hard link) was left by a placement a crash cut.
-            if fileManager.fileExists(atPath: backup), sameFile(backup, path) {
-                try fileManager.removeItem(atPath: backup)
-            }
-            do {
-                try fileManager.linkItem(atPath: path, toPath: backup)
-            } catch {
-                try fileManager.copyItem(atPath: path, toPath: backup)
-            }
-            CrashPoint.backupLinked.reach()
+        guard let backup else {
+            try linkWithoutReplacing(migrated, at: path)
+            unlink(migrated)
+            return
         }
+        if fileManager.fileExists(atPath: backup) {
+            // A backup that is the original itself (a hard link) was left by a placement a crash cut.
+            guard sameFile(backup, path) else { throw MigrationError.deliveryBlocked(backup) }
+            try fileManager.removeItem(atPath: backup)
+        }
+        if fileManager.fileExists(atPath: backup + "-wal") { throw MigrationError.deliveryBlocked(backup + "-wal") }
+        keepOwnership(of: path, for: migrated)
+        do {
+            try fileManager.linkItem(atPath: path, toPath: backup)
+        } catch {
+            try fileManager.copyItem(atPath: path, toPath: backup)
+        }
+        CrashPoint.backupLinked.reach()
         guard rename(migrated, path) == 0 else {
             throw MigrationError.io("cannot move the migrated store into place: \(String(cString: strerror(errno)))", path: path)
         }
         CrashPoint.renamed.reach()
         // The original's journal files belong to the backup now, or to nothing.
         for suffix in ["-wal", "-shm"] { try? fileManager.removeItem(atPath: path + suffix) }
+    }
+
+    /// Gives `migrated` a second name, `path`, failing rather than replacing a file that appeared
+    /// there while the migration ran (`rename` would replace it). Where the filesystem has no hard
+    /// links, the check and the rename are two steps.
+    private static func linkWithoutReplacing(_ migrated: String, at path: String) throws {
+        if link(migrated, path) == 0 { return }
+        switch errno {
+        case EEXIST:
+            // Linked before a crash cut the run: it is the migrated store already.
+            guard sameFile(migrated, path) else { throw MigrationError.deliveryBlocked(path) }
+        case EPERM, ENOTSUP, EOPNOTSUPP, EMLINK:
+            guard !FileManager.default.fileExists(atPath: path) else { throw MigrationError.deliveryBlocked(path) }
+            guard rename(migrated, path) == 0 else {
+                throw MigrationError.io("cannot move the migrated store into place: \(String(cString: strerror(errno)))", path: path)
+            }
+        default:
+            throw MigrationError.io("cannot move the migrated store into place: \(String(cString: strerror(errno)))", path: path)
+        }
+    }
+
+    /// The migrated store takes the original's permissions and, where this user may give it,
+    /// its owner: the app that used the original must be able to open it, and nobody else.
+    private static func keepOwnership(of original: String, for migrated: String) {
+        var info = stat()
+        guard stat(original, &info) == 0 else { return }
+        chmod(migrated, info.st_mode & 0o7777)
+        _ = chown(migrated, info.st_uid, info.st_gid)
     }
 
     private static func sameFile(_ a: String, _ b: String) -> Bool {

@@ -92,6 +92,10 @@ public struct StoreMigration {
         var run: MigrationRun
         if let existing = try MigrationRun.load(at: manifestPath) {
             guard resume else { throw MigrationError.unfinished(existing, manifest: manifestPath) }
+            guard existing.store == store else {
+                throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: [
+                    "it migrates another source, \(existing.store), into \(finalPath) (resume it with that store)"])
+            }
             guard existing.steps == plan.steps.map(Self.describe), let recorded = existing.inputs else {
                 throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: ["the steps (then \(existing.steps.joined(separator: ", ")))"])
             }
@@ -105,14 +109,16 @@ public struct StoreMigration {
                 return Report(plan: plan, steps: [], destination: store, backup: nil, duration: ContinuousClock.now - started)
             }
             if let output, fileManager.fileExists(atPath: output) {
-                // Killed after the record was removed: the output is this run's only if it says
-                // it was migrated from these very inputs.
+                // Killed after the record was removed? Say so, but never take the store as ours.
                 if resume, (try? StoreMetadata.read(storeAt: output))?.migratedFrom == (try inputs()).fingerprint {
-                    return Report(plan: plan, steps: [], destination: output, backup: nil, duration: ContinuousClock.now - started)
+                    throw MigrationError.finishedEarlier(output)
                 }
                 throw MigrationError.destinationExists(output)
             }
-            if let backup, fileManager.fileExists(atPath: backup) { throw MigrationError.destinationExists(backup) }
+            // A backup's stale -wal would be read into the backup made here.
+            for file in [backup, backup.map { $0 + "-wal" }].compactMap({ $0 }) where fileManager.fileExists(atPath: file) {
+                throw MigrationError.destinationExists(file)
+            }
             try refuseAnomalies(plan)
             run = MigrationRun(inputs: try inputs(), store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(Self.describe),
                                stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0)
@@ -215,7 +221,7 @@ public struct StoreMigration {
         case let error as SQLiteError: return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_INTERRUPT, .SQLITE_CANTOPEN].contains(error.code.primary)
         case let error as MigrationError:
             switch error {
-            case .io, .openElsewhere(_, _, true): return true
+            case .io, .openElsewhere(_, _, true), .deliveryBlocked: return true
             default: return false
             }
         case let error as TernError: return error.kind == .io

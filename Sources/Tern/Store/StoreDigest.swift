@@ -37,7 +37,7 @@ public struct StoreDigest: Codable, Sendable, Equatable {
             case (_?, nil): return "table \(table) was removed"
             case (let before?, let now?) where before != now:
                 let (rowsBefore, rowsNow) = (before.prefix { $0 != ":" }, now.prefix { $0 != ":" })
-                return rowsBefore == rowsNow ? "\(table): values changed (\(rowsNow) rows)" : "\(table): \(rowsBefore) rows then, \(rowsNow) now"
+                return rowsBefore == rowsNow ? "\(table): values changed (\(rowsNow) row\(rowsNow == "1" ? "" : "s"))" : "\(table): \(rowsBefore) rows then, \(rowsNow) now"
             default: return nil
             }
         }
