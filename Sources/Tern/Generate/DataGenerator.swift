@@ -48,6 +48,16 @@ public enum DataGenerator {
             firstKeys[entity.name] = try writer.reserveKeys(for: entity.name, count: objects[entity.name]!)
         }
         let targets = Targets(model: model, firstKeys: firstKeys, rows: objects)
+        // Values of attributes that allow external storage go, some of them, to files beside it.
+        let externalFolder = model.entities.contains { $0.attributes.contains(where: \.allowsExternalStorage) }
+            ? ExternalBinaryData.folder(forStore: path) : nil
+        if let externalFolder {
+            do {
+                try FileManager.default.createDirectory(atPath: externalFolder, withIntermediateDirectories: true)
+            } catch {
+                throw TernError(.io, "cannot create the folder for external data: \(error.localizedDescription)", path: externalFolder)
+            }
+        }
 
         var links = 0
         do {
@@ -56,7 +66,8 @@ public enum DataGenerator {
                 // (subentities of one destination), so no list holds one key twice.
                 var orders: [String: [Int64: Int64]] = [:]
                 for entity in concrete {
-                    try writeObjects(of: entity, rows: objects[entity.name]!, model: model, layout: layout, writer: writer, targets: targets, orders: &orders, rng: &rng)
+                    try writeObjects(of: entity, rows: objects[entity.name]!, model: model, layout: layout, writer: writer, targets: targets,
+                                     externalFolder: externalFolder, orders: &orders, rng: &rng)
                 }
                 for join in layout.joinTables {
                     links += try writeLinks(join, model: model, writer: writer, targets: targets, rng: &rng)
@@ -74,7 +85,7 @@ public enum DataGenerator {
 
     private static func writeObjects(
         of entity: Entity, rows: Int, model: ObjectModel, layout: StoreLayout,
-        writer: ObjectWriter, targets: Targets, orders: inout [String: [Int64: Int64]], rng: inout SplitMix64
+        writer: ObjectWriter, targets: Targets, externalFolder: String?, orders: inout [String: [Int64: Int64]], rng: inout SplitMix64
     ) throws {
         let entityLayout = layout.entities[entity.name]!
         let attributes = model.allAttributes(of: entity.name)
@@ -85,7 +96,7 @@ public enum DataGenerator {
         enum Slot { case attribute(ValueSynthesizer), key(Int), entityNumber(Int), order(Int) }
         let slots: [Slot] = try writer.insertColumns(for: entity.name).map { column in
             if let attribute = attributes.first(where: { entityLayout.attributeColumns[$0.name] == column }) {
-                return .attribute(ValueSynthesizer(attribute, unique: unique.contains(attribute.name)))
+                return .attribute(ValueSynthesizer(attribute, unique: unique.contains(attribute.name), externalFolder: externalFolder))
             }
             for (index, relationship) in relationships.enumerated() {
                 if entityLayout.foreignKeyColumns[relationship.name] == column { return .key(index) }
@@ -105,7 +116,7 @@ public enum DataGenerator {
             for (index, slot) in slots.enumerated() {
                 switch slot {
                 case .attribute(let synthesizer):
-                    values[index] = synthesizer.value(key: first + Int64(row), using: &rng)
+                    values[index] = try synthesizer.value(key: first + Int64(row), using: &rng)
                 case .key(let relationship):
                     values[index] = chosen[relationship].map { .integer($0.key) } ?? .null
                 case .entityNumber(let relationship):

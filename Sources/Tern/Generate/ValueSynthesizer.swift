@@ -20,9 +20,12 @@ struct ValueSynthesizer {
     private let integers: ClosedRange<Int64>
     private let reals: ClosedRange<Double>
     private let blobLengths: ClosedRange<Int>
+    /// Where values stored outside the store go, for an attribute that allows it.
+    private let externalFolder: String?
 
-    init(_ attribute: Attribute, unique: Bool) {
+    init(_ attribute: Attribute, unique: Bool, externalFolder: String? = nil) {
         self.attribute = attribute
+        self.externalFolder = attribute.allowsExternalStorage && attribute.type == .binary ? externalFolder : nil
         self.unique = unique
         let name = attribute.name.lowercased()
         textKind = if name.contains("first") { .firstName }
@@ -53,7 +56,7 @@ struct ValueSynthesizer {
 
     /// A value for the object with key `key`; keys are unique across an inheritance tree's table,
     /// so values made unique from them stay unique across subentities too.
-    func value(key: Int64, using rng: inout SplitMix64) -> SQLiteValue {
+    func value(key: Int64, using rng: inout SplitMix64) throws -> SQLiteValue {
         let row = Int(key)
         if attribute.isOptional, rng.next() % 10 == 0 {
             return .null
@@ -75,9 +78,36 @@ struct ValueSynthesizer {
             bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
             bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
             return .blob(bytes)
+        case .binary where externalFolder != nil:
+            return .blob(try markedValue(using: &rng))
         case .binary, .transformable:
             return .blob((0..<Int.random(in: blobLengths, using: &rng)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
         }
+    }
+
+    /// A value as Core Data stores one that may live outside the store: one in four is a file of
+    /// 100–160 KiB (above Core Data's threshold) in `externalFolder`, the rest are inline.
+    private func markedValue(using rng: inout SplitMix64) throws -> [UInt8] {
+        guard let externalFolder, rng.next() % 4 == 0 else {
+            return ExternalBinaryData.inlineValue(bytes(Int.random(in: blobLengths, using: &rng), using: &rng))
+        }
+        let b = bytes(16, using: &rng)
+        let name = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])).uuidString
+        let contents = Data(bytes(Int.random(in: 102_400...163_840, using: &rng), using: &rng))
+        let file = externalFolder + "/" + name
+        guard FileManager.default.createFile(atPath: file, contents: contents) else {
+            throw TernError(.io, "cannot write an external data file", path: file)
+        }
+        return ExternalBinaryData.referenceValue(name)
+    }
+
+    private func bytes(_ count: Int, using rng: inout SplitMix64) -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(count + 8)
+        while bytes.count < count {
+            withUnsafeBytes(of: rng.next()) { bytes.append(contentsOf: $0) }
+        }
+        return Array(bytes.prefix(count))
     }
 
     private func text(row: Int, using rng: inout SplitMix64) -> String {

@@ -7,7 +7,7 @@ extension StoreMigration {
     /// Puts `migrated` at `finalPath` once the source has been proved unchanged since the run
     /// began. In place, SQLite's write lock on the source is held from that proof to the swap,
     /// so no one can commit in between, and a store another process has open is not swapped.
-    func deliver(_ migrated: String, from store: String, to finalPath: String, keepingOriginalAt backup: String?,
+    func deliver(_ migrated: String, at version: ObjectModel, from store: String, to finalPath: String, keepingOriginalAt backup: String?,
                  recorded: StoreDigest?, users: StoreUsers?) throws {
         var hold: SourceHold?
         var busy: (any Error)?
@@ -24,6 +24,10 @@ extension StoreMigration {
         if let users, case let others = users.others(), !others.isEmpty {
             throw MigrationError.openElsewhere(store: store, processes: others, resumable: true)
         }
+        // The files of externally stored values, before the store that refers to them.
+        let files = ExternalBinaryData.folder(forStore: store)
+        try ExternalDataCarrier.carry(into: migrated, model: version, from: files, to: ExternalBinaryData.folder(forStore: finalPath))
+        if let backup { try ExternalDataCarrier.mirror(files, to: ExternalBinaryData.folder(forStore: backup)) }
         try hold?.keepWALOnClose()
         try Self.place(migrated, at: finalPath, keepingOriginalAt: backup)
     }
@@ -78,7 +82,7 @@ extension StoreMigration {
         let fileManager = FileManager.default
         guard let backup else {
             try linkWithoutReplacing(migrated, at: path)
-            unlink(migrated)
+            remove(migrated)
             return
         }
         if fileManager.fileExists(atPath: backup) {

@@ -115,8 +115,10 @@ public struct StoreMigration {
                 }
                 throw MigrationError.destinationExists(output)
             }
-            // A backup's stale -wal would be read into the backup made here.
-            for file in [backup, backup.map { $0 + "-wal" }].compactMap({ $0 }) where fileManager.fileExists(atPath: file) {
+            // A backup's stale -wal would be read into the backup made here; a support folder
+            // already there would mix someone else's files with the ones carried here.
+            let inTheWay = [backup, backup.map { $0 + "-wal" }, backup.map(ExternalBinaryData.supportFolder), output.map(ExternalBinaryData.supportFolder)]
+            for file in inTheWay.compactMap({ $0 }) where fileManager.fileExists(atPath: file) {
                 throw MigrationError.destinationExists(file)
             }
             try refuseAnomalies(plan)
@@ -165,7 +167,7 @@ public struct StoreMigration {
                 try connection.setPragma("user_version", .integer(0))  // a finished store looks like Core Data's
                 if let inputs = run.inputs { try StoreFile.setMetadata(StoreFile.migratedFromKey, to: inputs.fingerprint, in: connection, path: final) }
                 try connection.close()
-                try deliver(final, from: store, to: finalPath, keepingOriginalAt: backup, recorded: run.inputs?.source, users: users)
+                try deliver(final, at: plan.steps[plan.steps.count - 1].destination, from: store, to: finalPath, keepingOriginalAt: backup, recorded: run.inputs?.source, users: users)
             }
             // Otherwise the rename happened before a crash: the migrated store is already in place.
             try? fileManager.removeItem(atPath: manifestPath)
@@ -180,6 +182,7 @@ public struct StoreMigration {
         } catch {
             // Running again cannot help (invalid data, a bad mapping): leave nothing behind.
             for file in run.stepFiles { Self.remove(file) }
+            for folder in [output, backup].compactMap({ $0 }).map(ExternalBinaryData.supportFolder) { try? fileManager.removeItem(atPath: folder) }
             try? fileManager.removeItem(atPath: manifestPath)
             throw error
         }

@@ -1,0 +1,46 @@
+import Foundation
+
+/// Core Data's encoding of a Binary Data attribute that allows external storage: every value
+/// starts with a marker byte, `0x01` followed by the bytes themselves (stored inline), or `0x02`
+/// followed by a file's UUID in 36 ASCII characters and a NUL (38 bytes: stored in
+/// `.NAME_SUPPORT/_EXTERNAL_DATA/UUID` beside the store, `NAME` the store's file name without its
+/// extension). Core Data decides per value, by size (about 100 KB–1 MB depending on the OS).
+/// Rows written before the attribute allowed external storage carry no marker. Attributes that do
+/// not allow it never have one.
+///
+/// Sources: parsers of stores Core Data wrote (forensic and import tools), which agree on this;
+/// the case of the UUID is kept exactly as stored, since it is also the file's name.
+public enum ExternalBinaryData {
+    public static let inlineMarker: UInt8 = 0x01
+    public static let externalMarker: UInt8 = 0x02
+
+    /// The file name a value refers to, when it is stored outside the store.
+    public static func reference(in value: [UInt8]) -> String? {
+        guard value.count >= 37, value.count <= 38, value[0] == externalMarker else { return nil }
+        let name = value[1..<37]
+        guard value.count == 37 || value[37] == 0,
+              name.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66) }) else { return nil }
+        return String(decoding: name, as: UTF8.self)
+    }
+
+    /// The column value that refers to the external file `name` (a UUID string).
+    public static func referenceValue(_ name: String) -> [UInt8] {
+        [externalMarker] + Array(name.utf8) + [0]
+    }
+
+    /// The column value holding `bytes` inline.
+    public static func inlineValue(_ bytes: [UInt8]) -> [UInt8] {
+        [inlineMarker] + bytes
+    }
+
+    /// The folder holding the external files of the store at `store`.
+    public static func folder(forStore store: String) -> String {
+        supportFolder(forStore: store) + "/_EXTERNAL_DATA"
+    }
+
+    /// `.NAME_SUPPORT` beside the store: Core Data's folder for the store's files.
+    public static func supportFolder(forStore store: String) -> String {
+        let url = URL(fileURLWithPath: store)
+        return url.deletingLastPathComponent().appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT").path
+    }
+}
