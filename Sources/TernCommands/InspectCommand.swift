@@ -21,7 +21,8 @@ struct InspectCommand: ParsableCommand {
         let logger = global.makeLogger(label: "tern.inspect")
         try reportingErrors {
             logger.debug("reading metadata", metadata: ["store": "\(store)"])
-            let metadata = try StoreMetadata.read(storeAt: store)
+            var metadata = try StoreMetadata.read(storeAt: store)
+            metadata.externalData = try ExternalDataUsage.read(storeAt: store)
             print(json ? try MetadataReport.json(metadata) : MetadataReport.text(metadata, path: store))
         }
     }

@@ -22,6 +22,13 @@ enum MetadataReport {
             let hash = metadata.versionHashes[entity.name].map { " hash \($0.prefix(16))…" } ?? ""
             lines.append("    \(String(format: "%5d", entity.number)) \(name) \(rows) in \(entity.table)\(parent.map { ", parent \($0)" } ?? "")\(hash)")
         }
+        if let usage = metadata.externalData, !usage.isEmpty {
+            lines.append("  external data (\(ExternalBinaryData.folder(forStore: path))):")
+            for column in usage {
+                let missing = column.missing == 0 ? "" : ", \(column.missing) MISSING (first: \(column.firstMissing ?? ""))"
+                lines.append("    \(column.table).\(column.column): \(column.values) values in files, \(Formatting.mebibytes(column.bytes))\(missing)")
+            }
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -65,6 +65,21 @@ struct ExternalDataTests {
         try Self.expectComplete(backup, like: reference, originalFolder: Self.folder(inPlace))
     }
 
+    @Test("tern inspect counts the values stored in files, their size, and the files that are missing")
+    func inspect() throws {
+        let source = try store("Source.sqlite")
+        let (_, files) = try Self.attachments(source)
+        let bytes = try files.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: Self.folder(source) + "/" + $1)[.size] as! Int) }
+        let whole = try TernProcess.run(["inspect", source, "--json"])
+        let usage = try #require((try JSONSerialization.jsonObject(with: Data(whole.standardOutput.utf8)) as? [String: Any])?["externalData"] as? [[String: Any]])
+        #expect(usage.count == 1)
+        #expect(usage.first?["values"] as? Int == files.count && usage.first?["bytes"] as? Int == bytes && usage.first?["missing"] as? Int == 0)
+        try FileManager.default.removeItem(atPath: Self.folder(source) + "/" + files[0])
+        let text = try TernProcess.run(["inspect", source]).standardOutput
+        #expect(text.contains("ZDOCUMENT.ZATTACHMENT: \(files.count) values in files"), "\(text)")
+        #expect(text.contains("1 MISSING (first: \(files[0]))"), "\(text)")
+    }
+
     @Test("killed mid-run and resumed: the delivered store has every attachment")
     func killedAndResumed() throws {
         let source = try store("Source.sqlite", rows: 3000)

@@ -1,4 +1,5 @@
 import Foundation
+import TernSQLite
 
 /// Core Data's encoding of a Binary Data attribute that allows external storage: every value
 /// starts with a marker byte, `0x01` followed by the bytes themselves (stored inline), or `0x02`
@@ -42,5 +43,55 @@ public enum ExternalBinaryData {
     public static func supportFolder(forStore store: String) -> String {
         let url = URL(fileURLWithPath: store)
         return url.deletingLastPathComponent().appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT").path
+    }
+}
+
+/// How much of one column is stored outside the store, for `tern inspect`.
+public struct ExternalDataUsage: Sendable, Equatable, Codable {
+    public var table: String
+    public var column: String
+    /// Values that refer to a file.
+    public var values: Int
+    /// The size of the files that exist.
+    public var bytes: Int
+    /// References whose file does not exist, and the first of them.
+    public var missing: Int
+    public var firstMissing: String?
+
+    /// Every column of the store's entity tables holding external references, found by their
+    /// marker (no model needed), with the files looked up in the store's folder.
+    public static func read(storeAt path: String) throws -> [ExternalDataUsage] {
+        let store = try ReadOnlyStore(path: path)
+        let connection = try store.connect()
+        defer { try? connection.close() }
+        let folder = ExternalBinaryData.folder(forStore: path)
+        let columns = try connection.prepare("""
+            SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p
+            WHERE m.type = 'table' AND m.name LIKE 'Z%' AND m.name NOT LIKE 'Z\\_%' ESCAPE '\\' ORDER BY m.name, p.cid
+            """)
+        var candidates: [(String, String)] = []
+        var rows = columns.rows()
+        while let row = try rows.next() { candidates.append((row.text(at: 0) ?? "", row.text(at: 1) ?? "")) }
+        var usage: [ExternalDataUsage] = []
+        for (table, column) in candidates {
+            let references = try connection.prepare("""
+                SELECT \(quoteIdentifier(column)) FROM \(quoteIdentifier(table))
+                WHERE typeof(\(quoteIdentifier(column))) = 'blob' AND substr(\(quoteIdentifier(column)), 1, 1) = X'02'
+                """)
+            var found = ExternalDataUsage(table: table, column: column, values: 0, bytes: 0, missing: 0, firstMissing: nil)
+            var values = references.rows()
+            while let row = try values.next() {
+                guard let name = row.blob(at: 0).flatMap(ExternalBinaryData.reference) else { continue }
+                found.values += 1
+                if let size = try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? Int {
+                    found.bytes += size
+                } else {
+                    found.missing += 1
+                    found.firstMissing = found.firstMissing ?? name
+                }
+            }
+            if found.values > 0 { usage.append(found) }
+        }
+        return usage
     }
 }

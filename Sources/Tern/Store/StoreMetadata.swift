@@ -45,6 +45,9 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
     /// The fingerprint of the inputs of the migration that wrote this store, if Tern migrated it
     /// (`StoreFile.migratedFromKey`).
     public var migratedFrom: String?
+    /// Columns whose values live in files beside the store (`ExternalBinaryData`); read by
+    /// `tern inspect`, nil otherwise.
+    public var externalData: [ExternalDataUsage]?
     /// Every key of the metadata plist, sorted, including the ones above and app-defined keys.
     public var keys: [String]
     /// Entities in `Z_ENT` order.
