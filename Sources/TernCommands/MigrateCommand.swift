@@ -191,6 +191,8 @@ struct FinishedLine: Encodable {
     var destination: String
     var backup: String?
     var seconds: Double
+    /// Reading the source's content digest, at the start and at delivery.
+    var checkingSourceSeconds: Double
     var steps: [Step]
     var passes: [Pass]
 
@@ -198,6 +200,7 @@ struct FinishedLine: Encodable {
         destination = report.destination
         backup = report.backup
         seconds = report.duration.seconds
+        checkingSourceSeconds = report.checkingSource.seconds
         let names = report.plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" }
         steps = report.steps.enumerated().map { index, step in
             Step(step: index + 1, stepName: names[index], seconds: step.duration.seconds, verifyingSeconds: step.verifying.seconds, indexingSeconds: step.indexing.seconds,

@@ -80,15 +80,40 @@ struct ExternalDataTests {
         #expect(text.contains("1 MISSING (first: \(files[0]))"), "\(text)")
     }
 
-    @Test("killed mid-run and resumed: the delivered store has every attachment")
+    @Test("1,000 attachments, killed mid-run and resumed: the delivered store has every one")
     func killedAndResumed() throws {
-        let source = try store("Source.sqlite", rows: 3000)
+        let source = try store("Source.sqlite", rows: 4600)
+        #expect(try Self.attachments(source).files.count >= 1000)
         let output = directory.appendingPathComponent("Out.sqlite").path
         let arguments = ["migrate", source, "--model", Self.attachments, "--out", output, "--batch-size", "10"]
         try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"passFinished\"").kill()
         let resumed = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
         #expect(resumed.status == 0, "\(resumed.standardError)")
         try Self.expectComplete(output, like: source, originalFolder: Self.folder(source))
+    }
+
+    @Test("a crash at each instant of the in-place swap, then --resume: the store and its backup each have every attachment",
+          arguments: ["step-committed", "backup-linked", "renamed"])
+    func crashDuringSwap(point: String) throws {
+        let path = try store("Swap.sqlite")
+        let originalFiles = try FileManager.default.contentsOfDirectory(atPath: Self.folder(path)).sorted()
+        let reference = directory.appendingPathComponent("Reference.sqlite").path
+        try FileManager.default.copyItem(atPath: path, toPath: reference)
+        let crashing = Process()
+        crashing.executableURL = TernProcess.executable
+        crashing.arguments = ["migrate", path, "--model", Self.attachments, "--progress", "none"]
+        crashing.environment = ProcessInfo.processInfo.environment.merging(["TERN_CRASH_AT": point]) { $1 }
+        crashing.standardOutput = FileHandle.nullDevice
+        crashing.standardError = FileHandle.nullDevice
+        try crashing.run()
+        crashing.waitUntilExit()
+        #expect(crashing.terminationReason == .uncaughtSignal)
+        let resumed = try TernProcess.run(["migrate", path, "--model", Self.attachments, "--resume", "--progress", "none"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        try Self.expectComplete(path, like: reference, originalFolder: Self.folder(path))
+        let backup = directory.appendingPathComponent("Swap~.sqlite").path
+        #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(backup)).sorted() == originalFiles)
+        try Self.expectComplete(backup, like: reference, originalFolder: Self.folder(path))
     }
 
     @Test("a missing or altered external file is caught (7) naming entity, key, attribute and file; nothing is delivered")

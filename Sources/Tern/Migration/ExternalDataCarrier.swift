@@ -63,7 +63,9 @@ enum ExternalDataCarrier {
         }
         if source != destination, !FileManager.default.fileExists(atPath: carried) {
             do {
-                try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
+                if !FileManager.default.fileExists(atPath: destination) {
+                    try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
+                }
                 if link(original, carried) != 0 {
                     try FileManager.default.copyItem(atPath: original, toPath: carried)
                 }

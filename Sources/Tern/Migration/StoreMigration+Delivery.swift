@@ -7,8 +7,9 @@ extension StoreMigration {
     /// Puts `migrated` at `finalPath` once the source has been proved unchanged since the run
     /// began. In place, SQLite's write lock on the source is held from that proof to the swap,
     /// so no one can commit in between, and a store another process has open is not swapped.
+    /// Returns the time spent reading the source's digest.
     func deliver(_ migrated: String, at version: ObjectModel, from store: String, to finalPath: String, keepingOriginalAt backup: String?,
-                 recorded: StoreDigest?, users: StoreUsers?) throws {
+                 recorded: StoreDigest?, users: StoreUsers?) throws -> Duration {
         var hold: SourceHold?
         var busy: (any Error)?
         if backup != nil {
@@ -16,7 +17,9 @@ extension StoreMigration {
         }
         defer { hold?.release() }
         // A change outranks a busy store: waiting for the app to quit cannot help then.
+        let reading = ContinuousClock.now
         let current = try digest(of: store)
+        let checking = ContinuousClock.now - reading
         if let recorded, case let changes = current.changes(since: recorded), !changes.isEmpty {
             throw MigrationError.changedDuringMigration(store: store, changes: changes)
         }
@@ -30,6 +33,7 @@ extension StoreMigration {
         if let backup { try ExternalDataCarrier.mirror(files, to: ExternalBinaryData.folder(forStore: backup)) }
         try hold?.keepWALOnClose()
         try Self.place(migrated, at: finalPath, keepingOriginalAt: backup)
+        return checking
     }
 
     /// The source's content, read without leaving a mark on it.

@@ -19,6 +19,9 @@ public struct StoreMigration {
         public var destination: String
         public var backup: String?
         public var duration: Duration
+        /// Time spent reading the source's content digest (`StoreDigest`), at the start and at
+        /// delivery.
+        public var checkingSource: Duration = .zero
     }
 
     public let store: String
@@ -87,7 +90,12 @@ public struct StoreMigration {
         let backup = output == nil ? Self.backupPath(for: store) : nil
         let metadata = try StoreMetadata.read(storeAt: store)
         let sourceObjects = Int(metadata.entities.reduce(0) { $0 + ($1.rowCount ?? 0) })
-        let inputs = { MigrationRun.Inputs.of(source: try digest(of: store), plan: plan, runsInSwift: options.registry.runsInSwift) }
+        var checkingSource = Duration.zero
+        let inputs = {
+            let reading = ContinuousClock.now
+            defer { checkingSource += ContinuousClock.now - reading }
+            return MigrationRun.Inputs.of(source: try digest(of: store), plan: plan, runsInSwift: options.registry.runsInSwift)
+        }
 
         var run: MigrationRun
         if let existing = try MigrationRun.load(at: manifestPath) {
@@ -167,7 +175,7 @@ public struct StoreMigration {
                 try connection.setPragma("user_version", .integer(0))  // a finished store looks like Core Data's
                 if let inputs = run.inputs { try StoreFile.setMetadata(StoreFile.migratedFromKey, to: inputs.fingerprint, in: connection, path: final) }
                 try connection.close()
-                try deliver(final, at: plan.steps[plan.steps.count - 1].destination, from: store, to: finalPath, keepingOriginalAt: backup, recorded: run.inputs?.source, users: users)
+                checkingSource += try deliver(final, at: plan.steps[plan.steps.count - 1].destination, from: store, to: finalPath, keepingOriginalAt: backup, recorded: run.inputs?.source, users: users)
             }
             // Otherwise the rename happened before a crash: the migrated store is already in place.
             try? fileManager.removeItem(atPath: manifestPath)
@@ -186,7 +194,7 @@ public struct StoreMigration {
             try? fileManager.removeItem(atPath: manifestPath)
             throw error
         }
-        return Report(plan: plan, steps: reports, destination: finalPath, backup: backup, duration: ContinuousClock.now - started)
+        return Report(plan: plan, steps: reports, destination: finalPath, backup: backup, duration: ContinuousClock.now - started, checkingSource: checkingSource)
     }
 
     /// A crash right after the migrated store was renamed into place leaves the record behind;

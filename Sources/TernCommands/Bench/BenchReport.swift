@@ -34,6 +34,9 @@ struct BenchReport: Codable {
         if let tern = result("tern: all pushed down"), let verifying = tern.verifyingSeconds {
             lines.append("- verification by content in the pushed-down run: \(String(format: "%.2f s of %.2f s", verifying, tern.seconds)), adding \(String(format: "%.0f%%", 100 * verifying / (tern.seconds - verifying))) to the migration without it")
         }
+        if let tern = result("tern: all pushed down"), let checking = tern.checkingSourceSeconds {
+            lines.append("- the source's content digest (read at the start and at delivery, to refuse a source changed meanwhile): \(String(format: "%.2f s of %.2f s", checking, tern.seconds))")
+        }
         if let tern = result("tern: all pushed down"), let naive = result("naive") {
             lines.append("- tern (SQL) / naive baseline: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(String(format: "%.1f×", Double(naive.peakResidentMemory ?? 0) / Double(max(tern.peakResidentMemory ?? 1, 1)))) less peak memory")
         }

@@ -43,7 +43,7 @@ struct BenchRun {
         let passes = finished.passes.map(\.report)
         results.append(BenchResult(name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
                                    peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes,
-                                   verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +)))
+                                   verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +), checkingSourceSeconds: finished.checkingSourceSeconds))
     }
 
     /// A baseline (`tern bench sql-ceiling` or `tern bench naive`) as a child process.
@@ -65,6 +65,7 @@ struct BenchRun {
         struct Step: Decodable { var verifyingSeconds: Double }
         var passes: [Pass]
         var steps: [Step]
+        var checkingSourceSeconds: Double
     }
 
     /// Runs this `tern` with `arguments`; returns its standard output's lines, or throws with its
@@ -99,6 +100,8 @@ struct BenchResult: Codable {
     var passes: [PassReport]
     /// For a migration: the time its verification took, inside `seconds`.
     var verifyingSeconds: Double? = nil
+    /// Reading the source's content digest at the start and at delivery (tern runs only).
+    var checkingSourceSeconds: Double? = nil
 
     var objectsPerSecond: Double { seconds > 0 ? Double(objects) / seconds : 0 }
 }
