@@ -14,9 +14,14 @@ struct BenchCommandTests {
         let markdown = try String(contentsOfFile: results + "/latest.md", encoding: .utf8)
         for row in ["| tern: all pushed down to SQL | 1,500 |", "| tern: author split in a Swift policy | 1,500 |", "| tern: CPU-heavy Swift policy, --workers 2 | 1,500 |",
                     "| hand-written SQL script (ceiling) | 1,500 |", "| naive row by row (baseline) | 1,500 |", "| tern: all pushed down to SQL | 300 |",
-                    "tern (SQL) / hand-written SQL ceiling:", "tern (SQL) / naive baseline:", "--workers 2 over --workers 1"] {
+                    "tern (SQL) / hand-written SQL ceiling:", "tern (SQL) / naive baseline:", "--workers 2 over --workers 1",
+                    "the source's content digest", "Wall time, 1,500 books (shorter is better):", "Peak resident memory, 1,500 books:"] {
             #expect(markdown.contains(row), "missing: \(row)")
         }
+        // `tern bench report` renders the same Markdown again from the JSON alone.
+        try FileManager.default.removeItem(atPath: results + "/latest.md")
+        #expect(try TernProcess.run(["bench", "report", "--results", results]).status == 0)
+        #expect(try String(contentsOfFile: results + "/latest.md", encoding: .utf8) == markdown)
         let json = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: results + "/latest.json"))) as? [String: Any])
         let rows = try #require(json["results"] as? [[String: Any]])
         // Every migration and baseline wrote all 6,000 + 1,000 objects (4 × 1,500 books' worth, 1,000 categories).

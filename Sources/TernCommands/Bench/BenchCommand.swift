@@ -12,7 +12,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark whole migrations against a hand-written SQL ceiling and a naive baseline.",
-        subcommands: [BenchRunCommand.self, SQLCeilingCommand.self, NaiveBaselineCommand.self],
+        subcommands: [BenchRunCommand.self, BenchReportCommand.self, SQLCeilingCommand.self, NaiveBaselineCommand.self],
         defaultSubcommand: BenchRunCommand.self
     )
 
@@ -87,6 +87,33 @@ struct BenchRunCommand: ParsableCommand {
             try Data(markdown.utf8).write(to: URL(fileURLWithPath: "\(results)/latest.md"))
             print(markdown)
             print("Written to \(results)/latest.md and \(results)/latest.json")
+        }
+    }
+}
+
+/// `tern bench report`: renders `latest.md` again from `latest.json`, after the report's format
+/// changed, without measuring anything again.
+struct BenchReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Render latest.md again from latest.json (no measuring)."
+    )
+
+    @Option(help: "The directory holding latest.json.")
+    var results = "Benchmarks/Results"
+
+    func run() throws {
+        try reportingErrors {
+            let path = "\(results)/latest.json"
+            guard let data = FileManager.default.contents(atPath: path) else { throw TernError(.missingInput, "no benchmark results", path: path) }
+            let report: BenchReport
+            do {
+                report = try JSONDecoder().decode(BenchReport.self, from: data)
+            } catch {
+                throw TernError(.badInput, "not benchmark results: \(error.localizedDescription)", path: path)
+            }
+            try Data(report.markdown.utf8).write(to: URL(fileURLWithPath: "\(results)/latest.md"))
+            print(report.markdown)
         }
     }
 }

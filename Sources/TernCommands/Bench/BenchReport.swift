@@ -50,6 +50,25 @@ struct BenchReport: Codable {
                 lines.append("- peak memory by size, \(prefix.dropFirst(6)): " + peaks.joined(separator: ", "))
             }
         }
+        lines += charts()
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Bar charts of the main size's runs, in text so they render wherever the Markdown does:
+    /// wall time and peak memory, each bar scaled to the largest.
+    private func charts() -> [String] {
+        let runs = results.filter { $0.books == books && !$0.name.hasPrefix("generate") }
+        guard !runs.isEmpty else { return [] }
+        let width = runs.map(\.name.count).max()!
+        func chart(_ title: String, _ value: (BenchResult) -> Double?, _ label: (Double) -> String) -> [String] {
+            let values = runs.compactMap { run in value(run).map { (run.name, $0) } }
+            let largest = values.map(\.1).max() ?? 1
+            return ["", title, "```"] + values.map { name, value in
+                let bar = String(repeating: "█", count: max(1, Int((value / largest * 40).rounded())))
+                return name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + bar.padding(toLength: 41, withPad: " ", startingAt: 0) + label(value)
+            } + ["```"]
+        }
+        return chart("Wall time, \(Formatting.count(books)) books (shorter is better):", { $0.seconds }, { String(format: "%.2f s", $0) })
+            + chart("Peak resident memory, \(Formatting.count(books)) books:", { $0.peakResidentMemory.map(Double.init) }, { Formatting.mebibytes(Int($0)) })
     }
 }
