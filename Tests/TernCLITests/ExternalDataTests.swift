@@ -92,6 +92,40 @@ struct ExternalDataTests {
         try Self.expectComplete(output, like: source, originalFolder: Self.folder(source))
     }
 
+    @Test("odd files and values: a FIFO or a directory at a referenced name is refused (7) without hanging; a value that only starts like a reference is copied as it is")
+    func oddFilesAndValues() throws {
+        let source = try store("Source.sqlite")
+        let (_, files) = try Self.attachments(source)
+        try SQLiteShell.run(source, "UPDATE ZDOCUMENT SET ZATTACHMENT = X'02414243' WHERE Z_PK = (SELECT min(Z_PK) FROM ZDOCUMENT WHERE ZATTACHMENT IS NULL);")
+        let output = directory.appendingPathComponent("Out.sqlite").path
+        let copied = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--out", output, "--progress", "none"])
+        #expect(copied.status == 0, "\(copied.standardError)")
+        #expect(try SQLiteShell.run(output, "SELECT count(*) FROM ZDOCUMENT WHERE ZATTACHMENT = X'02414243';") == "1\n")
+
+        let fifo = Self.folder(source) + "/" + files[0]
+        try FileManager.default.removeItem(atPath: fifo)
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let refused = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--out", directory.appendingPathComponent("Other.sqlite").path, "--progress", "none"])
+        #expect(refused.status == 7, "\(refused.standardError)")
+        #expect(refused.standardError.contains("\(fifo) is not a regular file"), "\(refused.standardError)")
+    }
+
+    @Test("a failed run removes the files it carried and nothing else: a file someone put in the output's folder stays")
+    func failedRunCleansOnlyItsOwn() throws {
+        let source = try store("Source.sqlite", rows: 3000)
+        let (_, files) = try Self.attachments(source)
+        let output = directory.appendingPathComponent("Out.sqlite").path
+        let arguments = ["migrate", source, "--model", Self.attachments, "--out", output, "--batch-size", "10"]
+        try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"passFinished\"").kill()
+        try FileManager.default.createDirectory(atPath: Self.folder(output), withIntermediateDirectories: true)
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: Self.folder(output) + "/PRECIOUS"))
+        try FileManager.default.removeItem(atPath: Self.folder(source) + "/" + files.last!)
+        let failed = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
+        #expect(failed.status == 7, "\(failed.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(output)) == ["PRECIOUS"])
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
     @Test("a crash at each instant of the in-place swap, then --resume: the store and its backup each have every attachment",
           arguments: ["step-committed", "backup-linked", "renamed"])
     func crashDuringSwap(point: String) throws {
@@ -131,6 +165,9 @@ struct ExternalDataTests {
         #expect(altered.status == 7, "\(altered.standardError)")
         #expect(altered.standardError.contains("attachment: its external file \(Self.folder(output))/\(files[0]) does not hold the bytes of"), "\(altered.standardError)")
         #expect(!FileManager.default.fileExists(atPath: output))
+        // What the run carried is gone; the file it did not put there stays.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(output)) == [files[0]])
+        try FileManager.default.removeItem(atPath: URL(fileURLWithPath: Self.folder(output)).deletingLastPathComponent().path)
 
         try FileManager.default.removeItem(atPath: Self.folder(source) + "/" + files[1])
         let missing = try TernProcess.run(arguments + ["--progress", "none"])

@@ -17,7 +17,8 @@ enum ExternalDataCarrier {
     /// - Throws: `MigrationFailure.verification` naming the entity, attribute, key and file of a
     ///   reference whose file is missing or differs.
     @discardableResult
-    static func carry(into migrated: String, model: ObjectModel, from source: String, to destination: String) throws -> Int {
+    static func carry(into migrated: String, model: ObjectModel, from source: String, to destination: String,
+                      shouldStop: () -> Bool = { false }) throws -> Int {
         let layout = StoreLayout(model: model)
         // Read without leaving a -wal or -shm beside a file about to be renamed.
         let store = try ReadOnlyStore(path: migrated)
@@ -34,11 +35,11 @@ enum ExternalDataCarrier {
                     """)
                 var rows = statement.rows()
                 while let row = try rows.next() {
-                    let key = row.int64(at: 0)
-                    guard let file = row.blob(at: 1).flatMap(ExternalBinaryData.reference) else {
-                        throw MigrationFailure.verification("\(entity.name) \(key), \(attribute.name): a value marked as stored outside the store names no file")
-                    }
-                    try carry(file, from: source, to: destination, naming: "\(entity.name) \(key), \(attribute.name)")
+                    if shouldStop() { throw MigrationInterrupted() }
+                    // A value that only starts like a reference is bytes stored without a marker
+                    // (written before the attribute allowed external storage): copied as it is.
+                    guard let file = row.blob(at: 1).flatMap(ExternalBinaryData.reference) else { continue }
+                    try carry(file, from: source, to: destination, naming: "\(entity.name) \(row.int64(at: 0)), \(attribute.name)")
                     proved += 1
                 }
             }
@@ -48,11 +49,28 @@ enum ExternalDataCarrier {
 
     /// Gives every file of `source` a name in `destination` too: the folder of a backup that
     /// must open alone.
-    static func mirror(_ source: String, to destination: String) throws {
+    static func mirror(_ source: String, to destination: String, shouldStop: () -> Bool = { false }) throws {
         guard let files = try? FileManager.default.contentsOfDirectory(atPath: source) else { return }
         for file in files.sorted() {
+            if shouldStop() { throw MigrationInterrupted() }
             try carry(file, from: source, to: destination, naming: "the backup's external data")
         }
+    }
+
+    /// Removes from `destination` the files a run carried there — those holding the very bytes
+    /// of the same-named file in `source` — and the folders left empty; anything else stays, so
+    /// a folder someone else put there keeps its files.
+    static func removeCarried(from destination: String, source: String) {
+        let fileManager = FileManager.default
+        for file in (try? fileManager.contentsOfDirectory(atPath: destination)) ?? [] {
+            let carried = destination + "/" + file
+            let original = source + "/" + file
+            guard isRegularFile(carried), isRegularFile(original),
+                  FileIdentity(path: carried) == FileIdentity(path: original) || sameBytes(carried, original) else { continue }
+            unlink(carried)
+        }
+        rmdir(destination)
+        rmdir(URL(fileURLWithPath: destination).deletingLastPathComponent().path)
     }
 
     private static func carry(_ file: String, from source: String, to destination: String, naming owner: String) throws {
@@ -61,29 +79,53 @@ enum ExternalDataCarrier {
         guard FileManager.default.fileExists(atPath: original) else {
             throw MigrationFailure.verification("\(owner): its external file \(file) does not exist in \(source)")
         }
-        if source != destination, !FileManager.default.fileExists(atPath: carried) {
+        // Never a FIFO (opening one blocks for ever), a directory or a link.
+        guard isRegularFile(original) else {
+            throw MigrationFailure.verification("\(owner): its external file \(original) is not a regular file")
+        }
+        var existing = stat()
+        if source != destination, lstat(carried, &existing) != 0 {
             do {
                 if !FileManager.default.fileExists(atPath: destination) {
                     try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
                 }
                 if link(original, carried) != 0 {
-                    try FileManager.default.copyItem(atPath: original, toPath: carried)
+                    // A copy appears under its name only once whole: a kill leaves no partial file.
+                    let partial = carried + ".tern-partial"
+                    try? FileManager.default.removeItem(atPath: partial)
+                    try FileManager.default.copyItem(atPath: original, toPath: partial)
+                    guard rename(partial, carried) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
                 }
             } catch {
                 throw MigrationError.io("cannot carry an external data file: \(error.localizedDescription)", path: carried)
             }
         }
-        guard FileIdentity(path: original) == FileIdentity(path: carried) || digest(of: original) == digest(of: carried) else {
+        guard isRegularFile(carried), FileIdentity(path: original) == FileIdentity(path: carried) || sameBytes(original, carried) else {
             throw MigrationFailure.verification("\(owner): its external file \(carried) does not hold the bytes of \(original)")
         }
     }
 
-    /// SHA-256 of a file's bytes, read in chunks; nil when it cannot be read.
+    private static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// Whether two regular files hold the same bytes (SHA-256 of each); false when either
+    /// cannot be read to its end.
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        guard let first = digest(of: a), let second = digest(of: b) else { return false }
+        return first == second
+    }
+
     private static func digest(of path: String) -> Data? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         var hash = SHA256()
-        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty { hash.update(data: chunk) }
+        do {
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hash.update(data: chunk) }
+        } catch {
+            return nil
+        }
         return Data(hash.finalize())
     }
 }

@@ -44,7 +44,7 @@ public enum MigrationError: Error, CustomStringConvertible {
         case .noVersionMatches(let closest, let differences, let store):
             "\(store): no version of the model wrote this store" + (closest.map { "; the closest, \($0), differs: " + differences.joined(separator: "; ") } ?? "")
         case .destinationExists(let path):
-            "\(path): already exists; Tern never overwrites a store (move it away first)"
+            "\(path): already exists; Tern never overwrites it (move it away first)"
         case .finishedEarlier(let path):
             "\(path): already exists, and its metadata says an earlier run migrated it from these very inputs: if that run was killed as it finished, "
                 + "the migration is complete. Tern never takes an existing store as its own: move it away to migrate again"

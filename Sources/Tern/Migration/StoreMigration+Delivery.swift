@@ -29,8 +29,8 @@ extension StoreMigration {
         }
         // The files of externally stored values, before the store that refers to them.
         let files = ExternalBinaryData.folder(forStore: store)
-        try ExternalDataCarrier.carry(into: migrated, model: version, from: files, to: ExternalBinaryData.folder(forStore: finalPath))
-        if let backup { try ExternalDataCarrier.mirror(files, to: ExternalBinaryData.folder(forStore: backup)) }
+        try ExternalDataCarrier.carry(into: migrated, model: version, from: files, to: ExternalBinaryData.folder(forStore: finalPath), shouldStop: options.shouldStop)
+        if let backup { try ExternalDataCarrier.mirror(files, to: ExternalBinaryData.folder(forStore: backup), shouldStop: options.shouldStop) }
         try hold?.keepWALOnClose()
         try Self.place(migrated, at: finalPath, keepingOriginalAt: backup)
         return checking

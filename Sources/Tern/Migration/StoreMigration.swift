@@ -126,7 +126,7 @@ public struct StoreMigration {
             // A backup's stale -wal would be read into the backup made here; a support folder
             // already there would mix someone else's files with the ones carried here.
             let inTheWay = [backup, backup.map { $0 + "-wal" }, backup.map(ExternalBinaryData.supportFolder), output.map(ExternalBinaryData.supportFolder)]
-            for file in inTheWay.compactMap({ $0 }) where fileManager.fileExists(atPath: file) {
+            for file in inTheWay.compactMap({ $0 }) where Self.exists(file) {
                 throw MigrationError.destinationExists(file)
             }
             try refuseAnomalies(plan)
@@ -190,7 +190,7 @@ public struct StoreMigration {
         } catch {
             // Running again cannot help (invalid data, a bad mapping): leave nothing behind.
             for file in run.stepFiles { Self.remove(file) }
-            for folder in [output, backup].compactMap({ $0 }).map(ExternalBinaryData.supportFolder) { try? fileManager.removeItem(atPath: folder) }
+            Self.removeCarriedFiles(into: finalPath, output: output, source: store)
             try? fileManager.removeItem(atPath: manifestPath)
             throw error
         }
@@ -209,19 +209,35 @@ public struct StoreMigration {
         try? FileManager.default.removeItem(atPath: manifest)
     }
 
-    /// Removes an unfinished migration into `finalPath`: its record and its step stores.
+    /// Removes an unfinished migration into `finalPath`: its record, its step stores, and the
+    /// external data files it carried.
     public static func discardUnfinished(into finalPath: String) throws {
         let lock = try StoreLock(store: finalPath)
         defer { lock.release() }
         let manifest = MigrationRun.path(for: finalPath)
         if let run = try? MigrationRun.load(at: manifest) {
             for file in run.stepFiles { remove(file) }
+            removeCarriedFiles(into: finalPath, output: run.output, source: run.store)
         }
         try? FileManager.default.removeItem(atPath: manifest)
     }
 
     static func isDiskFull(_ error: any Error) -> Bool {
         (error as? SQLiteError)?.code.primary == .SQLITE_FULL
+    }
+
+    /// Removes the external data files a run carried beside its output or its backup (never
+    /// anything else someone put there).
+    static func removeCarriedFiles(into finalPath: String, output: String?, source: String) {
+        let files = ExternalBinaryData.folder(forStore: source)
+        let destination = output ?? backupPath(for: finalPath)
+        ExternalDataCarrier.removeCarried(from: ExternalBinaryData.folder(forStore: destination), source: files)
+    }
+
+    /// Whether anything is at `path`, a dangling link included.
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
     }
 
     /// Whether running again may get further: an interruption, or a failure of the disk or the

@@ -64,7 +64,7 @@ public struct ExternalDataUsage: Sendable, Equatable, Codable {
         let store = try ReadOnlyStore(path: path)
         let connection = try store.connect()
         defer { try? connection.close() }
-        let folder = ExternalBinaryData.folder(forStore: path)
+        let folder = ExternalBinaryData.folder(forStore: StoreMigration.resolvingLinks(path))
         let columns = try connection.prepare("""
             SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p
             WHERE m.type = 'table' AND m.name LIKE 'Z%' AND m.name NOT LIKE 'Z\\_%' ESCAPE '\\' ORDER BY m.name, p.cid
