@@ -26,6 +26,22 @@ extension Connection {
         }
     }
 
+    /// Every table of the database except SQLite's own (`sqlite_…`), with its columns in
+    /// order, tables by name.
+    public func tableColumns() throws -> [(table: String, columns: [String])] {
+        let statement = try prepare("""
+            SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p
+            WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY m.name, p.cid
+            """)
+        var tables: [(table: String, columns: [String])] = []
+        var rows = statement.rows()
+        while let row = try rows.next() {
+            let (table, column) = (row.text(at: 0) ?? "", row.text(at: 1) ?? "")
+            if tables.last?.table == table { tables[tables.count - 1].columns.append(column) } else { tables.append((table, [column])) }
+        }
+        return tables
+    }
+
     /// Pragma names cannot be bound, so they are checked to be plain `[schema.]name` words.
     private func pragmaName(_ name: String) throws -> String {
         let valid = !name.isEmpty && name.utf8.allSatisfy { byte in

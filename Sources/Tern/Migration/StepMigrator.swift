@@ -143,10 +143,10 @@ final class StepMigrator {
         try connection.interrupt(when: options.shouldStop)
         let verifying = ContinuousClock.now
         emit(.stepStage(.verifying))
-        try stoppable(verify)
+        try MigrationInterrupted.whenAsked(options.shouldStop, verify)
         let finishing = ContinuousClock.now
         emit(.stepStage(.indexing))
-        try stoppable(finish)
+        try MigrationInterrupted.whenAsked(options.shouldStop, finish)
         report.verifying = finishing - verifying
         report.indexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started
@@ -156,16 +156,6 @@ final class StepMigrator {
     func emit(_ event: MigrationEvent) {
         passMemory.sample()
         options.progress?(event)
-    }
-
-    /// Runs `body`, turning a statement interrupted because a stop was asked for into
-    /// `MigrationInterrupted`.
-    func stoppable(_ body: () throws -> Void) throws {
-        do {
-            try body()
-        } catch let error as SQLiteError where error.code.primary == .SQLITE_INTERRUPT && options.shouldStop() {
-            throw MigrationInterrupted()
-        }
     }
 
     /// Throws when asked to stop; called at batch boundaries, right after a commit.

@@ -41,9 +41,7 @@ public final class StoreLock {
             }
             // The holder before us may have removed the file after we opened it: lock the file
             // that is at the path now.
-            var opened = stat()
-            var current = stat()
-            if fstat(descriptor, &opened) == 0, stat(path, &current) == 0, opened.st_ino == current.st_ino, opened.st_dev == current.st_dev {
+            if let opened = FileIdentity(descriptor: descriptor), opened == FileIdentity(path: path) {
                 locked = descriptor
             } else {
                 close(descriptor)

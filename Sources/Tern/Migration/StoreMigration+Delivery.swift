@@ -40,11 +40,8 @@ extension StoreMigration {
     func digest(of store: String) throws -> StoreDigest {
         let started = ContinuousClock.now
         let source = try ReadOnlyStore(path: store)
-        let digest: StoreDigest
-        do {
-            digest = try StoreDigest.read(storeAt: source.attachPath, workers: options.workers, shouldStop: options.shouldStop)
-        } catch let error as SQLiteError where error.code.primary == .SQLITE_INTERRUPT && options.shouldStop() {
-            throw MigrationInterrupted()
+        let digest = try MigrationInterrupted.whenAsked(options.shouldStop) {
+            try StoreDigest.read(storeAt: source.attachPath, workers: options.workers, shouldStop: options.shouldStop)
         }
         logger.info("read the source's digest", metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "tables": "\(digest.tables.count)"])
         return digest
@@ -91,7 +88,7 @@ extension StoreMigration {
         }
         if fileManager.fileExists(atPath: backup) {
             // A backup that is the original itself (a hard link) was left by a placement a crash cut.
-            guard sameFile(backup, path) else { throw MigrationError.deliveryBlocked(backup) }
+            guard FileIdentity(path: backup) == FileIdentity(path: path) else { throw MigrationError.deliveryBlocked(backup) }
             try fileManager.removeItem(atPath: backup)
         }
         if fileManager.fileExists(atPath: backup + "-wal") { throw MigrationError.deliveryBlocked(backup + "-wal") }
@@ -118,7 +115,7 @@ extension StoreMigration {
         switch errno {
         case EEXIST:
             // Linked before a crash cut the run: it is the migrated store already.
-            guard sameFile(migrated, path) else { throw MigrationError.deliveryBlocked(path) }
+            guard FileIdentity(path: migrated) == FileIdentity(path: path) else { throw MigrationError.deliveryBlocked(path) }
         case EPERM, ENOTSUP, EOPNOTSUPP, EMLINK:
             guard !FileManager.default.fileExists(atPath: path) else { throw MigrationError.deliveryBlocked(path) }
             guard rename(migrated, path) == 0 else {
@@ -136,12 +133,6 @@ extension StoreMigration {
         guard stat(original, &info) == 0 else { return }
         chmod(migrated, info.st_mode & 0o7777)
         _ = chown(migrated, info.st_uid, info.st_gid)
-    }
-
-    private static func sameFile(_ a: String, _ b: String) -> Bool {
-        var first = stat()
-        var second = stat()
-        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_ino == second.st_ino && first.st_dev == second.st_dev
     }
 }
 

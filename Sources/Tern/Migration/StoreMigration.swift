@@ -180,13 +180,7 @@ public struct StoreMigration {
             // Otherwise the rename happened before a crash: the migrated store is already in place.
             try? fileManager.removeItem(atPath: manifestPath)
         } catch let error where Self.isResumable(error) {
-            if Self.isDiskFull(error) {
-                let directory = URL(fileURLWithPath: finalPath).deletingLastPathComponent().path
-                throw MigrationError.diskFull(directory: directory, keptFiles: ([manifestPath] + run.stepFiles).compactMap { file in
-                    (try? fileManager.attributesOfItem(atPath: file)[.size] as? Int).map { (URL(fileURLWithPath: file).lastPathComponent, $0) }
-                }, sourceBytes: (try? fileManager.attributesOfItem(atPath: store)[.size] as? Int) ?? 0)
-            }
-            throw error
+            throw Self.isDiskFull(error) ? Self.diskFull(beside: finalPath, kept: [manifestPath] + run.stepFiles, source: store) : error
         } catch {
             // Running again cannot help (invalid data, a bad mapping): leave nothing behind.
             for file in run.stepFiles { Self.remove(file) }
@@ -224,6 +218,14 @@ public struct StoreMigration {
 
     static func isDiskFull(_ error: any Error) -> Bool {
         (error as? SQLiteError)?.code.primary == .SQLITE_FULL
+    }
+
+    /// The full-disk error: the directory, the files that hold the work so far, and their sizes.
+    static func diskFull(beside finalPath: String, kept files: [String], source: String) -> MigrationError {
+        let size = { (path: String) in try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int }
+        return MigrationError.diskFull(directory: URL(fileURLWithPath: finalPath).deletingLastPathComponent().path,
+                                       keptFiles: files.compactMap { file in size(file).map { (URL(fileURLWithPath: file).lastPathComponent, $0) } },
+                                       sourceBytes: size(source) ?? 0)
     }
 
     /// Removes the external data files a run carried beside its output or its backup (never

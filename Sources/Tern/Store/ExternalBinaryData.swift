@@ -65,13 +65,9 @@ public struct ExternalDataUsage: Sendable, Equatable, Codable {
         let connection = try store.connect()
         defer { try? connection.close() }
         let folder = ExternalBinaryData.folder(forStore: StoreMigration.resolvingLinks(path))
-        let columns = try connection.prepare("""
-            SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p
-            WHERE m.type = 'table' AND m.name LIKE 'Z%' AND m.name NOT LIKE 'Z\\_%' ESCAPE '\\' ORDER BY m.name, p.cid
-            """)
-        var candidates: [(String, String)] = []
-        var rows = columns.rows()
-        while let row = try rows.next() { candidates.append((row.text(at: 0) ?? "", row.text(at: 1) ?? "")) }
+        // Entity tables (Core Data's own are Z_…): any column may hold references.
+        let candidates = try connection.tableColumns().filter { $0.table.hasPrefix("Z") && !$0.table.hasPrefix("Z_") }
+            .flatMap { table in table.columns.map { (table.table, $0) } }
         var usage: [ExternalDataUsage] = []
         for (table, column) in candidates {
             let references = try connection.prepare("""

@@ -10,12 +10,18 @@ import TernSQLite
 /// is. It cannot see a change that was undone before the next comparison, and as a 64-bit sum of
 /// row hashes it is made to catch accidents, not an adversary crafting a collision.
 public struct StoreDigest: Codable, Sendable, Equatable {
-    /// Table name → "rows:checksum".
-    public var tables: [String: String]
+    public struct Table: Codable, Sendable, Equatable {
+        public var rows: Int64
+        public var checksum: Int64
+    }
+
+    public var tables: [String: Table]
 
     /// Reads every table of the store at `path` (a path or a `file:` URI), a few at a time.
     public static func read(storeAt path: String, workers: Int = 2, shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StoreDigest {
-        let tables = try tableColumns(storeAt: path)
+        let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+        let tables = try connection.tableColumns()
+        try connection.close()
         let queries = tables.map { table, columns in
             let values = columns.map(quoteIdentifier).joined(separator: ", ")
             let affinities = String(repeating: "B", count: columns.count)
@@ -24,7 +30,7 @@ public struct StoreDigest: Codable, Sendable, Equatable {
         let results = try ParallelScans.run(queries, store: path, workers: workers, shouldStop: shouldStop)
         var digest = StoreDigest(tables: [:])
         for ((table, _), result) in zip(tables, results) {
-            digest.tables[table] = "\(result.count):\(result.value ?? 0)"
+            digest.tables[table] = Table(rows: result.count, checksum: result.value ?? 0)
         }
         return digest
     }
@@ -36,27 +42,9 @@ public struct StoreDigest: Codable, Sendable, Equatable {
             case (nil, _?): return "table \(table) was added"
             case (_?, nil): return "table \(table) was removed"
             case (let before?, let now?) where before != now:
-                let (rowsBefore, rowsNow) = (before.prefix { $0 != ":" }, now.prefix { $0 != ":" })
-                return rowsBefore == rowsNow ? "\(table): values changed (\(rowsNow) row\(rowsNow == "1" ? "" : "s"))" : "\(table): \(rowsBefore) rows then, \(rowsNow) now"
+                return before.rows == now.rows ? "\(table): values changed (\(now.rows) row\(now.rows == 1 ? "" : "s"))" : "\(table): \(before.rows) rows then, \(now.rows) now"
             default: return nil
             }
         }
-    }
-
-    /// Every table SQLite itself does not keep, with its columns.
-    private static func tableColumns(storeAt path: String) throws -> [(String, [String])] {
-        let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
-        defer { try? connection.close() }
-        let statement = try connection.prepare("""
-            SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p
-            WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY m.name, p.cid
-            """)
-        var tables: [(String, [String])] = []
-        var rows = statement.rows()
-        while let row = try rows.next() {
-            let (table, column) = (row.text(at: 0) ?? "", row.text(at: 1) ?? "")
-            if tables.last?.0 == table { tables[tables.count - 1].1.append(column) } else { tables.append((table, [column])) }
-        }
-        return tables
     }
 }
