@@ -50,7 +50,7 @@ struct ExternalDataTests {
         let source = try store("Source.sqlite")
         let swift = inSwift ? ["--in-swift"] : []
         let output = directory.appendingPathComponent("Out.sqlite").path
-        let outcome = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--out", output, "--progress", "none"] + swift)
+        let outcome = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output, "--progress", "none"] + swift)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         try Self.expectComplete(output, like: source, originalFolder: Self.folder(source))
 
@@ -58,7 +58,7 @@ struct ExternalDataTests {
         let originalFiles = try FileManager.default.contentsOfDirectory(atPath: Self.folder(inPlace)).sorted()
         let reference = directory.appendingPathComponent("Reference.sqlite").path
         try FileManager.default.copyItem(atPath: inPlace, toPath: reference)
-        #expect(try TernProcess.run(["migrate", inPlace, "--model", Self.attachments, "--progress", "none"] + swift).status == 0)
+        #expect(try TernProcess.run(["migrate", inPlace, "--model", Self.attachments, "--to", "Attachments 2", "--progress", "none"] + swift).status == 0)
         try Self.expectComplete(inPlace, like: reference, originalFolder: Self.folder(reference.replacingOccurrences(of: "Reference", with: "InPlace")))
         let backup = directory.appendingPathComponent("InPlace~.sqlite").path
         #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(backup)).sorted() == originalFiles)
@@ -85,7 +85,7 @@ struct ExternalDataTests {
         let source = try store("Source.sqlite", rows: 4600)
         #expect(try Self.attachments(source).files.count >= 1000)
         let output = directory.appendingPathComponent("Out.sqlite").path
-        let arguments = ["migrate", source, "--model", Self.attachments, "--out", output, "--batch-size", "10"]
+        let arguments = ["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output, "--batch-size", "10"]
         try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"passFinished\"").kill()
         let resumed = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
         #expect(resumed.status == 0, "\(resumed.standardError)")
@@ -98,14 +98,14 @@ struct ExternalDataTests {
         let (_, files) = try Self.attachments(source)
         try SQLiteShell.run(source, "UPDATE ZDOCUMENT SET ZATTACHMENT = X'02414243' WHERE Z_PK = (SELECT min(Z_PK) FROM ZDOCUMENT WHERE ZATTACHMENT IS NULL);")
         let output = directory.appendingPathComponent("Out.sqlite").path
-        let copied = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--out", output, "--progress", "none"])
+        let copied = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output, "--progress", "none"])
         #expect(copied.status == 0, "\(copied.standardError)")
         #expect(try SQLiteShell.run(output, "SELECT count(*) FROM ZDOCUMENT WHERE ZATTACHMENT = X'02414243';") == "1\n")
 
         let fifo = Self.folder(source) + "/" + files[0]
         try FileManager.default.removeItem(atPath: fifo)
         #expect(mkfifo(fifo, 0o644) == 0)
-        let refused = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--out", directory.appendingPathComponent("Other.sqlite").path, "--progress", "none"])
+        let refused = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", directory.appendingPathComponent("Other.sqlite").path, "--progress", "none"])
         #expect(refused.status == 7, "\(refused.standardError)")
         #expect(refused.standardError.contains("\(fifo) is not a regular file"), "\(refused.standardError)")
     }
@@ -115,7 +115,7 @@ struct ExternalDataTests {
         let source = try store("Source.sqlite", rows: 3000)
         let (_, files) = try Self.attachments(source)
         let output = directory.appendingPathComponent("Out.sqlite").path
-        let arguments = ["migrate", source, "--model", Self.attachments, "--out", output, "--batch-size", "10"]
+        let arguments = ["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output, "--batch-size", "10"]
         try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"passFinished\"").kill()
         try FileManager.default.createDirectory(atPath: Self.folder(output), withIntermediateDirectories: true)
         try Data("precious".utf8).write(to: URL(fileURLWithPath: Self.folder(output) + "/PRECIOUS"))
@@ -135,14 +135,14 @@ struct ExternalDataTests {
         try FileManager.default.copyItem(atPath: path, toPath: reference)
         let crashing = Process()
         crashing.executableURL = TernProcess.executable
-        crashing.arguments = ["migrate", path, "--model", Self.attachments, "--progress", "none"]
+        crashing.arguments = ["migrate", path, "--model", Self.attachments, "--to", "Attachments 2", "--progress", "none"]
         crashing.environment = ProcessInfo.processInfo.environment.merging(["TERN_CRASH_AT": point]) { $1 }
         crashing.standardOutput = FileHandle.nullDevice
         crashing.standardError = FileHandle.nullDevice
         try crashing.run()
         crashing.waitUntilExit()
         #expect(crashing.terminationReason == .uncaughtSignal)
-        let resumed = try TernProcess.run(["migrate", path, "--model", Self.attachments, "--resume", "--progress", "none"])
+        let resumed = try TernProcess.run(["migrate", path, "--model", Self.attachments, "--to", "Attachments 2", "--resume", "--progress", "none"])
         #expect(resumed.status == 0, "\(resumed.standardError)")
         try Self.expectComplete(path, like: reference, originalFolder: Self.folder(path))
         let backup = directory.appendingPathComponent("Swap~.sqlite").path
@@ -155,7 +155,7 @@ struct ExternalDataTests {
         let source = try store("Source.sqlite")
         let (_, files) = try Self.attachments(source)
         let output = directory.appendingPathComponent("Out.sqlite").path
-        let arguments = ["migrate", source, "--model", Self.attachments, "--out", output]
+        let arguments = ["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output]
 
         // A file the migrated store will name already sits, with other bytes, where it goes.
         let run = try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"stepStarted\"")
@@ -174,5 +174,108 @@ struct ExternalDataTests {
         #expect(missing.status == 7, "\(missing.standardError)")
         #expect(missing.standardError.contains("attachment: its external file \(files[1]) does not exist"), "\(missing.standardError)")
         #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    // MARK: Values that change form
+
+    /// `SELECT label, value` over `store`: each value as the app sees it (hex), decoded from its
+    /// marker or read from the file in `folder`, sorted; and how many were files.
+    private static func appValues(_ store: String, _ query: String, folder: String) throws -> (values: [String], files: Int) {
+        var files = 0
+        let rows = try SQLiteShell.run(store, "\(query);").split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        let values = try rows.map { row -> String in
+            let separator = row.lastIndex(of: "|")!
+            let (label, stored) = (String(row[..<separator]), String(row[row.index(after: separator)...]))
+            if stored.hasPrefix("02"), stored.count == 76 {
+                let name = String(decoding: hexBytes(String(stored.dropFirst(2).prefix(72))), as: UTF8.self)
+                files += 1
+                let contents = try #require(FileManager.default.contents(atPath: folder + "/" + name), "\(store): \(label) names \(name), not in \(folder)")
+                return label + " " + contents.map { String(format: "%02X", $0) }.joined()
+            }
+            return label + " " + (stored.hasPrefix("01") ? String(stored.dropFirst(2)) : stored)
+        }
+        return (values.sorted(), files)
+    }
+
+    private static func hexBytes(_ hex: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        return bytes
+    }
+
+    @Test("Attachments 3 (inferred): attachments come into the store from their files, thumbnails go behind the marker — --out and in place, SQL and Swift",
+          arguments: [false, true])
+    func valuesChangeForm(inSwift: Bool) throws {
+        let swift = inSwift ? ["--in-swift"] : []
+        for inPlace in [false, true] {
+            let source = try store(inPlace ? "InPlace.sqlite" : "Source.sqlite", rows: 80)
+            let reference = directory.appendingPathComponent("Reference.sqlite").path
+            try? FileManager.default.removeItem(atPath: reference)
+            try FileManager.default.copyItem(atPath: source, toPath: reference)
+            let originalFiles = try FileManager.default.contentsOfDirectory(atPath: Self.folder(source)).sorted()
+            let attachments = try Self.appValues(reference, "SELECT ZTITLE, hex(ZATTACHMENT) FROM ZDOCUMENT", folder: Self.folder(source))
+            let thumbnails = try Self.appValues(reference, "SELECT ZTITLE, hex(ZTHUMBNAIL) FROM ZDOCUMENT", folder: Self.folder(source))
+            #expect(attachments.files > 5)
+
+            let migrated = inPlace ? source : directory.appendingPathComponent("Out.sqlite").path
+            let outcome = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--progress", "none"] + (inPlace ? [] : ["--out", migrated]) + swift)
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            let after = try Self.appValues(migrated, "SELECT ZNAME, hex(ZATTACHMENT) FROM ZDOCUMENT", folder: Self.folder(migrated))
+            #expect(after.values == attachments.values)
+            #expect(after.files == 0)
+            // Every attachment is now its bytes, with no marker.
+            #expect(try SQLiteShell.run(migrated, "SELECT count(*) FROM ZDOCUMENT WHERE length(ZATTACHMENT) = 38 AND substr(ZATTACHMENT, 1, 1) = X'02';") == "0\n")
+            #expect(try Self.appValues(migrated, "SELECT ZNAME, hex(ZTHUMBNAIL) FROM ZDOCUMENT", folder: Self.folder(migrated)).values == thumbnails.values)
+            #expect(try SQLiteShell.run(migrated, "SELECT count(*) FROM ZDOCUMENT WHERE ZTHUMBNAIL IS NOT NULL AND substr(ZTHUMBNAIL, 1, 1) <> X'01';") == "0\n")
+            // The original's folder is as it was; no work folder is left.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(source)).sorted() == originalFiles)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("tern-step") }.isEmpty)
+            try FileManager.default.removeItem(atPath: directory.path)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+    }
+
+    /// A model of photos kept inside the store (up to 240 KiB each) whose version 2 lets them go
+    /// outside (and adds a date: the flag alone changes no version hash): large values become new
+    /// files, written by the migration.
+    private func photosModel() throws -> String {
+        let model = directory.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        let files = [
+            "model.yaml": "name: Photos\ncurrent: Photos 2\nversions: [v1.yaml, v2.yaml]\n",
+            "v1.yaml": "version: Photos 1\nentities:\n  Photo:\n    attributes:\n      caption: string\n      image: { type: binary, maxLength: 245760 }\n",
+            "v2.yaml": "version: Photos 2\nentities:\n  Photo:\n    attributes:\n      caption: string\n      image: { type: binary, maxLength: 245760, externalStorage: true }\n      taken: date\n",
+        ]
+        for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        return model.path
+    }
+
+    @Test("photos moving outside the store, in place, killed mid-run and resumed: large ones are new files beside the store, small ones inline, every one's bytes the source's; the backup needs no folder",
+          arguments: [false, true])
+    func valuesMoveOutside(inSwift: Bool) throws {
+        let model = try photosModel()
+        let path = directory.appendingPathComponent("Photos.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model, "--version", "Photos 1", "--rows", "120", path]).status == 0)
+        let before = try Self.appValues(path, "SELECT Z_PK, hex(ZIMAGE) FROM ZPHOTO", folder: Self.folder(path)).values
+        let arguments = ["migrate", path, "--model", model, "--batch-size", "5"] + (inSwift ? ["--in-swift"] : [])
+        try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"batchCommitted\"").kill()
+        let resumed = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+
+        let after = try Self.appValues(path, "SELECT Z_PK, hex(ZIMAGE) FROM ZPHOTO", folder: Self.folder(path))
+        #expect(after.values == before)
+        let large = try SQLiteShell.run(path, "SELECT count(*) FROM ZPHOTO WHERE length(ZIMAGE) = 38 AND substr(ZIMAGE, 1, 1) = X'02';")
+        #expect(Int(large.trimmingCharacters(in: .whitespacesAndNewlines)) == after.files && after.files > 20)
+        #expect(try SQLiteShell.run(path, "SELECT count(*) FROM ZPHOTO WHERE ZIMAGE IS NOT NULL AND substr(ZIMAGE, 1, 1) NOT IN (X'01', X'02');") == "0\n")
+        // Exactly the files the store names (a batch the kill cut short left its files in a work
+        // folder, now gone); the backup, from before, refers to none.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(path)).count == after.files)
+        #expect(!FileManager.default.fileExists(atPath: Self.folder(directory.appendingPathComponent("Photos~.sqlite").path)))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("tern-step") }.isEmpty)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Tern
 import TernSQLite
 
@@ -10,7 +11,10 @@ enum StoreContent {
 
     /// Lines per entity ("objects") and per relationship, each list sorted (ordered relationships
     /// keep their order inside a line).
-    static func dump(_ path: String, model: ObjectModel) throws -> [String: [String]] {
+    ///
+    /// With `appValues`, a value that may be stored outside the store is compared as the app
+    /// reads it (`CoreDataBinary`), not in its stored form.
+    static func dump(_ path: String, model: ObjectModel, appValues: Bool = false) throws -> [String: [String]] {
         let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
         let layout = StoreLayout(model: model)
         let reader = ObjectReader(connection: connection, layout: layout)
@@ -18,7 +22,9 @@ enum StoreContent {
         var stored: [String: [StoredObject]] = [:]
         for entity in model.entities {
             stored[entity.name] = try reader.objects(of: entity.name)
-            objects[entity.name] = stored[entity.name]!.map { ($0.key, $0.values) }
+            objects[entity.name] = try stored[entity.name]!.map { object in
+                (object.key, appValues ? try CoreDataBinary.appValues(object.values, of: object.entity, in: model, store: path) : object.values)
+            }
         }
         // Ids are keys, unique per root table: qualify them by table so entities of one tree agree.
         return try render(model: model, objects: objects, table: { layout.entities[$0]!.table }) { entity, relationship, id in
@@ -65,6 +71,44 @@ enum StoreContent {
             }
         }
         return content
+    }
+}
+
+/// The test's own reading of Core Data's format for values that may be stored outside the store,
+/// independent of the engine's: `0x01` and the bytes, or `0x02`, a file name and a NUL, the file
+/// in `.NAME_SUPPORT/_EXTERNAL_DATA`; anything else is the bytes themselves.
+enum CoreDataBinary {
+    static func folder(ofStore store: String) -> String {
+        let url = URL(fileURLWithPath: store)
+        return url.deletingLastPathComponent().appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT/_EXTERNAL_DATA").path
+    }
+
+    struct MissingFile: Error, CustomStringConvertible {
+        var path: String
+        var description: String { "no external data file \(path)" }
+    }
+
+    /// A stored value as the app reads it.
+    static func appValue(_ stored: SQLiteValue, folder: String) throws -> SQLiteValue {
+        guard case .blob(let bytes) = stored else { return stored }
+        switch bytes.first {
+        case 0x02 where bytes.count == 38 && bytes[37] == 0:
+            let path = folder + "/" + String(decoding: bytes[1..<37], as: UTF8.self)
+            guard let contents = FileManager.default.contents(atPath: path) else { throw MissingFile(path: path) }
+            return .blob([UInt8](contents))
+        case 0x01: return .blob(Array(bytes.dropFirst()))
+        default: return stored
+        }
+    }
+
+    /// `values` of an object of `entity`, those of attributes that allow external storage read
+    /// as the app reads them.
+    static func appValues(_ values: [String: SQLiteValue], of entity: String, in model: ObjectModel, store: String) throws -> [String: SQLiteValue] {
+        var values = values
+        for attribute in model.allAttributes(of: entity) where attribute.allowsExternalStorage {
+            if let value = values[attribute.name] { values[attribute.name] = try appValue(value, folder: folder(ofStore: store)) }
+        }
+        return values
     }
 }
 

@@ -37,9 +37,11 @@ public struct SQLCompiler {
         schema.map { "\(quoteIdentifier($0)).\(quoteIdentifier(name))" } ?? quoteIdentifier(name)
     }
 
-    /// Registers the SQL functions compiled SQL may call (`tern_upper`, `tern_fold`, …).
-    public static func prepare(_ connection: Connection) throws {
+    /// Registers the SQL functions compiled SQL may call (`tern_upper`, `tern_fold`, …), and
+    /// those reading values stored outside the store in `externalData`'s folders.
+    public static func prepare(_ connection: Connection, externalData: ExternalDataFolders = ExternalDataFolders()) throws {
         try TextFunctions.register(on: connection)
+        try externalData.register(on: connection)
     }
 
     public mutating func sql(_ expression: CompiledExpression, alias: String) -> SQLFragment {
@@ -65,7 +67,10 @@ public struct SQLCompiler {
         let own = layout.entities[entity]!
         guard let first = relationships.first else {
             switch final {
-            case .attribute(let name): return "\(alias).\(quoteIdentifier(own.attributeColumns[name]!))"
+            case .attribute(let name):
+                // An expression sees a value stored outside the store as the app does: its bytes.
+                let column = "\(alias).\(quoteIdentifier(own.attributeColumns[name]!))"
+                return layout.model.allAttributes(of: entity).contains { $0.name == name && $0.allowsExternalStorage } ? "tern_external_bytes(\(column))" : column
             case .ownKey: return "\(alias).\"Z_PK\""
             case .objectKey: preconditionFailure("an object key follows a relationship")
             case .count(let name): return countSQL(entity: entity, relationship: name, alias: alias)

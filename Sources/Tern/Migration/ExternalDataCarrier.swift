@@ -11,20 +11,39 @@ import TernSQLite
 /// that refers to them is delivered, and each is checked to hold the source file's bytes.
 enum ExternalDataCarrier {
     /// Gives every file `migrated` refers to a name in `destination` (a store's
-    /// `_EXTERNAL_DATA` folder) from `source`, and proves each holds the source's bytes. Returns
-    /// how many files it proved.
+    /// `_EXTERNAL_DATA` folder), from the first of `sources` that has it, and proves each holds
+    /// that file's bytes. Returns how many files it proved.
     ///
     /// - Throws: `MigrationFailure.verification` naming the entity, attribute, key and file of a
     ///   reference whose file is missing or differs.
     @discardableResult
-    static func carry(into migrated: String, model: ObjectModel, from source: String, to destination: String,
+    static func carry(into migrated: String, model: ObjectModel, from sources: [String], to destination: String,
                       shouldStop: () -> Bool = { false }) throws -> Int {
+        var proved = 0
+        try forEachReference(in: migrated, model: model, shouldStop: shouldStop) { file, owner in
+            try carry(file, from: sources, to: destination, naming: owner)
+            proved += 1
+        }
+        return proved
+    }
+
+    /// Proves every file `store` refers to is a regular file in one of `folders`, before any
+    /// work: a value read from a missing file is named here rather than lost later.
+    static func checkReferences(in store: String, model: ObjectModel, folders: [String], shouldStop: () -> Bool = { false }) throws {
+        try forEachReference(in: store, model: model, shouldStop: shouldStop) { file, owner in
+            _ = try locate(file, in: folders, naming: owner)
+        }
+    }
+
+    /// Calls `body` with each file name `store` refers to and who refers to it ("Entity key,
+    /// attribute"), in entity and key order.
+    private static func forEachReference(in store: String, model: ObjectModel, shouldStop: () -> Bool,
+                                         _ body: (_ file: String, _ owner: String) throws -> Void) throws {
         let layout = StoreLayout(model: model)
         // Read without leaving a -wal or -shm beside a file about to be renamed.
-        let store = try ReadOnlyStore(path: migrated)
-        let connection = try store.connect()
+        let reader = try ReadOnlyStore(path: store)
+        let connection = try reader.connect()
         defer { try? connection.close() }
-        var proved = 0
         for entity in model.entitiesInStoreOrder where !entity.isAbstract {
             guard let entityLayout = layout.entities[entity.name] else { continue }
             for attribute in model.allAttributes(of: entity.name) where attribute.allowsExternalStorage {
@@ -39,12 +58,10 @@ enum ExternalDataCarrier {
                     // A value that only starts like a reference is bytes stored without a marker
                     // (written before the attribute allowed external storage): copied as it is.
                     guard let file = row.blob(at: 1).flatMap(ExternalBinaryData.reference) else { continue }
-                    try carry(file, from: source, to: destination, naming: "\(entity.name) \(row.int64(at: 0)), \(attribute.name)")
-                    proved += 1
+                    try body(file, "\(entity.name) \(row.int64(at: 0)), \(attribute.name)")
                 }
             }
         }
-        return proved
     }
 
     /// Gives every file of `source` a name in `destination` too: the folder of a backup that
@@ -53,38 +70,45 @@ enum ExternalDataCarrier {
         guard let files = try? FileManager.default.contentsOfDirectory(atPath: source) else { return }
         for file in files.sorted() {
             if shouldStop() { throw MigrationInterrupted() }
-            try carry(file, from: source, to: destination, naming: "the backup's external data")
+            try carry(file, from: [source], to: destination, naming: "the backup's external data")
         }
     }
 
     /// Removes from `destination` the files a run carried there — those holding the very bytes
-    /// of the same-named file in `source` — and the folders left empty; anything else stays, so
-    /// a folder someone else put there keeps its files.
-    static func removeCarried(from destination: String, source: String) {
+    /// of the same-named file in one of `sources` — and the folders left empty; anything else
+    /// stays, so a folder someone else put there keeps its files.
+    static func removeCarried(from destination: String, sources: [String]) {
         let fileManager = FileManager.default
+        // A folder is never its own source: every file would match itself.
+        let sources = sources.filter { FileIdentity(path: $0) != FileIdentity(path: destination) && $0 != destination }
         for file in (try? fileManager.contentsOfDirectory(atPath: destination)) ?? [] {
             let carried = destination + "/" + file
-            let original = source + "/" + file
-            guard isRegularFile(carried), isRegularFile(original),
-                  FileIdentity(path: carried) == FileIdentity(path: original) || sameBytes(carried, original) else { continue }
+            guard isRegularFile(carried), sources.contains(where: { source in
+                let original = source + "/" + file
+                return isRegularFile(original) && (FileIdentity(path: carried) == FileIdentity(path: original) || sameBytes(carried, original))
+            }) else { continue }
             unlink(carried)
         }
         rmdir(destination)
         rmdir(URL(fileURLWithPath: destination).deletingLastPathComponent().path)
     }
 
-    private static func carry(_ file: String, from source: String, to destination: String, naming owner: String) throws {
-        let original = source + "/" + file
+    /// The folder of `folders` holding `file`, a regular file (never a FIFO, which blocks for
+    /// ever when opened, a directory or a link).
+    private static func locate(_ file: String, in folders: [String], naming owner: String) throws -> String {
+        guard let folder = folders.first(where: { exists($0 + "/" + file) }) else {
+            throw MigrationFailure.verification("\(owner): its external file \(file) does not exist in \(folders.first ?? "its folder")")
+        }
+        guard isRegularFile(folder + "/" + file) else {
+            throw MigrationFailure.verification("\(owner): its external file \(folder)/\(file) is not a regular file")
+        }
+        return folder
+    }
+
+    private static func carry(_ file: String, from sources: [String], to destination: String, naming owner: String) throws {
+        let original = try locate(file, in: sources, naming: owner) + "/" + file
         let carried = destination + "/" + file
-        guard FileManager.default.fileExists(atPath: original) else {
-            throw MigrationFailure.verification("\(owner): its external file \(file) does not exist in \(source)")
-        }
-        // Never a FIFO (opening one blocks for ever), a directory or a link.
-        guard isRegularFile(original) else {
-            throw MigrationFailure.verification("\(owner): its external file \(original) is not a regular file")
-        }
-        var existing = stat()
-        if source != destination, lstat(carried, &existing) != 0 {
+        if original != carried, !exists(carried) {
             do {
                 if !FileManager.default.fileExists(atPath: destination) {
                     try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
@@ -103,6 +127,12 @@ enum ExternalDataCarrier {
         guard isRegularFile(carried), FileIdentity(path: original) == FileIdentity(path: carried) || sameBytes(original, carried) else {
             throw MigrationFailure.verification("\(owner): its external file \(carried) does not hold the bytes of \(original)")
         }
+    }
+
+    /// Whether anything is at `path`, a dangling link included.
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
     }
 
     private static func isRegularFile(_ path: String) -> Bool {

@@ -7,8 +7,8 @@ import TernSQLite
 ///
 /// Only when every entity keeps its number (Core Data numbers entities by name, so some renames
 /// move them), every kept column keeps its declared type, and nothing needs values computed (a
-/// column becoming non-optional, a new order) does a step qualify. Before committing, the
-/// store's tables and columns must equal the destination layout exactly; otherwise the
+/// column becoming non-optional, a new order, a value moving in or out of external storage)
+/// does a step qualify. Before committing, the store's tables and columns must equal the destination layout exactly; otherwise the
 /// transaction rolls back and the step is copied instead.
 enum LightweightInPlace {
     /// The SQL that turns a store of `step.source` into one of `step.destination`, or nil when the
@@ -45,6 +45,8 @@ enum LightweightInPlace {
                           case .attribute(let old) = compiled.inputs[0].final,
                           let oldAttribute = step.source.allAttributes(of: sourceName).first(where: { $0.name == old }),
                           oldAttribute.type.columnDeclaration == attribute.type.columnDeclaration,
+                          // Values stored outside the store are decoded or encoded: a copy.
+                          oldAttribute.allowsExternalStorage == attribute.allowsExternalStorage,
                           let oldColumn = from.attributeColumns[old] else { return nil }
                     keptColumns[from.table, default: []].insert(oldColumn)
                     if oldColumn != column { statements.append(renameColumn(from.table, oldColumn, column)) }

@@ -8,11 +8,14 @@ public enum Migrator {
     /// must not exist. On failure the partial destination is removed and the source is untouched.
     @discardableResult
     ///
-    /// - Parameter extraPages: caps the destination at this many pages beyond its empty schema
-    ///   (SQLite's `max_page_count`), so tests can make the disk "full" at a chosen point.
+    /// - Parameters:
+    ///   - externalData: where values stored outside the stores are found and new files go
+    ///     (default: the source's folder, and the destination's).
+    ///   - extraPages: caps the destination at this many pages beyond its empty schema
+    ///     (SQLite's `max_page_count`), so tests can make the disk "full" at a chosen point.
     public static func migrate(_ step: MigrationStep, from source: String, to destination: String,
                                options: MigrationOptions = MigrationOptions(), logger: Logger = Logger(label: "tern.migrate"),
-                               extraPages: Int? = nil, resume: Bool = false) throws -> StepReport {
+                               externalData: ExternalDataFolders? = nil, extraPages: Int? = nil, resume: Bool = false) throws -> StepReport {
         let reader = try ReadOnlyStore(path: source)
         do {
             let connection: Connection
@@ -25,7 +28,9 @@ public enum Migrator {
             if let extraPages, let used = try connection.pragma("page_count")?.int64 {
                 try connection.setPragma("max_page_count", .integer(used + Int64(extraPages)))
             }
-            let migrator = try StepMigrator(step: step, connection: connection, sourceAttachURI: reader.attachPath, options: options, logger: logger)
+            let migrator = try StepMigrator(step: step, connection: connection, sourceAttachURI: reader.attachPath,
+                                            externalData: externalData ?? ExternalDataFolders(source: source, destination: destination),
+                                            options: options, logger: logger)
             try migrator.run()
             if !migrator.isFinished { try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
             try connection.close()

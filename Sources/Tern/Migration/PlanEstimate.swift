@@ -63,7 +63,8 @@ extension StoreMigration {
     public func estimate(_ plan: Plan) throws -> PlanEstimate {
         let reader = try ReadOnlyStore(path: store)
         let connection = try reader.connect()
-        try SQLCompiler.prepare(connection)
+        // A filter may read values stored outside the store.
+        try SQLCompiler.prepare(connection, externalData: ExternalDataFolders(source: store, destination: nil))
         var steps: [PlanEstimate.Step] = []
         // Objects per entity of the step's source: counted for the store, estimated afterwards.
         var objects: [String: Int] = [:]

@@ -29,11 +29,7 @@ extension StepMigrator {
         var values: [SQLFragment] = [SQLFragment(entry.keepsKeys ? "s.\"Z_PK\"" : "a.destination"), SQLFragment("\(destinationEntity.number)"), SQLFragment("1")]
         for attribute in step.destination.allAttributes(of: mapping.destinationEntity!) where !attribute.isTransient {
             columns.append(destinationEntity.attributeColumns[attribute.name]!)
-            if let compiled = entry.mapping.attributes[attribute.name] {
-                values.append(compiler.sql(compiled, alias: "s"))
-            } else {
-                values.append(SQLFragment("?", [attribute.defaultValue ?? .null]))
-            }
+            values.append(storedValue(attribute, in: entry, compiler: &compiler))
         }
         var deferred: [String] = []
         for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) {

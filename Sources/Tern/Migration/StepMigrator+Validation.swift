@@ -21,10 +21,12 @@ extension StepMigrator {
             let column = "d.\(quoteIdentifier(destination.attributeColumns[attribute.name]!))"
             if !attribute.isOptional { rules.append(("\(column) IS NULL", "\(attribute.name) is required")) }
             let v = attribute.validation
+            // A length is the bytes', wherever they are stored.
+            let bytes = attribute.allowsExternalStorage ? "tern_external_bytes(\(column))" : column
             if let low = v.minimumValue { rules.append(("\(column) < \(low)", "\(attribute.name) is below its minimum \(low)")) }
             if let high = v.maximumValue { rules.append(("\(column) > \(high)", "\(attribute.name) is above its maximum \(high)")) }
-            if let low = v.minimumLength { rules.append(("length(\(column)) < \(low)", "\(attribute.name) is shorter than \(low)")) }
-            if let high = v.maximumLength { rules.append(("length(\(column)) > \(high)", "\(attribute.name) is longer than \(high)")) }
+            if let low = v.minimumLength { rules.append(("length(\(bytes)) < \(low)", "\(attribute.name) is shorter than \(low)")) }
+            if let high = v.maximumLength { rules.append(("length(\(bytes)) > \(high)", "\(attribute.name) is longer than \(high)")) }
             if let pattern = v.pattern { rules.append(("tern_matches(\(column), \(quoteLiteral(pattern)), 0) = 0", "\(attribute.name) does not match \(pattern)")) }
         }
         for relationship in step.destination.allRelationships(of: entityName) where !relationship.isTransient {

@@ -166,7 +166,7 @@ extension StepMigrator {
 
     /// The checksums of what the source says and of what the store holds, computed side by side.
     private func compare(expected: SQLFragment, actual: SQLFragment) throws -> (want: ScanResult, have: ScanResult) {
-        let both = try ParallelScans.run([expected, actual], store: connection.path, attach: sourceAttachURI, shouldStop: options.shouldStop)
+        let both = try ParallelScans.run([expected, actual], store: connection.path, attach: sourceAttachURI, externalData: externalData, shouldStop: options.shouldStop)
         return (both[0], both[1])
     }
 
@@ -181,11 +181,11 @@ extension StepMigrator {
         let destination = destinationLayout.entities[mapping.destinationEntity!]!
         var compiler = SQLCompiler(layout: sourceLayout, schema: "src")
         let selection = sourceSelection(entry, compiler: &compiler)
+        // Each value as the source gives it, and the destination column as compared with it.
         var columns: [(name: String, column: String, value: SQLFragment)] = []
         var affinities = "N"
         for attribute in step.destination.allAttributes(of: mapping.destinationEntity!) where !attribute.isTransient {
-            let value = entry.mapping.attributes[attribute.name].map { compiler.sql($0, alias: "s") } ?? SQLFragment("?", [attribute.defaultValue ?? .null])
-            columns.append((attribute.name, destination.attributeColumns[attribute.name]!, value))
+            columns.append((attribute.name, comparedColumn(attribute, in: entry), expectedValue(attribute, in: entry, compiler: &compiler)))
             affinities.append(ColumnAffinity(declaredType: attribute.type.columnDeclaration).rawValue)
         }
         let attributeCount = columns.count
@@ -193,10 +193,10 @@ extension StepMigrator {
             guard folding.contains(relationship.name),
                   let column = destination.foreignKeyColumns[relationship.name], destination.orderColumns[relationship.name] == nil,
                   let link = foreignKeyValue(entry, relationship) else { return false }
-            columns.append((relationship.name, column, SQLFragment(link.target)))
+            columns.append((relationship.name, "d.\(quoteIdentifier(column))", SQLFragment(link.target)))
             affinities.append("N")
             if let entityColumn = destination.entityColumns[relationship.name] {
-                columns.append((relationship.name, entityColumn, SQLFragment(link.entity)))
+                columns.append((relationship.name, "d.\(quoteIdentifier(entityColumn))", SQLFragment(link.entity)))
                 affinities.append("N")
             }
             return true
@@ -207,7 +207,7 @@ extension StepMigrator {
         let values = columns.reduce(SQLFragment("")) { $0 + SQLFragment(", ") + $1.value }
         let expected = SQLFragment("SELECT count(*), tern_checksum(\(quoteLiteral(affinities)), \(key)") + values
             + SQLFragment(") FROM \"src\".\(sourceTable) s\(association) WHERE ") + selection
-        let actual = "SELECT count(*), tern_checksum(\(quoteLiteral(affinities)), d.\"Z_PK\"\(columns.map { ", d.\(quoteIdentifier($0.column))" }.joined())) FROM \(quoteIdentifier(destination.table)) d WHERE \(objectsCondition(entry))"
+        let actual = "SELECT count(*), tern_checksum(\(quoteLiteral(affinities)), d.\"Z_PK\"\(columns.map { ", \($0.column)" }.joined())) FROM \(quoteIdentifier(destination.table)) d WHERE \(objectsCondition(entry))"
         let (want, have) = try compare(expected: expected, actual: SQLFragment(actual))
         if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass }) {
             report.mappings[index].selected = Int(want.count)
@@ -222,7 +222,7 @@ extension StepMigrator {
             throw MigrationFailure.verification("\(mapping.name): source \(mapping.sourceEntity!) \(missing) has no destination \(mapping.destinationEntity!) (\(want.count) selected, \(have.count) written)")
         }
         for column in columns {
-            let differing = joined + SQLFragment(" AND d.\(quoteIdentifier(column.column)) IS NOT (") + column.value + SQLFragment(") ORDER BY s.\"Z_PK\" LIMIT 1")
+            let differing = joined + SQLFragment(" AND \(column.column) IS NOT (") + column.value + SQLFragment(") ORDER BY s.\"Z_PK\" LIMIT 1")
             if let key = try firstKey(differing) {
                 let what = columns.firstIndex { $0.column == column.column }! < attributeCount ? "the destination value differs from its value expression" : "the link differs from the source's"
                 throw MigrationFailure.verification("\(mapping.name).\(column.name): \(what) over source \(mapping.sourceEntity!) \(key)")

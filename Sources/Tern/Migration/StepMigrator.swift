@@ -18,6 +18,8 @@ final class StepMigrator {
     let connection: Connection
     /// Where worker threads find the source, to attach it as `src` on their own connections.
     let sourceAttachURI: String
+    /// Where values stored outside the stores are read and written.
+    let externalData: ExternalDataFolders
     let sourceLayout: StoreLayout
     let destinationLayout: StoreLayout
     let associations: AssociationTables
@@ -38,8 +40,10 @@ final class StepMigrator {
     /// The current pass's peak memory.
     var passMemory = PeakMemoryMeter()
 
-    init(step: MigrationStep, connection: Connection, sourceAttachURI: String, options: MigrationOptions, logger: Logger) throws {
+    init(step: MigrationStep, connection: Connection, sourceAttachURI: String, externalData: ExternalDataFolders,
+         options: MigrationOptions, logger: Logger) throws {
         self.step = step
+        self.externalData = externalData
         self.options = options
         self.logger = logger
         self.connection = connection
@@ -66,7 +70,7 @@ final class StepMigrator {
         isFinished = try StepCheckpoint.isCompleted(connection)
         checkpoint = StepCheckpoint()
         guard !isFinished else { return }
-        try SQLCompiler.prepare(connection)
+        try SQLCompiler.prepare(connection, externalData: externalData)
         try connection.registerChecksum()
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
         for statement in associations.createStatements {

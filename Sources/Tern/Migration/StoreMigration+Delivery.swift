@@ -8,8 +8,10 @@ extension StoreMigration {
     /// began. In place, SQLite's write lock on the source is held from that proof to the swap,
     /// so no one can commit in between, and a store another process has open is not swapped.
     /// Returns the time spent reading the source's digest.
+    ///
+    /// - Parameter externalData: the folders the migrated store's external references name files in.
     func deliver(_ migrated: String, at version: ObjectModel, from store: String, to finalPath: String, keepingOriginalAt backup: String?,
-                 recorded: StoreDigest?, users: StoreUsers?) throws -> Duration {
+                 externalData: [String], recorded: StoreDigest?, users: StoreUsers?) throws -> Duration {
         var hold: SourceHold?
         var busy: (any Error)?
         if backup != nil {
@@ -27,10 +29,11 @@ extension StoreMigration {
         if let users, case let others = users.others(), !others.isEmpty {
             throw MigrationError.openElsewhere(store: store, processes: others, resumable: true)
         }
-        // The files of externally stored values, before the store that refers to them.
+        // The files of externally stored values, before the store that refers to them: the
+        // backup's are the original's as they are, taken before new files join them in place.
         let files = ExternalBinaryData.folder(forStore: store)
-        try ExternalDataCarrier.carry(into: migrated, model: version, from: files, to: ExternalBinaryData.folder(forStore: finalPath), shouldStop: options.shouldStop)
         if let backup { try ExternalDataCarrier.mirror(files, to: ExternalBinaryData.folder(forStore: backup), shouldStop: options.shouldStop) }
+        try ExternalDataCarrier.carry(into: migrated, model: version, from: externalData, to: ExternalBinaryData.folder(forStore: finalPath), shouldStop: options.shouldStop)
         try hold?.keepWALOnClose()
         try Self.place(migrated, at: finalPath, keepingOriginalAt: backup)
         return checking

@@ -130,9 +130,10 @@ public struct StoreMigration {
                 throw MigrationError.destinationExists(file)
             }
             try refuseAnomalies(plan)
+            try ExternalDataCarrier.checkReferences(in: store, model: plan.steps[0].source, folders: [ExternalBinaryData.folder(forStore: store)], shouldStop: options.shouldStop)
             run = MigrationRun(inputs: try inputs(), store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(Self.describe),
                                stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0)
-            for file in run.stepFiles { Self.remove(file) }  // leftovers of a run whose record is gone
+            for file in run.stepFiles { Self.removeStepStore(file) }  // leftovers of a run whose record is gone
             try run.save(at: manifestPath)
         }
 
@@ -159,7 +160,8 @@ public struct StoreMigration {
                     options.progress?(.passFinished(pass))
                     report = inPlace
                 } else {
-                    report = try Migrator.migrate(step, from: input, to: file, options: options, logger: logger, resume: true)
+                    report = try Migrator.migrate(step, from: input, to: file, options: options, logger: logger,
+                                                  externalData: Self.externalData(of: run, from: store, step: index), resume: true)
                 }
                 report.dropped = dropped
                 reports.append(report)
@@ -175,16 +177,18 @@ public struct StoreMigration {
                 try connection.setPragma("user_version", .integer(0))  // a finished store looks like Core Data's
                 if let inputs = run.inputs { try StoreFile.setMetadata(StoreFile.migratedFromKey, to: inputs.fingerprint, in: connection, path: final) }
                 try connection.close()
-                checkingSource += try deliver(final, at: plan.steps[plan.steps.count - 1].destination, from: store, to: finalPath, keepingOriginalAt: backup, recorded: run.inputs?.source, users: users)
+                checkingSource += try deliver(final, at: plan.steps[plan.steps.count - 1].destination, from: store, to: finalPath, keepingOriginalAt: backup,
+                                              externalData: Self.externalData(of: run, from: store, step: plan.steps.count - 1).lookup, recorded: run.inputs?.source, users: users)
             }
+            for file in run.stepFiles { Self.removeStepStore(file) }
             // Otherwise the rename happened before a crash: the migrated store is already in place.
             try? fileManager.removeItem(atPath: manifestPath)
         } catch let error where Self.isResumable(error) {
             throw Self.isDiskFull(error) ? Self.diskFull(beside: finalPath, kept: [manifestPath] + run.stepFiles, source: store) : error
         } catch {
             // Running again cannot help (invalid data, a bad mapping): leave nothing behind.
-            for file in run.stepFiles { Self.remove(file) }
-            Self.removeCarriedFiles(into: finalPath, output: output, source: store)
+            Self.removeCarriedFiles(into: finalPath, output: output, source: store, stepFiles: run.stepFiles)
+            for file in run.stepFiles { Self.removeStepStore(file) }
             try? fileManager.removeItem(atPath: manifestPath)
             throw error
         }
@@ -200,6 +204,7 @@ public struct StoreMigration {
         // Killed after the swap: finish its clean-up under the lock (which a kill leaves behind).
         let lock = try StoreLock(store: finalPath)
         defer { lock.release() }
+        for file in run.stepFiles { removeStepStore(file) }
         try? FileManager.default.removeItem(atPath: manifest)
     }
 
@@ -210,8 +215,8 @@ public struct StoreMigration {
         defer { lock.release() }
         let manifest = MigrationRun.path(for: finalPath)
         if let run = try? MigrationRun.load(at: manifest) {
-            for file in run.stepFiles { remove(file) }
-            removeCarriedFiles(into: finalPath, output: run.output, source: run.store)
+            removeCarriedFiles(into: finalPath, output: run.output, source: run.store, stepFiles: run.stepFiles)
+            for file in run.stepFiles { removeStepStore(file) }
         }
         try? FileManager.default.removeItem(atPath: manifest)
     }
@@ -228,12 +233,32 @@ public struct StoreMigration {
                                        sourceBytes: size(source) ?? 0)
     }
 
-    /// Removes the external data files a run carried beside its output or its backup (never
-    /// anything else someone put there).
-    static func removeCarriedFiles(into finalPath: String, output: String?, source: String) {
-        let files = ExternalBinaryData.folder(forStore: source)
-        let destination = output ?? backupPath(for: finalPath)
-        ExternalDataCarrier.removeCarried(from: ExternalBinaryData.folder(forStore: destination), source: files)
+    /// Removes the external data files a run carried beside its output, its backup, or (in
+    /// place) the original — never anything else someone put there. Before the step stores'
+    /// folders go: they are how new files are recognised.
+    static func removeCarriedFiles(into finalPath: String, output: String?, source: String, stepFiles: [String]) {
+        let original = ExternalBinaryData.folder(forStore: source)
+        let steps = stepFiles.map(ExternalBinaryData.folder(forStore:))
+        if let output {
+            ExternalDataCarrier.removeCarried(from: ExternalBinaryData.folder(forStore: output), sources: [original] + steps)
+        } else {
+            ExternalDataCarrier.removeCarried(from: ExternalBinaryData.folder(forStore: backupPath(for: finalPath)), sources: [original])
+            ExternalDataCarrier.removeCarried(from: original, sources: steps)
+        }
+    }
+
+    /// Where step `index` of `run` finds values stored outside the stores — the original's
+    /// folder and every step store's (a later step may copy a reference an earlier one wrote) —
+    /// and where it writes new files: its own store's folder.
+    static func externalData(of run: MigrationRun, from store: String, step index: Int) -> ExternalDataFolders {
+        ExternalDataFolders(lookup: [ExternalBinaryData.folder(forStore: store)] + run.stepFiles.map(ExternalBinaryData.folder(forStore:)),
+                            newFiles: ExternalBinaryData.folder(forStore: run.stepFiles[index]))
+    }
+
+    /// Removes a step's store and the support folder of the files it wrote.
+    static func removeStepStore(_ path: String) {
+        remove(path)
+        try? FileManager.default.removeItem(atPath: ExternalBinaryData.supportFolder(forStore: path))
     }
 
     /// Whether anything is at `path`, a dangling link included.

@@ -14,6 +14,11 @@ struct SwiftBatchTransform: Sendable {
     var mapping: EntityMapping
     var policy: any EntityMigrationPolicy
     var delegate: (any MigrationManagerDelegate)?
+    /// Where values stored outside the stores are read and new files written.
+    var externalData: ExternalDataFolders
+    /// Per destination entity, the attributes a policy's objects carry as bytes, written back in
+    /// Core Data's form (`ExternalDataFolders.encode`).
+    var externallyStored: [String: [String]]
 }
 
 /// A batch the policy turned into destination objects, waiting for the writer to give them keys.
@@ -37,10 +42,13 @@ final class SourceBatchReader {
     private let read: Statement
     private let transform: SwiftBatchTransform
     private let programs: [(name: String, program: ExpressionProgram, offset: Int)]
+    /// The stored forms of the object being transformed, so unchanged values keep theirs.
+    private let storedForms = StoredForms()
 
     init(_ transform: SwiftBatchTransform, sourceAttachURI: String) throws {
         connection = try Connection(path: ":memory:")
         try SQLCompiler.prepare(connection)
+        try transform.externalData.register(on: connection, recorder: storedForms)
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
         read = try connection.prepare(transform.readSQL)
         self.transform = transform
@@ -54,7 +62,9 @@ final class SourceBatchReader {
         defer { read.reset() }
         var rows = read.rows()
         var batch = TransformedBatch(end: end, selected: 0)
-        while let row = try rows.next() {
+        while true {
+            storedForms.reset()
+            guard let row = try rows.next() else { break }
             let values = row.values
             var properties: [String: SQLiteValue] = [:]
             for (index, name) in transform.sourceProperties.enumerated() { properties[name] = values[index + 1] }
@@ -75,7 +85,7 @@ final class SourceBatchReader {
                 }
             }
             let base = batch.objects.count
-            batch.objects += context.objects
+            batch.objects += try context.objects.map(storedInCoreDataForm)
             for (index, keys) in context.identities { batch.identities[base + index] = keys }
             batch.associations += context.associations.map { ($0.source.key, base + $0.object.index) }
             batch.links += context.links.map { owner, relationship, target in
@@ -85,5 +95,14 @@ final class SourceBatchReader {
             batch.selected += 1
         }
         return batch
+    }
+
+    /// The object with each value that may live outside the store in the form Core Data keeps it.
+    private func storedInCoreDataForm(_ object: DestinationObject) throws -> DestinationObject {
+        var object = object
+        for name in transform.externallyStored[object.entity] ?? [] {
+            if let value = object.values[name] { object.values[name] = try transform.externalData.encode(value, recorder: storedForms) }
+        }
+        return object
     }
 }

@@ -22,7 +22,11 @@ final class SwiftBatchStatements {
     /// For each column `objects` inserts for `entity`: the attribute it holds and its default.
     func columns(of entity: String, layout: StoreLayout.EntityLayout, model: ObjectModel) throws -> [(attribute: String?, defaultValue: SQLiteValue)] {
         if let known = columnSources[entity] { return known }
-        let defaults = Dictionary(uniqueKeysWithValues: model.allAttributes(of: entity).map { ($0.name, $0.defaultValue ?? .null) })
+        let defaults = Dictionary(uniqueKeysWithValues: model.allAttributes(of: entity).map { attribute in
+            // A default kept outside the store is too large to be one: stored inline, behind its marker.
+            guard attribute.allowsExternalStorage, case .blob(let bytes)? = attribute.defaultValue else { return (attribute.name, attribute.defaultValue ?? .null) }
+            return (attribute.name, SQLiteValue.blob(ExternalBinaryData.inlineValue(bytes)))
+        })
         let attributeOfColumn = Dictionary(layout.attributeColumns.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
         let sources = try objects.insertColumns(for: entity).map { column -> (attribute: String?, defaultValue: SQLiteValue) in
             let attribute = attributeOfColumn[column]

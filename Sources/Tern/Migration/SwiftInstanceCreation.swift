@@ -28,6 +28,9 @@ extension StepMigrator {
             + SQLFragment(" AND s.\"Z_PK\" > ? ORDER BY s.\"Z_PK\" LIMIT ?)")).sql)
         let statements = try SwiftBatchStatements(connection: connection, layout: destinationLayout, associationTable: entry.table)
         let total = try selectedCount(sourceEntity, selection)
+        // Values from files are held whole in a batch: fewer objects per batch bounds the memory.
+        let batchSize = step.source.allAttributes(of: mapping.sourceEntity!).contains(where: \.allowsExternalStorage)
+            ? min(options.batchSize, Self.externalDataBatchSize) : options.batchSize
 
         var last = checkpoint[unit].lastKey
         var selected = checkpoint[unit].count
@@ -53,7 +56,7 @@ extension StepMigrator {
         func submitMore() {
             while failure == nil, !exhausted, submitted - written < readAhead {
                 do {
-                    try batchEnd.bind(selection.arguments + [SQLiteValue.integer(last), .integer(Int64(options.batchSize))])
+                    try batchEnd.bind(selection.arguments + [SQLiteValue.integer(last), .integer(Int64(batchSize))])
                     defer { batchEnd.reset() }
                     guard try batchEnd.step(), let end = batchEnd.row.value(at: 0).int64 else {
                         exhausted = true
@@ -112,14 +115,21 @@ extension StepMigrator {
         logger.debug("created instances in Swift", metadata: ["mapping": "\(mapping.name)", "objects": "\(created)", "workers": "\(options.workers)"])
     }
 
+    /// Source objects per batch when their values may come from files (of any size).
+    static let externalDataBatchSize = 16
+
     /// What workers need: the read query (every stored attribute and to-one key of the source
     /// entity, then the inputs of each value expression, for the default destination object).
     private func swiftTransform(_ entry: AssociationTables.Entry, policy: any EntityMigrationPolicy, selection: SQLFragment, compiler: inout SQLCompiler) -> SwiftBatchTransform {
         let mapping = entry.mapping.mapping
         let sourceEntity = sourceLayout.entities[mapping.sourceEntity!]!
-        let attributes = step.source.allAttributes(of: mapping.sourceEntity!).filter { !$0.isTransient }.map(\.name)
+        let attributes = step.source.allAttributes(of: mapping.sourceEntity!).filter { !$0.isTransient }
         let toOnes = step.source.allRelationships(of: mapping.sourceEntity!).filter { sourceEntity.foreignKeyColumns[$0.name] != nil }.map(\.name)
-        var columns = attributes.map { "s.\(quoteIdentifier(sourceEntity.attributeColumns[$0]!))" } + toOnes.map { "s.\(quoteIdentifier(sourceEntity.foreignKeyColumns[$0]!))" }
+        // A policy sees a value stored outside the store as the app does: its bytes.
+        var columns = attributes.map { attribute in
+            let column = "s.\(quoteIdentifier(sourceEntity.attributeColumns[attribute.name]!))"
+            return attribute.allowsExternalStorage ? "tern_external_bytes(\(column))" : column
+        } + toOnes.map { "s.\(quoteIdentifier(sourceEntity.foreignKeyColumns[$0]!))" }
         var expressions: [(name: String, expression: CompiledExpression, offset: Int)] = []
         for (name, compiled) in entry.mapping.attributes.sorted(by: { $0.key < $1.key }) {
             expressions.append((name, compiled, columns.count))
@@ -127,8 +137,9 @@ extension StepMigrator {
         }
         let read = SQLFragment("SELECT s.\"Z_PK\"\(columns.isEmpty ? "" : ", " + columns.joined(separator: ", ")) FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE ")
             + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? ORDER BY s.\"Z_PK\"")
-        return SwiftBatchTransform(readSQL: read.sql, selectionArguments: selection.arguments, sourceProperties: attributes + toOnes, expressions: expressions,
-                                   mapping: mapping, policy: policy, delegate: options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil })
+        return SwiftBatchTransform(readSQL: read.sql, selectionArguments: selection.arguments, sourceProperties: attributes.map(\.name) + toOnes, expressions: expressions,
+                                   mapping: mapping, policy: policy, delegate: options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil },
+                                   externalData: externalData, externallyStored: externallyStoredAttributes)
     }
 
     /// Destination objects an entity mapping created so far: its association table's rows.

@@ -14,6 +14,10 @@ import TernSQLite
 public enum ExternalBinaryData {
     public static let inlineMarker: UInt8 = 0x01
     public static let externalMarker: UInt8 = 0x02
+    /// Values longer than this are written as files when Tern writes a value in Core Data's
+    /// form. Core Data's own choice is undocumented (observed from about 100 KB to 1 MB); a
+    /// reader takes either form, so only the placement differs.
+    public static let threshold = 100 * 1024
 
     /// The file name a value refers to, when it is stored outside the store.
     public static func reference(in value: [UInt8]) -> String? {

@@ -14,14 +14,15 @@ struct ScanResult: Equatable, Sendable {
 enum ParallelScans {
     /// Runs queries whose one row is `count, integer` against the store at `store` (a path or an
     /// SQLite URI), with `attach` attached as `src` when given.
-    /// `shouldStop` interrupts the running queries (`Connection.interrupt(when:)`).
-    static func run(_ queries: [SQLFragment], store: String, attach: String? = nil, workers: Int = 2,
+    /// `shouldStop` interrupts the running queries (`Connection.interrupt(when:)`); values stored
+    /// outside the stores are read from `externalData`'s folders.
+    static func run(_ queries: [SQLFragment], store: String, attach: String? = nil, workers: Int = 2, externalData: ExternalDataFolders = ExternalDataFolders(),
                     shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> [ScanResult] {
         guard !queries.isEmpty else { return [] }
         let loop = try EventLoop()
         let threads = max(1, min(workers, queries.count))
         let pool = try WorkerPool<ScanReader>(loop: loop, workers: threads, maxInFlight: threads) { _ in
-            try ScanReader(store: store, attach: attach, shouldStop: shouldStop)
+            try ScanReader(store: store, attach: attach, externalData: externalData, shouldStop: shouldStop)
         }
         var results = [ScanResult?](repeating: nil, count: queries.count)
         var failure: (any Error)?
@@ -48,10 +49,10 @@ enum ParallelScans {
 final class ScanReader {
     private let connection: Connection
 
-    init(store: String, attach: String?, shouldStop: @escaping @Sendable () -> Bool) throws {
+    init(store: String, attach: String?, externalData: ExternalDataFolders, shouldStop: @escaping @Sendable () -> Bool) throws {
         connection = try Connection(path: store, configuration: .init(mode: .readOnly))
         try connection.interrupt(when: shouldStop)
-        try SQLCompiler.prepare(connection)
+        try SQLCompiler.prepare(connection, externalData: externalData)
         try connection.registerChecksum()
         if let attach {
             try connection.execute("ATTACH DATABASE \(quoteLiteral(attach)) AS src")

@@ -105,7 +105,7 @@ struct EngineDifferentialTests {
                     return "seed \(seed), \(run.name): \(error) — \(generated.summary)"
                 }
             }
-            let actual = try StoreContent.dump(output, model: destination)
+            let actual = try StoreContent.dump(output, model: destination, appValues: true)
             for key in Set(expected.keys).union(actual.keys).sorted() where expected[key] != actual[key] {
                 let want = expected[key] ?? []
                 let have = actual[key] ?? []

@@ -2,7 +2,8 @@ import Foundation
 @testable import Tern
 
 /// A generated migration, written as Tern's YAML files: two model versions (entities, one
-/// possibly with a subentity, every attribute type, to-one / to-many / many-to-many / ordered
+/// possibly with a subentity, every attribute type, binary values stored outside the store on
+/// either side or both, to-one / to-many / many-to-many / ordered
 /// relationships with and without inverses, optional and required) and an explicit mapping in one
 /// or two passes (copies, renames, value expressions, new attributes with defaults, filters,
 /// relationships mapped from one side or both). The same seed writes the same files.
@@ -31,6 +32,8 @@ struct RandomMigrationCase {
         var name: String
         var type: String
         var optional: Bool
+        /// Binary values that may be stored outside the store, in the source and in the destination.
+        var external: (source: Bool, destination: Bool) = (false, false)
         /// In the destination: kept, renamed, transformed or dropped.
         enum Fate { case copied, renamed, transformed, dropped }
         var fate: Fate
@@ -58,7 +61,9 @@ struct RandomMigrationCase {
             let prefix = parents[entity] == nil ? "a" : "k"
             attributes[entity] = (1...number(1...4)).map { index in
                 let fates: [AttributeSpec.Fate] = [.copied, .copied, .renamed, .transformed, .transformed, .dropped]
-                return AttributeSpec(name: "\(prefix)\(index)", type: pick(attributeTypes), optional: chance(0.8), fate: pick(fates))
+                var attribute = AttributeSpec(name: "\(prefix)\(index)", type: pick(attributeTypes), optional: chance(0.8), fate: pick(fates))
+                if attribute.type == "binary" { attribute.external = (chance(0.5), chance(0.5)) }
+                return attribute
             }
         }
         var newAttribute: [String: (name: String, type: String, defaultValue: String)] = [:]
@@ -105,7 +110,8 @@ struct RandomMigrationCase {
                 if parents[entity] == nil { lines.append("      uid: { type: integer64, optional: false }") }
                 for attribute in attributes[entity]! where !(destination && attribute.fate == .dropped) {
                     let rename = destination && attribute.fate == .renamed ? ", renamingIdentifier: \(attribute.name)" : ""
-                    lines.append("      \(destination ? attribute.newName : attribute.name): { type: \(attribute.type), optional: \(attribute.optional)\(rename) }")
+                    let external = (destination ? attribute.external.destination : attribute.external.source) ? ", externalStorage: true" : ""
+                    lines.append("      \(destination ? attribute.newName : attribute.name): { type: \(attribute.type), optional: \(attribute.optional)\(rename)\(external) }")
                 }
                 if destination, let fresh = newAttribute[entity] {
                     lines.append("      \(fresh.name): { type: \(fresh.type), default: \"\(fresh.defaultValue)\" }")
@@ -197,11 +203,19 @@ struct RandomMigrationCase {
             let text = "source: Random 1\ndestination: Random 2\nentityMappings:\n" + lines.joined(separator: "\n") + "\n"
             try text.write(to: directory.appendingPathComponent("mappings/\(number)-pass.yaml"), atomically: true, encoding: .utf8)
         }
+        var externalSummary = ""
+        for entity in entities {
+            for attribute in attributes[entity]! where attribute.external.source || attribute.external.destination {
+                let sides = [attribute.external.source ? "source" : nil, attribute.external.destination ? "destination" : nil].compactMap { $0 }
+                externalSummary += "; \(entity).\(attribute.name) stored outside in \(sides.joined(separator: " and "))"
+            }
+        }
         let summary = "seed \(seed): entities \(entities.map { renamed[$0]! == $0 ? $0 : "\($0)→\(renamed[$0]!)" }.joined(separator: ", "))"
             + (parents.isEmpty ? "" : ", subentity \(parents.keys.first!)")
             + "; relationships " + specs.map { "\($0.owner).\($0.name)→\($0.target) \($0.kind)\($0.ordered ? " ordered" : "") mapped \($0.mapsOwner ? "owner" : "")\($0.mapsInverse ? " inverse" : "")" }.joined(separator: "; ")
             + (twoPasses ? "; two passes" : "") + (filters.isEmpty ? "" : "; filters \(filters.values.sorted().joined(separator: ", "))")
             + (empty.isEmpty ? "" : "; empty \(empty.joined(separator: ", "))")
+            + externalSummary
         return RandomMigrationCase(seed: seed, directory: directory, emptyEntities: empty, summary: summary)
     }
 }

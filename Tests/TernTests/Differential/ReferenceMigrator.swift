@@ -42,7 +42,10 @@ enum ReferenceMigrator {
         // The source, whole: objects by entity, and each object's targets per relationship in order.
         var sourceObjects: [String: [SourceObject]] = [:]
         for entity in sourceModel.entities {
-            sourceObjects[entity.name] = try reader.objects(of: entity.name).map { SourceObject(key: $0.key, entity: entity.name, values: $0.values) }
+            // Values as the app reads them: from their files, without their markers.
+            sourceObjects[entity.name] = try reader.objects(of: entity.name).map {
+                SourceObject(key: $0.key, entity: entity.name, values: try CoreDataBinary.appValues($0.values, of: entity.name, in: sourceModel, store: path))
+            }
         }
         func sourceTargets(_ object: SourceObject, _ relationship: String) throws -> [Int64] {
             guard let declared = sourceModel.allRelationships(of: object.entity).first(where: { $0.name == relationship }) else { return [] }

@@ -1,0 +1,53 @@
+import TernSQLite
+
+/// How a value crosses a step when either side may store it outside the store
+/// (`ExternalBinaryData`): stage 1 and verification ask here, so they agree.
+extension StepMigrator {
+    /// The source column a destination attribute copies in its stored form — marker and
+    /// reference as they are, the file carried at delivery — when its value is exactly a source
+    /// attribute's and both allow external storage; nil when the value crosses as the app sees
+    /// it (decoded, then written in the destination's form).
+    func storedFormCopy(_ attribute: Attribute, in entry: AssociationTables.Entry) -> String? {
+        let sourceEntity = entry.mapping.mapping.sourceEntity!
+        guard attribute.allowsExternalStorage, let compiled = entry.mapping.attributes[attribute.name],
+              case .input(0) = compiled.expression, compiled.inputs.count == 1, compiled.inputs[0].relationships.isEmpty,
+              case .attribute(let name) = compiled.inputs[0].final,
+              step.source.allAttributes(of: sourceEntity).contains(where: { $0.name == name && $0.allowsExternalStorage }) else { return nil }
+        return sourceLayout.entities[sourceEntity]!.attributeColumns[name]
+    }
+
+    /// SQL over source rows `s`: the value stage 1 writes into `attribute`'s column.
+    func storedValue(_ attribute: Attribute, in entry: AssociationTables.Entry, compiler: inout SQLCompiler) -> SQLFragment {
+        if let column = storedFormCopy(attribute, in: entry) { return SQLFragment("s.\(quoteIdentifier(column))") }
+        let value = appValue(attribute, in: entry, compiler: &compiler)
+        return attribute.allowsExternalStorage ? SQLFragment("tern_external_store(") + value + SQLFragment(")") : value
+    }
+
+    /// SQL over source rows `s`: the value verification expects, compared with
+    /// `comparedColumn`: the stored form where it is copied, else the value as the app sees it.
+    func expectedValue(_ attribute: Attribute, in entry: AssociationTables.Entry, compiler: inout SQLCompiler) -> SQLFragment {
+        storedFormCopy(attribute, in: entry).map { SQLFragment("s.\(quoteIdentifier($0))") } ?? appValue(attribute, in: entry, compiler: &compiler)
+    }
+
+    /// SQL over destination rows `d`: the attribute's column as verification compares it.
+    func comparedColumn(_ attribute: Attribute, in entry: AssociationTables.Entry) -> String {
+        let column = "d.\(quoteIdentifier(destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.attributeColumns[attribute.name]!))"
+        return attribute.allowsExternalStorage && storedFormCopy(attribute, in: entry) == nil ? "tern_external_bytes(\(column))" : column
+    }
+
+    /// The attribute's value expression (its inputs decoded), or its default.
+    private func appValue(_ attribute: Attribute, in entry: AssociationTables.Entry, compiler: inout SQLCompiler) -> SQLFragment {
+        entry.mapping.attributes[attribute.name].map { compiler.sql($0, alias: "s") } ?? SQLFragment("?", [attribute.defaultValue ?? .null])
+    }
+
+    /// For workers: per destination entity, the attributes whose values a policy's objects
+    /// carry as bytes, to be written in Core Data's form.
+    var externallyStoredAttributes: [String: [String]] {
+        var attributes: [String: [String]] = [:]
+        for entity in step.destination.entities {
+            let names = step.destination.allAttributes(of: entity.name).filter { $0.allowsExternalStorage && !$0.isTransient }.map(\.name)
+            if !names.isEmpty { attributes[entity.name] = names }
+        }
+        return attributes
+    }
+}
