@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "TernSQLiteTests", dependencies: ["TernSQLite", "TernLoop"]),
         .testTarget(name: "TernLoopTests", dependencies: ["TernLoop"]),
         .testTarget(name: "TernTests", dependencies: ["Tern", "TernSQLite", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "TernCLITests", dependencies: ["TernCLI", "TernSQLite"]),
+        .testTarget(name: "TernCLITests", dependencies: ["TernCLI", "TernCommands", "TernSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import TernCommands
 import Testing
 import TernSQLite
 
@@ -326,16 +327,9 @@ struct SQLiteShell {
     /// Runs SQL in its own `sqlite3` process and returns what it printed.
     @discardableResult
     static func run(_ store: String, _ sql: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [store, sql]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
-        return String(decoding: printed, as: UTF8.self)
+        let child = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store, sql])
+        #expect(child.status == 0, "sqlite3 \(sql): \(String(decoding: child.standardError, as: UTF8.self))")
+        return String(decoding: child.standardOutput, as: UTF8.self)
     }
 
     /// Starts `sqlite3` on `store` and returns once its connection has read the store.

@@ -1,4 +1,5 @@
 import Foundation
+import TernCommands
 
 /// Runs the built `tern` executable as a child process, as a user would.
 struct TernProcess {
@@ -29,14 +30,9 @@ struct TernProcess {
     }
 
     static func run(_ arguments: [String]) throws -> Outcome {
-        let output = Pipe()
-        let error = Pipe()
-        let process = try launch(arguments, standardOutput: output, standardError: error)
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus,
-                       standardOutput: String(decoding: outputData, as: UTF8.self),
-                       standardError: String(decoding: errorData, as: UTF8.self))
+        let child = try ChildProcess.run(executable, arguments)
+        return Outcome(status: child.status,
+                       standardOutput: String(decoding: child.standardOutput, as: UTF8.self),
+                       standardError: String(decoding: child.standardError, as: UTF8.self))
     }
 }

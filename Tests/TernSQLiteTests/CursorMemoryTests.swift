@@ -34,8 +34,9 @@ struct CursorMemoryTests {
         #expect(count == 1_000_000)
         #expect(titleBytes > 12_000_000)
         let growth = residentHighest - residentAfterWarmUp
-        // Reading 900,000 more rows (~60 MB of data) may not grow the process by more than a few
-        // pages of SQLite cache.
-        #expect(growth < 8 * 1024 * 1024, "resident memory grew by \(growth) bytes over 900,000 rows")
+        // Reading 900,000 more rows (~60 MB of data) may not grow the process by more than SQLite's
+        // cache and what tests running beside this one in the same process allocate meanwhile
+        // (measured up to 8.6 MiB on a loaded machine); holding the rows would grow it by 60 MB.
+        #expect(growth < 16 * 1024 * 1024, "resident memory grew by \(growth) bytes over 900,000 rows")
     }
 }

@@ -65,12 +65,8 @@ struct AssociationTables {
         return entries.filter { $0.pass <= pass && covered.contains($0.mapping.mapping.sourceEntity!) }
     }
 
-    /// `CREATE TABLE` for the mappings that need a table. The index on `source` is built when
-    /// the mapping's objects are all created.
-    var createStatements: [String] {
-        entries.filter { !$0.keepsKeys }.map { "CREATE TABLE IF NOT EXISTS \(quoteIdentifier($0.table)) (source INTEGER NOT NULL, destination INTEGER NOT NULL)" }
-    }
-
+    /// The index on `source`, built when the mapping's objects are all created (`StepWorkspace`
+    /// creates the tables).
     func indexStatement(_ entry: Entry) -> String? {
         entry.keepsKeys ? nil : "CREATE INDEX IF NOT EXISTS \(quoteIdentifier(entry.table + "_SOURCE")) ON \(quoteIdentifier(entry.table)) (source, destination)"
     }

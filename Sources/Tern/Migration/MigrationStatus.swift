@@ -26,18 +26,14 @@ public struct MigrationStatus: Sendable, Codable {
     public var units: [Unit]
 
     /// The status of an unfinished migration into `finalPath`, or nil when there is none.
+    ///
+    /// - Throws: `TernError(.badInput)` when the step store's checkpoint is damaged.
     public static func read(finalPath: String) throws -> MigrationStatus? {
         guard let run = try MigrationRun.load(at: MigrationRun.path(for: finalPath)) else { return nil }
         var units: [Unit] = []
-        if run.completed < run.stepFiles.count, FileManager.default.fileExists(atPath: run.stepFiles[run.completed]),
-           let connection = try? Connection(path: run.stepFiles[run.completed], configuration: .init(mode: .readOnly)),
-           let statement = try? connection.prepare("SELECT unit, last_key, count, done FROM TERN_PROGRESS ORDER BY rowid") {
-            var rows = statement.rows()
-            while let row = try rows.next() {
-                let parts = (row.text(at: 0) ?? "").split(separator: ":", maxSplits: 2).map(String.init)
-                let stage = ["create": "create instances", "links": "recreate relationships", "policylinks": "apply policy links", "hook": "policy relationships"][parts[0]] ?? parts[0]
-                units.append(Unit(stage: stage, name: parts.count > 2 ? parts[2] : parts.dropFirst().joined(separator: ":"),
-                                  done: row.int64(at: 3) != 0, count: Int(row.int64(at: 2)), lastKey: row.int64(at: 1)))
+        if run.completed < run.stepFiles.count, FileManager.default.fileExists(atPath: run.stepFiles[run.completed]) {
+            units = try StepWorkspace.recorded(inStoreAt: run.stepFiles[run.completed]).map { unit, progress in
+                Unit(stage: unit.stage, name: unit.subject, done: progress.done, count: progress.count, lastKey: progress.lastKey)
             }
         }
         return MigrationStatus(store: run.store, output: run.output, target: run.target, steps: run.steps, completedSteps: run.completed, units: units)

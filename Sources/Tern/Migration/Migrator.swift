@@ -28,11 +28,18 @@ public enum Migrator {
             if let extraPages, let used = try connection.pragma("page_count")?.int64 {
                 try connection.setPragma("max_page_count", .integer(used + Int64(extraPages)))
             }
+            // A store finished by an earlier run gets no work tables back (and is not attached to).
+            if try StepWorkspace.isCompleted(connection) {
+                try connection.close()
+                var report = StepReport()
+                report.verified.append("finished by an earlier run")
+                return report
+            }
             let migrator = try StepMigrator(step: step, connection: connection, sourceAttachURI: reader.attachPath,
                                             externalData: externalData ?? ExternalDataFolders(source: source, destination: destination),
                                             options: options, logger: logger)
             try migrator.run()
-            if !migrator.isFinished { try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try connection.close()
             return migrator.report
         } catch {

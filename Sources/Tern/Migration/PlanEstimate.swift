@@ -83,7 +83,7 @@ extension StoreMigration {
                     if let sourceName = mapping.sourceEntity, mapping.destinationEntity != nil, let layout = sourceLayout.entities[sourceName] {
                         if index == 0 {
                             var compiler = SQLCompiler(layout: sourceLayout, schema: "main")
-                            let selection = StepMigrator.selection(of: layout, filter: entity.filter, compiler: &compiler)
+                            let selection = SourceBatches.selection(of: layout, filter: entity.filter, compiler: &compiler)
                             let count = try connection.prepare((SQLFragment("SELECT count(*) FROM \(quoteIdentifier(layout.table)) s WHERE ") + selection).sql)
                             try count.bind(selection.arguments)
                             _ = try count.step()

@@ -17,11 +17,11 @@ extension StepMigrator {
             guard !linksWritten || (orderColumn.map { !ends.order($0).isCovered(by: writtenLinks) } ?? false) else { continue }
             writtenLinks.append(ends)
             if let orderColumn { writtenLinks.append(ends.order(orderColumn)) }
-            let unit = "links:\(entry.number):\(mapping.name).\(name)"
-            if !checkpoint[unit].done {
+            let unit = WorkUnit.links(mapping: entry.number, name: mapping.name, relationship: name)
+            if !workspace[unit].done {
                 try writeRelationship(relationship, storage: storage, entry: entry, orderOnly: linksWritten, unit: unit)
             }
-            report.links["\(mapping.name).\(name)"] = checkpoint[unit].count
+            report.links["\(mapping.name).\(name)"] = workspace[unit].count
         }
         try mirrorOneToOnes(entry)
     }
@@ -38,11 +38,11 @@ extension StepMigrator {
                 let now = targets(of: relationship, in: entry).1.map(\.number)
                 let all = targets(of: relationship, in: entry, throughPass: last).1.map(\.number)
                 guard all.count > now.count, let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!) else { continue }
-                let unit = "later:\(entry.number):\(mapping.name).\(relationship.name)"
-                if !checkpoint[unit].done {
+                let unit = WorkUnit.laterLinks(mapping: entry.number, name: mapping.name, relationship: relationship.name)
+                if !workspace[unit].done {
                     try writeRelationship(relationship, storage: storage, entry: entry, orderOnly: false, unit: unit, throughPass: last)
                 }
-                report.links["\(mapping.name).\(relationship.name)", default: 0] += checkpoint[unit].count
+                report.links["\(mapping.name).\(relationship.name)", default: 0] += workspace[unit].count
             }
         }
     }
@@ -89,13 +89,13 @@ extension StepMigrator {
             let mirrored = LinkEnds(place: "\(target.table).\(inverseColumn)", holders: Set(targets.map(\.number)), referents: [entry.number], ownerHolds: false)
             guard !mirrored.isCovered(by: writtenLinks) else { continue }
             writtenLinks.append(mirrored)
-            let unit = "mirror:\(entry.number):\(mapping.name).\(relationship.name)"
-            guard !checkpoint[unit].done else { continue }
+            let unit = WorkUnit.mirror(mapping: entry.number, name: mapping.name, relationship: relationship.name)
+            guard !workspace[unit].done else { continue }
             var sets = ["\(quoteIdentifier(inverseColumn)) = o.\"Z_PK\""]
             if let entityColumn = target.entityColumns[inverseName] { sets.append("\(quoteIdentifier(entityColumn)) = o.\"Z_ENT\"") }
-            try connection.transaction(.immediate) {
+            try workspace.commit(unit, done: true) {
                 try connection.execute("UPDATE \(quoteIdentifier(target.table)) SET \(sets.joined(separator: ", ")) FROM \(quoteIdentifier(owner.table)) o WHERE o.\(quoteIdentifier(column)) = \(quoteIdentifier(target.table)).\"Z_PK\" AND o.\"Z_ENT\" = \(owner.number)")
-                try checkpoint.save(unit, count: connection.changes, done: true, nextKeys: nextKeys, on: connection)
+                return StepWorkspace.Progress(count: connection.changes)
             }
         }
     }
@@ -120,7 +120,7 @@ extension StepMigrator {
         }
     }
 
-    func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: AssociationTables.Entry, orderOnly: Bool, unit: String,
+    func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: AssociationTables.Entry, orderOnly: Bool, unit: WorkUnit,
                            throughPass: Int? = nil) throws {
         guard let mapped = mappedPairs(entry, relationship: relationship, storage: storage, throughPass: throughPass) else { return }
         try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly, unit: unit)
@@ -168,13 +168,13 @@ extension StepMigrator {
     /// Writes destination links `(owner, target, target_entity, ord, order_key, inverse_ord)` into wherever the
     /// relationship is stored, and marks `unit` done with their count, in one transaction. With
     /// `orderOnly`, the links exist already (the other side wrote them) and only their order is set.
-    func apply(pairs: String, relationship: Relationship, ownerEntity: String, storage: RelationshipStorage, orderOnly: Bool = false, unit: String) throws {
+    func apply(pairs: String, relationship: Relationship, ownerEntity: String, storage: RelationshipStorage, orderOnly: Bool = false, unit: WorkUnit) throws {
         try connection.execute("DROP TABLE IF EXISTS temp.tern_pairs")
         try connection.execute("CREATE TEMP TABLE tern_pairs AS \(pairs)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.tern_pairs") }
         let destinationEntity = destinationLayout.entities[ownerEntity]!
         let count = Int(try connection.scalar("SELECT count(*) FROM temp.tern_pairs")?.int64 ?? 0)
-        try connection.transaction(.immediate) {
+        try workspace.commit(unit, done: true) {
             switch storage {
             case .foreignKey(let column):
                 var sets = ["\(quoteIdentifier(column)) = p.target"]
@@ -202,15 +202,15 @@ extension StepMigrator {
                     : " ON CONFLICT DO UPDATE SET " + orders.map { "\(quoteIdentifier($0.0)) = excluded.\(quoteIdentifier($0.0))" }.joined(separator: ", ")
                 try connection.execute("INSERT INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM temp.tern_pairs WHERE true\(upsert)")
             }
-            try checkpoint.save(unit, count: count, done: true, nextKeys: nextKeys, on: connection)
+            return StepWorkspace.Progress(count: count)
         }
     }
 
     /// Calls a policy's `createRelationships` for each object its mapping created, when the
     /// policy asks for it; the links it makes are saved in one transaction.
     func callRelationshipHook(_ entry: AssociationTables.Entry, policy: any EntityMigrationPolicy) throws {
-        let unit = "hook:\(entry.number)"
-        guard policy.createsRelationships, !checkpoint[unit].done else { return }
+        let unit = WorkUnit.relationshipHook(mapping: entry.number)
+        guard policy.createsRelationships, !workspace[unit].done else { return }
         let mapping = entry.mapping.mapping
         let context = RelationshipContext(mapping: mapping) { [connection, associations] name, key in
             guard let target = associations.entry(named: name, pass: entry.pass) else { return [] }
@@ -222,28 +222,28 @@ extension StepMigrator {
         while let row = try rows.next() {
             try policy.createRelationships(forDestination: row.int64(at: 1), source: row.int64(at: 0), in: context)
         }
-        try connection.transaction(.immediate) {
-            let insert = try connection.prepare("INSERT INTO TERN_LINKS (owner, owner_entity, relationship, target, target_entity) VALUES (?, ?, ?, ?, ?)")
+        try workspace.commit(unit, done: true) {
+            let insert = try connection.prepare("INSERT INTO \(StepWorkspace.linksTable) (owner, owner_entity, relationship, target, target_entity) VALUES (?, ?, ?, ?, ?)")
             for link in context.links {
                 try insert.bind([link.owner, link.ownerEntity, link.relationship, link.target, link.targetEntity])
                 try insert.run()
             }
-            try checkpoint.save(unit, done: true, nextKeys: nextKeys, on: connection)
+            return StepWorkspace.Progress(count: context.links.count)
         }
     }
 
     /// Applies the links policies of this pass made (`relate`), one relationship at a time.
     func applyPolicyLinks(pass: Int) throws {
-        guard !policies.isEmpty, !checkpoint["policylinks:\(pass)"].done else { return }
-        let groups = try rowsOf("SELECT DISTINCT owner_entity, relationship FROM TERN_LINKS ORDER BY 1, 2")
+        guard !policies.isEmpty, !workspace[.policyLinksApplied(pass: pass)].done else { return }
+        let groups = try rowsOf("SELECT DISTINCT owner_entity, relationship FROM \(StepWorkspace.linksTable) ORDER BY 1, 2")
         for group in groups {
             guard let ownerEntity = group[0].text, let name = group[1].text,
                   let relationship = step.destination.allRelationships(of: ownerEntity).first(where: { $0.name == name }),
                   let storage = destinationLayout.storage(ofRelationship: name, of: ownerEntity) else {
                 throw TernError(.badInput, "a policy related objects through \(group[1].text ?? "?"), which \(group[0].text ?? "?") does not have")
             }
-            let unit = "policylinks:\(pass):\(ownerEntity).\(name)"
-            if !checkpoint[unit].done {
+            let unit = WorkUnit.policyLinks(pass: pass, entity: ownerEntity, relationship: name)
+            if !workspace[unit].done {
                 let targetNumbers = destinationLayout.entities.values.map { "WHEN \(quoteLiteral($0.name)) THEN \($0.number)" }.joined(separator: " ")
                 let resolved = associations.entries.filter { $0.pass <= pass }.map {
                     "WHEN \(quoteLiteral($0.mapping.mapping.name)) THEN \(associations.lookup($0, key: "l.target"))"
@@ -254,16 +254,16 @@ extension StepMigrator {
                            1024 * (row_number() OVER (PARTITION BY owner ORDER BY link) + 1) AS order_key, NULL AS inverse_ord
                     FROM (SELECT l.rowid AS link, l.owner AS owner, l.target_entity AS target_entity,
                                  CASE WHEN l.target_mapping IS NULL THEN l.target ELSE (CASE l.target_mapping \(resolved) END) END AS target
-                          FROM TERN_LINKS l WHERE l.owner_entity = \(quoteLiteral(ownerEntity)) AND l.relationship = \(quoteLiteral(name)))
+                          FROM \(StepWorkspace.linksTable) l WHERE l.owner_entity = \(quoteLiteral(ownerEntity)) AND l.relationship = \(quoteLiteral(name)))
                     WHERE target IS NOT NULL
                     """
                 try apply(pairs: pairs, relationship: relationship, ownerEntity: ownerEntity, storage: storage, unit: unit)
             }
-            report.links["policy: \(ownerEntity).\(name)", default: 0] += checkpoint[unit].count
+            report.links["policy: \(ownerEntity).\(name)", default: 0] += workspace[unit].count
         }
-        try connection.transaction(.immediate) {
-            try connection.execute("DELETE FROM TERN_LINKS")
-            try checkpoint.save("policylinks:\(pass)", done: true, nextKeys: nextKeys, on: connection)
+        try workspace.commit(.policyLinksApplied(pass: pass), done: true) {
+            try connection.execute("DELETE FROM \(StepWorkspace.linksTable)")
+            return StepWorkspace.Progress()
         }
     }
 

@@ -15,7 +15,7 @@ extension StepMigrator {
     /// difference to name.
     func verify() throws {
         try options.beforeVerification?(connection)
-        let policyLinked = policyLinkedRelationships()
+        let policyLinked = workspace.policyLinkedRelationships
         // Every relationship mapping that links anything, grouped by where its links are stored:
         // both sides of a relationship write one set of links.
         var contributions: [LinkContribution] = []
@@ -265,15 +265,6 @@ extension StepMigrator {
     }
 
     // MARK: Relationships
-
-    /// "Entity.relationship" of every relationship a policy linked objects through in this step
-    /// (their checkpoint units say so, across resumes).
-    private func policyLinkedRelationships() -> Set<String> {
-        Set(checkpoint.units.keys.compactMap { unit -> String? in
-            let parts = unit.split(separator: ":", maxSplits: 2)
-            return parts.count == 3 && parts[0] == "policylinks" ? String(parts[2]) : nil
-        })
-    }
 
     /// Compares the links of one relationship mapping with the source's pairs carried through the
     /// associations: owner, target and, for ordered relationships, position. With `allowingMore`

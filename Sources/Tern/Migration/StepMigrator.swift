@@ -23,8 +23,11 @@ final class StepMigrator {
     let sourceLayout: StoreLayout
     let destinationLayout: StoreLayout
     let associations: AssociationTables
-    /// Next destination key per destination root table.
-    var nextKeys: [String: Int64] = [:]
+    /// Next destination key per destination root table, saved with every checkpoint.
+    var nextKeys: [String: Int64] {
+        get { workspace.nextKeys }
+        set { workspace.nextKeys = newValue }
+    }
     /// Links (and orders) already written, by where and between which entity mappings' objects.
     var writtenLinks: [LinkEnds] = []
     /// Relationship mappings left for stage 2, per entity mapping number.
@@ -33,10 +36,8 @@ final class StepMigrator {
     /// The policy of each entity mapping that runs in Swift, by mapping name.
     let policies: [String: any EntityMigrationPolicy]
     var report = StepReport()
-    /// What earlier runs of this step committed, and where this run is.
-    var checkpoint: StepCheckpoint
-    /// The store holds the step's finished result already.
-    let isFinished: Bool
+    /// The step's work tables and checkpoint: what earlier runs committed, and where this run is.
+    let workspace: StepWorkspace
     /// The current pass's peak memory.
     var passMemory = PeakMemoryMeter()
 
@@ -66,25 +67,10 @@ final class StepMigrator {
         }
         self.policies = policies
         associations = AssociationTables(step: step, source: sourceLayout, destination: destinationLayout, swiftMappings: Set(policies.keys))
-        // A store finished by an earlier run gets no work tables back (and is not attached to).
-        isFinished = try StepCheckpoint.isCompleted(connection)
-        checkpoint = StepCheckpoint()
-        guard !isFinished else { return }
         try SQLCompiler.prepare(connection, externalData: externalData)
         try connection.registerChecksum()
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
-        for statement in associations.createStatements {
-            try connection.execute(statement)
-        }
-        checkpoint = try StepCheckpoint(connection: connection)
-        nextKeys = checkpoint.nextKeys
-        if !policies.isEmpty {
-            // Links policies make, applied in stage 2; a target_mapping means `target` is a source
-            // key to look up in that entity mapping's associations.
-            try connection.execute("CREATE TABLE IF NOT EXISTS TERN_LINKS (owner INTEGER NOT NULL, owner_entity TEXT NOT NULL, relationship TEXT NOT NULL, target INTEGER NOT NULL, target_entity TEXT NOT NULL, target_mapping TEXT)")
-            // Objects made with findOrCreate, by entity and identifying values.
-            try connection.execute("CREATE TABLE IF NOT EXISTS TERN_UNIQUE (entity TEXT NOT NULL, identity TEXT NOT NULL, destination INTEGER NOT NULL, PRIMARY KEY (entity, identity))")
-        }
+        workspace = try StepWorkspace(connection: connection, associations: associations, withPolicies: !policies.isEmpty)
     }
 
     /// Runs every pass: stage 1 for all entity mappings, then stage 2, then stage 3. Units an
@@ -92,10 +78,6 @@ final class StepMigrator {
     /// was in continues from its last committed batch.
     func run() throws {
         let started = ContinuousClock.now
-        guard !isFinished else {
-            report.verified.append("finished by an earlier run")
-            return
-        }
         for pass in step.passes.indices {
             let passStarted = ContinuousClock.now
             passMemory = PeakMemoryMeter()
@@ -103,9 +85,9 @@ final class StepMigrator {
             for entry in entries {
                 try policies[entry.mapping.mapping.name]?.beginEntityMapping(entry.mapping.mapping)
                 if let policy = policies[entry.mapping.mapping.name] {
-                    try createInstancesInSwift(entry, policy: policy)
+                    try createInstances(entry, writer: SwiftInstanceBatches(entry, policy: policy, migrator: self))
                 } else {
-                    try createInstances(entry)
+                    try createInstances(entry, writer: SQLInstanceBatches(entry, migrator: self))
                 }
                 try policies[entry.mapping.mapping.name]?.endInstanceCreation(entry.mapping.mapping)
             }

@@ -331,7 +331,7 @@ public struct StoreMigration {
             return nil
         }
         try connection.setJournalMode(.wal)
-        try connection.setPragma("user_version", .integer(StepCheckpoint.completedMarker))
+        try connection.setPragma("user_version", .integer(StepWorkspace.completedMarker))
         try connection.close()
         return inPlaceReport(statements, since: started)
     }

@@ -12,9 +12,9 @@ final class SwiftBatchStatements {
     init(connection: Connection, layout: StoreLayout, associationTable: String) throws {
         objects = try ObjectWriter(connection: connection, layout: layout)
         associate = try connection.prepare("INSERT INTO \(quoteIdentifier(associationTable)) (source, destination) VALUES (?, ?)")
-        link = try connection.prepare("INSERT INTO TERN_LINKS (owner, owner_entity, relationship, target, target_entity, target_mapping) VALUES (?, ?, ?, ?, ?, ?)")
-        findUnique = try connection.prepare("SELECT destination FROM TERN_UNIQUE WHERE entity = ? AND identity = ?")
-        recordUnique = try connection.prepare("INSERT INTO TERN_UNIQUE (entity, identity, destination) VALUES (?, ?, ?)")
+        link = try connection.prepare("INSERT INTO \(StepWorkspace.linksTable) (owner, owner_entity, relationship, target, target_entity, target_mapping) VALUES (?, ?, ?, ?, ?, ?)")
+        findUnique = try connection.prepare("SELECT destination FROM \(StepWorkspace.uniqueTable) WHERE entity = ? AND identity = ?")
+        recordUnique = try connection.prepare("INSERT INTO \(StepWorkspace.uniqueTable) (entity, identity, destination) VALUES (?, ?, ?)")
     }
 
     private var columnSources: [String: [(attribute: String?, defaultValue: SQLiteValue)]] = [:]

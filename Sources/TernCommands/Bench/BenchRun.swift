@@ -71,21 +71,11 @@ struct BenchRun {
     /// Runs this `tern` with `arguments`; returns its standard output's lines, or throws with its
     /// standard error when it fails.
     private static func child(_ arguments: [String]) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TernError(.io, "tern \(arguments.prefix(2).joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: message, as: UTF8.self))")
+        let child = try ChildProcess.run(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), arguments)
+        guard child.status == 0 else {
+            throw TernError(.io, "tern \(arguments.prefix(2).joined(separator: " ")) exited \(child.status): \(String(decoding: child.standardError, as: UTF8.self))")
         }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        return String(decoding: child.standardOutput, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 }
 

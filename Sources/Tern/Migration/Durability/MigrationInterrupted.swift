@@ -1,0 +1,19 @@
+import TernSQLite
+
+/// A migration stopped at a batch boundary because it was asked to (SIGINT, SIGTERM); its
+/// checkpoint is committed and `--resume` continues from it.
+extension MigrationInterrupted {
+    /// Runs `body`, turning a statement interrupted because a stop was asked for
+    /// (`Connection.interrupt(when:)`) into `MigrationInterrupted`.
+    static func whenAsked<Result>(_ shouldStop: () -> Bool, _ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as SQLiteError where error.code.primary == .SQLITE_INTERRUPT && shouldStop() {
+            throw MigrationInterrupted()
+        }
+    }
+}
+
+public struct MigrationInterrupted: Error, CustomStringConvertible {
+    public var description: String { "interrupted; the work done so far is saved: run the same command with --resume to continue" }
+}

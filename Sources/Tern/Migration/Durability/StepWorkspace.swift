@@ -1,0 +1,137 @@
+import Foundation
+import TernSQLite
+
+/// The on-disk work state of one step, kept in the step's own store so that it commits in the
+/// same transaction as the rows it describes — never ahead of them, never behind: Tern's work
+/// tables (`TERN_*`: progress, key counters, association tables, policy links and identities)
+/// and the checkpoint they hold.
+///
+/// `commit(_:done:_:)` is the only way work and its checkpoint are saved: it opens the
+/// transaction, runs the work and records the unit's progress in it. A finished step sets the
+/// file's `user_version` to `completedMarker`, in the transaction that drops the tables.
+final class StepWorkspace {
+    /// How far one unit got.
+    struct Progress: Equatable {
+        /// The last source key committed (instance creation goes in key order).
+        var lastKey: Int64 = 0
+        /// Objects or links written so far.
+        var count = 0
+        var done = false
+    }
+
+    /// 'TERN' in ASCII.
+    static let completedMarker: Int64 = 0x5445_524E
+    static let progressTable = "TERN_PROGRESS"
+    /// Links policies make, applied in stage 2; a target_mapping means `target` is a source key
+    /// to look up in that entity mapping's associations.
+    static let linksTable = "TERN_LINKS"
+    /// Objects made with findOrCreate, by entity and identifying values.
+    static let uniqueTable = "TERN_UNIQUE"
+    private static let keysTable = "TERN_KEYS"
+
+    let connection: Connection
+    private(set) var progress: [WorkUnit: Progress] = [:]
+    /// Next destination key per destination root table, saved with every commit.
+    var nextKeys: [String: Int64] = [:]
+    private var savedKeys: [String: Int64] = [:]
+    private let associations: AssociationTables
+
+    /// Opens the work state in `connection`'s store, creating the tables a new step needs, and
+    /// reads what earlier runs committed.
+    ///
+    /// - Throws: `TernError(.badInput)` when the store's checkpoint holds a unit Tern never writes.
+    init(connection: Connection, associations: AssociationTables, withPolicies: Bool) throws {
+        self.connection = connection
+        self.associations = associations
+        var statements = [
+            "CREATE TABLE IF NOT EXISTS \(Self.progressTable) (unit TEXT PRIMARY KEY, last_key INTEGER NOT NULL, count INTEGER NOT NULL, done INTEGER NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS \(Self.keysTable) (root TEXT PRIMARY KEY, next INTEGER NOT NULL)",
+        ] + associations.entries.filter { !$0.keepsKeys }.map {
+            "CREATE TABLE IF NOT EXISTS \(quoteIdentifier($0.table)) (source INTEGER NOT NULL, destination INTEGER NOT NULL)"
+        }
+        if withPolicies {
+            statements += [
+                "CREATE TABLE IF NOT EXISTS \(Self.linksTable) (owner INTEGER NOT NULL, owner_entity TEXT NOT NULL, relationship TEXT NOT NULL, target INTEGER NOT NULL, target_entity TEXT NOT NULL, target_mapping TEXT)",
+                "CREATE TABLE IF NOT EXISTS \(Self.uniqueTable) (entity TEXT NOT NULL, identity TEXT NOT NULL, destination INTEGER NOT NULL, PRIMARY KEY (entity, identity))",
+            ]
+        }
+        for statement in statements { try connection.execute(statement) }
+        for (unit, unitProgress) in try Self.recorded(in: connection, path: connection.path) { progress[unit] = unitProgress }
+        let keys = try connection.prepare("SELECT root, next FROM \(Self.keysTable)")
+        var rows = keys.rows()
+        while let row = try rows.next() { nextKeys[row.text(at: 0)!] = row.int64(at: 1) }
+        savedKeys = nextKeys
+    }
+
+    subscript(unit: WorkUnit) -> Progress {
+        progress[unit] ?? Progress()
+    }
+
+    /// Runs `work` and records the progress it returns for `unit` (and the key counters) in one
+    /// transaction: the rows and the checkpoint that describes them commit together or not at all.
+    func commit(_ unit: WorkUnit, done: Bool = false, _ work: () throws -> Progress) throws {
+        var reached = Progress()
+        try connection.transaction(.immediate) {
+            reached = try work()
+            reached.done = done
+            try connection.execute("INSERT INTO \(Self.progressTable) (unit, last_key, count, done) VALUES (?, ?, ?, ?) ON CONFLICT (unit) DO UPDATE SET last_key = excluded.last_key, count = excluded.count, done = excluded.done",
+                                   unit.key, reached.lastKey, reached.count, done)
+            for (root, next) in nextKeys where savedKeys[root] != next {
+                try connection.execute("INSERT INTO \(Self.keysTable) (root, next) VALUES (?, ?) ON CONFLICT (root) DO UPDATE SET next = excluded.next", root, next)
+            }
+        }
+        progress[unit] = reached
+        savedKeys = nextKeys
+    }
+
+    /// Every unit a policy linked objects through ("Entity.relationship"), across resumes.
+    var policyLinkedRelationships: Set<String> {
+        Set(progress.keys.compactMap { unit in
+            if case .policyLinks(_, let entity, let relationship) = unit { return "\(entity).\(relationship)" }
+            return nil
+        })
+    }
+
+    /// Drops every work table (the association tables too, unless kept for auditing) and marks
+    /// the step finished; call inside the step's last transaction.
+    func finish(keepingAssociations: Bool) throws {
+        if !keepingAssociations {
+            for entry in associations.entries where !entry.keepsKeys {
+                try connection.execute("DROP TABLE IF EXISTS \(quoteIdentifier(entry.table))")
+            }
+        }
+        for table in [Self.linksTable, Self.uniqueTable, Self.progressTable, Self.keysTable] {
+            try connection.execute("DROP TABLE IF EXISTS \(table)")
+        }
+        try connection.setPragma("user_version", .integer(Self.completedMarker))
+    }
+
+    /// Whether the store at this connection holds a finished step.
+    static func isCompleted(_ connection: Connection) throws -> Bool {
+        try connection.pragma("user_version")?.int64 == completedMarker
+    }
+
+    /// The units the step store at `path` recorded, in the order they first committed; empty
+    /// when it recorded none.
+    ///
+    /// - Throws: `TernError(.badInput)` naming the store and the unit when one is not Tern's.
+    static func recorded(inStoreAt path: String) throws -> [(WorkUnit, Progress)] {
+        let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+        defer { try? connection.close() }
+        guard try connection.scalar("SELECT count(*) FROM sqlite_master WHERE name = ?", progressTable) == .integer(1) else { return [] }
+        return try recorded(in: connection, path: path)
+    }
+
+    private static func recorded(in connection: Connection, path: String) throws -> [(WorkUnit, Progress)] {
+        let statement = try connection.prepare("SELECT unit, last_key, count, done FROM \(progressTable) ORDER BY rowid")
+        var rows = statement.rows()
+        var units: [(WorkUnit, Progress)] = []
+        while let row = try rows.next() {
+            guard let unit = row.text(at: 0).flatMap(WorkUnit.init(key:)) else {
+                throw TernError(.badInput, "the migration's checkpoint is damaged: \(row.value(at: 0).sqlLiteral) is not a unit of work (start again with --restart)", path: path)
+            }
+            units.append((unit, Progress(lastKey: row.int64(at: 1), count: Int(row.int64(at: 2)), done: row.int64(at: 3) != 0)))
+        }
+        return units
+    }
+}

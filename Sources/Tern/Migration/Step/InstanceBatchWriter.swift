@@ -1,0 +1,18 @@
+import TernSQLite
+
+/// One way stage 1 writes an entity mapping's batches: set-based SQL in the writer
+/// (`SQLInstanceBatches`), or a policy run on the worker threads (`SwiftInstanceBatches`).
+/// Everything around the batches — replay, checkpoints, progress, stop requests, the final
+/// commit — is `StepMigrator.createInstances(_:writer:)`, written once for both.
+protocol InstanceBatchWriter {
+    /// The mapping's source objects, as a condition on source rows `s`.
+    var selection: SQLFragment { get }
+    /// Source objects per batch.
+    var batchSize: Int { get }
+    /// Relationship mappings left for stage 2 (the rest are written with the objects).
+    var deferredRelationships: [String] { get }
+    /// Writes every batch `batches` hands out, strictly in key order, each through
+    /// `commit(end, write)`: `write` runs inside the batch's transaction and returns how many
+    /// source objects it read.
+    func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws
+}

@@ -1,0 +1,74 @@
+import TernSQLite
+
+/// Stage 1 as SQL: each batch is one `INSERT … SELECT` over a key range of the source, every
+/// value expression and every to-one whose targets are known computed inside SQLite, with the
+/// association rows (destination keys in source key order) written just before.
+struct SQLInstanceBatches: InstanceBatchWriter {
+    let selection: SQLFragment
+    let batchSize: Int
+    let deferredRelationships: [String]
+    private let insert: Statement
+    private let insertArguments: [SQLiteValue]
+    private let associate: Statement?
+    private let root: String
+    private unowned let migrator: StepMigrator
+
+    init(_ entry: AssociationTables.Entry, migrator: StepMigrator) throws {
+        self.migrator = migrator
+        let mapping = entry.mapping.mapping
+        let sourceEntity = migrator.sourceLayout.entities[mapping.sourceEntity!]!
+        let destinationEntity = migrator.destinationLayout.entities[mapping.destinationEntity!]!
+        var compiler = SQLCompiler(layout: migrator.sourceLayout, schema: "src")
+        selection = migrator.sourceSelection(entry, compiler: &compiler)
+        batchSize = migrator.options.batchSize
+
+        // Columns: attributes, then foreign keys whose targets are known now.
+        var columns: [String] = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var values: [SQLFragment] = [SQLFragment(entry.keepsKeys ? "s.\"Z_PK\"" : "a.destination"), SQLFragment("\(destinationEntity.number)"), SQLFragment("1")]
+        for attribute in migrator.step.destination.allAttributes(of: mapping.destinationEntity!) where !attribute.isTransient {
+            columns.append(destinationEntity.attributeColumns[attribute.name]!)
+            values.append(migrator.storedValue(attribute, in: entry, compiler: &compiler))
+        }
+        var deferred: [String] = []
+        for relationship in migrator.step.destination.allRelationships(of: mapping.destinationEntity!) {
+            guard entry.mapping.relationships[relationship.name] != nil else { continue }
+            if let fused = migrator.fusedForeignKey(relationship, entry: entry, destination: destinationEntity) {
+                columns += fused.columns
+                values += fused.values
+                migrator.writtenLinks += fused.written
+            } else {
+                deferred.append(relationship.name)
+            }
+        }
+        deferredRelationships = deferred
+
+        root = destinationEntity.table
+        if migrator.nextKeys[root] == nil { migrator.nextKeys[root] = 1 }
+        let from = entry.keepsKeys
+            ? "FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s"
+            : "FROM \(quoteIdentifier(entry.table)) a JOIN \"src\".\(quoteIdentifier(sourceEntity.table)) s ON s.\"Z_PK\" = a.source"
+        let insert = SQLFragment("INSERT INTO \(quoteIdentifier(destinationEntity.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) SELECT ")
+            + values.dropFirst().reduce(values[0]) { $0 + SQLFragment(", ") + $1 }
+            + SQLFragment(" \(from) WHERE ") + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ?")
+        self.insert = try migrator.connection.prepare(insert.sql)
+        insertArguments = values.flatMap(\.arguments) + selection.arguments
+        associate = entry.keepsKeys ? nil : try migrator.connection.prepare((SQLFragment("INSERT INTO \(quoteIdentifier(entry.table)) (source, destination) SELECT s.\"Z_PK\", ? + row_number() OVER (ORDER BY s.\"Z_PK\") - 1 FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE ")
+            + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? ORDER BY s.\"Z_PK\"")).sql)
+    }
+
+    func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws {
+        let connection = migrator.connection
+        while let (after, end) = try batches.next() {
+            try commit(end) {
+                if let associate {
+                    try associate.bind([SQLiteValue.integer(migrator.nextKeys[root]!)] + selection.arguments + [.integer(after), .integer(end)])
+                    try associate.run()
+                    migrator.nextKeys[root]! += Int64(connection.changes)
+                }
+                try insert.bind(insertArguments + [.integer(after), .integer(end)])
+                try insert.run()
+                return connection.changes
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import TernSQLite
+
+extension StepMigrator {
+    // MARK: Stage 1: create destination instances
+
+    func sourceSelection(_ entry: AssociationTables.Entry, compiler: inout SQLCompiler) -> SQLFragment {
+        SourceBatches.selection(of: sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!, filter: entry.mapping.filter, compiler: &compiler)
+    }
+
+    /// Stage 1 of one entity mapping, whichever way its batches are written: a mapping an
+    /// earlier run finished is replayed (its report, no writes); otherwise its source objects go
+    /// in key order, batch after batch from the last checkpoint, each batch committed with the
+    /// checkpoint, then reported, then a stop request honoured; last, the mapping's association
+    /// index and its finished mark commit together.
+    func createInstances(_ entry: AssociationTables.Entry, writer: some InstanceBatchWriter) throws {
+        let mapping = entry.mapping.mapping
+        let unit = WorkUnit.createInstances(mapping: entry.number, name: mapping.name)
+        pending[entry.number] = writer.deferredRelationships
+        let recorded = workspace[unit]
+        if !recorded.done {
+            let sourceTable = sourceLayout.entities[mapping.sourceEntity!]!.table
+            var batches = try SourceBatches(connection: connection, table: sourceTable, selection: writer.selection, size: writer.batchSize, after: recorded.lastKey)
+            var selected = recorded.count
+            let total = try batches.total()
+            try writer.writeAll(&batches) { end, write in
+                let before = selected
+                try workspace.commit(unit) {
+                    selected += try write()
+                    return StepWorkspace.Progress(lastKey: end, count: selected)
+                }
+                emit(.batchCommitted(mapping: mapping.name, pass: entry.pass, rows: selected - before, done: selected, total: total))
+                try stopIfAsked()
+            }
+            try workspace.commit(unit, done: true) {
+                if entry.keepsKeys {
+                    let root = destinationLayout.entities[mapping.destinationEntity!]!.table
+                    nextKeys[root] = max(nextKeys[root, default: 1], (try connection.scalar("SELECT max(Z_PK) FROM \(quoteIdentifier(root))")?.int64 ?? 0) + 1)
+                }
+                if let index = associations.indexStatement(entry) {
+                    try connection.execute(index)
+                }
+                return StepWorkspace.Progress(lastKey: batches.last, count: selected)
+            }
+        }
+        completed.insert(entry.number)
+        let selected = workspace[unit].count
+        let created = entry.keepsKeys ? selected : try createdCount(entry)
+        if !recorded.done {
+            emit(.entityMappingFinished(mapping: mapping.name, pass: entry.pass, objects: created))
+            logger.debug("created instances", metadata: ["mapping": "\(mapping.name)", "objects": "\(created)", "keptKeys": "\(entry.keepsKeys)", "writer": "\(type(of: writer))"])
+        }
+        report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: selected, created: created, keptKeys: entry.keepsKeys))
+    }
+
+    /// Destination objects an entity mapping created so far: its association table's rows.
+    func createdCount(_ entry: AssociationTables.Entry) throws -> Int {
+        Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(entry.table))")?.int64 ?? 0)
+    }
+
+    /// A destination to-one relationship computed inside the INSERT, when every possible target
+    /// is known: its targets keep their keys, or were created already.
+    func fusedForeignKey(_ relationship: Relationship, entry: AssociationTables.Entry,
+                         destination: StoreLayout.EntityLayout) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
+        guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name] else { return nil }
+        let (sourceRelationshipName, targets) = targets(of: relationship, in: entry)
+        guard let sourceRelationship = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceRelationshipName }),
+              !sourceRelationship.isToMany,
+              let sourceColumn = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.foreignKeyColumns[sourceRelationshipName],
+              !targets.isEmpty, targets.allSatisfy({ $0.keepsKeys || completed.contains($0.number) }) else { return nil }
+        let key = "s.\(quoteIdentifier(sourceColumn))"
+        var columns = [column]
+        var values = [SQLFragment(associations.lookup(targets, key: key))]
+        if let entityColumn = destination.entityColumns[relationship.name] {
+            columns.append(entityColumn)
+            values.append(SQLFragment(associations.entityNumber(targets, key: key)))
+        }
+        let ends = linkEnds(entry, storage: .foreignKey(column: column), targets: targets)
+        var written = [ends]
+        if let orderColumn = destination.orderColumns[relationship.name],
+           let sourceOrder = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.orderColumns[sourceRelationshipName] {
+            // The inverse to-many is ordered and so was the source's: keep its order. Otherwise
+            // the to-many side's mapping numbers them in stage 2.
+            columns.append(orderColumn)
+            values.append(SQLFragment("s.\(quoteIdentifier(sourceOrder))"))
+            written.append(ends.order(orderColumn))
+        }
+        return (columns, values, written)
+    }
+
+    /// The source relationship a relationship mapping of `entry` reads, and the entity mappings
+    /// whose objects it links to: the one it names (in this pass or an earlier one — a plan may
+    /// cut one mapping into several passes), or every mapping of the source relationship's
+    /// destination; only those that make objects the destination relationship can hold.
+    ///
+    /// `throughPass` widens the look to later passes: once every pass has run, links to objects a
+    /// later pass made are caught up (a plan may cut mappings into passes in any way), and
+    /// verification expects them.
+    func targets(of relationship: Relationship, in entry: AssociationTables.Entry, throughPass: Int? = nil) -> (String, [AssociationTables.Entry]) {
+        let holdable = Set(step.destination.descendants(of: relationship.destination).map(\.name))
+        let pass = throughPass ?? entry.pass
+        let (name, candidates): (String, [AssociationTables.Entry])
+        switch entry.mapping.relationships[relationship.name]! {
+        case .entityMapping(let mapping, let source):
+            (name, candidates) = (source, associations.entries(named: mapping, pass: pass))
+        case .sourceRelationship(let source):
+            let destination = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first { $0.name == source }!.destination
+            (name, candidates) = (source, associations.entries(coveringSourceEntity: destination, pass: pass))
+        }
+        return (name, candidates.filter { holdable.contains($0.mapping.mapping.destinationEntity!) })
+    }
+}

@@ -1,0 +1,130 @@
+import TernLoop
+import TernSQLite
+
+/// Stage 1 for a mapping with a policy (or a manager hook). The thread writing runs a libuv
+/// loop: it finds each batch's key range, hands ranges to `options.workers` worker threads (each
+/// with its own read connection) that read and run the policy in parallel, and writes the
+/// transformed batches strictly in key order — keys given in creation order, with the batch's
+/// associations and links — so the destination is the same whatever the number of workers. At
+/// most one batch more than there are workers is read ahead.
+struct SwiftInstanceBatches: InstanceBatchWriter {
+    let selection: SQLFragment
+    let batchSize: Int
+    let deferredRelationships: [String]
+    private let entry: AssociationTables.Entry
+    private let transform: SwiftBatchTransform
+    private let statements: SwiftBatchStatements
+    private unowned let migrator: StepMigrator
+
+    init(_ entry: AssociationTables.Entry, policy: any EntityMigrationPolicy, migrator: StepMigrator) throws {
+        self.entry = entry
+        self.migrator = migrator
+        let mapping = entry.mapping.mapping
+        var compiler = SQLCompiler(layout: migrator.sourceLayout, schema: "src")
+        selection = migrator.sourceSelection(entry, compiler: &compiler)
+        transform = migrator.swiftTransform(entry, policy: policy, selection: selection, compiler: &compiler)
+        statements = try SwiftBatchStatements(connection: migrator.connection, layout: migrator.destinationLayout, associationTable: entry.table)
+        // Values from files are held whole in a batch: fewer objects per batch bounds the memory.
+        batchSize = migrator.step.source.allAttributes(of: mapping.sourceEntity!).contains(where: \.allowsExternalStorage)
+            ? min(migrator.options.batchSize, Self.externalDataBatchSize) : migrator.options.batchSize
+        // Every relationship mapping is recreated in stage 2, through this mapping's
+        // associations, whatever the policy does with the objects' values.
+        deferredRelationships = migrator.step.destination.allRelationships(of: mapping.destinationEntity!).map(\.name).filter { entry.mapping.relationships[$0] != nil }
+    }
+
+    func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws {
+        var failure: (any Error)?
+        /// Batches read ahead, by sequence number; `written` is the next one to write.
+        var ready: [Int: TransformedBatch] = [:]
+        var submitted = 0
+        var written = 0
+        var exhausted = false
+        let readAhead = migrator.options.workers + 1
+        var ranges = batches
+        defer { batches = ranges }
+
+        let loop = try EventLoop()
+        let (transform, attachURI) = (transform, migrator.sourceAttachURI)
+        let pool = try WorkerPool<SourceBatchReader>(loop: loop, workers: migrator.options.workers, maxInFlight: readAhead) { _ in
+            try SourceBatchReader(transform, sourceAttachURI: attachURI)
+        }
+        withoutActuallyEscaping(commit) { commit in
+            func stop(_ error: any Error) {
+                guard failure == nil else { return }
+                failure = error
+                pool.cancelAll()
+                pool.shutdown()
+            }
+            func submitMore() {
+                while failure == nil, !exhausted, submitted - written < readAhead {
+                    do {
+                        guard let (after, end) = try ranges.next() else {
+                            exhausted = true
+                            break
+                        }
+                        let sequence = submitted
+                        submitted += 1
+                        try pool.submit({ reader, _ in try reader.transformBatch(after: after, through: end) }) { result in
+                            switch result {
+                            case .success(let batch): ready[sequence] = batch
+                            case .failure(let error): stop(error)
+                            case .cancelled: return
+                            }
+                            writeReady()
+                        }
+                    } catch {
+                        stop(error)
+                    }
+                }
+                if failure == nil, exhausted, written == submitted { pool.shutdown() }
+            }
+            func writeReady() {
+                while failure == nil, let batch = ready.removeValue(forKey: written) {
+                    do {
+                        try commit(batch.end) {
+                            try migrator.write(batch, of: entry, with: statements)
+                            return batch.selected
+                        }
+                        written += 1
+                    } catch {
+                        stop(error)
+                    }
+                }
+                submitMore()
+            }
+            submitMore()
+            loop.run()
+        }
+        try loop.close()
+        if let failure { throw failure }
+    }
+
+    /// Source objects per batch when their values may come from files (of any size).
+    static let externalDataBatchSize = 16
+}
+
+extension StepMigrator {
+    /// What workers need: the read query (every stored attribute and to-one key of the source
+    /// entity, then the inputs of each value expression, for the default destination object).
+    func swiftTransform(_ entry: AssociationTables.Entry, policy: any EntityMigrationPolicy, selection: SQLFragment, compiler: inout SQLCompiler) -> SwiftBatchTransform {
+        let mapping = entry.mapping.mapping
+        let sourceEntity = sourceLayout.entities[mapping.sourceEntity!]!
+        let attributes = step.source.allAttributes(of: mapping.sourceEntity!).filter { !$0.isTransient }
+        let toOnes = step.source.allRelationships(of: mapping.sourceEntity!).filter { sourceEntity.foreignKeyColumns[$0.name] != nil }.map(\.name)
+        // A policy sees a value stored outside the store as the app does: its bytes.
+        var columns = attributes.map { attribute in
+            let column = "s.\(quoteIdentifier(sourceEntity.attributeColumns[attribute.name]!))"
+            return attribute.allowsExternalStorage ? "tern_external_bytes(\(column))" : column
+        } + toOnes.map { "s.\(quoteIdentifier(sourceEntity.foreignKeyColumns[$0]!))" }
+        var expressions: [(name: String, expression: CompiledExpression, offset: Int)] = []
+        for (name, compiled) in entry.mapping.attributes.sorted(by: { $0.key < $1.key }) {
+            expressions.append((name, compiled, columns.count))
+            columns += compiled.inputs.map { compiler.sql($0, alias: "s") }
+        }
+        let read = SQLFragment("SELECT s.\"Z_PK\"\(columns.isEmpty ? "" : ", " + columns.joined(separator: ", ")) FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE ")
+            + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? ORDER BY s.\"Z_PK\"")
+        return SwiftBatchTransform(readSQL: read.sql, selectionArguments: selection.arguments, sourceProperties: attributes.map(\.name) + toOnes, expressions: expressions,
+                                   mapping: mapping, policy: policy, delegate: options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil },
+                                   externalData: externalData, externallyStored: externallyStoredAttributes)
+    }
+}

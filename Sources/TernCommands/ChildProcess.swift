@@ -1,0 +1,34 @@
+import Foundation
+
+/// A child process run to its end: its exit status and everything it printed.
+public struct ChildProcess: Sendable {
+    public let status: Int32
+    public let standardOutput: Data
+    public let standardError: Data
+
+    /// Runs `executable` and reads both of its pipes at once: reading one to its end before the
+    /// other hangs parent and child as soon as the child fills the other pipe.
+    public static func run(_ executable: URL, _ arguments: [String]) throws -> ChildProcess {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let drained = DispatchGroup()
+        let errorText = Drained()
+        let handle = errors.fileHandleForReading
+        DispatchQueue.global().async(group: drained) { errorText.data = handle.readDataToEndOfFile() }
+        let outputText = output.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
+        process.waitUntilExit()
+        return ChildProcess(status: process.terminationStatus, standardOutput: outputText, standardError: errorText.data)
+    }
+
+    /// Bytes one reader fills; read only after the reader's group was waited for.
+    private final class Drained: @unchecked Sendable {
+        var data = Data()
+    }
+}
