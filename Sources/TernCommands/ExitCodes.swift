@@ -33,41 +33,47 @@ enum TernExitCode {
     static let io: Int32 = 74
 }
 
-/// Runs a command body, turning Tern's and SQLite's errors into a message and a documented exit code.
+/// Runs a command body, turning Tern's and SQLite's errors into a message and the documented exit
+/// code of their kind (`FailureKind`, decided once in the library).
 func reportingErrors(_ body: () throws -> Void) throws {
     do {
         try body()
-    } catch let error as TernError {
-        printError(error.description)
-        switch error.kind {
-        case .missingInput: throw ExitCode(TernExitCode.missingInput)
-        case .badInput: throw ExitCode(TernExitCode.badInput)
-        case .io: throw ExitCode(TernExitCode.io)
-        }
-    } catch let error as SQLiteError {
-        printError(error.description)
-        throw ExitCode(TernExitCode.io)
-    } catch let failure as MigrationFailure {
-        printError(failure.description + "\nNothing was replaced; the original store is untouched.")
-        switch failure {
-        case .validation: throw ExitCode(TernExitCode.validationFailed)
-        case .verification: throw ExitCode(TernExitCode.verificationFailed)
-        }
-    } catch let error as MigrationError {
-        printError(error.description + "\nNothing was replaced; the original store is untouched.")
+    } catch let error where error is ExitCode || error is ValidationError || error is CleanExit {
+        throw error  // the command line's own: ArgumentParser reports them
+    } catch {
+        let kind = FailureKind(of: error)
+        var message = "\(error)"
         switch error {
-        case .noVersionMatches: throw ExitCode(TernExitCode.noVersionMatches)
-        case .destinationExists, .finishedEarlier, .deliveryBlocked: throw ExitCode(TernExitCode.cannotCreate)
-        case .io, .diskFull: throw ExitCode(TernExitCode.io)
-        case .unfinished: throw ExitCode(TernExitCode.resumable)
-        case .resumeMismatch, .sourceAnomalies, .dataLoss: throw ExitCode(TernExitCode.badInput)
-        case .inUse, .openElsewhere: throw ExitCode(TernExitCode.inUse)
-        case .changedDuringMigration: throw ExitCode(TernExitCode.sourceChanged)
+        case is MigrationFailure, is MigrationError, is MigrationInterrupted:
+            if error is MigrationInterrupted, StopRequest.becauseOutputClosed {
+                message = "standard output was closed (whatever read it has exited): " + message
+            }
+            message += "\nNothing was replaced; the original store is untouched."
+        default:
+            break
         }
-    } catch let interruption as MigrationInterrupted {
-        let cause = StopRequest.becauseOutputClosed ? "standard output was closed (whatever read it has exited): " : ""
-        printError(cause + interruption.description + "\nNothing was replaced; the original store is untouched.")
-        throw ExitCode(TernExitCode.resumable)
+        if kind == .internal { message = "unexpected failure (a bug: please report it with this message): \(message)" }
+        printError(message)
+        throw ExitCode(TernExitCode.of(kind))
+    }
+}
+
+extension TernExitCode {
+    /// The exit code of each kind of failure.
+    static func of(_ kind: FailureKind) -> Int32 {
+        switch kind {
+        case .badInput: badInput
+        case .missingInput: missingInput
+        case .validation: validationFailed
+        case .verification: verificationFailed
+        case .noVersionMatches: noVersionMatches
+        case .inUse: inUse
+        case .sourceChanged: sourceChanged
+        case .outputExists: cannotCreate
+        case .interrupted: resumable
+        case .io: io
+        case .internal: 1
+        }
     }
 }
 

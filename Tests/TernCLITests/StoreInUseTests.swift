@@ -122,6 +122,15 @@ struct StoreInUseTests {
         #expect(status.status == 0, "\(status.standardError)")
         #expect(status.standardOutput.contains("An unfinished migration of \(path) to BookStore 5"), "\(status.standardOutput)")
         #expect(status.standardOutput.contains("Continue with: tern migrate \(path) --model … --out \(output) --resume"), "\(status.standardOutput)")
+
+        // A damaged checkpoint is an error that says so, not a crash.
+        try SQLiteShell.run(directory.appendingPathComponent(".Out.sqlite.tern-step1.sqlite").path, """
+            CREATE TABLE IF NOT EXISTS TERN_PROGRESS (unit TEXT PRIMARY KEY, last_key INTEGER NOT NULL, count INTEGER NOT NULL, done INTEGER NOT NULL);
+            INSERT INTO TERN_PROGRESS VALUES ('create:one', 0, 0, 0);
+            """)
+        let damaged = try TernProcess.run(["status", path, "--out", output])
+        #expect(damaged.status == 65, "\(damaged.standardError)")
+        #expect(damaged.standardError.contains("the migration's checkpoint is damaged: 'create:one' is not a unit of work"), "\(damaged.standardError)")
     }
 
     @Test("SIGINT while a step verifies or builds its indexes stops within a second (75), before the step finishes; --resume completes it", arguments: ["verifying", "indexing"])

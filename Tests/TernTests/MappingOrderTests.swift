@@ -54,4 +54,22 @@ struct MappingOrderTests {
         let query = "SELECT p.Z_PK, p.ZNUMBER, b.ZTITLE FROM ZPAGE p LEFT JOIN %@ b ON b.Z_PK = p.ZBOOK ORDER BY p.Z_PK"
         #expect(try rows(source, query.replacingOccurrences(of: "%@", with: "ZBOOK")) == rows(migrated, query.replacingOccurrences(of: "%@", with: "ZPUBLICATION")))
     }
+
+    @Test("the plan says, before anything runs, how each mapping will run: order, SQL or Swift, keys kept or not — and the run follows it")
+    func planWithoutRunning() throws {
+        let model = try ModelLoader.load(Configs.path("bench"))
+        let chain = try MigrationPlanner.chain(in: model, from: model.versions[0].versionName, to: model.currentVersionName,
+                                               mappingFiles: [], overriding: [try mapping(policy: nil)], now: 0)
+        let sql = StepPlan(chain[0], registry: PolicyRegistry.builtIn(inSwift: false))
+        #expect(sql.mappings.map(\.mapping.mapping.name) == ["CategoryToCategory", "BookToPublication", "PageToPage"])
+        #expect(sql.mappings.map(\.runsInSwift) == [false, false, false])
+        // The filtered books get new keys; categories and pages keep theirs.
+        #expect(sql.mappings.map(\.keepsKeys) == [true, false, true])
+        let swift = StepPlan(chain[0], registry: PolicyRegistry.builtIn(inSwift: true))
+        #expect(swift.mappings.map(\.mapping.mapping.name) == ["PageToPage", "CategoryToCategory", "BookToPublication"])
+        #expect(swift.mappings.allSatisfy { $0.runsInSwift && !$0.keepsKeys })
+        let (report, _, _) = try migrate(policy: nil)
+        #expect(report.mappings.map(\.name) == sql.mappings.map(\.mapping.mapping.name))
+        #expect(report.mappings.map(\.keptKeys) == sql.mappings.map(\.keepsKeys))
+    }
 }

@@ -8,72 +8,44 @@ import TernSQLite
 /// table only, and nothing creates extra instances), destination keys equal source keys and no
 /// table is needed: the association is the identity, checked against the source's entity.
 struct AssociationTables {
-    struct Entry {
-        let pass: Int
-        /// Position across all passes: names the table `TERN_ASSOC_<number>`.
-        let number: Int
-        let mapping: ValidatedMapping.Entity
-        let keepsKeys: Bool
-        var table: String { "TERN_ASSOC_\(number)" }
-    }
-
-    let entries: [Entry]
+    /// The step's entity mappings that copy objects, in the order they run (`StepPlan`).
+    let entries: [PlannedMapping]
     private let source: StoreLayout
     private let destination: StoreLayout
 
-    init(step: MigrationStep, source: StoreLayout, destination: StoreLayout, swiftMappings: Set<String>) {
+    init(plan: StepPlan, source: StoreLayout, destination: StoreLayout) {
+        entries = plan.mappings
         self.source = source
         self.destination = destination
-        var all: [(Int, ValidatedMapping.Entity)] = []
-        for (pass, mapping) in step.passes.enumerated() {
-            all += MappingOrder.copying(mapping, destination: step.destination, runsInSwift: { swiftMappings.contains($0.name) }).map { (pass, $0) }
-        }
-        // Keys can be kept when every mapping into a destination table reads one source table,
-        // is a plain SQL mapping (no policy may create several objects), and has no filter.
-        var groups: [String: [ValidatedMapping.Entity]] = [:]
-        for (_, entity) in all {
-            groups[destination.entities[entity.mapping.destinationEntity!]!.table, default: []].append(entity)
-        }
-        let keepsKeys: (ValidatedMapping.Entity) -> Bool = { entity in
-            let group = groups[destination.entities[entity.mapping.destinationEntity!]!.table]!
-            let sourceTables = Set(group.map { source.entities[$0.mapping.sourceEntity!]!.table })
-            // Two mappings of one source entity into one table would give two objects one key.
-            let sourceEntities = group.map { $0.mapping.sourceEntity! }
-            return sourceTables.count == 1 && Set(sourceEntities).count == sourceEntities.count
-                && group.allSatisfy { $0.filter == nil && !swiftMappings.contains($0.mapping.name) }
-        }
-        entries = all.enumerated().map { number, element in
-            Entry(pass: element.0, number: number + 1, mapping: element.1, keepsKeys: keepsKeys(element.1))
-        }
     }
 
     /// The entry for an entity mapping name, preferring the given pass, then earlier passes.
-    func entry(named name: String, pass: Int) -> Entry? {
+    func entry(named name: String, pass: Int) -> PlannedMapping? {
         entries(named: name, pass: pass).last
     }
 
     /// Every entry of an entity mapping name in the given pass or an earlier one, in pass order
     /// (a plan may cut one mapping into several passes by predicate).
-    func entries(named name: String, pass: Int) -> [Entry] {
+    func entries(named name: String, pass: Int) -> [PlannedMapping] {
         entries.filter { $0.mapping.mapping.name == name && $0.pass <= pass }
     }
 
     /// Entries whose source entity lies in `entity`'s tree below it (inclusive): what
     /// `destinationInstancesForSourceRelationshipNamed:` consults.
-    func entries(coveringSourceEntity entity: String, pass: Int) -> [Entry] {
+    func entries(coveringSourceEntity entity: String, pass: Int) -> [PlannedMapping] {
         let covered = Set(source.model.descendants(of: entity).map(\.name))
         return entries.filter { $0.pass <= pass && covered.contains($0.mapping.mapping.sourceEntity!) }
     }
 
     /// The index on `source`, built when the mapping's objects are all created (`StepWorkspace`
     /// creates the tables).
-    func indexStatement(_ entry: Entry) -> String? {
+    func indexStatement(_ entry: PlannedMapping) -> String? {
         entry.keepsKeys ? nil : "CREATE INDEX IF NOT EXISTS \(quoteIdentifier(entry.table + "_SOURCE")) ON \(quoteIdentifier(entry.table)) (source, destination)"
     }
 
     /// SQL giving the destination key that `entry` made from the source object whose key is the
     /// SQL `key`, or NULL when it made none.
-    func lookup(_ entry: Entry, key: String) -> String {
+    func lookup(_ entry: PlannedMapping, key: String) -> String {
         let sourceEntity = entry.mapping.mapping.sourceEntity!
         if entry.keepsKeys {
             let layout = source.entities[sourceEntity]!
@@ -89,20 +61,20 @@ struct AssociationTables {
     /// Every destination object of `entry`'s destination entity that `entry` made from the
     /// source object whose key is the SQL `key`: an expression and the join that yields one row
     /// per such object (no join where keys are kept, one object per source object).
-    func owners(_ entry: Entry, key: String) -> (expression: String, join: String) {
+    func owners(_ entry: PlannedMapping, key: String) -> (expression: String, join: String) {
         guard !entry.keepsKeys else { return (lookup(entry, key: key), "") }
         let owner = destination.entities[entry.mapping.mapping.destinationEntity!]!
         return ("o.destination", " JOIN \(quoteIdentifier(entry.table)) o ON o.source = \(key) AND EXISTS (SELECT 1 FROM \(quoteIdentifier(owner.table)) od WHERE od.\"Z_PK\" = o.destination AND od.\"Z_ENT\" = \(owner.number))")
     }
 
     /// SQL for the destination entity number of what `lookup` finds, over several entries.
-    func entityNumber(_ entries: [Entry], key: String) -> String {
+    func entityNumber(_ entries: [PlannedMapping], key: String) -> String {
         let cases = entries.map { "WHEN \(lookup($0, key: key)) IS NOT NULL THEN \(destination.entities[$0.mapping.mapping.destinationEntity!]!.number)" }
         return "(CASE \(cases.joined(separator: " ")) END)"
     }
 
     /// Lookup over several entries (the first that made something).
-    func lookup(_ entries: [Entry], key: String) -> String {
+    func lookup(_ entries: [PlannedMapping], key: String) -> String {
         entries.count == 1 ? lookup(entries[0], key: key) : "coalesce(\(entries.map { lookup($0, key: key) }.joined(separator: ", ")))"
     }
 }

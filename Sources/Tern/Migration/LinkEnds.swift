@@ -35,7 +35,7 @@ struct LinkEnds {
 
 extension StepMigrator {
     /// The ends of relationship mapping `relationship` of `entry`, whose targets are `targets`.
-    func linkEnds(_ entry: AssociationTables.Entry, storage: RelationshipStorage, targets: [AssociationTables.Entry]) -> LinkEnds {
+    func linkEnds(_ entry: PlannedMapping, storage: RelationshipStorage, targets: [PlannedMapping]) -> LinkEnds {
         let own: Set<Int> = [entry.number]
         let others = Set(targets.map(\.number))
         var ends: LinkEnds

@@ -29,6 +29,19 @@ public enum MigrationError: Error, CustomStringConvertible {
     case inUse(store: String, holder: String)
     /// The store holds rows Core Data never writes (`StoreAnomalies`); nothing was written.
     case sourceAnomalies([StoreAnomaly], store: String)
+    /// A migration policy (or the manager hook) threw: which one, in which entity mapping, over
+    /// which source object when there is one, and what it said.
+    case policyFailed(policy: String, mapping: String, sourceKey: Int64?, message: String)
+
+    /// Runs a policy's hook, naming the policy, the mapping and the source key in what it
+    /// throws. Tern's own errors pass through as they are.
+    static func inPolicy<Result>(_ policy: String, mapping: EntityMapping, sourceKey: Int64? = nil, _ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error where FailureKind(of: error) == .internal {
+            throw MigrationError.policyFailed(policy: policy, mapping: mapping.name, sourceKey: sourceKey, message: "\(error)")
+        }
+    }
 
     /// One "  - item" line per item, for errors that list what they found.
     private static func bulleted(_ items: [some CustomStringConvertible]) -> String {
@@ -77,6 +90,8 @@ public enum MigrationError: Error, CustomStringConvertible {
                 + kept.map { "\($0.0), \(Self.mebibytes($0.1))" }.joined(separator: "; ")
                 + "). Free space (a step needs about as much as the store, \(Self.mebibytes(sourceBytes)), and its indexes more), then run the same command with --resume "
                 + "to continue where it stopped, or with --restart to remove those files and start over"
+        case .policyFailed(let policy, let mapping, let key, let message):
+            "the migration policy \(policy) failed in entity mapping \(mapping)\(key.map { " over source object \($0)" } ?? ""): \(message)"
         case .changedDuringMigration(let store, let changes):
             "\(store): the store changed while it was being migrated, so the result would miss those changes:\n"
                 + Self.bulleted(changes)

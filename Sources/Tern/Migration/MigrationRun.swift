@@ -66,12 +66,13 @@ public struct MigrationRun: Codable, Sendable, Equatable {
         /// take the same paths.
         public var inSwift: [String]
 
-        /// The inputs of migrating `source` along `plan`.
-        static func of(source: StoreDigest, plan: StoreMigration.Plan, runsInSwift: (EntityMapping) -> Bool) -> Inputs {
+        /// The inputs of migrating `source` along `plans`.
+        static func of(source: StoreDigest, plans: [StepPlan]) -> Inputs {
             var inputs = Inputs(source: source, versions: [:], mappings: [:], inSwift: [])
-            for step in plan.steps {
+            for plan in plans {
+                let step = plan.step
                 for version in [step.source, step.destination] { inputs.versions[version.versionName] = version.versionChecksum }
-                inputs.inSwift += step.passes.flatMap { $0.entities.map(\.mapping) }.filter(runsInSwift).map(\.name)
+                inputs.inSwift += plan.mappings.filter(\.runsInSwift).map(\.mapping.mapping.name)
                 for origin in step.origins {
                     let contents = FileManager.default.contents(atPath: origin) ?? FileManager.default.contents(atPath: origin + "/xcmapping.xml")
                     inputs.mappings[origin] = contents.map { Data(SHA256.hash(data: $0)).base64EncodedString() } ?? ""

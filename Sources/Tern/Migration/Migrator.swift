@@ -16,6 +16,13 @@ public enum Migrator {
     public static func migrate(_ step: MigrationStep, from source: String, to destination: String,
                                options: MigrationOptions = MigrationOptions(), logger: Logger = Logger(label: "tern.migrate"),
                                externalData: ExternalDataFolders? = nil, extraPages: Int? = nil, resume: Bool = false) throws -> StepReport {
+        try migrate(StepPlan(step, registry: options.registry), from: source, to: destination, options: options, logger: logger,
+                    externalData: externalData, extraPages: extraPages, resume: resume)
+    }
+
+    /// Runs a step as planned.
+    static func migrate(_ plan: StepPlan, from source: String, to destination: String, options: MigrationOptions, logger: Logger,
+                        externalData: ExternalDataFolders?, extraPages: Int?, resume: Bool) throws -> StepReport {
         let reader = try ReadOnlyStore(path: source)
         do {
             let connection: Connection
@@ -23,7 +30,7 @@ public enum Migrator {
                 connection = try Connection(path: destination, configuration: .init(mode: .readWrite))
             } else {
                 if resume { StoreMigration.remove(destination) }  // cut before its schema was committed
-                connection = try StoreFile.create(at: destination, model: step.destination)
+                connection = try StoreFile.create(at: destination, model: plan.step.destination)
             }
             if let extraPages, let used = try connection.pragma("page_count")?.int64 {
                 try connection.setPragma("max_page_count", .integer(used + Int64(extraPages)))
@@ -35,7 +42,7 @@ public enum Migrator {
                 report.verified.append("finished by an earlier run")
                 return report
             }
-            let migrator = try StepMigrator(step: step, connection: connection, sourceAttachURI: reader.attachPath,
+            let migrator = try StepMigrator(plan: plan, connection: connection, sourceAttachURI: reader.attachPath,
                                             externalData: externalData ?? ExternalDataFolders(source: source, destination: destination),
                                             options: options, logger: logger)
             try migrator.run()

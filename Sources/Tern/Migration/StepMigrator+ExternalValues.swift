@@ -7,7 +7,7 @@ extension StepMigrator {
     /// reference as they are, the file carried at delivery — when its value is exactly a source
     /// attribute's and both allow external storage; nil when the value crosses as the app sees
     /// it (decoded, then written in the destination's form).
-    func storedFormCopy(_ attribute: Attribute, in entry: AssociationTables.Entry) -> String? {
+    func storedFormCopy(_ attribute: Attribute, in entry: PlannedMapping) -> String? {
         let sourceEntity = entry.mapping.mapping.sourceEntity!
         guard attribute.allowsExternalStorage, let compiled = entry.mapping.attributes[attribute.name],
               case .input(0) = compiled.expression, compiled.inputs.count == 1, compiled.inputs[0].relationships.isEmpty,
@@ -17,7 +17,7 @@ extension StepMigrator {
     }
 
     /// SQL over source rows `s`: the value stage 1 writes into `attribute`'s column.
-    func storedValue(_ attribute: Attribute, in entry: AssociationTables.Entry, compiler: inout SQLCompiler) -> SQLFragment {
+    func storedValue(_ attribute: Attribute, in entry: PlannedMapping, compiler: inout SQLCompiler) -> SQLFragment {
         if let column = storedFormCopy(attribute, in: entry) { return SQLFragment("s.\(quoteIdentifier(column))") }
         let value = appValue(attribute, in: entry, compiler: &compiler)
         return attribute.allowsExternalStorage ? SQLFragment("tern_external_store(") + value + SQLFragment(")") : value
@@ -25,18 +25,18 @@ extension StepMigrator {
 
     /// SQL over source rows `s`: the value verification expects, compared with
     /// `comparedColumn`: the stored form where it is copied, else the value as the app sees it.
-    func expectedValue(_ attribute: Attribute, in entry: AssociationTables.Entry, compiler: inout SQLCompiler) -> SQLFragment {
+    func expectedValue(_ attribute: Attribute, in entry: PlannedMapping, compiler: inout SQLCompiler) -> SQLFragment {
         storedFormCopy(attribute, in: entry).map { SQLFragment("s.\(quoteIdentifier($0))") } ?? appValue(attribute, in: entry, compiler: &compiler)
     }
 
     /// SQL over destination rows `d`: the attribute's column as verification compares it.
-    func comparedColumn(_ attribute: Attribute, in entry: AssociationTables.Entry) -> String {
+    func comparedColumn(_ attribute: Attribute, in entry: PlannedMapping) -> String {
         let column = "d.\(quoteIdentifier(destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.attributeColumns[attribute.name]!))"
         return attribute.allowsExternalStorage && storedFormCopy(attribute, in: entry) == nil ? "tern_external_bytes(\(column))" : column
     }
 
     /// The attribute's value expression (its inputs decoded), or its default.
-    private func appValue(_ attribute: Attribute, in entry: AssociationTables.Entry, compiler: inout SQLCompiler) -> SQLFragment {
+    private func appValue(_ attribute: Attribute, in entry: PlannedMapping, compiler: inout SQLCompiler) -> SQLFragment {
         entry.mapping.attributes[attribute.name].map { compiler.sql($0, alias: "s") } ?? SQLFragment("?", [attribute.defaultValue ?? .null])
     }
 

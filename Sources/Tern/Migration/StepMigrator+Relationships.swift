@@ -3,7 +3,7 @@ import TernSQLite
 extension StepMigrator {
     // MARK: Stage 2: recreate relationships
 
-    func recreateRelationships(_ entry: AssociationTables.Entry) throws {
+    func recreateRelationships(_ entry: PlannedMapping) throws {
         let mapping = entry.mapping.mapping
         for name in pending[entry.number] ?? [] {
             let relationship = step.destination.allRelationships(of: mapping.destinationEntity!).first { $0.name == name }!
@@ -78,7 +78,7 @@ extension StepMigrator {
     /// A one-to-one keeps a foreign key on both sides. Where only one side is mapped, the other
     /// side's column is written from the mapped side's links (Core Data sets an inverse whenever
     /// it sets a relationship).
-    func mirrorOneToOnes(_ entry: AssociationTables.Entry) throws {
+    func mirrorOneToOnes(_ entry: PlannedMapping) throws {
         let mapping = entry.mapping.mapping
         let owner = destinationLayout.entities[mapping.destinationEntity!]!
         for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
@@ -120,7 +120,7 @@ extension StepMigrator {
         }
     }
 
-    func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: AssociationTables.Entry, orderOnly: Bool, unit: WorkUnit,
+    func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: PlannedMapping, orderOnly: Bool, unit: WorkUnit,
                            throughPass: Int? = nil) throws {
         guard let mapped = mappedPairs(entry, relationship: relationship, storage: storage, throughPass: throughPass) else { return }
         try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly, unit: unit)
@@ -133,7 +133,7 @@ extension StepMigrator {
     /// Core Data's sparse order keys per owner, and no more links than the destination holds (a
     /// to-one keeps its owner's first; a target whose inverse is a to-one, its first owner).
     /// Stage 2 writes these rows; verification compares the finished store with them.
-    func mappedPairs(_ entry: AssociationTables.Entry, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil) -> String? {
+    func mappedPairs(_ entry: PlannedMapping, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil) -> String? {
         let mapping = entry.mapping.mapping
         let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: throughPass)
         guard !targets.isEmpty, let pairs = sourcePairs(sourceName, of: mapping.sourceEntity!),
@@ -208,7 +208,7 @@ extension StepMigrator {
 
     /// Calls a policy's `createRelationships` for each object its mapping created, when the
     /// policy asks for it; the links it makes are saved in one transaction.
-    func callRelationshipHook(_ entry: AssociationTables.Entry, policy: any EntityMigrationPolicy) throws {
+    func callRelationshipHook(_ entry: PlannedMapping, policy: any EntityMigrationPolicy) throws {
         let unit = WorkUnit.relationshipHook(mapping: entry.number)
         guard policy.createsRelationships, !workspace[unit].done else { return }
         let mapping = entry.mapping.mapping
@@ -220,7 +220,9 @@ extension StepMigrator {
         let statement = try connection.prepare("SELECT source, destination FROM \(quoteIdentifier(entry.table)) ORDER BY source, destination")
         var rows = statement.rows()
         while let row = try rows.next() {
-            try policy.createRelationships(forDestination: row.int64(at: 1), source: row.int64(at: 0), in: context)
+            try MigrationError.inPolicy(policy.name(in: mapping), mapping: mapping, sourceKey: row.int64(at: 0)) {
+                try policy.createRelationships(forDestination: row.int64(at: 1), source: row.int64(at: 0), in: context)
+            }
         }
         try workspace.commit(unit, done: true) {
             let insert = try connection.prepare("INSERT INTO \(StepWorkspace.linksTable) (owner, owner_entity, relationship, target, target_entity) VALUES (?, ?, ?, ?, ?)")

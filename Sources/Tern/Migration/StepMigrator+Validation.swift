@@ -4,7 +4,7 @@ extension StepMigrator {
     // MARK: Stage 3: validate
 
     /// The destination rows `entry` created, as an SQL condition on alias `d`.
-    func created(_ entry: AssociationTables.Entry) -> String {
+    func created(_ entry: PlannedMapping) -> String {
         let destination = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
         if entry.keepsKeys {
             let source = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!
@@ -13,7 +13,7 @@ extension StepMigrator {
         return "d.\"Z_PK\" IN (SELECT destination FROM \(quoteIdentifier(entry.table)))"
     }
 
-    func validate(_ entry: AssociationTables.Entry, limit: Int) throws -> [ValidationViolation] {
+    func validate(_ entry: PlannedMapping, limit: Int) throws -> [ValidationViolation] {
         let entityName = entry.mapping.mapping.destinationEntity!
         let destination = destinationLayout.entities[entityName]!
         var rules: [(condition: String, rule: String)] = []

@@ -42,7 +42,7 @@ extension StepMigrator {
         var folded: Set<String> = []
         for entry in associations.entries {
             let mapping = entry.mapping.mapping
-            if options.registry.valuesFollowExpressions(mapping) {
+            if entry.valuesFollowExpressions {
                 let foldable = Set(contributions.filter { $0.entry.number == entry.number && agreed.contains($0.ends.place) }.map(\.relationship.name))
                 let (attributes, toOnes) = try verifyObjects(entry, folding: foldable)
                 proven[entry.number] = ["count", attributes == 1 ? "values of 1 attribute" : "values of \(attributes) attributes"]
@@ -84,7 +84,7 @@ extension StepMigrator {
         }
         report.verified.append("every entity mapping without a policy: one destination object per selected source object, every value equal to its value expression over the source")
         report.verified.append("every relationship mapping: the destination's links equal the source's, carried through the associations, in order where ordered")
-        if associations.entries.contains(where: { !options.registry.valuesFollowExpressions($0.mapping.mapping) }) {
+        if associations.entries.contains(where: { !$0.valuesFollowExpressions }) {
             report.verified.append("every association a policy made points at an object that was written; a policy's own values are not re-derived")
         }
     }
@@ -111,7 +111,7 @@ extension StepMigrator {
 
     /// One relationship mapping's links, as `mappedPairs` gives them, and where they go.
     struct LinkContribution {
-        let entry: AssociationTables.Entry
+        let entry: PlannedMapping
         let relationship: Relationship
         let storage: RelationshipStorage
         let pairs: String
@@ -153,14 +153,14 @@ extension StepMigrator {
 
     /// Destination rows of the entry's objects, as a condition on alias `d`. Where the entry is
     /// the only writer of its table, that is every row: strays are then counted too.
-    private func objectsCondition(_ entry: AssociationTables.Entry) -> String {
+    private func objectsCondition(_ entry: PlannedMapping) -> String {
         soleWriter(entry) ? "1" : created(entry)
     }
 
-    private func soleWriter(_ entry: AssociationTables.Entry) -> Bool {
+    private func soleWriter(_ entry: PlannedMapping) -> Bool {
         let table = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table
         // A policy may create objects of any entity, in any table.
-        guard associations.entries.allSatisfy({ options.registry.valuesFollowExpressions($0.mapping.mapping) }) else { return false }
+        guard associations.entries.allSatisfy(\.valuesFollowExpressions) else { return false }
         return associations.entries.filter { destinationLayout.entities[$0.mapping.mapping.destinationEntity!]!.table == table }.count == 1
     }
 
@@ -175,7 +175,7 @@ extension StepMigrator {
     /// Counts and every value of a mapping whose values are its expressions', with the links of
     /// its to-ones that hold one link per object in its own row (compared like values, in the
     /// same scan). Returns how many attributes were compared, and those to-ones.
-    private func verifyObjects(_ entry: AssociationTables.Entry, folding: Set<String>) throws -> (attributes: Int, toOnes: [String]) {
+    private func verifyObjects(_ entry: PlannedMapping, folding: Set<String>) throws -> (attributes: Int, toOnes: [String]) {
         let mapping = entry.mapping.mapping
         let sourceTable = quoteIdentifier(sourceLayout.entities[mapping.sourceEntity!]!.table)
         let destination = destinationLayout.entities[mapping.destinationEntity!]!
@@ -237,7 +237,7 @@ extension StepMigrator {
     /// For a to-one read from a source to-one: SQL (over source rows `s`) for the destination
     /// key and entity number its link must hold — what stage 1 or 2 wrote. Nil where links are
     /// chosen among several (a to-many read into a to-one).
-    private func foreignKeyValue(_ entry: AssociationTables.Entry, _ relationship: Relationship) -> (target: String, entity: String)? {
+    private func foreignKeyValue(_ entry: PlannedMapping, _ relationship: Relationship) -> (target: String, entity: String)? {
         let mapping = entry.mapping.mapping
         let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
         guard let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }), !source.isToMany,
@@ -255,7 +255,7 @@ extension StepMigrator {
 
     /// A policy may make any number of objects and set any value; what must hold is that every
     /// association points at an object that was written.
-    private func verifyAssociations(_ entry: AssociationTables.Entry) throws {
+    private func verifyAssociations(_ entry: PlannedMapping) throws {
         let mapping = entry.mapping.mapping
         let destination = destinationLayout.entities[mapping.destinationEntity!]!
         let dangling = try connection.scalar("SELECT a.source FROM \(quoteIdentifier(entry.table)) a WHERE NOT EXISTS (SELECT 1 FROM \(quoteIdentifier(destination.table)) d WHERE d.\"Z_PK\" = a.destination) LIMIT 1")?.int64
@@ -306,7 +306,7 @@ extension StepMigrator {
 
     /// The destination's links of `relationship` held by the entry's objects: `(owner, target,
     /// position, inverse_position)`, wherever the layout stores them.
-    private func actualLinks(_ relationship: Relationship, of entry: AssociationTables.Entry, storage: RelationshipStorage, inverseOrdered: Bool) -> String {
+    private func actualLinks(_ relationship: Relationship, of entry: PlannedMapping, storage: RelationshipStorage, inverseOrdered: Bool) -> String {
         let owner = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
         let ownerTable = quoteIdentifier(owner.table)
         let ownedBy: (String) -> String = { [self] key in
@@ -335,7 +335,7 @@ extension StepMigrator {
     }
 
     /// The source key an entry made a destination object from, to name it in a message.
-    private func sourceKey(of destination: Int64, _ entry: AssociationTables.Entry) throws -> Int64 {
+    private func sourceKey(of destination: Int64, _ entry: PlannedMapping) throws -> Int64 {
         guard !entry.keepsKeys else { return destination }
         return try connection.scalar("SELECT source FROM \(quoteIdentifier(entry.table)) WHERE destination = ? ORDER BY source LIMIT 1", destination)?.int64 ?? destination
     }

@@ -41,9 +41,9 @@ final class StepMigrator {
     /// The current pass's peak memory.
     var passMemory = PeakMemoryMeter()
 
-    init(step: MigrationStep, connection: Connection, sourceAttachURI: String, externalData: ExternalDataFolders,
+    init(plan: StepPlan, connection: Connection, sourceAttachURI: String, externalData: ExternalDataFolders,
          options: MigrationOptions, logger: Logger) throws {
-        self.step = step
+        step = plan.step
         self.externalData = externalData
         self.options = options
         self.logger = logger
@@ -52,21 +52,20 @@ final class StepMigrator {
         sourceLayout = StoreLayout(model: step.source)
         destinationLayout = StoreLayout(model: step.destination)
         var policies: [String: any EntityMigrationPolicy] = [:]
-        for pass in step.passes {
-            for entity in pass.entities where entity.mapping.sourceEntity != nil && entity.mapping.destinationEntity != nil && options.registry.runsInSwift(entity.mapping) {
-                guard let name = entity.mapping.policy else {
-                    policies[entity.mapping.name] = DefaultMigrationPolicy()
-                    continue
-                }
-                guard let policy = options.registry.policy(named: name) else {
-                    let known = options.registry.names
-                    throw TernError(.badInput, "entity mapping \(entity.mapping.name) names the migration policy \(name), which is not registered (registered: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
-                }
-                policies[entity.mapping.name] = policy
+        for planned in plan.mappings where planned.runsInSwift {
+            let mapping = planned.mapping.mapping
+            guard let name = mapping.policy else {
+                policies[mapping.name] = DefaultMigrationPolicy()
+                continue
             }
+            guard let policy = options.registry.policy(named: name) else {
+                let known = options.registry.names
+                throw TernError(.badInput, "entity mapping \(mapping.name) names the migration policy \(name), which is not registered (registered: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+            }
+            policies[mapping.name] = policy
         }
         self.policies = policies
-        associations = AssociationTables(step: step, source: sourceLayout, destination: destinationLayout, swiftMappings: Set(policies.keys))
+        associations = AssociationTables(plan: plan, source: sourceLayout, destination: destinationLayout)
         try SQLCompiler.prepare(connection, externalData: externalData)
         try connection.registerChecksum()
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
@@ -83,13 +82,13 @@ final class StepMigrator {
             passMemory = PeakMemoryMeter()
             let entries = associations.entries.filter { $0.pass == pass }
             for entry in entries {
-                try policies[entry.mapping.mapping.name]?.beginEntityMapping(entry.mapping.mapping)
+                try policyHook(entry) { try $0.beginEntityMapping(entry.mapping.mapping) }
                 if let policy = policies[entry.mapping.mapping.name] {
                     try createInstances(entry, writer: SwiftInstanceBatches(entry, policy: policy, migrator: self))
                 } else {
                     try createInstances(entry, writer: SQLInstanceBatches(entry, migrator: self))
                 }
-                try policies[entry.mapping.mapping.name]?.endInstanceCreation(entry.mapping.mapping)
+                try policyHook(entry) { try $0.endInstanceCreation(entry.mapping.mapping) }
             }
             for entry in entries {
                 try recreateRelationships(entry)
@@ -99,14 +98,14 @@ final class StepMigrator {
             }
             try applyPolicyLinks(pass: pass)
             for entry in entries {
-                try policies[entry.mapping.mapping.name]?.endRelationshipCreation(entry.mapping.mapping)
+                try policyHook(entry) { try $0.endRelationshipCreation(entry.mapping.mapping) }
             }
             var violations: [ValidationViolation] = []
             for entry in entries where violations.count < options.violationLimit {
                 violations += try validate(entry, limit: options.violationLimit - violations.count)
                 if let policy = policies[entry.mapping.mapping.name] {
                     let context = ValidationContext(mapping: entry.mapping.mapping, connection: connection, layout: destinationLayout)
-                    try policy.performCustomValidation(context)
+                    try MigrationError.inPolicy(policy.name(in: entry.mapping.mapping), mapping: entry.mapping.mapping) { try policy.performCustomValidation(context) }
                     violations += context.violations.prefix(options.violationLimit - violations.count)
                 }
             }
@@ -114,7 +113,7 @@ final class StepMigrator {
                 throw MigrationFailure.validation(violations)
             }
             for entry in entries {
-                try policies[entry.mapping.mapping.name]?.endEntityMapping(entry.mapping.mapping)
+                try policyHook(entry) { try $0.endEntityMapping(entry.mapping.mapping) }
             }
             let objects = report.mappings.filter { $0.pass == pass }.reduce(0) { $0 + $1.created }
             let passReport = PassReport(pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.mapping.mapping.name), objects: objects,
@@ -136,6 +135,12 @@ final class StepMigrator {
         report.verifying = finishing - verifying
         report.indexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started
+    }
+
+    /// Runs one hook of the entry's policy, if it has one, naming the policy in what it throws.
+    func policyHook(_ entry: PlannedMapping, _ hook: (any EntityMigrationPolicy) throws -> Void) throws {
+        guard let policy = policies[entry.mapping.mapping.name] else { return }
+        try MigrationError.inPolicy(policy.name(in: entry.mapping.mapping), mapping: entry.mapping.mapping) { try hook(policy) }
     }
 
     /// Reports progress; every report is also a moment to sample memory.

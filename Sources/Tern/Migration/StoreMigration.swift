@@ -76,6 +76,7 @@ public struct StoreMigration {
         let store = Self.resolvingLinks(self.store)
         if let output { try Self.checkOutputPlace(output) }
         let finalPath = output ?? store
+        let stepPlans = plan.steps.map { StepPlan($0, registry: options.registry) }
         // One tern per store: a second run (or --resume, or --restart) waits its turn.
         let lock = try StoreLock(store: finalPath)
         defer { lock.release() }
@@ -94,7 +95,7 @@ public struct StoreMigration {
         let inputs = {
             let reading = ContinuousClock.now
             defer { checkingSource += ContinuousClock.now - reading }
-            return MigrationRun.Inputs.of(source: try digest(of: store), plan: plan, runsInSwift: options.registry.runsInSwift)
+            return MigrationRun.Inputs.of(source: try digest(of: store), plans: stepPlans)
         }
 
         var run: MigrationRun
@@ -137,7 +138,7 @@ public struct StoreMigration {
             try run.save(at: manifestPath)
         }
 
-        options.progress?(.started(MigrationOutline(steps: plan.steps.map(Self.describe), inPlace: plan.steps.map { LightweightInPlace.statements(for: $0) != nil },
+        options.progress?(.started(MigrationOutline(steps: plan.steps.map(Self.describe), inPlace: stepPlans.map { $0.inPlace != nil },
                                                     completedSteps: run.completed, objects: sourceObjects)))
         var reports: [StepReport] = []
         do {
@@ -153,15 +154,15 @@ public struct StoreMigration {
                 }
                 var report: StepReport
                 var memory = PeakMemoryMeter()
-                if var inPlace = try Self.applyInPlace(step, from: input, working: file, isOriginal: index == 0) {
+                if var inPlace = try Self.applyInPlace(stepPlans[index], from: input, working: file, isOriginal: index == 0) {
                     let pass = PassReport(pass: 1, passes: 1, mappings: ["schema changes"], objects: sourceObjects,
                                           seconds: inPlace.duration.seconds, peakResidentMemory: memory.peak())
                     inPlace.passes = [pass]
                     options.progress?(.passFinished(pass))
                     report = inPlace
                 } else {
-                    report = try Migrator.migrate(step, from: input, to: file, options: options, logger: logger,
-                                                  externalData: Self.externalData(of: run, from: store, step: index), resume: true)
+                    report = try Migrator.migrate(stepPlans[index], from: input, to: file, options: options, logger: logger,
+                                                  externalData: Self.externalData(of: run, from: store, step: index), extraPages: nil, resume: true)
                 }
                 report.dropped = dropped
                 reports.append(report)
@@ -267,20 +268,9 @@ public struct StoreMigration {
         return lstat(path, &info) == 0
     }
 
-    /// Whether running again may get further: an interruption, or a failure of the disk or the
-    /// database rather than of the data.
+    /// Whether running again may get further (`FailureKind.isResumable`).
     static func isResumable(_ error: any Error) -> Bool {
-        switch error {
-        case is MigrationInterrupted: return true
-        case let error as SQLiteError: return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_INTERRUPT, .SQLITE_CANTOPEN].contains(error.code.primary)
-        case let error as MigrationError:
-            switch error {
-            case .io, .openElsewhere(_, _, true), .deliveryBlocked: return true
-            default: return false
-            }
-        case let error as TernError: return error.kind == .io
-        default: return false
-        }
+        FailureKind.isResumable(error)
     }
 
     static func describe(_ step: MigrationStep) -> String {
@@ -297,8 +287,9 @@ public struct StoreMigration {
     /// in rows that live only in a `-wal`); later steps alter the previous temporary store.
     /// Returns nil when the step must be copied instead, else the report and the store now at the
     /// destination version.
-    static func applyInPlace(_ step: MigrationStep, from current: String, working file: String, isOriginal: Bool) throws -> StepReport? {
-        guard let statements = LightweightInPlace.statements(for: step) else { return nil }
+    static func applyInPlace(_ plan: StepPlan, from current: String, working file: String, isOriginal: Bool) throws -> StepReport? {
+        guard let statements = plan.inPlace else { return nil }
+        let step = plan.step
         let started = ContinuousClock.now
         let fileManager = FileManager.default
         // Work on the step's own file: a copy of the original, or the previous temporary store

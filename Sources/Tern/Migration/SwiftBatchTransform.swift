@@ -76,7 +76,9 @@ final class SourceBatchReader {
                 }
                 return object
             }
-            try transform.policy.createDestinationInstances(for: source, in: context)
+            try MigrationError.inPolicy(transform.policy.name(in: mapping), mapping: mapping, sourceKey: source.key) {
+                try transform.policy.createDestinationInstances(for: source, in: context)
+            }
             if let delegate = transform.delegate {
                 for (associatedSource, handle) in context.associations {
                     var object = context.object(handle)

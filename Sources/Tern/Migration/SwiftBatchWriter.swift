@@ -40,7 +40,7 @@ final class SwiftBatchStatements {
 extension StepMigrator {
     /// Writes one transformed batch inside the caller's transaction: destination keys in creation
     /// order (or the existing object for `findOrCreate`), then associations, then links.
-    func write(_ batch: TransformedBatch, of entry: AssociationTables.Entry, with statements: SwiftBatchStatements) throws {
+    func write(_ batch: TransformedBatch, of entry: PlannedMapping, with statements: SwiftBatchStatements) throws {
         let mapping = entry.mapping.mapping
         var keys: [Int64] = []
         keys.reserveCapacity(batch.objects.count)

@@ -41,6 +41,13 @@ extension EntityMigrationPolicy {
     public var createsRelationships: Bool { false }
 }
 
+extension EntityMigrationPolicy {
+    /// How errors name this policy: the name `mapping` gives it, or its type.
+    func name(in mapping: EntityMapping) -> String {
+        mapping.policy ?? "\(type(of: self))"
+    }
+}
+
 /// The standard behaviour, for mappings that name no policy but take the Swift path (a manager
 /// hook wants their associations).
 public struct DefaultMigrationPolicy: EntityMigrationPolicy {

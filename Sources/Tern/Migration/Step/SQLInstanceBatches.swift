@@ -13,7 +13,7 @@ struct SQLInstanceBatches: InstanceBatchWriter {
     private let root: String
     private unowned let migrator: StepMigrator
 
-    init(_ entry: AssociationTables.Entry, migrator: StepMigrator) throws {
+    init(_ entry: PlannedMapping, migrator: StepMigrator) throws {
         self.migrator = migrator
         let mapping = entry.mapping.mapping
         let sourceEntity = migrator.sourceLayout.entities[mapping.sourceEntity!]!

@@ -3,7 +3,7 @@ import TernSQLite
 extension StepMigrator {
     // MARK: Stage 1: create destination instances
 
-    func sourceSelection(_ entry: AssociationTables.Entry, compiler: inout SQLCompiler) -> SQLFragment {
+    func sourceSelection(_ entry: PlannedMapping, compiler: inout SQLCompiler) -> SQLFragment {
         SourceBatches.selection(of: sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!, filter: entry.mapping.filter, compiler: &compiler)
     }
 
@@ -12,7 +12,7 @@ extension StepMigrator {
     /// in key order, batch after batch from the last checkpoint, each batch committed with the
     /// checkpoint, then reported, then a stop request honoured; last, the mapping's association
     /// index and its finished mark commit together.
-    func createInstances(_ entry: AssociationTables.Entry, writer: some InstanceBatchWriter) throws {
+    func createInstances(_ entry: PlannedMapping, writer: some InstanceBatchWriter) throws {
         let mapping = entry.mapping.mapping
         let unit = WorkUnit.createInstances(mapping: entry.number, name: mapping.name)
         pending[entry.number] = writer.deferredRelationships
@@ -53,13 +53,13 @@ extension StepMigrator {
     }
 
     /// Destination objects an entity mapping created so far: its association table's rows.
-    func createdCount(_ entry: AssociationTables.Entry) throws -> Int {
+    func createdCount(_ entry: PlannedMapping) throws -> Int {
         Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(entry.table))")?.int64 ?? 0)
     }
 
     /// A destination to-one relationship computed inside the INSERT, when every possible target
     /// is known: its targets keep their keys, or were created already.
-    func fusedForeignKey(_ relationship: Relationship, entry: AssociationTables.Entry,
+    func fusedForeignKey(_ relationship: Relationship, entry: PlannedMapping,
                          destination: StoreLayout.EntityLayout) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
         guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name] else { return nil }
         let (sourceRelationshipName, targets) = targets(of: relationship, in: entry)
@@ -95,10 +95,10 @@ extension StepMigrator {
     /// `throughPass` widens the look to later passes: once every pass has run, links to objects a
     /// later pass made are caught up (a plan may cut mappings into passes in any way), and
     /// verification expects them.
-    func targets(of relationship: Relationship, in entry: AssociationTables.Entry, throughPass: Int? = nil) -> (String, [AssociationTables.Entry]) {
+    func targets(of relationship: Relationship, in entry: PlannedMapping, throughPass: Int? = nil) -> (String, [PlannedMapping]) {
         let holdable = Set(step.destination.descendants(of: relationship.destination).map(\.name))
         let pass = throughPass ?? entry.pass
-        let (name, candidates): (String, [AssociationTables.Entry])
+        let (name, candidates): (String, [PlannedMapping])
         switch entry.mapping.relationships[relationship.name]! {
         case .entityMapping(let mapping, let source):
             (name, candidates) = (source, associations.entries(named: mapping, pass: pass))

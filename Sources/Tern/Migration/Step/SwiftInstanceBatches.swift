@@ -11,12 +11,12 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
     let selection: SQLFragment
     let batchSize: Int
     let deferredRelationships: [String]
-    private let entry: AssociationTables.Entry
+    private let entry: PlannedMapping
     private let transform: SwiftBatchTransform
     private let statements: SwiftBatchStatements
     private unowned let migrator: StepMigrator
 
-    init(_ entry: AssociationTables.Entry, policy: any EntityMigrationPolicy, migrator: StepMigrator) throws {
+    init(_ entry: PlannedMapping, policy: any EntityMigrationPolicy, migrator: StepMigrator) throws {
         self.entry = entry
         self.migrator = migrator
         let mapping = entry.mapping.mapping
@@ -106,7 +106,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
 extension StepMigrator {
     /// What workers need: the read query (every stored attribute and to-one key of the source
     /// entity, then the inputs of each value expression, for the default destination object).
-    func swiftTransform(_ entry: AssociationTables.Entry, policy: any EntityMigrationPolicy, selection: SQLFragment, compiler: inout SQLCompiler) -> SwiftBatchTransform {
+    func swiftTransform(_ entry: PlannedMapping, policy: any EntityMigrationPolicy, selection: SQLFragment, compiler: inout SQLCompiler) -> SwiftBatchTransform {
         let mapping = entry.mapping.mapping
         let sourceEntity = sourceLayout.entities[mapping.sourceEntity!]!
         let attributes = step.source.allAttributes(of: mapping.sourceEntity!).filter { !$0.isTransient }

@@ -72,12 +72,10 @@ extension StoreMigration {
             let sourceLayout = StoreLayout(model: step.source)
             var created: [String: Int] = [:]
             var passes: [PlanEstimate.Pass] = []
-            for (number, pass) in step.passes.enumerated() {
+            let stepPlan = StepPlan(step, registry: options.registry)
+            for number in step.passes.indices {
                 var mappings: [PlanEstimate.EntityMapping] = []
-                let runsInSwift = options.registry.runsInSwift
-                let copying = MappingOrder.copying(pass, destination: step.destination, runsInSwift: runsInSwift)
-                // In the order they run: the copying mappings, then those with nothing to copy.
-                for entity in copying + pass.entities.filter({ $0.mapping.sourceEntity == nil || $0.mapping.destinationEntity == nil }) {
+                for (entity, planned) in stepPlan.entityMappings(inPass: number) {
                     let mapping = entity.mapping
                     var rows = 0
                     if let sourceName = mapping.sourceEntity, mapping.destinationEntity != nil, let layout = sourceLayout.entities[sourceName] {
@@ -93,8 +91,7 @@ extension StoreMigration {
                         }
                         created[mapping.destinationEntity!, default: 0] += rows
                     }
-                    let inSwift = runsInSwift(mapping)
-                    let where_ = inSwift ? "Swift" : "SQL"
+                    let where_ = planned?.runsInSwift == true ? "Swift" : "SQL"
                     let properties = mapping.attributeMappings.map { PlanEstimate.Property(name: $0.name, kind: "attribute", expression: $0.valueExpression, runsIn: where_) }
                         + mapping.relationshipMappings.map { PlanEstimate.Property(name: $0.name, kind: "relationship", expression: $0.valueExpression, runsIn: "SQL") }
                     mappings.append(PlanEstimate.EntityMapping(
@@ -108,7 +105,7 @@ extension StoreMigration {
             }
             let dropped = DataLoss.dropped(by: step)
             steps.append(PlanEstimate.Step(source: step.source.versionName, destination: step.destination.versionName,
-                                           origin: step.isInferred ? ["inferred"] : step.origins, schemaChanges: LightweightInPlace.statements(for: step), passes: passes,
+                                           origin: step.isInferred ? ["inferred"] : step.origins, schemaChanges: stepPlan.inPlace, passes: passes,
                                            dropped: index == 0 ? try DataLoss.count(dropped, of: step, in: store) : dropped))
             objects = created
         }

@@ -1,0 +1,64 @@
+/// What one step will do, worked out in one place from the step and the policy registry: the
+/// schema changes that apply it in place, if it qualifies; otherwise, per pass, the entity
+/// mappings in the order they run, each marked SQL or Swift (with its policy), keeping keys or
+/// not, with its association table and its selection. `tern plan`, `tern migrate` (its record,
+/// its outline) and the engine all read this value.
+struct StepPlan {
+    let step: MigrationStep
+    /// The SQL that applies the step as schema changes (`LightweightInPlace`), when it qualifies.
+    let inPlace: [String]?
+    /// Every entity mapping that copies objects, pass by pass, in the order it runs.
+    let mappings: [PlannedMapping]
+
+    init(_ step: MigrationStep, registry: PolicyRegistry) {
+        self.step = step
+        inPlace = LightweightInPlace.statements(for: step)
+        var all: [(pass: Int, entity: ValidatedMapping.Entity)] = []
+        for (pass, mapping) in step.passes.enumerated() {
+            all += MappingOrder.copying(mapping, destination: step.destination, runsInSwift: registry.runsInSwift).map { (pass, $0) }
+        }
+        let source = StoreLayout(model: step.source)
+        let destination = StoreLayout(model: step.destination)
+        // Keys can be kept when every mapping into a destination table reads one source table,
+        // is a plain SQL mapping (no policy may create several objects), and has no filter.
+        var groups: [String: [ValidatedMapping.Entity]] = [:]
+        for (_, entity) in all {
+            groups[destination.entities[entity.mapping.destinationEntity!]!.table, default: []].append(entity)
+        }
+        let keepsKeys: (ValidatedMapping.Entity) -> Bool = { entity in
+            let group = groups[destination.entities[entity.mapping.destinationEntity!]!.table]!
+            let sourceTables = Set(group.map { source.entities[$0.mapping.sourceEntity!]!.table })
+            // Two mappings of one source entity into one table would give two objects one key.
+            let sourceEntities = group.map { $0.mapping.sourceEntity! }
+            return sourceTables.count == 1 && Set(sourceEntities).count == sourceEntities.count
+                && group.allSatisfy { $0.filter == nil && !registry.runsInSwift($0.mapping) }
+        }
+        mappings = all.enumerated().map { number, element in
+            PlannedMapping(pass: element.pass, number: number + 1, mapping: element.entity, keepsKeys: keepsKeys(element.entity),
+                           runsInSwift: registry.runsInSwift(element.entity.mapping), valuesFollowExpressions: registry.valuesFollowExpressions(element.entity.mapping))
+        }
+    }
+
+    /// The entity mappings of one pass, in the order they run: those that copy objects, then
+    /// those with nothing to copy (a source or a destination entity missing).
+    func entityMappings(inPass pass: Int) -> [(entity: ValidatedMapping.Entity, planned: PlannedMapping?)] {
+        mappings.filter { $0.pass == pass }.map { ($0.mapping, $0) }
+            + step.passes[pass].entities.filter { $0.mapping.sourceEntity == nil || $0.mapping.destinationEntity == nil }.map { ($0, nil) }
+    }
+}
+
+/// One entity mapping of a step as it will run.
+struct PlannedMapping {
+    let pass: Int
+    /// Position across all passes: names the association table `TERN_ASSOC_<number>`.
+    let number: Int
+    let mapping: ValidatedMapping.Entity
+    /// Destination keys equal source keys: no association table is needed.
+    let keepsKeys: Bool
+    /// Batches go through a policy (its own, or the default one for a manager hook) on the
+    /// worker threads, rather than running entirely inside SQLite.
+    let runsInSwift: Bool
+    /// No policy or hook may change the values: verification checks each against its expression.
+    let valuesFollowExpressions: Bool
+    var table: String { "TERN_ASSOC_\(number)" }
+}

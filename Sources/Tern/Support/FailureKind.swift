@@ -1,0 +1,82 @@
+import TernLoop
+import TernSQLite
+
+/// What kind of failure an error is, decided here once for every error Tern throws: the exit
+/// code `tern` gives it and whether running again with `--resume` can get further both follow
+/// from this, so they never disagree.
+public enum FailureKind: Sendable, Equatable {
+    /// The input is wrong (a file, a model, a mapping, a store's content): fix it and run again.
+    case badInput
+    /// An input file does not exist.
+    case missingInput
+    /// Migrated objects break the destination model's rules — a SQLite constraint included.
+    case validation
+    /// The result does not match its source as the mapping says.
+    case verification
+    /// No version of the model wrote the store.
+    case noVersionMatches
+    /// Another tern, or an app, has the store.
+    case inUse
+    /// The source changed while it was migrated.
+    case sourceChanged
+    /// An output is in the way.
+    case outputExists
+    /// A stop was asked for, or an unfinished run was found.
+    case interrupted
+    /// Reading or writing failed: I/O, permissions, a full disk, a busy database.
+    case io
+    /// Anything else: a bug.
+    case `internal`
+
+    public init(of error: any Error) {
+        switch error {
+        case let error as TernError:
+            switch error.kind {
+            case .badInput: self = .badInput
+            case .missingInput: self = .missingInput
+            case .io: self = .io
+            }
+        case let error as SQLiteError:
+            switch error.code.primary {
+            case .SQLITE_CONSTRAINT: self = .validation
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB, .SQLITE_MISMATCH, .SQLITE_TOOBIG: self = .badInput
+            case .SQLITE_INTERRUPT: self = .interrupted
+            default: self = .io
+            }
+        case let failure as MigrationFailure:
+            switch failure {
+            case .validation: self = .validation
+            case .verification: self = .verification
+            }
+        case let error as MigrationError:
+            switch error {
+            case .noVersionMatches: self = .noVersionMatches
+            case .destinationExists, .finishedEarlier, .deliveryBlocked: self = .outputExists
+            case .io, .diskFull: self = .io
+            case .unfinished: self = .interrupted
+            case .resumeMismatch, .sourceAnomalies, .dataLoss, .policyFailed: self = .badInput
+            case .inUse, .openElsewhere: self = .inUse
+            case .changedDuringMigration: self = .sourceChanged
+            }
+        case is MigrationInterrupted: self = .interrupted
+        case is UVError: self = .io
+        default: self = .internal
+        }
+    }
+
+    /// Whether running again with `--resume` may get further: an interruption, or a failure of
+    /// the disk, the database's locks or the way out rather than of the data.
+    public static func isResumable(_ error: any Error) -> Bool {
+        switch error {
+        case is MigrationInterrupted: return true
+        case let error as SQLiteError: return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_INTERRUPT, .SQLITE_CANTOPEN].contains(error.code.primary)
+        case let error as MigrationError:
+            switch error {
+            case .io, .openElsewhere(_, _, true), .deliveryBlocked: return true
+            default: return false
+            }
+        case let error as TernError: return error.kind == .io
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernSQLite
+
+/// Every error is classified once (`FailureKind`): a policy's failure names the policy, the
+/// mapping and the source object; a constraint violation is the data's fault, not the disk's; a
+/// damaged checkpoint is bad input, never a crash.
+@Suite("Failures classified once")
+struct FailureKindTests {
+    let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    struct Refusal: Error, CustomStringConvertible {
+        var description: String { "this document cannot be migrated" }
+    }
+
+    /// Refuses source object 3.
+    struct RefusingPolicy: EntityMigrationPolicy {
+        func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+            if source.key == 3 { throw Refusal() }
+            let object = try context.defaultDestination(for: source)
+            context.associate(source, with: context.create(object))
+        }
+    }
+
+    @Test("a policy that throws: the error names the policy, the entity mapping and the source object; bad input, not resumable; nothing delivered")
+    func policyFailure() throws {
+        let model = try ModelLoader.load(Configs.path("attachments"))
+        let source = directory.path("Docs.sqlite")
+        _ = try DataGenerator.generate(model: model.version(named: "Attachments 1")!, at: source, rows: 20, seed: 1)
+        let text = try String(contentsOfFile: Configs.path("attachments") + "/mappings/1-to-2.yaml", encoding: .utf8)
+            .replacingOccurrences(of: "    destination: Document\n", with: "    destination: Document\n    policy: RefusingPolicy\n")
+        let mapping = directory.path("refusing.yaml")
+        try text.write(toFile: mapping, atomically: true, encoding: .utf8)
+        var registry = PolicyRegistry()
+        registry.register(RefusingPolicy(), as: "RefusingPolicy")
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 2, registry: registry))
+        let output = directory.path("Out.sqlite")
+        #expect {
+            _ = try migration.run(try migration.plan(to: "Attachments 2", mappingFiles: [mapping]), output: output)
+        } throws: { error in
+            guard case MigrationError.policyFailed(let policy, let mappingName, let key, let message) = error else { return false }
+            #expect("\(error)".contains("the migration policy RefusingPolicy failed in entity mapping DocumentToDocument over source object 3: this document cannot be migrated"))
+            return policy == "RefusingPolicy" && mappingName == "DocumentToDocument" && key == 3 && message.contains("cannot be migrated")
+                && FailureKind(of: error) == .badInput && !FailureKind.isResumable(error)
+        }
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test("a constraint violation is the data's fault (validation), not I/O, and not resumable")
+    func constraintIsNotIO() throws {
+        let connection = try Connection(path: directory.path("c.sqlite"))
+        try connection.execute("CREATE TABLE t (k INTEGER UNIQUE)")
+        try connection.execute("INSERT INTO t VALUES (1)")
+        #expect {
+            try connection.execute("INSERT INTO t VALUES (1)")
+        } throws: { error in
+            FailureKind(of: error) == .validation && !FailureKind.isResumable(error)
+        }
+    }
+
+    @Test("a checkpoint holding a unit Tern never writes is reported as damaged, naming the store and the unit")
+    func damagedCheckpoint() throws {
+        let path = directory.path("step.sqlite")
+        let connection = try Connection(path: path)
+        try connection.execute("CREATE TABLE TERN_PROGRESS (unit TEXT PRIMARY KEY, last_key INTEGER NOT NULL, count INTEGER NOT NULL, done INTEGER NOT NULL)")
+        try connection.execute("INSERT INTO TERN_PROGRESS VALUES ('create:1:BookToBook', 40, 40, 1), ('links:x', 0, 0, 0)")
+        try connection.close()
+        #expect {
+            _ = try StepWorkspace.recorded(inStoreAt: path)
+        } throws: { error in
+            (error as? TernError)?.kind == .badInput && "\(error)".contains("\(path): the migration's checkpoint is damaged: 'links:x'")
+        }
+    }
+
+    @Test("every unit survives its stored form", arguments: [
+        WorkUnit.createInstances(mapping: 3, name: "Odd:Name.With.Dots"), .links(mapping: 1, name: "A.B", relationship: "books"),
+        .laterLinks(mapping: 2, name: "X", relationship: "y"), .mirror(mapping: 4, name: "M", relationship: "r"),
+        .relationshipHook(mapping: 5), .policyLinks(pass: 1, entity: "Book", relationship: "labels"), .policyLinksApplied(pass: 0),
+    ])
+    func unitKeys(unit: WorkUnit) {
+        #expect(WorkUnit(key: unit.key) == unit)
+    }
+}
