@@ -50,11 +50,20 @@ let package = Package(
             ]
         ),
 
+        // Synthetic stores for any model version (`tern generate`, the benchmarks, the tests).
+        .target(name: "TernGenerate", dependencies: ["Tern", "TernSQLite"]),
+
+        // The example policies of the configs under configs/ (the book's, the benchmark's): what
+        // `tern` registers by default; a library user registers only what they choose.
+        .target(name: "TernExamples", dependencies: ["Tern", "TernSQLite"]),
+
         // The `tern` command line, as a library so packages with their own policies can run it.
         .target(
             name: "TernCommands",
             dependencies: [
                 "Tern",
+                "TernExamples",
+                "TernGenerate",
                 "TernSQLite",
                 "TernLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -66,7 +75,7 @@ let package = Package(
 
         .testTarget(name: "TernSQLiteTests", dependencies: ["TernSQLite", "TernLoop"]),
         .testTarget(name: "TernLoopTests", dependencies: ["TernLoop"]),
-        .testTarget(name: "TernTests", dependencies: ["Tern", "TernSQLite", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TernTests", dependencies: ["Tern", "TernExamples", "TernGenerate", "TernSQLite", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TernCLITests", dependencies: ["TernCLI", "TernCommands", "TernSQLite"]),
     ],
     swiftLanguageModes: [.v6]

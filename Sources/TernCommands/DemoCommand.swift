@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Tern
+import TernGenerate
 
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

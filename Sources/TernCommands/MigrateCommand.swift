@@ -53,6 +53,7 @@ struct MigrateCommand: ParsableCommand {
             options.keepAssociations = keepAssociations
             options.refuseDataLoss = noDataLoss
             options.shouldStop = StopRequest.isRequested
+            options.reached = CrashTest.killer()
             let renderer = dryRun ? nil : progress.attach(to: &options)
             let (migration, plan) = try inputs.plan(options: options, logger: logger)
             if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }

@@ -37,7 +37,7 @@ struct StatusCommand: ParsableCommand {
             }
             for unit in status.units {
                 let place = unit.stage == "create instances" && !unit.done ? " (up to source key \(unit.lastKey))" : ""
-                print("    \(unit.stage) — \(unit.name): \(unit.done ? "done" : "stopped at"), \(unit.count)\(unit.stage == "create instances" ? " objects" : " links")\(place)")
+                print("    \(unit.stage) — \(unit.name): \(unit.done ? "done," : "stopped at") \(unit.count)\(unit.stage == "create instances" ? " objects" : " links")\(place)")
             }
             print("Continue with: tern migrate \(status.store) --model …\(status.output.map { " --out \($0)" } ?? "") --resume")
         }

@@ -2,6 +2,7 @@ import Foundation
 import ArgumentParser
 import Synchronization
 import Tern
+import TernExamples
 
 /// Runs the `tern` command line. A package that adds its own entity migration policies calls it
 /// from its executable, with a registry holding them:

@@ -37,11 +37,6 @@ public final class EventLoop {
         uv_run(handle, UV_RUN_DEFAULT)
     }
 
-    /// True on the thread currently inside `run()`.
-    public var isOnLoopThread: Bool {
-        loopThread == .current
-    }
-
     /// The loop's thread while it runs.
     public var threadID: ThreadID? { loopThread }
 

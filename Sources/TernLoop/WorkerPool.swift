@@ -6,8 +6,9 @@ import CLibUV
 /// - Each worker thread builds its own `Worker` (say, a read-only SQLite connection) with
 ///   `makeWorker` and keeps it for every job it runs, so per-thread resources never cross threads.
 /// - At most `maxInFlight` jobs are handed to the workers at once; later submissions wait in the
-///   pool's backlog on the loop thread until a completion frees a place. Producers that must bound
-///   memory submit while `hasCapacity` is true.
+///   pool's backlog on the loop thread until a completion frees a place. `hasCapacity` says whether
+///   a job would start now; a producer whose results wait after completion (to be written in
+///   order) bounds its memory with its own count of results not yet consumed.
 /// - The number of workers is fixed when the pool is made, before any thread starts.
 /// - Completions, cancellation and shutdown happen on the loop thread; the pool is not `Sendable`.
 ///   Workers reach the loop thread only through `uv_async_send`.

@@ -177,11 +177,6 @@ public final class Connection {
 
     // MARK: State
 
-    /// The rowid of the last successful INSERT on this connection.
-    public var lastInsertRowID: Int64 {
-        handle.map { sqlite3_last_insert_rowid($0) } ?? 0
-    }
-
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int {
         handle.map { Int(sqlite3_changes64($0)) } ?? 0

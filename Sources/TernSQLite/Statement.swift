@@ -91,13 +91,6 @@ public final class Statement {
         return (0..<sqlite3_column_count(handle)).map { String(cString: sqlite3_column_name(handle, $0)) }
     }
 
-    /// The 1-based index of a named parameter such as `:pk`, or nil.
-    public func parameterIndex(_ name: String) -> Int? {
-        guard let handle else { return nil }
-        let index = sqlite3_bind_parameter_index(handle, name)
-        return index == 0 ? nil : Int(index)
-    }
-
     // MARK: Running
 
     /// Advances to the next row.

@@ -108,6 +108,13 @@ struct ExternalDataTests {
         let refused = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", directory.appendingPathComponent("Other.sqlite").path, "--progress", "none"])
         #expect(refused.status == 7, "\(refused.standardError)")
         #expect(refused.standardError.contains("\(fifo) is not a regular file"), "\(refused.standardError)")
+
+        // Text in a binary column is not Core Data's: it would cross unlike the bytes it looks like.
+        let texted = try store("Texted.sqlite")
+        try SQLiteShell.run(texted, "UPDATE ZDOCUMENT SET ZTHUMBNAIL = char(1) || 'abc' WHERE Z_PK = 1;")
+        let text = try TernProcess.run(["migrate", texted, "--model", Self.attachments, "--out", directory.appendingPathComponent("T.sqlite").path, "--progress", "none"])
+        #expect(text.status == 65, "\(text.standardError)")
+        #expect(text.standardError.contains("ZDOCUMENT: 1 row holding text in a binary attribute (ZATTACHMENT, ZTHUMBNAIL) (first: Z_PK 1)"), "\(text.standardError)")
     }
 
     @Test("a failed run removes the files it carried and nothing else: a file someone put in the output's folder stays")

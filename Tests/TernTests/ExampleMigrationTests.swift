@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
+@testable import TernExamples
 import TernSQLite
 
 @Suite("The examples in configs/ migrate as documented")
@@ -16,7 +18,7 @@ struct ExampleMigrationTests {
         let path = directory.path("\(config).sqlite")
         _ = try DataGenerator.generate(model: model.version(named: version)!, at: path, rows: rows, seed: 9)
         let output = directory.path("\(config)-migrated.sqlite")
-        let migration = StoreMigration(store: path, model: model, options: MigrationOptions(batchSize: 64))
+        let migration = StoreMigration(store: path, model: model, options: MigrationOptions(batchSize: 64, registry: .builtIn))
         let report = try migration.run(try migration.plan(), output: output)
         #expect(try VersionMatch.find(in: model, storeAt: output).verdict == .compatible(version: model.currentVersionName, evidence: .ternHashes))
         return (try Connection(path: path, configuration: .init(mode: .readOnly)), try Connection(path: output, configuration: .init(mode: .readOnly)), report)
@@ -56,12 +58,12 @@ struct ExampleMigrationTests {
         let path = directory.path("events.sqlite")
         _ = try DataGenerator.generate(model: model.versions[0], at: path, rows: 700, seed: 4)
         let plan = Configs.path("events") + "/plans/split-by-date.yaml"
-        let planned = StoreMigration(store: path, model: model, options: MigrationOptions(batchSize: 50))
+        let planned = StoreMigration(store: path, model: model, options: MigrationOptions(batchSize: 50, registry: .builtIn))
         let steps = try planned.plan(mappingFiles: [plan]).steps
         #expect(steps[0].passes.count == 3)
         #expect(steps[0].passes[2].model.entityMappings[0].filterPredicate == #"timeStamp >= CAST(600000000, "NSDate") OR timeStamp == nil"#)
         _ = try planned.run(try planned.plan(mappingFiles: [plan]), output: directory.path("planned.sqlite"))
-        _ = try StoreMigration(store: path, model: model).run(try StoreMigration(store: path, model: model).plan(), output: directory.path("default.sqlite"))
+        _ = try StoreMigration(store: path, model: model, options: MigrationOptions(registry: .builtIn)).run(try StoreMigration(store: path, model: model, options: MigrationOptions(registry: .builtIn)).plan(), output: directory.path("default.sqlite"))
         let planStore = try Connection(path: directory.path("planned.sqlite"), configuration: .init(mode: .readOnly))
         let defaultStore = try Connection(path: directory.path("default.sqlite"), configuration: .init(mode: .readOnly))
         for query in ["SELECT ZTIMESTAMP FROM ZEVENTTIMESTAMP ORDER BY 1", "SELECT ZPRINTEDDATE FROM ZEVENTDATESTRING ORDER BY Z_PK"] {
@@ -108,7 +110,7 @@ struct ExampleMigrationTests {
         let step = MigrationStep(source: v1, destination: v2, passes: [try pass("price < 50", pages: false), try pass("price >= 50", pages: true)],
                                  isInferred: false, origins: ["cheap", "dear"])
         let output = directory.path("split-out.sqlite")
-        let report = try Migrator.migrate(step, from: source, to: output, options: MigrationOptions(batchSize: 33))
+        let report = try Migrator.migrate(step, from: source, to: output, options: MigrationOptions(batchSize: 33, registry: .builtIn))
         let old = try Connection(path: source, configuration: .init(mode: .readOnly))
         let new = try Connection(path: output, configuration: .init(mode: .readOnly))
         #expect(report.mappings.map(\.selected) == [Int(try old.scalar("SELECT count(*) FROM ZBOOK WHERE ZPRICE < 50")!.int64!),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
 import TernSQLite
 
 /// SQL push-down and the Swift evaluator must agree on every value, NULL and storage class

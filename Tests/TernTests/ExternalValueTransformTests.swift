@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
 import TernSQLite
 
 /// A hook or policy that changes a value Core Data may store outside the store sees the value's

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
 import TernSQLite
 
 /// Every error is classified once (`FailureKind`): a policy's failure names the policy, the
@@ -84,5 +85,44 @@ struct FailureKindTests {
     ])
     func unitKeys(unit: WorkUnit) {
         #expect(WorkUnit(key: unit.key) == unit)
+    }
+}
+
+/// A policy's custom validation reports what it finds, on a connection that cannot write.
+@Suite("Custom validation")
+struct CustomValidationTests {
+    /// Flags every document without a thumbnail, and tries to delete them.
+    struct ThumbnailRequired: EntityMigrationPolicy {
+        func performCustomValidation(_ context: ValidationContext) throws {
+            #expect(throws: SQLiteError.self) { try context.connection.execute("DELETE FROM ZDOCUMENT") }
+            let statement = try context.connection.prepare("SELECT Z_PK FROM ZDOCUMENT WHERE ZTHUMBNAIL IS NULL ORDER BY Z_PK")
+            var rows = statement.rows()
+            while let row = try rows.next() { context.report(entity: "Document", key: row.int64(at: 0), rule: "a thumbnail is required") }
+        }
+    }
+
+    @Test("violations a policy reports fail the step (validation), each named; the policy cannot change the store")
+    func reportsWithoutWriting() throws {
+        let directory = try TemporaryDirectory()
+        let model = try ModelLoader.load(Configs.path("attachments"))
+        let source = directory.path("Docs.sqlite")
+        _ = try DataGenerator.generate(model: model.version(named: "Attachments 1")!, at: source, rows: 30, seed: 2)
+        let connection = try Connection(path: source)
+        try connection.execute("UPDATE ZDOCUMENT SET ZTHUMBNAIL = NULL WHERE Z_PK IN (4, 9)")
+        let missing = try #require(connection.scalar("SELECT count(*) FROM ZDOCUMENT WHERE ZTHUMBNAIL IS NULL")?.int64)
+        try connection.close()
+        let text = try String(contentsOfFile: Configs.path("attachments") + "/mappings/1-to-2.yaml", encoding: .utf8)
+            .replacingOccurrences(of: "    destination: Document\n", with: "    destination: Document\n    policy: ThumbnailRequired\n")
+        let mapping = directory.path("validating.yaml")
+        try text.write(toFile: mapping, atomically: true, encoding: .utf8)
+        var registry = PolicyRegistry()
+        registry.register(ThumbnailRequired(), as: "ThumbnailRequired")
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(registry: registry))
+        #expect {
+            _ = try migration.run(try migration.plan(to: "Attachments 2", mappingFiles: [mapping]), output: directory.path("Out.sqlite"))
+        } throws: { error in
+            guard case MigrationFailure.validation(let violations) = error else { return false }
+            return violations.count == missing && violations.allSatisfy { $0.entity == "Document" && $0.rule == "a thumbnail is required" }
+        }
     }
 }

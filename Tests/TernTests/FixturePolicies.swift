@@ -1,4 +1,5 @@
 import Tern
+import TernExamples
 import TernSQLite
 
 /// Policies for the fixture apps' custom mappings. Their Swift/Objective-C code was not copied

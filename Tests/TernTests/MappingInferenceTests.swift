@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
 import TernSQLite
 
 @Suite("Inferred (lightweight) mappings")

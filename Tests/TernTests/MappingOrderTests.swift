@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
+import TernExamples
 import TernSQLite
 
 @Suite("Entity mappings run with relationship targets first")
@@ -32,7 +34,7 @@ struct MappingOrderTests {
             _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 400, counts: ["Page": 1200, "Category": 20], seed: 2)
         }
         let output = directory.path("out-\(policy ?? "sql").sqlite")
-        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 100))
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 100, registry: .builtIn))
         let report = try migration.run(try migration.plan(mappingFiles: [try mapping(policy: policy)]), output: output)
         return (report.steps[0], try Connection(path: source, configuration: .init(mode: .readOnly)), try Connection(path: output, configuration: .init(mode: .readOnly)))
     }

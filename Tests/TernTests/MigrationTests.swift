@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
+import TernExamples
 import TernSQLite
 
 /// Rows of a query, as text, for comparisons.
@@ -32,7 +34,7 @@ struct MigrationTests {
         let source = try bookStoreV1()
         let before = try Data(contentsOf: URL(fileURLWithPath: source))
         let output = directory.path("Books5.sqlite")
-        let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(batchSize: 77))
+        let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(batchSize: 77, registry: .builtIn))
         let plan = try migration.plan()
         #expect(plan.storeVersion == "BookStore 1")
         #expect(plan.steps.map(\.isInferred) == [true, true, false, false])
@@ -74,7 +76,7 @@ struct MigrationTests {
         }
         try connection.close()
         let output = directory.path("v5.sqlite")
-        let migration = StoreMigration(store: source, model: Self.bookStore)
+        let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
         _ = try migration.run(try migration.plan(), output: output)
         let migrated = try Connection(path: output, configuration: .init(mode: .readOnly))
         #expect(try rows(migrated, "SELECT ZFIRSTNAME, ZLASTNAME, ZSYNOPSIS FROM ZPUBLICATION ORDER BY Z_PK") == [
@@ -92,7 +94,7 @@ struct MigrationTests {
         var dumps: [[String]] = []
         for (name, overriding) in [("policy", [String]()), ("sql", [Configs.path("bookstore/sql/v3-to-v4.yaml"), Configs.path("bookstore/sql/v4-to-v5.yaml")])] {
             let output = directory.path("\(name).sqlite")
-            let migration = StoreMigration(store: source, model: Self.bookStore)
+            let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
             let plan = try migration.plan(mappingFiles: overriding)
             let folders = plan.steps.map { $0.isInferred ? "inferred" : URL(fileURLWithPath: $0.origins[0]).deletingLastPathComponent().lastPathComponent }
             let explicit = name == "sql" ? "sql" : "mappings"
@@ -110,7 +112,7 @@ struct MigrationTests {
     func inPlace() throws {
         let source = try bookStoreV1(rows: 100)
         let before = try Data(contentsOf: URL(fileURLWithPath: source))
-        let migration = StoreMigration(store: source, model: Self.bookStore)
+        let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
         let report = try migration.run(try migration.plan())
         let backup = StoreMigration.backupPath(for: source)
         #expect(report.backup == backup)
@@ -125,7 +127,7 @@ struct MigrationTests {
     func nothingToDo() throws {
         let path = directory.path("current.sqlite")
         _ = try DataGenerator.generate(model: Self.bookStore.current, at: path, rows: 10, seed: 1)
-        #expect(try StoreMigration(store: path, model: Self.bookStore).plan().steps.isEmpty)
+        #expect(try StoreMigration(store: path, model: Self.bookStore, options: MigrationOptions(registry: .builtIn)).plan().steps.isEmpty)
     }
 
     @Test("batch size and kept or new keys give the same destination rows")
@@ -134,7 +136,7 @@ struct MigrationTests {
         var dumps: [[String]] = []
         for batch in [1, 7, 10_000] {
             let output = directory.path("out-\(batch).sqlite")
-            let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(batchSize: batch))
+            let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(batchSize: batch, registry: .builtIn))
             _ = try migration.run(try migration.plan(), output: output)
             let connection = try Connection(path: output, configuration: .init(mode: .readOnly))
             dumps.append(try rows(connection, "SELECT * FROM ZPUBLICATION ORDER BY Z_PK") + rows(connection, "SELECT * FROM ZPAGE ORDER BY Z_PK") + rows(connection, "SELECT * FROM Z_PRIMARYKEY"))
@@ -167,7 +169,7 @@ struct MigrationFaultTests {
         try connection.close()
         let changed = try Data(contentsOf: URL(fileURLWithPath: path))
         _ = before
-        let migration = StoreMigration(store: path, model: Self.bookStore)
+        let migration = StoreMigration(store: path, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
         let error = try #require(throws: MigrationFailure.self) { try migration.run(try migration.plan()) }
         guard case .validation(let violations) = error else { Issue.record("\(error)"); return }
         // Step 1 (add author) is applied in place without reading rows; step 2 copies and validates.
@@ -182,7 +184,7 @@ struct MigrationFaultTests {
         let (path, before) = try source()
         let output = directory.path("taken.sqlite")
         try Data("mine".utf8).write(to: URL(fileURLWithPath: output))
-        let migration = StoreMigration(store: path, model: Self.bookStore)
+        let migration = StoreMigration(store: path, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
         #expect(throws: MigrationError.self) { try migration.run(try migration.plan(), output: output) }
         try Data("old backup".utf8).write(to: URL(fileURLWithPath: StoreMigration.backupPath(for: path)))
         #expect(throws: MigrationError.self) { try migration.run(try migration.plan()) }
@@ -194,7 +196,7 @@ struct MigrationFaultTests {
     func noPath() throws {
         let (path, _) = try source()
         let other = try ModelLoader.load(Fixtures.path(FixtureStore.bookMigration))
-        #expect(throws: MigrationError.self) { try StoreMigration(store: path, model: other).plan() }
+        #expect(throws: MigrationError.self) { try StoreMigration(store: path, model: other, options: MigrationOptions(registry: .builtIn)).plan() }
         // A version 2 whose price became text cannot be inferred and has no mapping file.
         var v2 = Self.bookStore.versions[1]
         var entities = v2.entities
@@ -202,7 +204,7 @@ struct MigrationFaultTests {
         entities[index].attributes = entities[index].attributes.map { $0.name == "price" ? Attribute(name: "price", type: .string) : $0 }
         v2 = ObjectModel(versionName: v2.versionName, versionIdentifiers: v2.versionIdentifiers, entities: entities)
         let broken = VersionedModel(name: "B", versions: [Self.bookStore.versions[0], v2], currentVersionName: v2.versionName, path: "broken")
-        let error = try #require(throws: TernError.self) { try StoreMigration(store: path, model: broken).plan() }
+        let error = try #require(throws: TernError.self) { try StoreMigration(store: path, model: broken, options: MigrationOptions(registry: .builtIn)).plan() }
         #expect(error.message.contains("no mapping model from BookStore 1 to BookStore 2, and it cannot be inferred"))
         #expect(error.message.contains("entity Book, attribute price: type changed from Float to String"))
     }
@@ -217,7 +219,9 @@ struct MigrationFaultTests {
         let step = try MigrationPlanner.chain(in: model, from: "BookStore 1", to: "BookStore 2", mappingFiles: [])[0]
         let destination = directory.path("full.sqlite")
         let error = try #require(throws: (any Error).self) {
-            try Migrator.migrate(step, from: path, to: destination, options: MigrationOptions(batchSize: 500), extraPages: 10)
+            var options = MigrationOptions(batchSize: 500, registry: .builtIn)
+            options.extraPages = 10
+            try Migrator.migrate(step, from: path, to: destination, options: options)
         }
         #expect("\(error)".contains("full"))
         #expect(!FileManager.default.fileExists(atPath: destination))
@@ -241,10 +245,10 @@ struct MigrationFaultTests {
         let (path, before) = try source()
         let step = try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 3", mappingFiles: [])[1]
         let middle = directory.path("v2.sqlite")
-        _ = try Migrator.migrate(try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 2", mappingFiles: [])[0], from: path, to: middle)
+        _ = try Migrator.migrate(try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 2", mappingFiles: [])[0], from: path, to: middle, options: MigrationOptions(registry: .builtIn))
         let destination = directory.path("v3.sqlite")
         // Between the last pass and verification, something changes a copied value behind the migration's back.
-        let options = MigrationOptions(progress: { event in
+        let options = MigrationOptions(registry: .builtIn, progress: { event in
             guard case .passFinished = event else { return }
             try? Connection(path: destination).execute("UPDATE ZPUBLICATION SET ZTITLE = 'tampered' WHERE Z_PK = 7")
         })

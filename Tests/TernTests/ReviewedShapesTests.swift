@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
+import TernExamples
 import TernSQLite
 
 /// Shapes a hostile review found losing links or failing: each migrates by content, on the SQL
@@ -197,7 +199,7 @@ struct ReviewedShapesTests {
         let source = directory.path("events.sqlite")
         _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 20, seed: 3)
         try Connection(path: source, configuration: .init(mode: .readWrite)).execute("UPDATE ZEVENT SET ZTIMESTAMP = 1e19 WHERE Z_PK = 4")
-        let migration = StoreMigration(store: source, model: model)
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(registry: .builtIn))
         let error = try #require(throws: TernError.self) { try migration.run(try migration.plan(), output: directory.path("events-out.sqlite")) }
         #expect("\(error)".contains("Event 4 has a timeStamp of 1e+19 seconds, which is no calendar date"), "\(error)")
     }

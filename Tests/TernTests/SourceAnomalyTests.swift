@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
+import TernExamples
 import TernSQLite
 
 /// Rows Core Data never writes are refused before anything is written, with the table, the

@@ -1,5 +1,6 @@
 import Foundation
 import Tern
+import TernExamples
 import TernSQLite
 
 /// A store's content without its keys: every object as its entity and attribute values, and every

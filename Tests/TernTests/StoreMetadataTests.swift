@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
 import TernSQLite
 
 @Suite("Store metadata without a model")

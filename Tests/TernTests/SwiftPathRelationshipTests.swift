@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
+import TernExamples
 import TernSQLite
 
 /// Relationship mappings of an entity mapping that runs in Swift are recreated exactly as on the
@@ -39,7 +41,7 @@ struct SwiftPathRelationshipTests {
         let source = directory.path("l1.sqlite")
         _ = try DataGenerator.generate(model: model.version(named: "Library 1")!, at: source, rows: 2000, seed: 3)
         let output = directory.path("lo.sqlite")
-        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 300, workers: 2))
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 300, workers: 2, registry: .builtIn))
         _ = try migration.run(try migration.plan(), output: output)
 
         let old = try Connection(path: source, configuration: .init(mode: .readOnly))

@@ -1,6 +1,8 @@
 import Foundation
 
-/// Why the default process stopped; the original store is untouched in every case.
+/// Why the migration process could not go on — the store, its files, other processes, the
+/// run's record, a policy — for whoever runs it (what the data itself fails is
+/// `MigrationFailure`). The original store is untouched in every case.
 public enum MigrationError: Error, CustomStringConvertible {
     case noVersionMatches(closest: String?, differences: [String], store: String)
     case destinationExists(String)

@@ -1,4 +1,6 @@
-/// Why a migration stopped.
+/// The migrated data did not pass: objects break the destination model's rules, or the result
+/// differs from what the mapping makes of the source. For whoever fixes the data or the mapping;
+/// the process itself ran as it should (that is `MigrationError`).
 public enum MigrationFailure: Error, CustomStringConvertible {
     /// Destination objects break the destination model's rules.
     case validation([ValidationViolation])

@@ -16,7 +16,8 @@ public struct MigrationOptions: Sendable {
     public var violationLimit: Int
     /// `now()` in value expressions: the start of the run, seconds since 2001-01-01.
     public var now: Double
-    /// The policies mapping models may name, and the manager hook (default: the built-in ones).
+    /// The policies mapping models may name, and the manager hook (default: none; `tern`
+    /// registers its built-in examples, `PolicyRegistry.builtIn`).
     public var registry: PolicyRegistry
     /// Asked after every committed batch: true stops the run there (`MigrationInterrupted`).
     public var shouldStop: @Sendable () -> Bool
@@ -25,9 +26,23 @@ public struct MigrationOptions: Sendable {
     /// Tests only: runs on each copied step's store between its last pass and its verification,
     /// to tamper with it and prove verification notices.
     var beforeVerification: (@Sendable (Connection) throws -> Void)?
+    /// Tests only: caps each step's store at this many pages beyond its empty schema (SQLite's
+    /// `max_page_count`), so the disk is "full" at a chosen point.
+    var extraPages: Int?
+    /// Told when the run passes a point a crash is hardest to survive (between a step's last
+    /// commit and its record; inside the final swap), on the thread running it: crash tests kill
+    /// the process exactly there.
+    public var reached: (@Sendable (Milestone) -> Void)?
+
+    /// The points `reached` is told of.
+    public enum Milestone: String, Sendable, CaseIterable {
+        case stepCommitted = "step-committed"
+        case backupLinked = "backup-linked"
+        case renamed
+    }
 
     public init(batchSize: Int = 10_000, workers: Int = ProcessStats.availableParallelism, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = 0,
-                registry: PolicyRegistry = .builtIn, shouldStop: @escaping @Sendable () -> Bool = { false },
+                registry: PolicyRegistry = PolicyRegistry(), shouldStop: @escaping @Sendable () -> Bool = { false },
                 progress: (@Sendable (MigrationEvent) -> Void)? = nil) {
         self.batchSize = batchSize
         self.workers = max(1, workers)

@@ -8,21 +8,18 @@ public enum Migrator {
     /// must not exist. On failure the partial destination is removed and the source is untouched.
     @discardableResult
     ///
-    /// - Parameters:
-    ///   - externalData: where values stored outside the stores are found and new files go
-    ///     (default: the source's folder, and the destination's).
-    ///   - extraPages: caps the destination at this many pages beyond its empty schema
-    ///     (SQLite's `max_page_count`), so tests can make the disk "full" at a chosen point.
+    /// - Parameter externalData: where values stored outside the stores are found and new files go
+    ///   (default: the source's folder, and the destination's).
     public static func migrate(_ step: MigrationStep, from source: String, to destination: String,
                                options: MigrationOptions = MigrationOptions(), logger: Logger = Logger(label: "tern.migrate"),
-                               externalData: ExternalDataFolders? = nil, extraPages: Int? = nil, resume: Bool = false) throws -> StepReport {
+                               externalData: ExternalDataFolders? = nil, resume: Bool = false) throws -> StepReport {
         try migrate(StepPlan(step, registry: options.registry), from: source, to: destination, options: options, logger: logger,
-                    externalData: externalData, extraPages: extraPages, resume: resume)
+                    externalData: externalData, resume: resume)
     }
 
     /// Runs a step as planned.
     static func migrate(_ plan: StepPlan, from source: String, to destination: String, options: MigrationOptions, logger: Logger,
-                        externalData: ExternalDataFolders?, extraPages: Int?, resume: Bool) throws -> StepReport {
+                        externalData: ExternalDataFolders?, resume: Bool) throws -> StepReport {
         let reader = try ReadOnlyStore(path: source)
         do {
             let connection: Connection
@@ -32,7 +29,7 @@ public enum Migrator {
                 if resume { StoreMigration.remove(destination) }  // cut before its schema was committed
                 connection = try StoreFile.create(at: destination, model: plan.step.destination)
             }
-            if let extraPages, let used = try connection.pragma("page_count")?.int64 {
+            if let extraPages = options.extraPages, let used = try connection.pragma("page_count")?.int64 {
                 try connection.setPragma("max_page_count", .integer(used + Int64(extraPages)))
             }
             // A store finished by an earlier run gets no work tables back (and is not attached to).

@@ -111,6 +111,8 @@ public struct StoreMigration {
             let differences = try inputs().differences(from: recorded)
             guard differences.isEmpty else { throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: differences) }
             if existing.completed == 0 { try refuseAnomalies(plan) }
+            // A file the source refers to may have gone since: say so, and keep the work.
+            try checkExternalData(plan)
             run = existing
             logger.info("resuming", metadata: ["completedSteps": "\(run.completed)", "steps": "\(run.steps.count)"])
         } else {
@@ -131,7 +133,7 @@ public struct StoreMigration {
                 throw MigrationError.destinationExists(file)
             }
             try refuseAnomalies(plan)
-            try ExternalDataCarrier.checkReferences(in: store, model: plan.steps[0].source, folders: [ExternalBinaryData.folder(forStore: store)], shouldStop: options.shouldStop)
+            try checkExternalData(plan)
             run = MigrationRun(inputs: try inputs(), store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(Self.describe),
                                stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0)
             for file in run.stepFiles { Self.removeStepStore(file) }  // leftovers of a run whose record is gone
@@ -162,11 +164,11 @@ public struct StoreMigration {
                     report = inPlace
                 } else {
                     report = try Migrator.migrate(stepPlans[index], from: input, to: file, options: options, logger: logger,
-                                                  externalData: Self.externalData(of: run, from: store, step: index), extraPages: nil, resume: true)
+                                                  externalData: Self.externalData(of: run, from: store, step: index), resume: true)
                 }
                 report.dropped = dropped
                 reports.append(report)
-                CrashPoint.stepCommitted.reach()
+                options.reached?(.stepCommitted)
                 run.completed = index + 1
                 try run.save(at: manifestPath)
                 if index > 0 { Self.remove(input) }
@@ -350,6 +352,14 @@ public struct StoreMigration {
 }
 
 extension StoreMigration {
+    /// Every file the source refers to is a regular file in its folder (exit 7 naming the first
+    /// that is not), before any work.
+    func checkExternalData(_ plan: Plan) throws {
+        guard let first = plan.steps.first else { return }
+        try ExternalDataCarrier.checkReferences(in: Self.resolvingLinks(store), model: first.source,
+                                                folders: [ExternalBinaryData.folder(forStore: Self.resolvingLinks(store))], shouldStop: options.shouldStop)
+    }
+
     /// Refuses a store with rows a migration would drop or change silently, before anything is
     /// written: every path (SQL, Swift, in place) then treats them the same way.
     func refuseAnomalies(_ plan: Plan) throws {

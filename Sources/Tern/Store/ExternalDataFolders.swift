@@ -26,6 +26,9 @@ public struct ExternalDataFolders: Sendable {
         self.init(lookup: [ExternalBinaryData.folder(forStore: source)], newFiles: destination.map(ExternalBinaryData.folder(forStore:)))
     }
 
+    /// SQLite's default limit on one value (`SQLITE_MAX_LENGTH`).
+    static let largestValue = 1_000_000_000
+
     /// Every folder a value of the destination may be found in.
     var readable: [String] { lookup + (newFiles.map { [$0] } ?? []) }
 
@@ -41,8 +44,14 @@ public struct ExternalDataFolders: Sendable {
             throw TernError(.io, "external data file \(name) does not exist in \(readable.joined(separator: " or "))")
         }
         var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, let data = FileManager.default.contents(atPath: path) else {
-            throw TernError(.io, "external data file \(name) is not a readable regular file", path: path)
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw TernError(.badInput, "external data file \(name) is not a regular file", path: path)
+        }
+        guard Int(info.st_size) <= Self.largestValue else {
+            throw TernError(.badInput, "external data file \(name) holds \(info.st_size) bytes, more than SQLite takes in one value (\(Self.largestValue)): it cannot be brought into a store", path: path)
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TernError(.io, "cannot read external data file \(name)", path: path)
         }
         return [UInt8](data)
     }
@@ -62,6 +71,16 @@ public struct ExternalDataFolders: Sendable {
         }
         recorder?.record(bytes, storedAs: stored)
         return .blob(bytes)
+    }
+
+    /// The bytes a stored value takes once decoded: its file's size (0 when there is none to
+    /// read; decoding will say why), or its own length.
+    func size(of value: SQLiteValue) -> Int {
+        guard case .blob(let stored) = value else { return value.text?.utf8.count ?? 0 }
+        guard let name = ExternalBinaryData.reference(in: stored) else { return stored.count }
+        var info = stat()
+        guard let path = path(of: name), stat(path, &info) == 0 else { return 0 }
+        return Int(info.st_size)
     }
 
     /// A value in the form Core Data stores it for an attribute that allows external storage:
@@ -111,13 +130,17 @@ public struct ExternalDataFolders: Sendable {
     }
 
     /// Registers on `connection` the SQL functions compiled SQL uses for externally stored
-    /// values: `tern_external_bytes(stored)` (`decode`) and `tern_external_store(bytes)` (`encode`).
+    /// values: `tern_external_bytes(stored)` (`decode`), `tern_external_store(bytes)` (`encode`)
+    /// and `tern_external_size(stored)` (`size(of:)`).
     func register(on connection: Connection, recorder: StoredForms? = nil) throws {
         try connection.createFunction("tern_external_bytes", argumentCount: 1, deterministic: false) { arguments in
             try decode(arguments[0], recorder: recorder)
         }
         try connection.createFunction("tern_external_store", argumentCount: 1, deterministic: false) { arguments in
             try encode(arguments[0])
+        }
+        try connection.createFunction("tern_external_size", argumentCount: 1, deterministic: false) { arguments in
+            .integer(Int64(size(of: arguments[0])))
         }
     }
 }

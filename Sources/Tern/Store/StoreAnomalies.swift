@@ -48,6 +48,15 @@ public enum StoreAnomalies {
                 checks.append((table, "holding binary data in a string attribute (\(strings.joined(separator: ", ")))",
                                "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE " + strings.map { "typeof(\(quoteIdentifier($0))) = 'blob'" }.joined(separator: " OR "), nil))
             }
+            // And a binary attribute's column holds blobs: text there would cross a migration
+            // unlike the bytes it looks like (it gets no marker where values may live outside).
+            let binaries = model.descendants(of: root.name).flatMap { entity in
+                entity.attributes.filter { $0.type == .binary && !$0.isTransient }.map { layout.entities[entity.name]!.attributeColumns[$0.name]! }
+            }
+            if !binaries.isEmpty {
+                checks.append((table, "holding text in a binary attribute (\(binaries.joined(separator: ", ")))",
+                               "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE " + binaries.map { "typeof(\(quoteIdentifier($0))) = 'text'" }.joined(separator: " OR "), nil))
+            }
             if try !hasIntegerPrimaryKey(table, connection) {
                 checks.append((table, "sharing their Z_PK with another row",
                                "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK IN (SELECT Z_PK FROM \(quoted) GROUP BY Z_PK HAVING count(*) > 1)", nil))

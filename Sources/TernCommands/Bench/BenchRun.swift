@@ -1,5 +1,6 @@
 import Foundation
 import Tern
+import TernGenerate
 
 /// One benchmark run's measurements, and the child processes that take them.
 struct BenchRun {

@@ -3,6 +3,8 @@ import Logging
 import Synchronization
 import Testing
 @testable import Tern
+import TernGenerate
+import TernExamples
 import TernSQLite
 
 /// The engine against the reference migrator on generated cases: every way of running a
@@ -74,7 +76,7 @@ struct EngineDifferentialTests {
         let batchSizes = [1, 2, 5, 64, 10_000]
         let swift = PolicyRegistry.builtIn.sendingEveryMappingThroughSwift()
         var runs: [(name: String, options: MigrationOptions, stopAfter: Int?)] = [
-            ("SQL", MigrationOptions(batchSize: batchSizes[Int(rng.next() % 5)], workers: 1), nil),
+            ("SQL", MigrationOptions(batchSize: batchSizes[Int(rng.next() % 5)], workers: 1, registry: .builtIn), nil),
             ("Swift", MigrationOptions(batchSize: batchSizes[Int(rng.next() % 5)], workers: [1, 2, 4][Int(rng.next() % 3)], registry: swift), nil),
         ]
         let stopAfter = 1 + Int(rng.next() % 6)

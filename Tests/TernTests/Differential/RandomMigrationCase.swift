@@ -1,5 +1,6 @@
 import Foundation
 @testable import Tern
+import TernGenerate
 
 /// A generated migration, written as Tern's YAML files: two model versions (entities, one
 /// possibly with a subentity, every attribute type, binary values stored outside the store on

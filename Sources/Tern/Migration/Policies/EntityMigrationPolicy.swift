@@ -158,7 +158,7 @@ public final class RelationshipContext {
 /// report violations.
 public final class ValidationContext {
     public let mapping: EntityMapping
-    /// The destination store being migrated (its tables in Core Data's layout).
+    /// The destination store being migrated (its tables in Core Data's layout), read-only.
     public let connection: Connection
     public let layout: StoreLayout
     private(set) var violations: [ValidationViolation] = []

@@ -9,6 +9,9 @@ protocol InstanceBatchWriter {
     var selection: SQLFragment { get }
     /// Source objects per batch.
     var batchSize: Int { get }
+    /// SQL over source rows `s` weighing an object's values in bytes, and the most a batch may
+    /// hold, where values may be large; nil: batches are counted in objects only.
+    var batchWeight: (sql: String, budget: Int)? { get }
     /// Relationship mappings left for stage 2 (the rest are written with the objects).
     var deferredRelationships: [String] { get }
     /// Writes every batch `batches` hands out, strictly in key order, each through

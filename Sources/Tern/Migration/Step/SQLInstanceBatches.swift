@@ -6,6 +6,8 @@ import TernSQLite
 struct SQLInstanceBatches: InstanceBatchWriter {
     let selection: SQLFragment
     let batchSize: Int
+    /// SQLite reads one value at a time, whatever its size.
+    let batchWeight: (sql: String, budget: Int)? = nil
     let deferredRelationships: [String]
     private let insert: Statement
     private let insertArguments: [SQLiteValue]

@@ -1,7 +1,9 @@
 import TernSQLite
 
 /// An entity mapping's selected source objects, in key order, cut into batches of key ranges:
-/// what stage 1 works through, from just after the last key a checkpoint recorded.
+/// what stage 1 works through, from just after the last key a checkpoint recorded. A batch holds
+/// at most `size` objects and, when their values are weighed, at most `budget` bytes of them
+/// (or the one object that alone weighs more).
 struct SourceBatches {
     /// The source objects an entity mapping selects, as a condition on source rows `s`: those of
     /// exactly its source entity, its filter applied.
@@ -19,20 +21,31 @@ struct SourceBatches {
     private let batchEnd: Statement
     private let count: Statement
     private let arguments: [SQLiteValue]
+    private let budget: [SQLiteValue]
 
-    /// - Parameter table: the source table, in the attached schema `src`.
-    init(connection: Connection, table: String, selection: SQLFragment, size: Int, after last: Int64) throws {
+    /// - Parameters:
+    ///   - table: the source table, in the attached schema `src`.
+    ///   - weight: SQL over source rows `s` for the bytes an object's values take in memory,
+    ///     and the most a batch may take; nil: batches are counted in objects only.
+    init(connection: Connection, table: String, selection: SQLFragment, size: Int, weight: (sql: String, budget: Int)? = nil, after last: Int64) throws {
         let from = SQLFragment("FROM \"src\".\(quoteIdentifier(table)) s WHERE ") + selection
-        batchEnd = try connection.prepare((SQLFragment("SELECT max(k) FROM (SELECT s.\"Z_PK\" AS k ") + from + SQLFragment(" AND s.\"Z_PK\" > ? ORDER BY s.\"Z_PK\" LIMIT ?)")).sql)
+        let window = SQLFragment("SELECT s.\"Z_PK\" AS k\(weight.map { ", \($0.sql) AS w" } ?? "") ") + from + SQLFragment(" AND s.\"Z_PK\" > ? ORDER BY s.\"Z_PK\" LIMIT ?")
+        if weight != nil {
+            // The running total over the batch's objects only (the inner LIMIT comes first).
+            batchEnd = try connection.prepare("SELECT coalesce(max(CASE WHEN total <= ? THEN k END), min(k)) FROM (SELECT k, sum(w) OVER (ORDER BY k) AS total FROM (\(window.sql)))")
+        } else {
+            batchEnd = try connection.prepare("SELECT max(k) FROM (\(window.sql))")
+        }
         count = try connection.prepare((SQLFragment("SELECT count(*) ") + from).sql)
         arguments = selection.arguments
+        budget = weight.map { [.integer(Int64($0.budget))] } ?? []
         self.size = size
         self.last = last
     }
 
     /// The next batch's keys, `(after, through]`, or nil when every object was handed out.
     mutating func next() throws -> (after: Int64, through: Int64)? {
-        try batchEnd.bind(arguments + [SQLiteValue.integer(last), .integer(Int64(size))])
+        try batchEnd.bind(budget + arguments + [SQLiteValue.integer(last), .integer(Int64(size))])
         defer { batchEnd.reset() }
         guard try batchEnd.step(), let end = batchEnd.row.value(at: 0).int64 else { return nil }
         defer { last = end }

@@ -19,7 +19,8 @@ extension StepMigrator {
         let recorded = workspace[unit]
         if !recorded.done {
             let sourceTable = sourceLayout.entities[mapping.sourceEntity!]!.table
-            var batches = try SourceBatches(connection: connection, table: sourceTable, selection: writer.selection, size: writer.batchSize, after: recorded.lastKey)
+            var batches = try SourceBatches(connection: connection, table: sourceTable, selection: writer.selection, size: writer.batchSize,
+                                            weight: writer.batchWeight, after: recorded.lastKey)
             var selected = recorded.count
             let total = try batches.total()
             try writer.writeAll(&batches) { end, write in

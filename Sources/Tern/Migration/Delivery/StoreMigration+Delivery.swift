@@ -35,7 +35,7 @@ extension StoreMigration {
         if let backup { try ExternalDataCarrier.mirror(files, to: ExternalBinaryData.folder(forStore: backup), shouldStop: options.shouldStop) }
         try ExternalDataCarrier.carry(into: migrated, model: version, from: externalData, to: ExternalBinaryData.folder(forStore: finalPath), shouldStop: options.shouldStop)
         try hold?.keepWALOnClose()
-        try Self.place(migrated, at: finalPath, keepingOriginalAt: backup)
+        try place(migrated, at: finalPath, keepingOriginalAt: backup)
         return checking
     }
 
@@ -82,11 +82,11 @@ extension StoreMigration {
     /// the original, whose `-wal` a `SourceHold` emptied into its main file, gets a second name
     /// (a hard link) as the backup, then the migrated store is renamed over `path` in one atomic
     /// step. A crash before the rename leaves the original; after it, the migrated store.
-    static func place(_ migrated: String, at path: String, keepingOriginalAt backup: String?) throws {
+    func place(_ migrated: String, at path: String, keepingOriginalAt backup: String?) throws {
         let fileManager = FileManager.default
         guard let backup else {
-            try linkWithoutReplacing(migrated, at: path)
-            remove(migrated)
+            try Self.linkWithoutReplacing(migrated, at: path)
+            Self.remove(migrated)
             return
         }
         if fileManager.fileExists(atPath: backup) {
@@ -95,17 +95,17 @@ extension StoreMigration {
             try fileManager.removeItem(atPath: backup)
         }
         if fileManager.fileExists(atPath: backup + "-wal") { throw MigrationError.deliveryBlocked(backup + "-wal") }
-        keepOwnership(of: path, for: migrated)
+        Self.keepOwnership(of: path, for: migrated)
         do {
             try fileManager.linkItem(atPath: path, toPath: backup)
         } catch {
             try fileManager.copyItem(atPath: path, toPath: backup)
         }
-        CrashPoint.backupLinked.reach()
+        options.reached?(.backupLinked)
         guard rename(migrated, path) == 0 else {
             throw MigrationError.io("cannot move the migrated store into place: \(String(cString: strerror(errno)))", path: path)
         }
-        CrashPoint.renamed.reach()
+        options.reached?(.renamed)
         // The original's journal files belong to the backup now, or to nothing.
         for suffix in ["-wal", "-shm"] { try? fileManager.removeItem(atPath: path + suffix) }
     }

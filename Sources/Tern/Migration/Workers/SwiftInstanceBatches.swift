@@ -10,6 +10,7 @@ import TernSQLite
 struct SwiftInstanceBatches: InstanceBatchWriter {
     let selection: SQLFragment
     let batchSize: Int
+    let batchWeight: (sql: String, budget: Int)?
     let deferredRelationships: [String]
     private let entry: PlannedMapping
     private let transform: SwiftBatchTransform
@@ -24,9 +25,12 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         selection = migrator.sourceSelection(entry, compiler: &compiler)
         transform = migrator.swiftTransform(entry, policy: policy, selection: selection, compiler: &compiler)
         statements = try SwiftBatchStatements(connection: migrator.connection, layout: migrator.destinationLayout, associationTable: entry.table)
-        // Values from files are held whole in a batch: fewer objects per batch bounds the memory.
-        batchSize = migrator.step.source.allAttributes(of: mapping.sourceEntity!).contains(where: \.allowsExternalStorage)
-            ? min(migrator.options.batchSize, Self.externalDataBatchSize) : migrator.options.batchSize
+        batchSize = migrator.options.batchSize
+        // Values from files are held whole in a batch: their size bounds it too.
+        let sourceEntity = migrator.sourceLayout.entities[mapping.sourceEntity!]!
+        let external = migrator.step.source.allAttributes(of: mapping.sourceEntity!).filter { $0.allowsExternalStorage && !$0.isTransient }
+        batchWeight = external.isEmpty ? nil : (external.map { "tern_external_size(s.\(quoteIdentifier(sourceEntity.attributeColumns[$0.name]!)))" }.joined(separator: " + "),
+                                                Self.externalDataBudget)
         // Every relationship mapping is recreated in stage 2, through this mapping's
         // associations, whatever the policy does with the objects' values.
         deferredRelationships = migrator.step.destination.allRelationships(of: mapping.destinationEntity!).map(\.name).filter { entry.mapping.relationships[$0] != nil }
@@ -64,7 +68,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
                         }
                         let sequence = submitted
                         submitted += 1
-                        try pool.submit({ reader, _ in try reader.transformBatch(after: after, through: end) }) { result in
+                        try pool.submit({ reader, job in try reader.transformBatch(after: after, through: end, isCancelled: { job.isCancelled }) }) { result in
                             switch result {
                             case .success(let batch): ready[sequence] = batch
                             case .failure(let error): stop(error)
@@ -99,8 +103,8 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         if let failure { throw failure }
     }
 
-    /// Source objects per batch when their values may come from files (of any size).
-    static let externalDataBatchSize = 16
+    /// The most bytes of values stored outside the store one batch reads into memory.
+    static let externalDataBudget = 32 << 20
 }
 
 extension StepMigrator {

@@ -1,3 +1,4 @@
+import Tern
 import Foundation
 
 /// What `configs/bench`, the benchmark model, needs beyond the BookStore policies.

@@ -1,3 +1,4 @@
+import Tern
 import TernSQLite
 
 /// The BookStore chapter's custom code, in Tern's terms: the policy that splits `author` into

@@ -1,3 +1,4 @@
+import Tern
 import Foundation
 import TernSQLite
 

@@ -55,14 +55,16 @@ final class SourceBatchReader {
         programs = transform.expressions.map { ($0.name, ExpressionProgram($0.expression), $0.offset) }
     }
 
-    /// Reads source keys in `(after, end]` and runs the policy on each object, in key order.
-    func transformBatch(after last: Int64, through end: Int64) throws -> TransformedBatch {
+    /// Reads source keys in `(after, end]` and runs the policy on each object, in key order;
+    /// stops between objects once `isCancelled` (another batch failed: this one will not be written).
+    func transformBatch(after last: Int64, through end: Int64, isCancelled: () -> Bool = { false }) throws -> TransformedBatch {
         let mapping = transform.mapping
         try read.bind(transform.selectionArguments + [SQLiteValue.integer(last), .integer(end)])
         defer { read.reset() }
         var rows = read.rows()
         var batch = TransformedBatch(end: end, selected: 0)
         while true {
+            if isCancelled() { throw CancellationError() }
             storedForms.reset()
             guard let row = try rows.next() else { break }
             let values = row.values

@@ -104,7 +104,10 @@ final class StepMigrator {
             for entry in entries where violations.count < options.violationLimit {
                 violations += try validate(entry, limit: options.violationLimit - violations.count)
                 if let policy = policies[entry.mapping.mapping.name] {
-                    let context = ValidationContext(mapping: entry.mapping.mapping, connection: connection, layout: destinationLayout)
+                    // Policies report what they find; they read the store, never change it.
+                    let reader = try Connection(path: connection.path, configuration: .init(mode: .readOnly))
+                    defer { try? reader.close() }
+                    let context = ValidationContext(mapping: entry.mapping.mapping, connection: reader, layout: destinationLayout)
                     try MigrationError.inPolicy(policy.name(in: entry.mapping.mapping), mapping: entry.mapping.mapping) { try policy.performCustomValidation(context) }
                     violations += context.violations.prefix(options.violationLimit - violations.count)
                 }

@@ -1,0 +1,15 @@
+import Foundation
+import Tern
+
+/// Crash tests of the command line: when the environment variable `TERN_CRASH_AT` names a
+/// `MigrationOptions.Milestone`, the process kills itself there with SIGKILL, as a power cut
+/// would, leaving whatever is on disk. Those are the windows a random kill rarely hits. The
+/// library has no such code: it only says where it is (`MigrationOptions.reached`).
+enum CrashTest {
+    static func killer() -> (@Sendable (MigrationOptions.Milestone) -> Void)? {
+        guard let target = ProcessInfo.processInfo.environment["TERN_CRASH_AT"].flatMap(MigrationOptions.Milestone.init(rawValue:)) else { return nil }
+        return { milestone in
+            if milestone == target { kill(getpid(), SIGKILL) }
+        }
+    }
+}
