@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "Tern", targets: ["Tern"]),
         .library(name: "TernSQLite", targets: ["TernSQLite"]),
         .library(name: "TernLoop", targets: ["TernLoop"]),
+        .library(name: "TernExamples", targets: ["TernExamples"]),
+        .library(name: "TernGenerate", targets: ["TernGenerate"]),
         .library(name: "TernCommands", targets: ["TernCommands"]),
         .executable(name: "tern", targets: ["TernCLI"]),
     ],

@@ -28,6 +28,7 @@ let package = Package(
             name: "Engine",
             dependencies: [
                 .product(name: "Tern", package: tern),
+                .product(name: "TernGenerate", package: tern),
                 .product(name: "TernSQLite", package: tern),
                 .product(name: "Benchmark", package: "benchmark"),
             ],

@@ -16,6 +16,7 @@ let package = Package(
             name: "bookstore-tern",
             dependencies: [
                 .product(name: "Tern", package: tern),
+                .product(name: "TernExamples", package: tern),
                 .product(name: "TernCommands", package: tern),
             ]
         ),

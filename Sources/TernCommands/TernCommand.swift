@@ -8,6 +8,8 @@ import TernExamples
 /// from its executable, with a registry holding them:
 ///
 /// ```swift
+/// import TernExamples  // the policies of the configs under configs/
+///
 /// var registry = PolicyRegistry.builtIn
 /// registry.register(MyPolicy(), as: "MyPolicy")
 /// TernCommandLine.main(registry: registry)

@@ -33,12 +33,7 @@ struct FailureKindTests {
         let model = try ModelLoader.load(Configs.path("attachments"))
         let source = directory.path("Docs.sqlite")
         _ = try DataGenerator.generate(model: model.version(named: "Attachments 1")!, at: source, rows: 20, seed: 1)
-        let text = try String(contentsOfFile: Configs.path("attachments") + "/mappings/1-to-2.yaml", encoding: .utf8)
-            .replacingOccurrences(of: "    destination: Document\n", with: "    destination: Document\n    policy: RefusingPolicy\n")
-        let mapping = directory.path("refusing.yaml")
-        try text.write(toFile: mapping, atomically: true, encoding: .utf8)
-        var registry = PolicyRegistry()
-        registry.register(RefusingPolicy(), as: "RefusingPolicy")
+        let (mapping, registry) = try AttachmentsPolicy.mapping(through: RefusingPolicy(), named: "RefusingPolicy", in: directory)
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 2, registry: registry))
         let output = directory.path("Out.sqlite")
         #expect {
@@ -111,12 +106,7 @@ struct CustomValidationTests {
         try connection.execute("UPDATE ZDOCUMENT SET ZTHUMBNAIL = NULL WHERE Z_PK IN (4, 9)")
         let missing = try #require(connection.scalar("SELECT count(*) FROM ZDOCUMENT WHERE ZTHUMBNAIL IS NULL")?.int64)
         try connection.close()
-        let text = try String(contentsOfFile: Configs.path("attachments") + "/mappings/1-to-2.yaml", encoding: .utf8)
-            .replacingOccurrences(of: "    destination: Document\n", with: "    destination: Document\n    policy: ThumbnailRequired\n")
-        let mapping = directory.path("validating.yaml")
-        try text.write(toFile: mapping, atomically: true, encoding: .utf8)
-        var registry = PolicyRegistry()
-        registry.register(ThumbnailRequired(), as: "ThumbnailRequired")
+        let (mapping, registry) = try AttachmentsPolicy.mapping(through: ThumbnailRequired(), named: "ThumbnailRequired", in: directory)
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(registry: registry))
         #expect {
             _ = try migration.run(try migration.plan(to: "Attachments 2", mappingFiles: [mapping]), output: directory.path("Out.sqlite"))
@@ -124,5 +114,19 @@ struct CustomValidationTests {
             guard case MigrationFailure.validation(let violations) = error else { return false }
             return violations.count == missing && violations.allSatisfy { $0.entity == "Document" && $0.rule == "a thumbnail is required" }
         }
+    }
+}
+
+/// configs/attachments' v1 → v2 mapping with DocumentToDocument sent through `policy`, and a
+/// registry holding it.
+enum AttachmentsPolicy {
+    static func mapping(through policy: any EntityMigrationPolicy, named name: String, in directory: TemporaryDirectory) throws -> (String, PolicyRegistry) {
+        let text = try String(contentsOfFile: Configs.path("attachments") + "/mappings/1-to-2.yaml", encoding: .utf8)
+            .replacingOccurrences(of: "    destination: Document\n", with: "    destination: Document\n    policy: \(name)\n")
+        let mapping = directory.path("\(name).yaml")
+        try text.write(toFile: mapping, atomically: true, encoding: .utf8)
+        var registry = PolicyRegistry()
+        registry.register(policy, as: name)
+        return (mapping, registry)
     }
 }

@@ -1,6 +1,7 @@
 import Benchmark
 import Foundation
 import Tern
+import TernGenerate
 import TernSQLite
 
 /// The engine's hot components: value expressions evaluated in Swift per row (what policies'

@@ -1,5 +1,6 @@
 import Tern
 import TernCommands
+import TernExamples
 
 /// Splits the author the way a publisher's catalogue writes names, "Last, First" when there is a
 /// comma, and otherwise as the book does. Registered under the name the mapping file gives,
@@ -21,6 +22,7 @@ struct CatalogueAuthorPolicy: EntityMigrationPolicy {
     }
 }
 
+// The built-in examples (the configs' policies), then this package's own.
 var registry = PolicyRegistry.builtIn
 registry.register(CatalogueAuthorPolicy(), as: "PublicationToPublicationMigrationPolicy")
 TernCommandLine.main(registry: registry)
