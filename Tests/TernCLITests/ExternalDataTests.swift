@@ -86,7 +86,7 @@ struct ExternalDataTests {
         #expect(try Self.attachments(source).files.count >= 1000)
         let output = directory.appendingPathComponent("Out.sqlite").path
         let arguments = ["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output, "--batch-size", "10"]
-        try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"passFinished\"").kill()
+        try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"batchCommitted\"").kill()
         let resumed = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
         #expect(resumed.status == 0, "\(resumed.standardError)")
         try Self.expectComplete(output, like: source, originalFolder: Self.folder(source))
@@ -123,7 +123,7 @@ struct ExternalDataTests {
         let (_, files) = try Self.attachments(source)
         let output = directory.appendingPathComponent("Out.sqlite").path
         let arguments = ["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output, "--batch-size", "10"]
-        try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"passFinished\"").kill()
+        try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"batchCommitted\"").kill()
         try FileManager.default.createDirectory(atPath: Self.folder(output), withIntermediateDirectories: true)
         try Data("precious".utf8).write(to: URL(fileURLWithPath: Self.folder(output) + "/PRECIOUS"))
         try FileManager.default.removeItem(atPath: Self.folder(source) + "/" + files.last!)

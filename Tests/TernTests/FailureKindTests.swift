@@ -81,6 +81,31 @@ struct FailureKindTests {
     func unitKeys(unit: WorkUnit) {
         #expect(WorkUnit(key: unit.key) == unit)
     }
+
+    @Test("only the very keys Tern writes are units")
+    func strictKeys() {
+        for key in ["create:01:Name", "create:+1:Name", "links:1:NoDot", "hook:1:extra", "policylinks:x", "create:1", ""] {
+            #expect(WorkUnit(key: key) == nil, "\(key)")
+        }
+    }
+
+    @Test("a policy's own SQL error is the policy's failure; Tern's own errors and the disk's pass through")
+    func policyErrorsNamed() throws {
+        let mapping = EntityMapping(name: "BookToBook", type: .transform, sourceEntity: "Book", destinationEntity: "Book")
+        let readOnly = try Connection(path: ":memory:", configuration: .init(mode: .readOnly))
+        #expect {
+            try MigrationError.inPolicy("Auditor", mapping: mapping, sourceKey: 7) { try readOnly.execute("CREATE TABLE t (x)") }
+        } throws: { error in
+            guard case MigrationError.policyFailed("Auditor", "BookToBook", 7, _) = error else { return false }
+            return FailureKind(of: error) == .badInput
+        }
+        #expect(throws: TernError.self) {
+            try MigrationError.inPolicy("Auditor", mapping: mapping) { throw TernError(.io, "disk gone") }
+        }
+        #expect(throws: MigrationInterrupted.self) {
+            try MigrationError.inPolicy("Auditor", mapping: mapping) { throw MigrationInterrupted() }
+        }
+    }
 }
 
 /// A policy's custom validation reports what it finds, on a connection that cannot write.

@@ -1,4 +1,5 @@
 import Foundation
+import TernSQLite
 
 /// Why the migration process could not go on — the store, its files, other processes, the
 /// run's record, a policy — for whoever runs it (what the data itself fails is
@@ -36,11 +37,16 @@ public enum MigrationError: Error, CustomStringConvertible {
     case policyFailed(policy: String, mapping: String, sourceKey: Int64?, message: String)
 
     /// Runs a policy's hook, naming the policy, the mapping and the source key in what it
-    /// throws. Tern's own errors pass through as they are.
+    /// throws. Tern's own errors pass through as they are, and so do the disk's and the locks'
+    /// (running again may help); anything else — the policy's own errors, its SQL's — is the
+    /// policy's failure.
     static func inPolicy<Result>(_ policy: String, mapping: EntityMapping, sourceKey: Int64? = nil, _ body: () throws -> Result) throws -> Result {
         do {
             return try body()
-        } catch let error where FailureKind(of: error) == .internal {
+        } catch let error where error is TernError || error is MigrationError || error is MigrationFailure || error is MigrationInterrupted
+                    || (error is SQLiteError && FailureKind.isResumable(error)) {
+            throw error
+        } catch {
             throw MigrationError.policyFailed(policy: policy, mapping: mapping.name, sourceKey: sourceKey, message: "\(error)")
         }
     }

@@ -1,9 +1,11 @@
+import Foundation
 import TernLoop
 import TernSQLite
 
 /// What kind of failure an error is, decided here once for every error Tern throws: the exit
-/// code `tern` gives it and whether running again with `--resume` can get further both follow
-/// from this, so they never disagree.
+/// code `tern` gives it. Whether running again with `--resume` can get further is decided beside
+/// it (`isResumable`), in the same file, since one kind holds both cases (a full disk and a
+/// permission are both I/O).
 public enum FailureKind: Sendable, Equatable {
     /// The input is wrong (a file, a model, a mapping, a store's content): fix it and run again.
     case badInput
@@ -38,6 +40,9 @@ public enum FailureKind: Sendable, Equatable {
             }
         case let error as SQLiteError:
             switch error.code.primary {
+            // Two objects with one key is Tern's own fault; the rest are the data's (a uniqueness
+            // the model asks for, built in the step's last transaction).
+            case .SQLITE_CONSTRAINT_PRIMARYKEY: self = .internal
             case .SQLITE_CONSTRAINT: self = .validation
             case .SQLITE_CORRUPT, .SQLITE_NOTADB, .SQLITE_MISMATCH, .SQLITE_TOOBIG: self = .badInput
             case .SQLITE_INTERRUPT: self = .interrupted
@@ -59,7 +64,7 @@ public enum FailureKind: Sendable, Equatable {
             case .changedDuringMigration: self = .sourceChanged
             }
         case is MigrationInterrupted: self = .interrupted
-        case is UVError: self = .io
+        case is UVError, is CocoaError, is POSIXError: self = .io
         default: self = .internal
         }
     }

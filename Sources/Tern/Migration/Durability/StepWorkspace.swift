@@ -6,8 +6,10 @@ import TernSQLite
 /// tables (`TERN_*`: progress, key counters, association tables, policy links and identities)
 /// and the checkpoint they hold.
 ///
-/// `commit(_:done:_:)` is the only way work and its checkpoint are saved: it opens the
-/// transaction, runs the work and records the unit's progress in it. A finished step sets the
+/// `commit(_:done:_:)` is how checkpointed work is saved: it opens the transaction, runs the
+/// work and records the unit's progress in it (`done` from its argument). The step's two
+/// idempotent passes over the finished rows — numbering unnumbered lists, and `finish` — commit
+/// on their own, and simply run again on a resume. A finished step sets the
 /// file's `user_version` to `completedMarker`, in the transaction that drops the tables.
 final class StepWorkspace {
     /// How far one unit got.

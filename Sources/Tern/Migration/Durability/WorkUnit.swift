@@ -47,6 +47,8 @@ enum WorkUnit: Hashable, Sendable {
         case "policylinks": guard let (entity, relationship) = named() else { return nil }; self = .policyLinks(pass: number, entity: entity, relationship: relationship)
         default: return nil
         }
+        // Only the very text Tern writes ("01" or "+1" would parse as 1).
+        guard self.key == key else { return nil }
     }
 
     /// What the unit does, in words, for `tern status`.

@@ -16,6 +16,8 @@ protocol InstanceBatchWriter {
     var deferredRelationships: [String] { get }
     /// Writes every batch `batches` hands out, strictly in key order, each through
     /// `commit(end, write)`: `write` runs inside the batch's transaction and returns how many
-    /// source objects it read.
+    /// source objects it read. Every range taken is committed before this returns, or it throws;
+    /// `commit` itself may throw `MigrationInterrupted` once the batch is committed (a stop asked
+    /// for), which ends the writing there.
     func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws
 }

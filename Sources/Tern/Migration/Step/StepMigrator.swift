@@ -26,7 +26,8 @@ final class StepMigrator {
     /// Next destination key per destination root table, saved with every checkpoint.
     var nextKeys: [String: Int64] {
         get { workspace.nextKeys }
-        set { workspace.nextKeys = newValue }
+        // In place: the writer bumps a counter per object it creates.
+        _modify { yield &workspace.nextKeys }
     }
     /// Links (and orders) already written, by where and between which entity mappings' objects.
     var writtenLinks: [LinkEnds] = []
@@ -83,7 +84,7 @@ final class StepMigrator {
             let entries = associations.entries.filter { $0.pass == pass }
             for entry in entries {
                 try policyHook(entry) { try $0.beginEntityMapping(entry.mapping.mapping) }
-                if let policy = policies[entry.mapping.mapping.name] {
+                if entry.runsInSwift, let policy = policies[entry.mapping.mapping.name] {
                     try createInstances(entry, writer: SwiftInstanceBatches(entry, policy: policy, migrator: self))
                 } else {
                     try createInstances(entry, writer: SQLInstanceBatches(entry, migrator: self))
@@ -107,6 +108,9 @@ final class StepMigrator {
                     // Policies report what they find; they read the store, never change it.
                     let reader = try Connection(path: connection.path, configuration: .init(mode: .readOnly))
                     defer { try? reader.close() }
+                    // As the writer reads: Tern's SQL functions, and the source as `src`.
+                    try SQLCompiler.prepare(reader, externalData: externalData)
+                    try reader.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
                     let context = ValidationContext(mapping: entry.mapping.mapping, connection: reader, layout: destinationLayout)
                     try MigrationError.inPolicy(policy.name(in: entry.mapping.mapping), mapping: entry.mapping.mapping) { try policy.performCustomValidation(context) }
                     violations += context.violations.prefix(options.violationLimit - violations.count)

@@ -44,6 +44,8 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         var written = 0
         var exhausted = false
         let readAhead = migrator.options.workers + 1
+        // The loop's callbacks escape, and an inout parameter cannot be captured by them: they
+        // take the ranges from a copy, handed back when the writing ends.
         var ranges = batches
         defer { batches = ranges }
 
