@@ -32,24 +32,3 @@ struct LinkEnds {
         LinkEnds(place: "\(place)#\(column)", holders: holders, referents: referents, ownerHolds: ownerHolds, exhaustive: exhaustive)
     }
 }
-
-extension StepMigrator {
-    /// The ends of relationship mapping `relationship` of `entry`, whose targets are `targets`.
-    func linkEnds(_ entry: PlannedMapping, storage: RelationshipStorage, targets: [PlannedMapping]) -> LinkEnds {
-        let own: Set<Int> = [entry.number]
-        let others = Set(targets.map(\.number))
-        var ends: LinkEnds
-        switch storage {
-        case .foreignKey(let column):
-            ends = LinkEnds(place: "\(destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table).\(column)", holders: own, referents: others, ownerHolds: true)
-        case .inverseForeignKey(let table, let column, _):
-            ends = LinkEnds(place: "\(table).\(column)", holders: others, referents: own, ownerHolds: false)
-        case .joinTable(let table, let ownColumn, let destinationColumn, _):
-            let ownerHolds = ownColumn < destinationColumn
-            ends = LinkEnds(place: table, holders: ownerHolds ? own : others, referents: ownerHolds ? others : own, ownerHolds: ownerHolds)
-        }
-        let sourceEntities = targets.map { $0.mapping.mapping.sourceEntity! }
-        ends.exhaustive = Set(sourceEntities).count == sourceEntities.count
-        return ends
-    }
-}

@@ -21,7 +21,7 @@ struct SQLInstanceBatches: InstanceBatchWriter {
         let sourceEntity = migrator.sourceLayout.entities[mapping.sourceEntity!]!
         let destinationEntity = migrator.destinationLayout.entities[mapping.destinationEntity!]!
         var compiler = SQLCompiler(layout: migrator.sourceLayout, schema: "src")
-        selection = migrator.sourceSelection(entry, compiler: &compiler)
+        selection = migrator.inputs.sourceSelection(entry, compiler: &compiler)
         batchSize = migrator.options.batchSize
 
         // Columns: attributes, then foreign keys whose targets are known now.
@@ -29,7 +29,7 @@ struct SQLInstanceBatches: InstanceBatchWriter {
         var values: [SQLFragment] = [SQLFragment(entry.keepsKeys ? "s.\"Z_PK\"" : "a.destination"), SQLFragment("\(destinationEntity.number)"), SQLFragment("1")]
         for attribute in migrator.step.destination.allAttributes(of: mapping.destinationEntity!) where !attribute.isTransient {
             columns.append(destinationEntity.attributeColumns[attribute.name]!)
-            values.append(migrator.storedValue(attribute, in: entry, compiler: &compiler))
+            values.append(migrator.inputs.storedValue(attribute, in: entry, compiler: &compiler))
         }
         var deferred: [String] = []
         for relationship in migrator.step.destination.allRelationships(of: mapping.destinationEntity!) {

@@ -3,9 +3,6 @@ import TernSQLite
 extension StepMigrator {
     // MARK: Stage 1: create destination instances
 
-    func sourceSelection(_ entry: PlannedMapping, compiler: inout SQLCompiler) -> SQLFragment {
-        SourceBatches.selection(of: sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!, filter: entry.mapping.filter, compiler: &compiler)
-    }
 
     /// Stage 1 of one entity mapping, whichever way its batches are written: a mapping an
     /// earlier run finished is replayed (its report, no writes); otherwise its source objects go
@@ -63,7 +60,7 @@ extension StepMigrator {
     func fusedForeignKey(_ relationship: Relationship, entry: PlannedMapping,
                          destination: StoreLayout.EntityLayout) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
         guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name] else { return nil }
-        let (sourceRelationshipName, targets) = targets(of: relationship, in: entry)
+        let (sourceRelationshipName, targets) = inputs.targets(of: relationship, in: entry)
         guard let sourceRelationship = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceRelationshipName }),
               !sourceRelationship.isToMany,
               let sourceColumn = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.foreignKeyColumns[sourceRelationshipName],
@@ -75,7 +72,7 @@ extension StepMigrator {
             columns.append(entityColumn)
             values.append(SQLFragment(associations.entityNumber(targets, key: key)))
         }
-        let ends = linkEnds(entry, storage: .foreignKey(column: column), targets: targets)
+        let ends = inputs.linkEnds(entry, storage: .foreignKey(column: column), targets: targets)
         var written = [ends]
         if let orderColumn = destination.orderColumns[relationship.name],
            let sourceOrder = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.orderColumns[sourceRelationshipName] {
@@ -88,25 +85,4 @@ extension StepMigrator {
         return (columns, values, written)
     }
 
-    /// The source relationship a relationship mapping of `entry` reads, and the entity mappings
-    /// whose objects it links to: the one it names (in this pass or an earlier one — a plan may
-    /// cut one mapping into several passes), or every mapping of the source relationship's
-    /// destination; only those that make objects the destination relationship can hold.
-    ///
-    /// `throughPass` widens the look to later passes: once every pass has run, links to objects a
-    /// later pass made are caught up (a plan may cut mappings into passes in any way), and
-    /// verification expects them.
-    func targets(of relationship: Relationship, in entry: PlannedMapping, throughPass: Int? = nil) -> (String, [PlannedMapping]) {
-        let holdable = Set(step.destination.descendants(of: relationship.destination).map(\.name))
-        let pass = throughPass ?? entry.pass
-        let (name, candidates): (String, [PlannedMapping])
-        switch entry.mapping.relationships[relationship.name]! {
-        case .entityMapping(let mapping, let source):
-            (name, candidates) = (source, associations.entries(named: mapping, pass: pass))
-        case .sourceRelationship(let source):
-            let destination = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first { $0.name == source }!.destination
-            (name, candidates) = (source, associations.entries(coveringSourceEntity: destination, pass: pass))
-        }
-        return (name, candidates.filter { holdable.contains($0.mapping.mapping.destinationEntity!) })
-    }
 }

@@ -7,11 +7,11 @@ extension StepMigrator {
         let mapping = entry.mapping.mapping
         for name in pending[entry.number] ?? [] {
             let relationship = step.destination.allRelationships(of: mapping.destinationEntity!).first { $0.name == name }!
-            let (_, targets) = targets(of: relationship, in: entry)
+            let (_, targets) = inputs.targets(of: relationship, in: entry)
             guard !targets.isEmpty, let storage = destinationLayout.storage(ofRelationship: name, of: mapping.destinationEntity!) else { continue }
             // Both sides of a relationship may be mapped and are stored in one place: write the
             // links once, and their order from the side that is ordered.
-            let ends = linkEnds(entry, storage: storage, targets: targets)
+            let ends = inputs.linkEnds(entry, storage: storage, targets: targets)
             let orderColumn = storage.orderColumn
             let linksWritten = ends.isCovered(by: writtenLinks)
             guard !linksWritten || (orderColumn.map { !ends.order($0).isCovered(by: writtenLinks) } ?? false) else { continue }
@@ -35,8 +35,8 @@ extension StepMigrator {
         for entry in associations.entries where entry.pass < last {
             let mapping = entry.mapping.mapping
             for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
-                let now = targets(of: relationship, in: entry).1.map(\.number)
-                let all = targets(of: relationship, in: entry, throughPass: last).1.map(\.number)
+                let now = inputs.targets(of: relationship, in: entry).1.map(\.number)
+                let all = inputs.targets(of: relationship, in: entry, throughPass: last).1.map(\.number)
                 guard all.count > now.count, let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!) else { continue }
                 let unit = WorkUnit.laterLinks(mapping: entry.number, name: mapping.name, relationship: relationship.name)
                 if !workspace[unit].done {
@@ -84,7 +84,7 @@ extension StepMigrator {
         for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
             guard let pair = destinationLayout.oneToOne(relationship.name, of: mapping.destinationEntity!) else { continue }
             let (column, target, inverseName, inverseColumn) = (pair.column, pair.target, pair.inverse, pair.inverseColumn)
-            let (_, targets) = targets(of: relationship, in: entry)
+            let (_, targets) = inputs.targets(of: relationship, in: entry)
             guard !targets.isEmpty else { continue }
             let mirrored = LinkEnds(place: "\(target.table).\(inverseColumn)", holders: Set(targets.map(\.number)), referents: [entry.number], ownerHolds: false)
             guard !mirrored.isCovered(by: writtenLinks) else { continue }
@@ -100,70 +100,13 @@ extension StepMigrator {
         }
     }
 
-    /// The source's links of `relationship` as (owner source key, target source key, order,
-    /// inverse order): the same rows whatever way the source stores them. `ord` orders the
-    /// owner's targets where the relationship is ordered; `inverse_ord` the owner's place among
-    /// the target's, where the inverse is.
-    func sourcePairs(_ relationship: String, of entity: String) -> String? {
-        let owner = sourceLayout.entities[entity]!
-        let column: (String, String?) -> String = { alias, name in name.map { "\(alias).\(quoteIdentifier($0))" } ?? "NULL" }
-        switch sourceLayout.storage(ofRelationship: relationship, of: entity) {
-        case .foreignKey(let key):
-            return "SELECT s.\"Z_PK\" AS owner, s.\(quoteIdentifier(key)) AS target, NULL AS ord, \(column("s", owner.orderColumns[relationship])) AS inverse_ord FROM \"src\".\(quoteIdentifier(owner.table)) s WHERE s.\"Z_ENT\" = \(owner.number) AND s.\(quoteIdentifier(key)) IS NOT NULL"
-        case .inverseForeignKey(let table, let key, let order):
-            return "SELECT d.\(quoteIdentifier(key)) AS owner, d.\"Z_PK\" AS target, \(column("d", order)) AS ord, NULL AS inverse_ord FROM \"src\".\(quoteIdentifier(table)) d WHERE d.\(quoteIdentifier(key)) IS NOT NULL"
-        case .joinTable(let table, let own, let destination, let order):
-            let inverse = sourceLayout.inverseOrderColumn(ofRelationship: relationship, of: entity)
-            return "SELECT j.\(quoteIdentifier(own)) AS owner, j.\(quoteIdentifier(destination)) AS target, \(column("j", order)) AS ord, \(column("j", inverse)) AS inverse_ord FROM \"src\".\(quoteIdentifier(table)) j"
-        case nil:
-            return nil
-        }
-    }
 
     func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: PlannedMapping, orderOnly: Bool, unit: WorkUnit,
                            throughPass: Int? = nil) throws {
-        guard let mapped = mappedPairs(entry, relationship: relationship, storage: storage, throughPass: throughPass) else { return }
+        guard let mapped = inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: throughPass) else { return }
         try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly, unit: unit)
     }
 
-    /// The destination links a relationship mapping stands for, as SQL rows `(owner, target,
-    /// target_entity, ord, order_key, source_owner, inverse_ord)`: the source's pairs carried through the association
-    /// tables — every object the mapping made from a source object owns that object's links (a
-    /// policy may make several); a target is the first object its entity mapping made — with
-    /// Core Data's sparse order keys per owner, and no more links than the destination holds (a
-    /// to-one keeps its owner's first; a target whose inverse is a to-one, its first owner).
-    /// Stage 2 writes these rows; verification compares the finished store with them.
-    func mappedPairs(_ entry: PlannedMapping, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil) -> String? {
-        let mapping = entry.mapping.mapping
-        let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: throughPass)
-        guard !targets.isEmpty, let pairs = sourcePairs(sourceName, of: mapping.sourceEntity!),
-              let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }) else { return nil }
-        var manyOwnersPerTarget = false
-        if case .inverseForeignKey = storage, case .joinTable = sourceLayout.storage(ofRelationship: sourceName, of: mapping.sourceEntity!) {
-            manyOwnersPerTarget = true
-        }
-        // Positions cost a sort: only where the order is kept or a first link is chosen.
-        let ranked = relationship.isOrdered || (!relationship.isToMany && source.isToMany) || manyOwnersPerTarget
-        let ord = ranked ? "1024 * (row_number() OVER (PARTITION BY owner ORDER BY source_ord, source_target) + 1)" : "2048"
-        // Order keys written are the source's own where it kept them: every side that writes a
-        // list's order then agrees, whichever objects it covers.
-        let sourceOrdered = sourceLayout.storage(ofRelationship: sourceName, of: mapping.sourceEntity!)?.orderColumn != nil
-        let (owner, ownerJoin) = associations.owners(entry, key: "p.owner")
-        var sql = """
-            SELECT owner, target, target_entity, \(ord) AS ord, \(sourceOrdered ? "source_ord" : ord) AS order_key, source_owner, inverse_ord FROM (
-              SELECT \(owner) AS owner, \(associations.lookup(targets, key: "p.target")) AS target,
-                     \(associations.entityNumber(targets, key: "p.target")) AS target_entity, p.ord AS source_ord, p.target AS source_target,
-                     p.owner AS source_owner, p.inverse_ord AS inverse_ord
-              FROM (\(pairs)) p\(ownerJoin)) WHERE owner IS NOT NULL AND target IS NOT NULL
-            """
-        if manyOwnersPerTarget {
-            sql = "SELECT owner, target, target_entity, ord, order_key, source_owner, inverse_ord FROM (SELECT *, row_number() OVER (PARTITION BY target ORDER BY owner, ord) AS k FROM (\(sql))) WHERE k = 1"
-        }
-        if !relationship.isToMany && source.isToMany {
-            sql = "SELECT * FROM (\(sql)) WHERE ord = 2048"
-        }
-        return sql
-    }
 
     /// Writes destination links `(owner, target, target_entity, ord, order_key, inverse_ord)` into wherever the
     /// relationship is stored, and marks `unit` done with their count, in one transaction. With

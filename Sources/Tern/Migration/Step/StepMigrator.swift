@@ -12,17 +12,15 @@ import TernSQLite
 /// INSERT … SELECT (a join through the association table); the rest are set afterwards with
 /// set-based SQL over the source's relationship pairs.
 final class StepMigrator {
-    let step: MigrationStep
-    let options: MigrationOptions
+    /// What every stage reads: the step, its layouts and associations, the connection, the options.
+    let inputs: StepInputs
     let logger: Logger
-    let connection: Connection
-    /// Where worker threads find the source, to attach it as `src` on their own connections.
-    let sourceAttachURI: String
-    /// Where values stored outside the stores are read and written.
-    let externalData: ExternalDataFolders
-    let sourceLayout: StoreLayout
-    let destinationLayout: StoreLayout
-    let associations: AssociationTables
+    var step: MigrationStep { inputs.step }
+    var options: MigrationOptions { inputs.options }
+    var connection: Connection { inputs.connection }
+    var sourceLayout: StoreLayout { inputs.sourceLayout }
+    var destinationLayout: StoreLayout { inputs.destinationLayout }
+    var associations: AssociationTables { inputs.associations }
     /// Next destination key per destination root table, saved with every checkpoint.
     var nextKeys: [String: Int64] {
         get { workspace.nextKeys }
@@ -44,14 +42,13 @@ final class StepMigrator {
 
     init(plan: StepPlan, connection: Connection, sourceAttachURI: String, externalData: ExternalDataFolders,
          options: MigrationOptions, logger: Logger) throws {
-        step = plan.step
-        self.externalData = externalData
-        self.options = options
         self.logger = logger
-        self.connection = connection
-        self.sourceAttachURI = sourceAttachURI
-        sourceLayout = StoreLayout(model: step.source)
-        destinationLayout = StoreLayout(model: step.destination)
+        let step = plan.step
+        let sourceLayout = StoreLayout(model: step.source)
+        let destinationLayout = StoreLayout(model: step.destination)
+        let associations = AssociationTables(plan: plan, source: sourceLayout, destination: destinationLayout)
+        inputs = StepInputs(step: step, sourceLayout: sourceLayout, destinationLayout: destinationLayout, associations: associations,
+                            connection: connection, sourceAttachURI: sourceAttachURI, externalData: externalData, options: options)
         var policies: [String: any EntityMigrationPolicy] = [:]
         for planned in plan.mappings where planned.runsInSwift {
             let mapping = planned.mapping.mapping
@@ -66,7 +63,6 @@ final class StepMigrator {
             policies[mapping.name] = policy
         }
         self.policies = policies
-        associations = AssociationTables(plan: plan, source: sourceLayout, destination: destinationLayout)
         try SQLCompiler.prepare(connection, externalData: externalData)
         try connection.registerChecksum()
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
@@ -103,14 +99,14 @@ final class StepMigrator {
             }
             var violations: [ValidationViolation] = []
             for entry in entries where violations.count < options.violationLimit {
-                violations += try validate(entry, limit: options.violationLimit - violations.count)
+                violations += try StepValidation(inputs: inputs).violations(of: entry, limit: options.violationLimit - violations.count)
                 if let policy = policies[entry.mapping.mapping.name] {
                     // Policies report what they find; they read the store, never change it.
                     let reader = try Connection(path: connection.path, configuration: .init(mode: .readOnly))
                     defer { try? reader.close() }
                     // As the writer reads: Tern's SQL functions, and the source as `src`.
-                    try SQLCompiler.prepare(reader, externalData: externalData)
-                    try reader.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
+                    try SQLCompiler.prepare(reader, externalData: inputs.externalData)
+                    try reader.execute("ATTACH DATABASE \(quoteLiteral(inputs.sourceAttachURI)) AS src")
                     let context = ValidationContext(mapping: entry.mapping.mapping, connection: reader, layout: destinationLayout)
                     try MigrationError.inPolicy(policy.name(in: entry.mapping.mapping), mapping: entry.mapping.mapping) { try policy.performCustomValidation(context) }
                     violations += context.violations.prefix(options.violationLimit - violations.count)
@@ -135,7 +131,9 @@ final class StepMigrator {
         try connection.interrupt(when: options.shouldStop)
         let verifying = ContinuousClock.now
         emit(.stepStage(.verifying))
-        try MigrationInterrupted.whenAsked(options.shouldStop, verify)
+        var verification = StepVerification(inputs: inputs, policyLinked: workspace.policyLinkedRelationships, report: report)
+        try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
+        report = verification.report
         let finishing = ContinuousClock.now
         emit(.stepStage(.indexing))
         try MigrationInterrupted.whenAsked(options.shouldStop, finish)

@@ -22,7 +22,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         self.migrator = migrator
         let mapping = entry.mapping.mapping
         var compiler = SQLCompiler(layout: migrator.sourceLayout, schema: "src")
-        selection = migrator.sourceSelection(entry, compiler: &compiler)
+        selection = migrator.inputs.sourceSelection(entry, compiler: &compiler)
         transform = migrator.swiftTransform(entry, policy: policy, selection: selection, compiler: &compiler)
         statements = try SwiftBatchStatements(connection: migrator.connection, layout: migrator.destinationLayout, associationTable: entry.table)
         batchSize = migrator.options.batchSize
@@ -50,7 +50,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         defer { batches = ranges }
 
         let loop = try EventLoop()
-        let (transform, attachURI) = (transform, migrator.sourceAttachURI)
+        let (transform, attachURI) = (transform, migrator.inputs.sourceAttachURI)
         let pool = try WorkerPool<SourceBatchReader>(loop: loop, workers: migrator.options.workers, maxInFlight: readAhead) { _ in
             try SourceBatchReader(transform, sourceAttachURI: attachURI)
         }
@@ -131,6 +131,6 @@ extension StepMigrator {
             + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? ORDER BY s.\"Z_PK\"")
         return SwiftBatchTransform(readSQL: read.sql, selectionArguments: selection.arguments, sourceProperties: attributes.map(\.name) + toOnes, expressions: expressions,
                                    mapping: mapping, policy: policy, delegate: options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil },
-                                   externalData: externalData, externallyStored: externallyStoredAttributes)
+                                   externalData: inputs.externalData, externallyStored: inputs.externallyStoredAttributes)
     }
 }

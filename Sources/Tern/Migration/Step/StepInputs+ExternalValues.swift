@@ -2,7 +2,7 @@ import TernSQLite
 
 /// How a value crosses a step when either side may store it outside the store
 /// (`ExternalBinaryData`): stage 1 and verification ask here, so they agree.
-extension StepMigrator {
+extension StepInputs {
     /// The source column a destination attribute copies in its stored form — marker and
     /// reference as they are, the file carried at delivery — when its value is exactly a source
     /// attribute's and both allow external storage; nil when the value crosses as the app sees

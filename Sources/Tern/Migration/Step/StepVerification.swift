@@ -1,7 +1,21 @@
 import TernSQLite
 
-extension StepMigrator {
-    // MARK: Verification by content
+/// Proves a step's result by content before anything may be swapped: what it reads is explicit
+/// (the step's inputs, the relationships policies linked through), what it proves goes into the
+/// report.
+struct StepVerification {
+    let inputs: StepInputs
+    /// "Entity.relationship" of every relationship a policy linked objects through.
+    let policyLinked: Set<String>
+    /// The step's report: each mapping's count and what was proven are added to it.
+    var report: StepReport
+
+    private var step: MigrationStep { inputs.step }
+    private var options: MigrationOptions { inputs.options }
+    private var connection: Connection { inputs.connection }
+    private var sourceLayout: StoreLayout { inputs.sourceLayout }
+    private var destinationLayout: StoreLayout { inputs.destinationLayout }
+    private var associations: AssociationTables { inputs.associations }
 
     /// Proves the step's result by content before anything may be swapped, per entity mapping:
     /// one destination object per selected source object, every value equal to its value
@@ -13,9 +27,8 @@ extension StepMigrator {
     /// Each comparison is two sequential scans, one per side, reduced to a count and an
     /// order-independent checksum (`tern_checksum`); only when they differ do joins find the first
     /// difference to name.
-    func verify() throws {
+    mutating func run() throws {
         try options.beforeVerification?(connection)
-        let policyLinked = workspace.policyLinkedRelationships
         // Every relationship mapping that links anything, grouped by where its links are stored:
         // both sides of a relationship write one set of links.
         var contributions: [LinkContribution] = []
@@ -24,13 +37,13 @@ extension StepMigrator {
             for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
                 // Every pass has run: links reach objects of any pass (see catchUpLinksToLaterPasses).
                 let last = step.passes.count - 1
-                let (_, targets) = targets(of: relationship, in: entry, throughPass: last)
+                let (_, targets) = inputs.targets(of: relationship, in: entry, throughPass: last)
                 guard let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!),
-                      let pairs = mappedPairs(entry, relationship: relationship, storage: storage, throughPass: last) else { continue }
+                      let pairs = inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: last) else { continue }
                 let touched = policyLinked.contains("\(mapping.destinationEntity!).\(relationship.name)")
                     || relationship.inverse.map { policyLinked.contains("\(relationship.destination).\($0)") } == true
                 contributions.append(LinkContribution(entry: entry, relationship: relationship, storage: storage, pairs: pairs,
-                                                      ends: linkEnds(entry, storage: storage, targets: targets), touchedByPolicy: touched))
+                                                      ends: inputs.linkEnds(entry, storage: storage, targets: targets), touchedByPolicy: touched))
             }
         }
         let groups = Dictionary(grouping: contributions, by: \.ends.place)
@@ -154,7 +167,7 @@ extension StepMigrator {
     /// Destination rows of the entry's objects, as a condition on alias `d`. Where the entry is
     /// the only writer of its table, that is every row: strays are then counted too.
     private func objectsCondition(_ entry: PlannedMapping) -> String {
-        soleWriter(entry) ? "1" : created(entry)
+        soleWriter(entry) ? "1" : inputs.created(entry)
     }
 
     private func soleWriter(_ entry: PlannedMapping) -> Bool {
@@ -166,7 +179,7 @@ extension StepMigrator {
 
     /// The checksums of what the source says and of what the store holds, computed side by side.
     private func compare(expected: SQLFragment, actual: SQLFragment) throws -> (want: ScanResult, have: ScanResult) {
-        let both = try ParallelScans.run([expected, actual], store: connection.path, attach: sourceAttachURI, externalData: externalData, shouldStop: options.shouldStop)
+        let both = try ParallelScans.run([expected, actual], store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData, shouldStop: options.shouldStop)
         return (both[0], both[1])
     }
 
@@ -175,17 +188,17 @@ extension StepMigrator {
     /// Counts and every value of a mapping whose values are its expressions', with the links of
     /// its to-ones that hold one link per object in its own row (compared like values, in the
     /// same scan). Returns how many attributes were compared, and those to-ones.
-    private func verifyObjects(_ entry: PlannedMapping, folding: Set<String>) throws -> (attributes: Int, toOnes: [String]) {
+    private mutating func verifyObjects(_ entry: PlannedMapping, folding: Set<String>) throws -> (attributes: Int, toOnes: [String]) {
         let mapping = entry.mapping.mapping
         let sourceTable = quoteIdentifier(sourceLayout.entities[mapping.sourceEntity!]!.table)
         let destination = destinationLayout.entities[mapping.destinationEntity!]!
         var compiler = SQLCompiler(layout: sourceLayout, schema: "src")
-        let selection = sourceSelection(entry, compiler: &compiler)
+        let selection = inputs.sourceSelection(entry, compiler: &compiler)
         // Each value as the source gives it, and the destination column as compared with it.
         var columns: [(name: String, column: String, value: SQLFragment)] = []
         var affinities = "N"
         for attribute in step.destination.allAttributes(of: mapping.destinationEntity!) where !attribute.isTransient {
-            columns.append((attribute.name, comparedColumn(attribute, in: entry), expectedValue(attribute, in: entry, compiler: &compiler)))
+            columns.append((attribute.name, inputs.comparedColumn(attribute, in: entry), inputs.expectedValue(attribute, in: entry, compiler: &compiler)))
             affinities.append(ColumnAffinity(declaredType: attribute.type.columnDeclaration).rawValue)
         }
         let attributeCount = columns.count
@@ -239,7 +252,7 @@ extension StepMigrator {
     /// chosen among several (a to-many read into a to-one).
     private func foreignKeyValue(_ entry: PlannedMapping, _ relationship: Relationship) -> (target: String, entity: String)? {
         let mapping = entry.mapping.mapping
-        let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
+        let (sourceName, targets) = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
         guard let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }), !source.isToMany,
               let sourceColumn = sourceLayout.entities[mapping.sourceEntity!]!.foreignKeyColumns[sourceName] else { return nil }
         guard !targets.isEmpty else { return ("NULL", "NULL") }
@@ -310,7 +323,7 @@ extension StepMigrator {
         let owner = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
         let ownerTable = quoteIdentifier(owner.table)
         let ownedBy: (String) -> String = { [self] key in
-            soleWriter(entry) ? "1" : "EXISTS (SELECT 1 FROM \(ownerTable) d WHERE d.\"Z_PK\" = \(key) AND \(created(entry)))"
+            soleWriter(entry) ? "1" : "EXISTS (SELECT 1 FROM \(ownerTable) d WHERE d.\"Z_PK\" = \(key) AND \(inputs.created(entry)))"
         }
         let rank: (Bool, String, String?, String) -> String = { wanted, partition, order, tie in
             wanted ? "row_number() OVER (PARTITION BY \(partition) ORDER BY \(order.map { "\($0), " } ?? "")\(tie))" : "NULL"

@@ -1,19 +1,16 @@
 import TernSQLite
 
-extension StepMigrator {
-    // MARK: Stage 3: validate
+/// Stage 3: the destination model's rules — required values, ranges, lengths, patterns, to-many
+/// counts — checked in SQL over the objects one entity mapping created.
+struct StepValidation {
+    let inputs: StepInputs
 
-    /// The destination rows `entry` created, as an SQL condition on alias `d`.
-    func created(_ entry: PlannedMapping) -> String {
-        let destination = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
-        if entry.keepsKeys {
-            let source = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!
-            return "d.\"Z_ENT\" = \(destination.number) AND d.\"Z_PK\" IN (SELECT \"Z_PK\" FROM \"src\".\(quoteIdentifier(source.table)) WHERE \"Z_ENT\" = \(source.number))"
-        }
-        return "d.\"Z_PK\" IN (SELECT destination FROM \(quoteIdentifier(entry.table)))"
-    }
+    private var step: MigrationStep { inputs.step }
+    private var connection: Connection { inputs.connection }
+    private var destinationLayout: StoreLayout { inputs.destinationLayout }
 
-    func validate(_ entry: PlannedMapping, limit: Int) throws -> [ValidationViolation] {
+    /// Up to `limit` objects `entry` created that break a rule, each with the rule.
+    func violations(of entry: PlannedMapping, limit: Int) throws -> [ValidationViolation] {
         let entityName = entry.mapping.mapping.destinationEntity!
         let destination = destinationLayout.entities[entityName]!
         var rules: [(condition: String, rule: String)] = []
@@ -47,7 +44,7 @@ extension StepMigrator {
         }
         var violations: [ValidationViolation] = []
         for (condition, rule) in rules where violations.count < limit {
-            let statement = try connection.prepare("SELECT d.\"Z_PK\" FROM \(quoteIdentifier(destination.table)) d WHERE \(created(entry)) AND \(condition) ORDER BY d.\"Z_PK\" LIMIT \(limit - violations.count)")
+            let statement = try connection.prepare("SELECT d.\"Z_PK\" FROM \(quoteIdentifier(destination.table)) d WHERE \(inputs.created(entry)) AND \(condition) ORDER BY d.\"Z_PK\" LIMIT \(limit - violations.count)")
             var rows = statement.rows()
             while let row = try rows.next() {
                 violations.append(ValidationViolation(entity: entityName, key: row.int64(at: 0), rule: rule))
