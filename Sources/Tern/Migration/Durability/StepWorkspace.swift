@@ -32,6 +32,8 @@ final class StepWorkspace {
     private static let keysTable = "TERN_KEYS"
 
     let connection: Connection
+    /// Whether the step has policies, and so the tables of their links and identities.
+    let hasPolicyTables: Bool
     private(set) var progress: [WorkUnit: Progress] = [:]
     /// Next destination key per destination root table, saved with every commit.
     var nextKeys: [String: Int64] = [:]
@@ -45,6 +47,7 @@ final class StepWorkspace {
     init(connection: Connection, associations: AssociationTables, withPolicies: Bool) throws {
         self.connection = connection
         self.associations = associations
+        hasPolicyTables = withPolicies
         var statements = [
             "CREATE TABLE IF NOT EXISTS \(Self.progressTable) (unit TEXT PRIMARY KEY, last_key INTEGER NOT NULL, count INTEGER NOT NULL, done INTEGER NOT NULL)",
             "CREATE TABLE IF NOT EXISTS \(Self.keysTable) (root TEXT PRIMARY KEY, next INTEGER NOT NULL)",

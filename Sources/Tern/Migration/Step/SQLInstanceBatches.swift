@@ -37,7 +37,7 @@ struct SQLInstanceBatches: InstanceBatchWriter {
             if let fused = migrator.fusedForeignKey(relationship, entry: entry, destination: destinationEntity) {
                 columns += fused.columns
                 values += fused.values
-                migrator.writtenLinks += fused.written
+                migrator.relationships.writtenLinks += fused.written
             } else {
                 deferred.append(relationship.name)
             }

@@ -27,8 +27,8 @@ final class StepMigrator {
         // In place: the writer bumps a counter per object it creates.
         _modify { yield &workspace.nextKeys }
     }
-    /// Links (and orders) already written, by where and between which entity mappings' objects.
-    var writtenLinks: [LinkEnds] = []
+    /// Stage 2, and the links stage 1 wrote already.
+    let relationships: RelationshipRecreation
     /// Relationship mappings left for stage 2, per entity mapping number.
     var pending: [Int: [String]] = [:]
     var completed: Set<Int> = []
@@ -67,6 +67,7 @@ final class StepMigrator {
         try connection.registerChecksum()
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
         workspace = try StepWorkspace(connection: connection, associations: associations, withPolicies: !policies.isEmpty)
+        relationships = RelationshipRecreation(inputs: inputs, workspace: workspace)
     }
 
     /// Runs every pass: stage 1 for all entity mappings, then stage 2, then stage 3. Units an
@@ -88,12 +89,12 @@ final class StepMigrator {
                 try policyHook(entry) { try $0.endInstanceCreation(entry.mapping.mapping) }
             }
             for entry in entries {
-                try recreateRelationships(entry)
+                try relationships.recreate(pending[entry.number] ?? [], of: entry)
                 if let policy = policies[entry.mapping.mapping.name] {
-                    try callRelationshipHook(entry, policy: policy)
+                    try relationships.callRelationshipHook(entry, policy: policy)
                 }
             }
-            try applyPolicyLinks(pass: pass)
+            try relationships.applyPolicyLinks(pass: pass)
             for entry in entries {
                 try policyHook(entry) { try $0.endRelationshipCreation(entry.mapping.mapping) }
             }
@@ -124,8 +125,9 @@ final class StepMigrator {
             report.passes.append(passReport)
             emit(.passFinished(passReport))
         }
-        try catchUpLinksToLaterPasses()
-        try numberUnnumberedLists()
+        try relationships.catchUpLinksToLaterPasses()
+        try relationships.numberUnnumberedLists()
+        report.links = relationships.links
         // No batch boundaries from here to the end of the step: a stop request interrupts the
         // running statement instead, and the step's checks and indexes run again on --resume.
         try connection.interrupt(when: options.shouldStop)

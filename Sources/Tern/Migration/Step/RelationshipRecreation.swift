@@ -1,11 +1,33 @@
 import TernSQLite
 
-extension StepMigrator {
-    // MARK: Stage 2: recreate relationships
+/// Stage 2: every relationship mapping's links, recreated in set-based SQL from the source's
+/// pairs carried through the association tables, each relationship committed with its
+/// checkpoint unit; the links policies made; after the last pass, links to objects later passes
+/// made; one-to-ones' other sides; order keys for lists that have none.
+final class RelationshipRecreation {
+    let inputs: StepInputs
+    let workspace: StepWorkspace
+    /// Links (and orders) already written, by where and between which entity mappings' objects:
+    /// stage 1 adds the to-ones it wrote inside its INSERTs, so no side writes a place twice.
+    var writtenLinks: [LinkEnds] = []
+    /// Links written, by "mapping.relationship" (and "policy: Entity.relationship").
+    private(set) var links: [String: Int] = [:]
 
-    func recreateRelationships(_ entry: PlannedMapping) throws {
+    private var step: MigrationStep { inputs.step }
+    private var connection: Connection { inputs.connection }
+    private var sourceLayout: StoreLayout { inputs.sourceLayout }
+    private var destinationLayout: StoreLayout { inputs.destinationLayout }
+    private var associations: AssociationTables { inputs.associations }
+
+    init(inputs: StepInputs, workspace: StepWorkspace) {
+        self.inputs = inputs
+        self.workspace = workspace
+    }
+
+    /// Writes the links of `relationships`, those of `entry`'s relationship mappings stage 1 left.
+    func recreate(_ relationships: [String], of entry: PlannedMapping) throws {
         let mapping = entry.mapping.mapping
-        for name in pending[entry.number] ?? [] {
+        for name in relationships {
             let relationship = step.destination.allRelationships(of: mapping.destinationEntity!).first { $0.name == name }!
             let (_, targets) = inputs.targets(of: relationship, in: entry)
             guard !targets.isEmpty, let storage = destinationLayout.storage(ofRelationship: name, of: mapping.destinationEntity!) else { continue }
@@ -21,7 +43,7 @@ extension StepMigrator {
             if !workspace[unit].done {
                 try writeRelationship(relationship, storage: storage, entry: entry, orderOnly: linksWritten, unit: unit)
             }
-            report.links["\(mapping.name).\(name)"] = workspace[unit].count
+            links["\(mapping.name).\(name)"] = workspace[unit].count
         }
         try mirrorOneToOnes(entry)
     }
@@ -42,7 +64,7 @@ extension StepMigrator {
                 if !workspace[unit].done {
                     try writeRelationship(relationship, storage: storage, entry: entry, orderOnly: false, unit: unit, throughPass: last)
                 }
-                report.links["\(mapping.name).\(relationship.name)", default: 0] += workspace[unit].count
+                links["\(mapping.name).\(relationship.name)", default: 0] += workspace[unit].count
             }
         }
     }
@@ -179,7 +201,7 @@ extension StepMigrator {
 
     /// Applies the links policies of this pass made (`relate`), one relationship at a time.
     func applyPolicyLinks(pass: Int) throws {
-        guard !policies.isEmpty, !workspace[.policyLinksApplied(pass: pass)].done else { return }
+        guard workspace.hasPolicyTables, !workspace[.policyLinksApplied(pass: pass)].done else { return }
         let groups = try rowsOf("SELECT DISTINCT owner_entity, relationship FROM \(StepWorkspace.linksTable) ORDER BY 1, 2")
         for group in groups {
             guard let ownerEntity = group[0].text, let name = group[1].text,
@@ -204,7 +226,7 @@ extension StepMigrator {
                     """
                 try apply(pairs: pairs, relationship: relationship, ownerEntity: ownerEntity, storage: storage, unit: unit)
             }
-            report.links["policy: \(ownerEntity).\(name)", default: 0] += workspace[unit].count
+            links["policy: \(ownerEntity).\(name)", default: 0] += workspace[unit].count
         }
         try workspace.commit(.policyLinksApplied(pass: pass), done: true) {
             try connection.execute("DELETE FROM \(StepWorkspace.linksTable)")
