@@ -7,11 +7,13 @@ public struct ChildProcess: Sendable {
     public let standardError: Data
 
     /// Runs `executable` and reads both of its pipes at once: reading one to its end before the
-    /// other hangs parent and child as soon as the child fills the other pipe.
-    public static func run(_ executable: URL, _ arguments: [String]) throws -> ChildProcess {
+    /// other hangs parent and child as soon as the child fills the other pipe. `environment`
+    /// is added to this process's own.
+    public static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> ChildProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output

@@ -140,15 +140,9 @@ struct ExternalDataTests {
         let originalFiles = try FileManager.default.contentsOfDirectory(atPath: Self.folder(path)).sorted()
         let reference = directory.appendingPathComponent("Reference.sqlite").path
         try FileManager.default.copyItem(atPath: path, toPath: reference)
-        let crashing = Process()
-        crashing.executableURL = TernProcess.executable
-        crashing.arguments = ["migrate", path, "--model", Self.attachments, "--to", "Attachments 2", "--progress", "none"]
-        crashing.environment = ProcessInfo.processInfo.environment.merging(["TERN_CRASH_AT": point]) { $1 }
-        crashing.standardOutput = FileHandle.nullDevice
-        crashing.standardError = FileHandle.nullDevice
-        try crashing.run()
-        crashing.waitUntilExit()
-        #expect(crashing.terminationReason == .uncaughtSignal)
+        let crashing = try TernProcess.run(["migrate", path, "--model", Self.attachments, "--to", "Attachments 2", "--progress", "none"],
+                                           environment: ["TERN_CRASH_AT": point])
+        #expect(crashing.status == 9, "killed by SIGKILL: \(crashing.standardError)")
         let resumed = try TernProcess.run(["migrate", path, "--model", Self.attachments, "--to", "Attachments 2", "--resume", "--progress", "none"])
         #expect(resumed.status == 0, "\(resumed.standardError)")
         try Self.expectComplete(path, like: reference, originalFolder: Self.folder(path))
@@ -239,12 +233,32 @@ struct ExternalDataTests {
             #expect(try SQLiteShell.run(migrated, "SELECT count(*) FROM ZDOCUMENT WHERE length(ZATTACHMENT) = 38 AND substr(ZATTACHMENT, 1, 1) = X'02';") == "0\n")
             #expect(try Self.appValues(migrated, "SELECT ZNAME, hex(ZTHUMBNAIL) FROM ZDOCUMENT", folder: Self.folder(migrated)).values == thumbnails.values)
             #expect(try SQLiteShell.run(migrated, "SELECT count(*) FROM ZDOCUMENT WHERE ZTHUMBNAIL IS NOT NULL AND substr(ZTHUMBNAIL, 1, 1) <> X'01';") == "0\n")
-            // The original's folder is as it was; no work folder is left.
-            #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(source)).sorted() == originalFiles)
+            // Every original file is still there, in the original's folder or, in place, the
+            // backup's: the migrated store's keeps only the files it refers to (none). No work
+            // folder is left.
+            let original = inPlace ? directory.appendingPathComponent("InPlace~.sqlite").path : source
+            #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(original)).sorted() == originalFiles)
+            if inPlace { #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(source)).isEmpty) }
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("tern-step") }.isEmpty)
             try FileManager.default.removeItem(atPath: directory.path)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }
+    }
+
+    @Test("in place, files the migrated store no longer refers to leave its folder and stay in the backup's, also when a crash cut the run right after the swap; a file written since stays")
+    func unreferencedFilesStayWithTheBackup() throws {
+        let path = try store("Docs.sqlite")
+        let originalFiles = try FileManager.default.contentsOfDirectory(atPath: Self.folder(path)).sorted()
+        let crashing = try TernProcess.run(["migrate", path, "--model", Self.attachments, "--progress", "none"], environment: ["TERN_CRASH_AT": "renamed"])
+        #expect(crashing.status == 9, "killed by SIGKILL: \(crashing.standardError)")
+        // The app opens the migrated store and writes a new file before the clean-up runs.
+        try Data("written by the app".utf8).write(to: URL(fileURLWithPath: Self.folder(path) + "/NEW-FILE"))
+        let resumed = try TernProcess.run(["migrate", path, "--model", Self.attachments, "--resume", "--progress", "none"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(path)) == ["NEW-FILE"])
+        let backup = directory.appendingPathComponent("Docs~.sqlite").path
+        #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(backup)).sorted() == originalFiles)
+        #expect(try Self.attachments(backup).files.count > 5)
     }
 
     /// A model of photos kept inside the store (up to 240 KiB each) whose version 2 lets them go

@@ -43,6 +43,19 @@ public enum ExternalBinaryData {
         supportFolder(forStore: store) + "/_EXTERNAL_DATA"
     }
 
+    /// Every column of a store's entity tables, as (table, column): without a model, any of
+    /// them may hold references (Core Data's own tables are `Z_…`).
+    static func entityColumns(in connection: Connection) throws -> [(table: String, column: String)] {
+        try connection.tableColumns().filter { $0.table.hasPrefix("Z") && !$0.table.hasPrefix("Z_") }
+            .flatMap { table in table.columns.map { (table.table, $0) } }
+    }
+
+    /// An SQL condition true for the values of `column` that start like a reference
+    /// (`reference(in:)` has the last word).
+    static func mayBeReference(_ column: String) -> String {
+        "typeof(\(quoteIdentifier(column))) = 'blob' AND substr(\(quoteIdentifier(column)), 1, 1) = X'02'"
+    }
+
     /// `.NAME_SUPPORT` beside the store: Core Data's folder for the store's files.
     public static func supportFolder(forStore store: String) -> String {
         let url = URL(fileURLWithPath: store)
@@ -69,15 +82,9 @@ public struct ExternalDataUsage: Sendable, Equatable, Codable {
         let connection = try store.connect()
         defer { try? connection.close() }
         let folder = ExternalBinaryData.folder(forStore: StoreMigration.resolvingLinks(path))
-        // Entity tables (Core Data's own are Z_…): any column may hold references.
-        let candidates = try connection.tableColumns().filter { $0.table.hasPrefix("Z") && !$0.table.hasPrefix("Z_") }
-            .flatMap { table in table.columns.map { (table.table, $0) } }
         var usage: [ExternalDataUsage] = []
-        for (table, column) in candidates {
-            let references = try connection.prepare("""
-                SELECT \(quoteIdentifier(column)) FROM \(quoteIdentifier(table))
-                WHERE typeof(\(quoteIdentifier(column))) = 'blob' AND substr(\(quoteIdentifier(column)), 1, 1) = X'02'
-                """)
+        for (table, column) in try ExternalBinaryData.entityColumns(in: connection) {
+            let references = try connection.prepare("SELECT \(quoteIdentifier(column)) FROM \(quoteIdentifier(table)) WHERE \(ExternalBinaryData.mayBeReference(column))")
             var found = ExternalDataUsage(table: table, column: column, values: 0, bytes: 0, missing: 0, firstMissing: nil)
             var values = references.rows()
             while let row = try values.next() {

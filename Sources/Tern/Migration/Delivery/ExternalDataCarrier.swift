@@ -74,6 +74,44 @@ enum ExternalDataCarrier {
         }
     }
 
+    /// In place, once the migrated store has the original's name, its folder is still the
+    /// original's: removes from it the files the migrated store no longer refers to (a dropped
+    /// attribute's, a value now kept inline or rewritten) — only those `backupFolder` holds too,
+    /// with the same bytes, so no file leaves both stores and a file an app has written since is
+    /// never touched. References are found by their marker in every column, without a model (a
+    /// value that only looks like one keeps its file), and gathered in a temporary table, so
+    /// memory does not grow with the number of files. Returns how many files went.
+    @discardableResult
+    static func removeUnreferenced(from folder: String, of store: String, keptIn backupFolder: String) throws -> Int {
+        guard let files = FileManager.default.enumerator(atPath: folder) else { return 0 }
+        let reader = try ReadOnlyStore(path: store)
+        let connection = try reader.connect()
+        defer { try? connection.close() }
+        try connection.createFunction("tern_external_reference", argumentCount: 1) { arguments in
+            guard case .blob(let value) = arguments[0], let name = ExternalBinaryData.reference(in: value) else { return .null }
+            return .text(name)
+        }
+        try connection.execute("CREATE TEMP TABLE tern_referenced (name TEXT PRIMARY KEY) WITHOUT ROWID")
+        for (table, column) in try ExternalBinaryData.entityColumns(in: connection) {
+            try connection.execute("""
+                INSERT OR IGNORE INTO temp.tern_referenced
+                SELECT tern_external_reference(\(quoteIdentifier(column))) FROM \(quoteIdentifier(table))
+                WHERE \(ExternalBinaryData.mayBeReference(column)) AND tern_external_reference(\(quoteIdentifier(column))) IS NOT NULL
+                """)
+        }
+        var removed = 0
+        for case let file as String in files {
+            files.skipDescendants()
+            let path = folder + "/" + file
+            let kept = backupFolder + "/" + file
+            guard isRegularFile(path), isRegularFile(kept),
+                  try connection.scalar("SELECT 1 FROM temp.tern_referenced WHERE name = ?", file) == nil,
+                  FileIdentity(path: path) == FileIdentity(path: kept) || sameBytes(path, kept) else { continue }
+            if unlink(path) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
     /// Removes from `destination` the files a run carried there — those holding the very bytes
     /// of the same-named file in one of `sources` — and the folders left empty; anything else
     /// stays, so a folder someone else put there keeps its files.

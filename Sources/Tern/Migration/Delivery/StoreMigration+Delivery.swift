@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import TernSQLite
 
 /// The last moment of a run: handing the migrated store over, only if the source is still what
@@ -36,7 +37,25 @@ extension StoreMigration {
         try ExternalDataCarrier.carry(into: migrated, model: version, from: externalData, to: ExternalBinaryData.folder(forStore: finalPath), shouldStop: options.shouldStop)
         try hold?.keepWALOnClose()
         try place(migrated, at: finalPath, keepingOriginalAt: backup)
+        if let backup { Self.removeUnreferencedExternalData(of: finalPath, backup: backup, logger: logger) }
         return checking
+    }
+
+    /// In place, after the swap, the migrated store's folder is the original's: the files it no
+    /// longer refers to leave it, and stay in the backup's folder (`ExternalDataCarrier
+    /// .removeUnreferenced`). Done again by a run that finds a crash cut it; a file left behind
+    /// loses nothing, so a failure here is a warning.
+    static func removeUnreferencedExternalData(of store: String, backup: String, logger: Logger) {
+        let folder = ExternalBinaryData.folder(forStore: store)
+        guard FileManager.default.fileExists(atPath: folder) else { return }
+        do {
+            let removed = try ExternalDataCarrier.removeUnreferenced(from: folder, of: store, keptIn: ExternalBinaryData.folder(forStore: backup))
+            if removed > 0 {
+                logger.info("external data files the migrated store no longer refers to are only in the backup's folder now", metadata: ["files": "\(removed)"])
+            }
+        } catch {
+            logger.warning("external data files the migrated store no longer refers to stay in its folder: \(error)", metadata: ["folder": "\(folder)"])
+        }
     }
 
     /// The source's content, read without leaving a mark on it.
