@@ -4,18 +4,21 @@ import Testing
 /// CI's smoke run of the end-to-end benchmark: a tiny store, every run, both result files.
 @Suite("tern bench, run as a process")
 struct BenchCommandTests {
-    @Test("tern bench --books 1500: every variant and baseline runs and the table and JSON are written")
+    @Test("tern bench --books 1500 --documents 200: every variant and baseline runs and the table and JSON are written")
     func smoke() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-bench-\(UUID().uuidString)")
         let results = directory.appendingPathComponent("results").path
-        let outcome = try TernProcess.run(["bench", "--books", "1500", "--memory-sizes", "300", "--results", results,
+        let outcome = try TernProcess.run(["bench", "--books", "1500", "--memory-sizes", "300", "--documents", "200", "--results", results,
                                            "--model", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let markdown = try String(contentsOfFile: results + "/latest.md", encoding: .utf8)
         for row in ["| tern: all pushed down to SQL | 1,500 |", "| tern: author split in a Swift policy | 1,500 |", "| tern: CPU-heavy Swift policy, --workers 2 | 1,500 |",
                     "| hand-written SQL script (ceiling) | 1,500 |", "| naive row by row (baseline) | 1,500 |", "| tern: all pushed down to SQL | 300 |",
                     "tern (SQL) / hand-written SQL ceiling:", "tern (SQL) / naive baseline:", "--workers 2 over --workers 1",
-                    "the source's content digest", "Wall time, 1,500 books (shorter is better):", "Peak resident memory, 1,500 books:"] {
+                    "the source's content digest", "Wall time, 1,500 books (shorter is better):", "Peak resident memory, 1,500 books:",
+                    "Attachments: 200 documents", "| tern, copied as they are (1 → 2) |", "| tern, decoded into the store (1 → 2 → 3) |",
+                    "| hand-written SQL and hard links (ceiling) |", "| naive row by row, files copied (baseline) |",
+                    "tern (files carried and proven) / hand-written SQL and hard links:", "tern / naive row by row with files copied:"] {
             #expect(markdown.contains(row), "missing: \(row)")
         }
         // `tern bench report` renders the same Markdown again from the JSON alone.
@@ -29,6 +32,10 @@ struct BenchCommandTests {
             #expect(row["objects"] as? Int == 7_000, "\(row["name"] ?? "")")
             #expect((row["peakResidentMemory"] as? Int ?? 0) > 1_000_000)
         }
+        // Every attachments run wrote the 200 documents and 100 folders.
+        let attachmentRuns = rows.filter { ($0["name"] as? String ?? "").hasPrefix("attachments: ") && !($0["name"] as? String ?? "").hasSuffix("generate the store") }
+        #expect(attachmentRuns.count == 4)
+        for row in attachmentRuns { #expect(row["objects"] as? Int == 300, "\(row["name"] ?? "")") }
         try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -15,9 +15,15 @@ struct BaselineArguments: ParsableArguments {
     @Option(help: "The benchmark model directory (configs/bench).")
     var model: String
 
-    /// The current version's layout, and a new store of it with no rows and no indexes yet.
+    @Option(help: "The version to write (default: the model's current one).")
+    var version: String?
+
+    /// The target version's layout, and a new store of it with no rows and no indexes yet.
     func createDestination() throws -> (StoreLayout, Connection) {
-        let target = try ModelLoader.load(model).current
+        let versioned = try ModelLoader.load(model)
+        guard let target = version == nil ? versioned.current : versioned.version(named: version!) else {
+            throw ValidationError("\(model) has no version \(version!)")
+        }
         return (StoreLayout(model: target), try StoreFile.create(at: destination, model: target))
     }
 

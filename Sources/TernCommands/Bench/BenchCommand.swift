@@ -12,7 +12,8 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark whole migrations against a hand-written SQL ceiling and a naive baseline.",
-        subcommands: [BenchRunCommand.self, BenchReportCommand.self, SQLCeilingCommand.self, NaiveBaselineCommand.self],
+        subcommands: [BenchRunCommand.self, BenchReportCommand.self, SQLCeilingCommand.self, NaiveBaselineCommand.self,
+                      AttachmentsCeilingCommand.self, AttachmentsNaiveCommand.self],
         defaultSubcommand: BenchRunCommand.self
     )
 
@@ -38,6 +39,9 @@ struct BenchRunCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Run the naive baseline (slow at large sizes).")
     var naive = true
 
+    @Option(help: "Documents in the attachments benchmark (configs/attachments: a quarter of them with a file of 100–160 KiB beside the store); 0 leaves it out.")
+    var documents = 20_000
+
     @Option(help: "Where to put the stores (default: a temporary directory, removed afterwards).")
     var directory: String?
 
@@ -49,6 +53,7 @@ struct BenchRunCommand: ParsableCommand {
 
     func validate() throws {
         guard books >= 100 else { throw ValidationError("--books must be at least 100") }
+        guard documents == 0 || documents >= 100 else { throw ValidationError("--documents must be 0 or at least 100") }
     }
 
     func run() throws {
@@ -72,13 +77,24 @@ struct BenchRunCommand: ParsableCommand {
             }
             try bench.baseline("hand-written SQL script (ceiling)", command: "sql-ceiling", source: source)
             if naive { try bench.baseline("naive row by row (baseline)", command: "naive", source: source) }
+            if documents > 0 {
+                let attachments = try bench.generateAttachments(documents: documents, model: ConfigsDirectory.find("attachments"))
+                try bench.migrate("attachments: tern, copied as they are (1 → 2)", source: attachments, options: ["--to", "Attachments 2"])
+                try bench.migrate("attachments: tern, decoded into the store (1 → 2 → 3)", source: attachments, options: [])
+                try bench.baseline("attachments: hand-written SQL and hard links (ceiling)", command: "attachments-sql-ceiling", source: attachments,
+                                   options: ["--version", "Attachments 2"])
+                if naive {
+                    try bench.baseline("attachments: naive row by row, files copied (baseline)", command: "attachments-naive", source: attachments,
+                                       options: ["--version", "Attachments 2"])
+                }
+            }
             for size in memorySizes where size != books {
                 let other = try bench.generate(books: size)
                 try bench.migrate("tern: all pushed down to SQL", source: other, options: [])
                 try bench.migrate("tern: author split in a Swift policy", source: other, options: ["--mapping", "\(modelPath)/policy/1-to-2.yaml"])
             }
 
-            let report = BenchReport(books: books, machine: BenchReport.machine(), results: bench.results)
+            let report = BenchReport(books: books, documents: documents > 0 ? documents : nil, machine: BenchReport.machine(), results: bench.results)
             try fileManager.createDirectory(atPath: results, withIntermediateDirectories: true)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -5,8 +5,15 @@ import TernSQLite
 /// The benchmark's results: the table for people (Markdown) and for programs (JSON).
 struct BenchReport: Codable {
     var books: Int
+    /// Documents in the attachments benchmark, when it ran.
+    var documents: Int? = nil
     var machine: String
     var results: [BenchResult]
+
+    /// The book benchmark's runs, and the attachment benchmark's (named "attachments: …").
+    private var bookResults: [BenchResult] { results.filter { !$0.name.hasPrefix(Self.attachments) } }
+    private var attachmentResults: [BenchResult] { results.filter { $0.name.hasPrefix(Self.attachments) } }
+    private static let attachments = "attachments: "
 
     static func machine() -> String {
         let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
@@ -15,7 +22,7 @@ struct BenchReport: Codable {
     }
 
     private func result(_ prefix: String, books: Int? = nil) -> BenchResult? {
-        results.first { $0.name.hasPrefix(prefix) && $0.books == (books ?? self.books) }
+        results.first { $0.name.hasPrefix(prefix) && ($0.name.hasPrefix(Self.attachments) || $0.books == (books ?? self.books)) }
     }
 
     var markdown: String {
@@ -23,7 +30,7 @@ struct BenchReport: Codable {
         let count = Formatting.count
         var lines = ["Benchmark: \(count(books)) books, \(count(3 * books)) pages, 1,000 categories (Bench 1 → Bench 2: rename, `price * 1.04`, author split, relationships recreated). \(machine).", "",
                      "| run | books | wall time | objects/s | peak RSS (per pass) |", "| --- | --- | --- | --- | --- |"]
-        for result in results {
+        for result in bookResults {
             let passes = result.passes.count > 1 ? " (" + result.passes.map { mebibytes($0.peakResidentMemory) }.joined(separator: ", ") + ")" : ""
             lines.append("| \(result.name) | \(count(result.books)) | \(String(format: "%.2f s", result.seconds)) | \(count(Int(result.objectsPerSecond))) | \(mebibytes(result.peakResidentMemory))\(passes) |")
         }
@@ -43,7 +50,7 @@ struct BenchReport: Codable {
         if let one = result("tern: CPU-heavy Swift policy, --workers 1"), let two = result("tern: CPU-heavy Swift policy, --workers 2") {
             lines.append("- --workers 2 over --workers 1 (CPU-heavy Swift policy): \(String(format: "%.2f×", one.seconds / two.seconds))")
         }
-        let sizes = Set(results.filter { $0.name.hasPrefix("tern: all pushed down") }.map(\.books)).sorted()
+        let sizes = Set(bookResults.filter { $0.name.hasPrefix("tern: all pushed down") }.map(\.books)).sorted()
         if sizes.count > 1 {
             for prefix in ["tern: all pushed down", "tern: author split"] {
                 let peaks = sizes.compactMap { size in result(prefix, books: size).map { "\(count(size)) books \(mebibytes($0.peakResidentMemory))" } }
@@ -51,13 +58,33 @@ struct BenchReport: Codable {
             }
         }
         lines += charts()
+        lines += attachmentLines()
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The attachments benchmark: its table and its ratios.
+    private func attachmentLines() -> [String] {
+        guard let documents, !attachmentResults.isEmpty else { return [] }
+        let count = Formatting.count
+        var lines = ["", "Attachments: \(count(documents)) documents in 100 folders, a quarter of their attachments in files of 100–160 KiB beside the store (configs/attachments).", "",
+                     "| run | wall time | objects/s | peak RSS |", "| --- | --- | --- | --- |"]
+        for result in attachmentResults {
+            lines.append("| \(result.name.dropFirst(Self.attachments.count)) | \(String(format: "%.2f s", result.seconds)) | \(count(Int(result.objectsPerSecond))) | \(result.peakResidentMemory.map(Formatting.mebibytes) ?? "—") |")
+        }
+        lines.append("")
+        if let tern = result("attachments: tern, copied"), let ceiling = result("attachments: hand-written") {
+            lines.append("- tern (files carried and proven) / hand-written SQL and hard links: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
+        }
+        if let tern = result("attachments: tern, copied"), let naive = result("attachments: naive") {
+            lines.append("- tern / naive row by row with files copied: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(String(format: "%.1f×", Double(naive.peakResidentMemory ?? 0) / Double(max(tern.peakResidentMemory ?? 1, 1)))) less peak memory")
+        }
+        return lines
     }
 
     /// Bar charts of the main size's runs, in text so they render wherever the Markdown does:
     /// wall time and peak memory, each bar scaled to the largest.
     private func charts() -> [String] {
-        let runs = results.filter { $0.books == books && !$0.name.hasPrefix("generate") }
+        let runs = bookResults.filter { $0.books == books && !$0.name.hasPrefix("generate") }
         guard !runs.isEmpty else { return [] }
         let width = runs.map(\.name.count).max()!
         func chart(_ title: String, _ value: (BenchResult) -> Double?, _ label: (Double) -> String) -> [String] {

@@ -13,15 +13,16 @@ struct BenchRun {
         self.work = work
     }
 
-    /// A generated Bench 1 store and its size.
+    /// A generated store, its size (books, or documents), and its model.
     struct Store {
         var path: String
         var books: Int
+        var model: String
     }
 
     /// Creates (once) the Bench 1 store with `books` books, 3 pages each and 1,000 categories.
     mutating func generate(books: Int) throws -> Store {
-        let store = Store(path: "\(work)/Bench-\(books).sqlite", books: books)
+        let store = Store(path: "\(work)/Bench-\(books).sqlite", books: books, model: model)
         guard !FileManager.default.fileExists(atPath: store.path) else { return store }
         let path = store.path
         let versioned = try ModelLoader.load(model)
@@ -31,12 +32,23 @@ struct BenchRun {
         return store
     }
 
+    /// Creates the Attachments 1 store of `model` (configs/attachments) with `documents`
+    /// documents, a quarter of their attachments in files of 100–160 KiB, and 100 folders.
+    mutating func generateAttachments(documents: Int, model: String) throws -> Store {
+        let store = Store(path: "\(work)/Attachments-\(documents).sqlite", books: documents, model: model)
+        let versioned = try ModelLoader.load(model)
+        let report = try DataGenerator.generate(model: versioned.versions[0], at: store.path, rows: documents, counts: ["Folder": 100], seed: 1)
+        results.append(BenchResult(name: "attachments: generate the store", books: documents, seconds: report.duration.seconds,
+                                   objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        return store
+    }
+
     /// `tern migrate` as a child process; its per-pass peaks come from `--progress json`.
     mutating func migrate(_ name: String, source: Store, options: [String]) throws {
         let output = "\(work)/out-\(UUID().uuidString).sqlite"
-        defer { StoreMigration.remove(output) }
+        defer { Self.remove(output) }
         let started = Date()
-        let lines = try Self.child(["migrate", source.path, "--model", model, "--out", output, "--progress", "json"] + options)
+        let lines = try Self.child(["migrate", source.path, "--model", source.model, "--out", output, "--progress", "json"] + options)
         let seconds = Date().timeIntervalSince(started)
         guard let last = lines.last, let finished = try? JSONDecoder().decode(Finished.self, from: Data(last.utf8)) else {
             throw TernError(.io, "\(name): tern migrate did not finish (its last line: \(lines.last ?? "none"))")
@@ -47,18 +59,24 @@ struct BenchRun {
                                    verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +), checkingSourceSeconds: finished.checkingSourceSeconds))
     }
 
-    /// A baseline (`tern bench sql-ceiling` or `tern bench naive`) as a child process.
-    mutating func baseline(_ name: String, command: String, source: Store) throws {
+    /// A baseline (`tern bench sql-ceiling`, `naive`, …) as a child process.
+    mutating func baseline(_ name: String, command: String, source: Store, options: [String] = []) throws {
         let output = "\(work)/out-\(UUID().uuidString).sqlite"
-        defer { StoreMigration.remove(output) }
+        defer { Self.remove(output) }
         let started = Date()
-        let lines = try Self.child(["bench", command, source.path, output, "--model", model])
+        let lines = try Self.child(["bench", command, source.path, output, "--model", source.model] + options)
         let seconds = Date().timeIntervalSince(started)
         guard let last = lines.last, let result = try? JSONDecoder().decode(BaselineResult.self, from: Data(last.utf8)) else {
             throw TernError(.io, "\(name) did not finish (its last line: \(lines.last ?? "none"))")
         }
         results.append(BenchResult(name: name, books: source.books, seconds: seconds, objects: result.objects,
                                    peakResidentMemory: result.peakResidentMemory, passes: []))
+    }
+
+    /// Removes an output store and the support folder of its external data.
+    private static func remove(_ output: String) {
+        StoreMigration.remove(output)
+        try? FileManager.default.removeItem(atPath: ExternalBinaryData.supportFolder(forStore: output))
     }
 
     private struct Finished: Decodable {
