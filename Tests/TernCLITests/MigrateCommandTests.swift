@@ -29,6 +29,21 @@ struct MigrateCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before)
     }
 
+    @Test("kept keys keep Core Data's high-water mark (Z_MAX): keys of deleted objects are never handed out again")
+    func keptKeysKeepTheirHighWaterMark() throws {
+        let library = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/library").path
+        let path = directory.appendingPathComponent("Library.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", library, "--version", "Library 1", "--rows", "200", path]).status == 0)
+        let editor = try Connection(path: path, configuration: .init(mode: .readWrite))
+        try editor.execute("DELETE FROM ZCHAPTER WHERE Z_PK > 150")
+        try editor.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 5000 WHERE Z_NAME = 'Chapter'")
+        try editor.close()
+        let output = directory.appendingPathComponent("Out.sqlite").path
+        let outcome = try TernProcess.run(["migrate", path, "--model", library, "--out", output, "--progress", "none"])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(try SQLiteShell.run(output, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Chapter';") == "5000\n")
+    }
+
     @Test("a store with a dangling reference: tern check lists it, tern migrate refuses it (exit 65) naming table, count and key, and writes nothing")
     func anomalies() throws {
         let path = try store()

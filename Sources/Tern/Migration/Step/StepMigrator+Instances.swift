@@ -3,7 +3,6 @@ import TernSQLite
 extension StepMigrator {
     // MARK: Stage 1: create destination instances
 
-
     /// Stage 1 of one entity mapping, whichever way its batches are written: a mapping an
     /// earlier run finished is replayed (its report, no writes); otherwise its source objects go
     /// in key order, batch after batch from the last checkpoint, each batch committed with the
@@ -31,8 +30,16 @@ extension StepMigrator {
             }
             try workspace.commit(unit, done: true) {
                 if entry.keepsKeys {
+                    // Kept keys keep their high-water mark too: a key Core Data once handed out
+                    // (an object since deleted) is never handed out again, so a URI saved with
+                    // it can never name another object.
                     let root = destinationLayout.entities[mapping.destinationEntity!]!.table
-                    nextKeys[root] = max(nextKeys[root, default: 1], (try connection.scalar("SELECT max(Z_PK) FROM \(quoteIdentifier(root))")?.int64 ?? 0) + 1)
+                    let sourceTable = sourceLayout.entities[mapping.sourceEntity!]!.table
+                    let highest = try connection.scalar("""
+                        SELECT max((SELECT coalesce(max(Z_PK), 0) FROM \(quoteIdentifier(root))),
+                                   (SELECT coalesce(max(Z_MAX), 0) FROM src.Z_PRIMARYKEY WHERE Z_SUPER = 0 AND 'Z' || upper(Z_NAME) = \(quoteLiteral(sourceTable))))
+                        """)?.int64 ?? 0
+                    nextKeys[root] = max(nextKeys[root, default: 1], highest + 1)
                 }
                 if let index = associations.indexStatement(entry) {
                     try connection.execute(index)
@@ -84,5 +91,4 @@ extension StepMigrator {
         }
         return (columns, values, written)
     }
-
 }
