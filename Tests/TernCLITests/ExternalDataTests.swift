@@ -261,6 +261,59 @@ struct ExternalDataTests {
         #expect(try Self.attachments(backup).files.count > 5)
     }
 
+    @Test("a value copied into two attributes, or by two entity mappings, gets a file of its own for each copy: no two values name one file (Core Data deletes a file when its value changes) — SQL and Swift",
+          arguments: [false, true])
+    func noFileHasTwoOwners(inSwift: Bool) throws {
+        let model = directory.appendingPathComponent("docs")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        let files = [
+            "model.yaml": "name: Docs\ncurrent: Docs 2\nversions: [v1.yaml, v2.yaml]\n",
+            "v1.yaml": "version: Docs 1\nentities:\n  Doc:\n    attributes:\n      title: string\n      attachment: { type: binary, externalStorage: true }\n",
+            "v2.yaml": """
+                version: Docs 2
+                entities:
+                  Doc:
+                    attributes:
+                      title: string
+                      attachment: { type: binary, externalStorage: true }
+                      backup: { type: binary, externalStorage: true }
+                  Copy:
+                    attributes:
+                      attachment: { type: binary, externalStorage: true }
+
+                """,
+            "map.yaml": """
+                source: Docs 1
+                destination: Docs 2
+                entityMappings:
+                  - { name: DocToDoc, type: transform, source: Doc, destination: Doc,
+                      attributes: { title: $source.title, attachment: $source.attachment, backup: $source.attachment } }
+                  - { name: DocToCopy, type: transform, source: Doc, destination: Copy, attributes: { attachment: $source.attachment } }
+
+                """,
+        ]
+        for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        let source = directory.appendingPathComponent("Docs.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Docs 1", "--rows", "40", source]).status == 0)
+        let output = directory.appendingPathComponent("Out.sqlite").path
+        let outcome = try TernProcess.run(["migrate", source, "--model", model.path, "--mapping", model.appendingPathComponent("map.yaml").path,
+                                           "--out", output, "--progress", "none"] + (inSwift ? ["--in-swift"] : []))
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        let original = try Self.appValues(source, "SELECT ZTITLE, hex(ZATTACHMENT) FROM ZDOC", folder: Self.folder(source))
+        #expect(original.files > 3)
+        for (query, what) in [("SELECT ZTITLE, hex(ZATTACHMENT) FROM ZDOC", "attachment"), ("SELECT ZTITLE, hex(ZBACKUP) FROM ZDOC", "backup")] {
+            #expect(try Self.appValues(output, query, folder: Self.folder(output)).values == original.values, "\(what)")
+        }
+        let copies = try Self.appValues(output, "SELECT 'x', hex(ZATTACHMENT) FROM ZCOPY", folder: Self.folder(output)).values
+        #expect(copies == (try Self.appValues(source, "SELECT 'x', hex(ZATTACHMENT) FROM ZDOC", folder: Self.folder(source)).values))
+        let references = try SQLiteShell.run(output, """
+            SELECT hex(v) FROM (SELECT ZATTACHMENT v FROM ZDOC UNION ALL SELECT ZBACKUP FROM ZDOC UNION ALL SELECT ZATTACHMENT FROM ZCOPY)
+            WHERE substr(v, 1, 1) = X'02';
+            """).split(separator: "\n")
+        #expect(references.count == 3 * original.files)
+        #expect(Set(references).count == references.count, "a file named twice")
+    }
+
     /// A model of photos kept inside the store (up to 240 KiB each) whose version 2 lets them go
     /// outside (and adds a date: the flag alone changes no version hash): large values become new
     /// files, written by the migration.

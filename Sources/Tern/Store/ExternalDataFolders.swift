@@ -147,8 +147,16 @@ public struct ExternalDataFolders: Sendable {
 
 /// The stored forms of the values one source object was read with, by their bytes' SHA-256: a
 /// policy that leaves a value unchanged gets it written back exactly as it was stored (the same
-/// file, the same inline value), as a copy in SQL would.
+/// file, the same inline value), as a copy in SQL would. A reference to a file is handed back
+/// once, and only when `reusesFiles`: two values never name one file (see
+/// `StepInputs.storedFormCopy`), so a second copy is written anew.
 final class StoredForms {
+    private let reusesFiles: Bool
+
+    init(reusesFiles: Bool = true) {
+        self.reusesFiles = reusesFiles
+    }
+
     private enum Form {
         case reference([UInt8])
         case inline
@@ -164,9 +172,11 @@ final class StoredForms {
     }
 
     func storedForm(of bytes: [UInt8]) -> [UInt8]? {
-        guard !forms.isEmpty, let form = forms[SHA256.hash(data: bytes)] else { return nil }
+        guard !forms.isEmpty, case let hash = SHA256.hash(data: bytes), let form = forms[hash] else { return nil }
         switch form {
-        case .reference(let stored): return stored
+        case .reference(let stored):
+            forms[hash] = nil
+            return reusesFiles ? stored : nil
         case .inline: return ExternalBinaryData.inlineValue(bytes)
         case .unmarked: return bytes
         }

@@ -7,7 +7,27 @@ extension StepInputs {
     /// reference as they are, the file carried at delivery — when its value is exactly a source
     /// attribute's and both allow external storage; nil when the value crosses as the app sees
     /// it (decoded, then written in the destination's form).
+    ///
+    /// One file is never named by two values: Core Data deletes a value's file when the value
+    /// changes, which would take the other's bytes with it. So only the step's first entity
+    /// mapping of a source entity, and in it the first attribute copying a column, copies the
+    /// stored form; any other copy is written anew (a file of its own when it is large).
     func storedFormCopy(_ attribute: Attribute, in entry: PlannedMapping) -> String? {
+        guard readsItsSourceFirst(entry), let column = copiedColumn(attribute, in: entry) else { return nil }
+        let earlier = step.destination.allAttributes(of: entry.mapping.mapping.destinationEntity!).prefix { $0.name != attribute.name }
+        return earlier.contains { copiedColumn($0, in: entry) == column } ? nil : column
+    }
+
+    /// Whether `entry` is the step's first entity mapping to read its source entity: only it
+    /// may copy a reference to a file as it is (`storedFormCopy`).
+    func readsItsSourceFirst(_ entry: PlannedMapping) -> Bool {
+        let source = entry.mapping.mapping.sourceEntity
+        return associations.entries.first { $0.mapping.mapping.sourceEntity == source }?.number == entry.number
+    }
+
+    /// The source column whose value `attribute`'s expression is, as it is, when both allow
+    /// external storage.
+    private func copiedColumn(_ attribute: Attribute, in entry: PlannedMapping) -> String? {
         let sourceEntity = entry.mapping.mapping.sourceEntity!
         guard attribute.allowsExternalStorage, let compiled = entry.mapping.attributes[attribute.name],
               case .input(0) = compiled.expression, compiled.inputs.count == 1, compiled.inputs[0].relationships.isEmpty,

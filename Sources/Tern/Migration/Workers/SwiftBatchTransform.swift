@@ -19,6 +19,9 @@ struct SwiftBatchTransform: Sendable {
     /// Per destination entity, the attributes a policy's objects carry as bytes, written back in
     /// Core Data's form (`ExternalDataFolders.encode`).
     var externallyStored: [String: [String]]
+    /// Whether an unchanged value may keep naming its file: only for the step's first entity
+    /// mapping of its source entity (`StepInputs.readsItsSourceFirst`).
+    var reusesFiles: Bool
 }
 
 /// A batch the policy turned into destination objects, waiting for the writer to give them keys.
@@ -43,9 +46,10 @@ final class SourceBatchReader {
     private let transform: SwiftBatchTransform
     private let programs: [(name: String, program: ExpressionProgram, offset: Int)]
     /// The stored forms of the object being transformed, so unchanged values keep theirs.
-    private let storedForms = StoredForms()
+    private let storedForms: StoredForms
 
     init(_ transform: SwiftBatchTransform, sourceAttachURI: String) throws {
+        storedForms = StoredForms(reusesFiles: transform.reusesFiles)
         connection = try Connection(path: ":memory:")
         try SQLCompiler.prepare(connection)
         try transform.externalData.register(on: connection, recorder: storedForms)

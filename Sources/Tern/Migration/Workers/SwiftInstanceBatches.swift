@@ -131,6 +131,7 @@ extension StepMigrator {
             + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? ORDER BY s.\"Z_PK\"")
         return SwiftBatchTransform(readSQL: read.sql, selectionArguments: selection.arguments, sourceProperties: attributes.map(\.name) + toOnes, expressions: expressions,
                                    mapping: mapping, policy: policy, delegate: options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil },
-                                   externalData: inputs.externalData, externallyStored: inputs.externallyStoredAttributes)
+                                   externalData: inputs.externalData, externallyStored: inputs.externallyStoredAttributes,
+                                   reusesFiles: inputs.readsItsSourceFirst(entry))
     }
 }
