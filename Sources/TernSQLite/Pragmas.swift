@@ -26,6 +26,20 @@ extension Connection {
         }
     }
 
+    /// Copies every frame of the `-wal` into the main file and empties the `-wal`, syncing both,
+    /// so the main file alone holds the database — before it is linked or renamed elsewhere.
+    /// Closing a connection also checkpoints, but ignores a failure there; this throws it.
+    ///
+    /// - Throws: `SQLiteError` for a failed write or sync, and `SQLITE_BUSY` when another
+    ///   connection's reading kept frames in the `-wal`.
+    public func checkpointWAL() throws {
+        let sql = "PRAGMA wal_checkpoint(TRUNCATE)"
+        let statement = try prepare(sql)
+        guard try statement.step(), statement.row.int64(at: 0) == 0 else {
+            throw SQLiteError(code: .SQLITE_BUSY, message: "the -wal could not be emptied into the main file: another connection is reading it", sql: sql)
+        }
+    }
+
     /// Every table of the database except SQLite's own (`sqlite_…`), with its columns in
     /// order, tables by name.
     public func tableColumns() throws -> [(table: String, columns: [String])] {

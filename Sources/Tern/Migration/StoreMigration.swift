@@ -179,6 +179,8 @@ public struct StoreMigration {
                 let connection = try Connection(path: final, configuration: .init(mode: .readWrite))
                 try connection.setPragma("user_version", .integer(0))  // a finished store looks like Core Data's
                 if let inputs = run.inputs { try StoreFile.setMetadata(StoreFile.migratedFromKey, to: inputs.fingerprint, in: connection, path: final) }
+                // The main file alone is delivered (a hard link): nothing may stay in its -wal.
+                try connection.checkpointWAL()
                 try connection.close()
                 checkingSource += try deliver(final, at: plan.steps[plan.steps.count - 1].destination, from: store, to: finalPath, keepingOriginalAt: backup,
                                               externalData: Self.externalData(of: run, from: store, step: plan.steps.count - 1).lookup, recorded: run.inputs?.source, users: users)

@@ -98,35 +98,12 @@ public struct ExternalDataFolders: Sendable {
     /// Writes a new file whole and durable under its name: a kill leaves at most a
     /// `.tern-partial` no reference names.
     private static func write(_ bytes: [UInt8], to folder: String, as name: String) throws {
-        let path = folder + "/" + name
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
             throw TernError(.io, "cannot create the folder for external data: \(error.localizedDescription)", path: folder)
         }
-        let partial = path + ".tern-partial"
-        let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw TernError(.io, "cannot write external data: \(String(cString: strerror(errno)))", path: partial) }
-        var written = 0
-        let failure: Int32? = bytes.withUnsafeBytes { buffer in
-            while written < buffer.count {
-                let count = Foundation.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                written += count
-            }
-            return fsync(descriptor) == 0 ? nil : errno
-        }
-        close(descriptor)
-        if let failure {
-            unlink(partial)
-            throw TernError(.io, "cannot write external data: \(String(cString: strerror(failure)))", path: partial)
-        }
-        guard rename(partial, path) == 0 else {
-            throw TernError(.io, "cannot name external data file: \(String(cString: strerror(errno)))", path: path)
-        }
+        try DurableFile.write(bytes, to: folder + "/" + name, what: "external data")
     }
 
     /// Registers on `connection` the SQL functions compiled SQL uses for externally stored

@@ -79,7 +79,7 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
             case .SQLITE_NOTADB, .SQLITE_CORRUPT:
                 throw TernError(.badInput, "damaged, or not an SQLite database (SQLite says: \(error.message))", path: path)
             case .SQLITE_CANTOPEN, .SQLITE_IOERR, .SQLITE_PERM:
-                throw TernError(.io, "cannot read the store: \(error.message)", path: path)
+                throw TernError(.io, "cannot read the store: \(error)", path: path)
             default:
                 throw TernError(.badInput, "cannot read the store: \(error)", path: path)
             }

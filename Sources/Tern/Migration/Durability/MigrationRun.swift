@@ -44,13 +44,8 @@ public struct MigrationRun: Codable, Sendable, Equatable {
     func save(at path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let temporary = path + ".tmp"
-        do {
-            try encoder.encode(self).write(to: URL(fileURLWithPath: temporary))
-            guard rename(temporary, path) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        } catch {
-            throw TernError(.io, "cannot record the migration's progress: \(error.localizedDescription)", path: path)
-        }
+        // Durable before a step's input is removed on its word: a power cut keeps it whole.
+        try DurableFile.write([UInt8](try encoder.encode(self)), to: path, what: "the migration's record")
     }
 
     /// What a migration's result depends on, each part named so a refused resume can say which

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Files Tern writes itself (not through SQLite) that must survive a power cut whole or not at
+/// all: the run record, new external data files.
+enum DurableFile {
+    /// Writes `bytes` under `path`, whole and durable: into `path.tern-partial`, `fsync`, renamed
+    /// over `path`, then the directory `fsync`ed so the new name survives too. A kill or a power
+    /// cut leaves the old file or the new one, never a part; a failed `fsync` is never retried
+    /// as if the bytes were safe ("fsyncgate"): the partial file is removed and the error thrown.
+    ///
+    /// - Throws: `TernError(.io)` naming the operation, the file and the system's error.
+    static func write(_ bytes: [UInt8], to path: String, what: String) throws {
+        let partial = path + ".tern-partial"
+        let fail = { (operation: String, code: Int32, file: String) in
+            TernError(.io, "cannot write \(what): \(operation) failed: \(String(cString: strerror(code)))", path: file)
+        }
+        let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw fail("open", errno, partial) }
+        var written = 0
+        let failure: (String, Int32)? = bytes.withUnsafeBytes { buffer in
+            while written < buffer.count {
+                let count = Foundation.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return ("write", errno)
+                }
+                written += count
+            }
+            return fsync(descriptor) == 0 ? nil : ("fsync", errno)
+        }
+        close(descriptor)
+        if let (operation, code) = failure {
+            unlink(partial)
+            throw fail(operation, code, partial)
+        }
+        guard rename(partial, path) == 0 else { throw fail("rename", errno, path) }
+        let directory = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw fail("open directory", errno, path) }
+        defer { close(directory) }
+        guard fsync(directory) == 0 else { throw fail("directory fsync", errno, path) }
+    }
+}
