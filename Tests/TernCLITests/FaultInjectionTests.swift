@@ -119,6 +119,9 @@ struct FaultInjectionTests {
                 // the store must then be the uninterrupted run's.
                 absorbed += 1
                 #expect(try StoreDump.lines(attempt.result) == expected, "\(context): exited 0 with another store")
+                // Finished as a delivered store is: user_version cleared, the run named in its metadata.
+                #expect(try SQLiteShell.run(attempt.result, "PRAGMA user_version; SELECT instr(Z_PLIST, CAST('TernMigratedFrom' AS BLOB)) > 0 FROM Z_METADATA;") == "0\n1\n",
+                        "\(context): exited 0 with a store that lacks its last commit")
                 continue
             } else {
                 let reason = mode == "full" ? "disk is full" : Self.named[op]!

@@ -22,10 +22,7 @@ struct AttachmentsCeilingCommand: ParsableCommand {
                 INSERT INTO ZDOCUMENT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZATTACHMENT, ZTHUMBNAIL, ZFOLDER)
                 SELECT Z_PK, \(number("Document")), 1, ZTITLE, ZATTACHMENT, ZTHUMBNAIL, ZFOLDER FROM src.ZDOCUMENT
                 """)
-            for table in ["ZFOLDER", "ZDOCUMENT"] {
-                try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT coalesce(max(Z_PK), 0) FROM \(table)) WHERE 'Z' || upper(Z_NAME) = '\(table)'")
-            }
-            for statement in layout.indexStatements { try connection.execute(statement) }
+            try BaselineArguments.finishInSQL(connection, layout: layout, tables: ["ZFOLDER", "ZDOCUMENT"])
         }
         let files = ExternalBinaryData.folder(forStore: arguments.source)
         let carried = ExternalBinaryData.folder(forStore: arguments.destination)
@@ -33,8 +30,7 @@ struct AttachmentsCeilingCommand: ParsableCommand {
         for file in try FileManager.default.contentsOfDirectory(atPath: files) {
             try FileManager.default.linkItem(atPath: files + "/" + file, toPath: carried + "/" + file)
         }
-        let objects = try connection.scalar("SELECT (SELECT count(*) FROM ZFOLDER) + (SELECT count(*) FROM ZDOCUMENT)")?.int64 ?? 0
-        try arguments.finish(connection, objects: Int(objects), since: started)
+        try arguments.finish(connection, counting: ["ZFOLDER", "ZDOCUMENT"], since: started)
     }
 }
 
@@ -48,9 +44,7 @@ struct AttachmentsNaiveCommand: ParsableCommand {
 
     func run() throws {
         let started = ContinuousClock.now
-        let (layout, connection) = try arguments.createDestination()
-        for statement in layout.indexStatements { try connection.execute(statement) }
-        let input = try Connection(path: arguments.source, configuration: .init(mode: .readOnly))
+        let (layout, connection, input) = try arguments.openRowByRow()
         let files = ExternalBinaryData.folder(forStore: arguments.source)
         let carried = ExternalBinaryData.folder(forStore: arguments.destination)
         try FileManager.default.createDirectory(atPath: carried, withIntermediateDirectories: true)

@@ -27,6 +27,28 @@ struct BaselineArguments: ParsableArguments {
         return (StoreLayout(model: target), try StoreFile.create(at: destination, model: target))
     }
 
+    /// For the naive baselines: the destination with its indexes built before any row (as a
+    /// program that inserts row by row keeps them), and the source opened read-only.
+    func openRowByRow() throws -> (layout: StoreLayout, destination: Connection, source: Connection) {
+        let (layout, connection) = try createDestination()
+        for statement in layout.indexStatements { try connection.execute(statement) }
+        return (layout, connection, try Connection(path: source, configuration: .init(mode: .readOnly)))
+    }
+
+    /// For the SQL ceilings: each of `tables`' Z_MAX set from its rows, then the indexes.
+    static func finishInSQL(_ connection: Connection, layout: StoreLayout, tables: [String]) throws {
+        for table in tables {
+            try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT coalesce(max(Z_PK), 0) FROM \(table)) WHERE 'Z' || upper(Z_NAME) = '\(table)'")
+        }
+        for statement in layout.indexStatements { try connection.execute(statement) }
+    }
+
+    /// Closes the destination and reports the run with the objects now in `tables`.
+    func finish(_ connection: Connection, counting tables: [String], since started: ContinuousClock.Instant) throws {
+        let objects = try connection.scalar("SELECT " + tables.map { "(SELECT count(*) FROM \($0))" }.joined(separator: " + "))?.int64 ?? 0
+        try finish(connection, objects: Int(objects), since: started)
+    }
+
     /// Closes the destination as a finished store and reports the run to `tern bench`.
     func finish(_ connection: Connection, objects: Int, since started: ContinuousClock.Instant) throws {
         try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -65,13 +87,9 @@ struct SQLCeilingCommand: ParsableCommand {
                        ZPRICE * 1.04, ZPUBLISHED, ZCATEGORY FROM src.ZBOOK
                 """)
             try connection.execute("INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK) SELECT Z_PK, \(number("Page")), 1, ZNUMBER, ZTEXT, ZBOOK FROM src.ZPAGE")
-            for table in ["ZCATEGORY", "ZPUBLICATION", "ZPAGE"] {
-                try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT coalesce(max(Z_PK), 0) FROM \(table)) WHERE 'Z' || upper(Z_NAME) = '\(table)'")
-            }
-            for statement in layout.indexStatements { try connection.execute(statement) }
+            try BaselineArguments.finishInSQL(connection, layout: layout, tables: ["ZCATEGORY", "ZPUBLICATION", "ZPAGE"])
         }
-        let objects = try connection.scalar("SELECT (SELECT count(*) FROM ZCATEGORY) + (SELECT count(*) FROM ZPUBLICATION) + (SELECT count(*) FROM ZPAGE)")?.int64 ?? 0
-        try arguments.finish(connection, objects: Int(objects), since: started)
+        try arguments.finish(connection, counting: ["ZCATEGORY", "ZPUBLICATION", "ZPAGE"], since: started)
     }
 }
 
@@ -85,9 +103,7 @@ struct NaiveBaselineCommand: ParsableCommand {
 
     func run() throws {
         let started = ContinuousClock.now
-        let (layout, connection) = try arguments.createDestination()
-        for statement in layout.indexStatements { try connection.execute(statement) }
-        let input = try Connection(path: arguments.source, configuration: .init(mode: .readOnly))
+        let (layout, connection, input) = try arguments.openRowByRow()
         var objects = 0
 
         /// Copies one table row by row, committing every 100,000 rows; returns source → new key.

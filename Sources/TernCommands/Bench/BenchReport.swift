@@ -45,7 +45,7 @@ struct BenchReport: Codable {
             lines.append("- the source's content digest (read at the start and at delivery, to refuse a source changed meanwhile): \(String(format: "%.2f s of %.2f s", checking, tern.seconds))")
         }
         if let tern = result("tern: all pushed down"), let naive = result("naive") {
-            lines.append("- tern (SQL) / naive baseline: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(String(format: "%.1f×", Double(naive.peakResidentMemory ?? 0) / Double(max(tern.peakResidentMemory ?? 1, 1)))) less peak memory")
+            lines.append("- tern (SQL) / naive baseline: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
         }
         if let one = result("tern: CPU-heavy Swift policy, --workers 1"), let two = result("tern: CPU-heavy Swift policy, --workers 2") {
             lines.append("- --workers 2 over --workers 1 (CPU-heavy Swift policy): \(String(format: "%.2f×", one.seconds / two.seconds))")
@@ -76,9 +76,15 @@ struct BenchReport: Codable {
             lines.append("- tern (files carried and proven) / hand-written SQL and hard links: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
         }
         if let tern = result("attachments: tern, copied"), let naive = result("attachments: naive") {
-            lines.append("- tern / naive row by row with files copied: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(String(format: "%.1f×", Double(naive.peakResidentMemory ?? 0) / Double(max(tern.peakResidentMemory ?? 1, 1)))) less peak memory")
+            lines.append("- tern / naive row by row with files copied: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
         }
         return lines
+    }
+
+    /// How tern's peak memory compares with a baseline's, in words that read right either way.
+    private static func memory(_ tern: BenchResult, against baseline: BenchResult) -> String {
+        let ratio = Double(baseline.peakResidentMemory ?? 0) / Double(max(tern.peakResidentMemory ?? 1, 1))
+        return ratio >= 1 ? String(format: "%.1f× less peak memory", ratio) : String(format: "%.2f× the peak memory", 1 / ratio)
     }
 
     /// Bar charts of the main size's runs, in text so they render wherever the Markdown does:
