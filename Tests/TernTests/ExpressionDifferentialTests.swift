@@ -137,6 +137,67 @@ struct ExpressionDifferentialTests {
         }
     }
 
+    /// SQL for an expression or predicate over Item, as the engine compiles it.
+    private func compiledSQL(expression text: String) throws -> String {
+        var compiler = SQLCompiler(layout: layout)
+        return compiler.sql(try ExpressionBinder.expression(text, entity: "Item", model: Self.model, now: 0), alias: "s").sql
+    }
+
+    @Test("hostile shapes run, both ways alike, in SQL that grows linearly: nested functions, long OR and AND chains, an IN of 999 values")
+    func hostileShapesRun() throws {
+        func nested(_ function: String, _ depth: Int, _ inner: String, _ rest: String) -> String {
+            (0..<depth).reduce(inner) { text, _ in "\(function)(\(text)\(rest))" }
+        }
+        // Nested calls whose SQL names an argument several times: the SQL grows by a constant per level.
+        let sizes = try [2, 4, 8, 16].map { depth in
+            let text = nested("substringBefore:", depth, "$source.t", ", \" \"")
+            expectAgreement(text, try runBoth(expression: text))
+            let abs = nested("abs:", depth, "$source.i - 1", "")
+            expectAgreement(abs, try runBoth(expression: abs))
+            return try compiledSQL(expression: text).utf8.count
+        }
+        #expect(sizes[3] - sizes[2] <= 2 * (sizes[2] - sizes[1]) + 64, "SQL sizes by depth: \(sizes)")
+        #expect(sizes[3] < 4_000, "16 nested calls compile to \(sizes[3]) bytes of SQL")
+        let mixed = "substring:from:length:(substringAfter:(concat:(uppercase:($source.t), $source.u), \"A\"), abs:($source.i - 3), 2)"
+        expectAgreement(mixed, try runBoth(expression: mixed))
+
+        // Realistic long predicates: 100 ORs, an IN of 999 values (of a computed value too), 5,000 ORs, 20,000 ANDs.
+        let hundred = (0..<100).map { "i == \($0)" }.joined(separator: " OR ")
+        let list = "{" + (0..<999).map { "\($0)" }.joined(separator: ", ") + "}"
+        for text in [hundred, "i IN \(list)", "(i + 1) IN \(list)", "t IN {" + Self.texts.map { ExpressionGenerator.literal($0) }.joined(separator: ", ") + "}",
+                     (0..<5_000).map { "i == \($0)" }.joined(separator: " OR "), (0..<20_000).map { "i != \($0)" }.joined(separator: " AND ")] {
+            expectAgreement(String(text.prefix(60)), try runBoth(predicate: text))
+        }
+    }
+
+    @Test("hostile shapes too deep to run are refused when they load, naming the place: 200 nested abs:, 20,000 NOTs, 100,000 unary minuses, 1,000 chained +",
+          arguments: [
+            String(repeating: "abs:(", count: 200) + "$source.i" + String(repeating: ")", count: 200),
+            String(repeating: "-", count: 100_000) + "$source.i",
+            (0..<1_000).map { _ in "$source.i" }.joined(separator: " + "),
+            String(repeating: "(", count: 50_000) + "$source.i" + String(repeating: ")", count: 50_000),
+          ])
+    func tooDeepExpressionsAreRefused(text: String) throws {
+        do {
+            _ = try ExpressionBinder.expression(text, entity: "Item", model: Self.model, now: 0)
+            Issue.record("accepted: \(text.prefix(40))…")
+        } catch {
+            #expect(error.message.contains("nests deeper than \(ExpressionParser.maximumDepth) levels"), "\(error)")
+        }
+    }
+
+    @Test("predicates too deep to run are refused when they load: 20,000 NOTs, 50,000 parentheses")
+    func tooDeepPredicatesAreRefused() throws {
+        for text in [String(repeating: "NOT ", count: 20_000) + "i > 0", String(repeating: "(", count: 50_000) + "i > 0" + String(repeating: ")", count: 50_000)] {
+            do {
+                _ = try ExpressionBinder.predicate(text, entity: "Item", model: Self.model)
+                Issue.record("accepted: \(text.prefix(40))…")
+            } catch {
+                #expect(error.message.contains("nests deeper than"), "\(error)")
+            }
+        }
+    }
+
     @Test("3,000 random value expressions agree", arguments: 0..<6)
     func randomExpressions(batch: Int) throws {
         var generator = ExpressionGenerator(seed: UInt64(1000 + batch))

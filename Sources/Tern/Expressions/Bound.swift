@@ -38,6 +38,14 @@ public indirect enum BoundExpression: Sendable, Equatable {
     case binary(ArithmeticOperator, BoundExpression, BoundExpression)
     case negate(BoundExpression)
     case function(BuiltinFunction, [BoundExpression])
+
+    /// A constant or an input: what SQL may name several times at no growing cost.
+    var isLeaf: Bool {
+        switch self {
+        case .constant, .input: true
+        case .binary, .negate, .function: false
+        }
+    }
 }
 
 /// A predicate bound to an entity.

@@ -45,7 +45,9 @@ public struct ExpressionProgram {
         }
     }
 
-    private static func call(_ function: BuiltinFunction, _ values: [SQLiteValue]) throws -> SQLiteValue {
+    /// A built-in function over its arguments' values: the Swift evaluator's, and SQL's where
+    /// the compiler calls it as a function (`SQLCompiler.calledOnce`).
+    static func call(_ function: BuiltinFunction, _ values: [SQLiteValue]) throws -> SQLiteValue {
         if function == .ifNil { return values[0] == .null ? values[1] : values[0] }
         if values.contains(.null) { return .null }
         // Text functions take text (a column of a string attribute always holds text in a store

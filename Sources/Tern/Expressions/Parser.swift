@@ -8,6 +8,16 @@ public struct ExpressionParser {
     private let text: String
     private let tokens: [(token: Token, offset: Int)]
     private var position = 0
+    /// How deep the tree being parsed nests here: each parenthesis, function call, list, unary
+    /// minus, NOT and arithmetic operator of a chain adds one (`enter`).
+    private var depth = 0
+
+    /// The deepest an expression or predicate may nest. Recursion over the tree (binding, Swift
+    /// evaluation) stays far from the stack's end, and the SQL compiled from it stays within
+    /// SQLite's parser (about 30 nested calls): a deeper tree is refused when the mapping loads,
+    /// naming it. Chains of AND and OR are kept balanced, so thousands of terms nest only a few
+    /// levels deep.
+    public static let maximumDepth = 24
 
     /// Words that cannot be keys unless escaped with `#`.
     static let reserved: Set<String> = [
@@ -72,26 +82,46 @@ public struct ExpressionParser {
         guard current == .end else { throw unexpected("the end of the text") }
     }
 
+    /// One level deeper (undone by `leave`), refused past `maximumDepth`.
+    private mutating func enter(_ levels: Int = 1) throws(ExpressionError) {
+        guard depth + levels <= Self.maximumDepth else {
+            throw error("nests deeper than \(Self.maximumDepth) levels (parentheses, function calls, unary minus, NOT and chains of + - * / each count); split it or simplify it")
+        }
+        depth += levels
+    }
+
+    private mutating func leave(_ levels: Int = 1) { depth -= levels }
+
+    /// `items` joined by `join` as a balanced tree, in order: AND and OR are associative (in
+    /// SQL's three-valued logic too), so a chain of n terms nests log2(n) levels, not n.
+    private static func balanced(_ items: ArraySlice<PredicateSyntax>, _ join: (PredicateSyntax, PredicateSyntax) -> PredicateSyntax) -> PredicateSyntax {
+        guard items.count > 1 else { return items.first! }
+        let middle = items.startIndex + items.count / 2
+        return join(balanced(items[..<middle], join), balanced(items[middle...], join))
+    }
+
     // MARK: Predicates
 
     private mutating func parseOr() throws(ExpressionError) -> PredicateSyntax {
-        var result = try parseAnd()
+        var terms = [try parseAnd()]
         while accept("||") || acceptKeyword("OR") {
-            result = .or(result, try parseAnd())
+            terms.append(try parseAnd())
         }
-        return result
+        return Self.balanced(terms[...], PredicateSyntax.or)
     }
 
     private mutating func parseAnd() throws(ExpressionError) -> PredicateSyntax {
-        var result = try parseNot()
+        var terms = [try parseNot()]
         while accept("&&") || acceptKeyword("AND") {
-            result = .and(result, try parseNot())
+            terms.append(try parseNot())
         }
-        return result
+        return Self.balanced(terms[...], PredicateSyntax.and)
     }
 
     private mutating func parseNot() throws(ExpressionError) -> PredicateSyntax {
         if accept("!") || acceptKeyword("NOT") {
+            try enter()
+            defer { leave() }
             return .not(try parseNot())
         }
         return try parsePrimaryPredicate()
@@ -104,7 +134,10 @@ public struct ExpressionParser {
             // A parenthesised predicate, or an expression such as `(a + b) > 3`: try the first.
             let saved = position
             advance()
-            if let inner = try? parseOr(), accept(")"), !startsComparison {
+            try enter()
+            let inner = try? parseOr()
+            leave()
+            if let inner, accept(")"), !startsComparison {
                 return inner
             }
             position = saved
@@ -164,23 +197,33 @@ public struct ExpressionParser {
 
     // MARK: Expressions
 
+    /// A chain of `+` and `-` nests one level per operator (it is left-deep, and arithmetic is
+    /// not reassociated: integer overflow to real depends on the order).
     mutating func parseExpression() throws(ExpressionError) -> ExpressionSyntax {
         var result = try parseTerm()
+        var operators = 0
+        defer { leave(operators) }
         while true {
             let at = offset
-            if accept("+") { result = .binary(.add, result, try parseTerm(), at: at) }
-            else if accept("-") { result = .binary(.subtract, result, try parseTerm(), at: at) }
-            else { return result }
+            let op: ArithmeticOperator
+            if accept("+") { op = .add } else if accept("-") { op = .subtract } else { return result }
+            try enter()
+            operators += 1
+            result = .binary(op, result, try parseTerm(), at: at)
         }
     }
 
     private mutating func parseTerm() throws(ExpressionError) -> ExpressionSyntax {
         var result = try parseUnary()
+        var operators = 0
+        defer { leave(operators) }
         while true {
             let at = offset
-            if accept("*") { result = .binary(.multiply, result, try parseUnary(), at: at) }
-            else if accept("/") { result = .binary(.divide, result, try parseUnary(), at: at) }
-            else { return result }
+            let op: ArithmeticOperator
+            if accept("*") { op = .multiply } else if accept("/") { op = .divide } else { return result }
+            try enter()
+            operators += 1
+            result = .binary(op, result, try parseUnary(), at: at)
         }
     }
 
@@ -192,6 +235,8 @@ public struct ExpressionParser {
                 advance()
                 return .literal(.integer(-value), isBoolean: false, at: at)
             }
+            try enter()
+            defer { leave() }
             return .negate(try parseUnary(), at: at)
         }
         if accept("+") { return try parseUnary() }
@@ -239,11 +284,15 @@ public struct ExpressionParser {
             return .variable(name, at: at)
         case .symbol("("):
             advance()
+            try enter()
+            defer { leave() }
             let inner = try parseExpression()
             try expect(")", "')' to close the parenthesis")
             return inner
         case .symbol("{"):
             advance()
+            try enter()
+            defer { leave() }
             var items: [ExpressionSyntax] = []
             if !accept("}") {
                 repeat { items.append(try parseExpression()) } while accept(",")
@@ -290,6 +339,8 @@ public struct ExpressionParser {
             return nil
         }
         try expect("(")
+        try enter()
+        defer { leave() }
         var arguments: [ExpressionSyntax] = []
         if !accept(")") {
             repeat { arguments.append(try parseExpression()) } while accept(",")
@@ -303,6 +354,8 @@ public struct ExpressionParser {
     private mutating func parseCast() throws(ExpressionError) -> ExpressionSyntax {
         advance()
         try expect("(", "'(' after CAST")
+        try enter()
+        defer { leave() }
         let value = try parseExpression()
         try expect(",", "',' and a type name after the value")
         guard case .string(let type) = current, ["NSDate", "NSNumber"].contains(type) else {
@@ -317,6 +370,8 @@ public struct ExpressionParser {
         let at = offset
         advance()
         try expect("(", "'(' after FUNCTION")
+        try enter()
+        defer { leave() }
         let receiver = try parseExpression()
         try expect(",", "',' and a selector string after the receiver")
         guard case .string(let selector) = current else { throw unexpected("a selector string") }

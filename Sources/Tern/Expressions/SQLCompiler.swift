@@ -42,7 +42,19 @@ public struct SQLCompiler {
     public static func prepare(_ connection: Connection, externalData: ExternalDataFolders = ExternalDataFolders()) throws {
         try TextFunctions.register(on: connection)
         try externalData.register(on: connection)
+        for (function, (name, count)) in calledOnce {
+            try connection.createFunction(name, argumentCount: count) { arguments in try ExpressionProgram.call(function, arguments) }
+        }
     }
+
+    /// The functions whose SQL form names an argument several times: over a column or a
+    /// constant they are written out in SQL (fast, SQLite's own operations); over anything
+    /// larger, as a call of the Swift evaluator's code, so each argument appears once and nested
+    /// calls grow the SQL linearly, not exponentially.
+    static let calledOnce: [BuiltinFunction: (name: String, arguments: Int)] = [
+        .substringBefore: ("tern_substring_before", 2), .substringAfter: ("tern_substring_after", 2),
+        .substring: ("tern_substring", 3), .abs: ("tern_abs", 1),
+    ]
 
     public mutating func sql(_ expression: CompiledExpression, alias: String) -> SQLFragment {
         sql(expression.expression, inputs: expression.inputs, alias: alias)
@@ -131,6 +143,9 @@ public struct SQLCompiler {
             return SQLFragment("(0 - ") + sql(operand, inputs: inputs, alias: alias) + SQLFragment(")")
         case .function(let function, let arguments):
             let parts = arguments.map { sql($0, inputs: inputs, alias: alias) }
+            if let (name, _) = Self.calledOnce[function], !arguments.allSatisfy(\.isLeaf) {
+                return SQLFragment("\(name)(") + parts.dropFirst().reduce(parts[0]) { $0 + SQLFragment(", ") + $1 } + SQLFragment(")")
+            }
             return call(function, parts)
         }
     }
@@ -184,8 +199,11 @@ public struct SQLCompiler {
                 + SQLFragment(" AND ") + sql(high, inputs: inputs, alias: alias) + SQLFragment(")")
         case .isIn(let value, let items):
             guard !items.isEmpty else { return SQLFragment("0") }
-            let tests = items.map { SQLFragment("(") + sql(value, inputs: inputs, alias: alias) + SQLFragment(" IS ") + sql($0, inputs: inputs, alias: alias) + SQLFragment(")") }
-            return SQLFragment("(") + tests.dropFirst().reduce(tests[0]) { $0 + SQLFragment(" OR ") + $1 } + SQLFragment(")")
+            // The value is named once per item: a larger one is computed once, in a subquery.
+            let name = value.isLeaf ? sql(value, inputs: inputs, alias: alias) : SQLFragment("v")
+            let tests = items.map { SQLFragment("(") + name + SQLFragment(" IS ") + sql($0, inputs: inputs, alias: alias) + SQLFragment(")") }
+            let any = Self.balanced(tests[...], joinedBy: " OR ")
+            return value.isLeaf ? any : SQLFragment("(SELECT ") + any + SQLFragment(" FROM (SELECT ") + sql(value, inputs: inputs, alias: alias) + SQLFragment(" AS v))")
         case .quantified(let quantifier, let relationship, let elementEntity, let inner, let elementInputs):
             let element = freshAlias()
             let from = elementsSQL(entity: entity, relationship: relationship, owner: "\(alias).\"Z_PK\"", element: element)
@@ -196,6 +214,14 @@ public struct SQLCompiler {
             case .noElement: return SQLFragment("(NOT EXISTS (SELECT 1 \(from) AND ") + condition + SQLFragment("))")
             }
         }
+    }
+
+    /// `parts` joined by an associative operator as a balanced tree: a list of 999 items nests
+    /// ten levels deep, within SQLite's parser, not 999.
+    private static func balanced(_ parts: ArraySlice<SQLFragment>, joinedBy op: String) -> SQLFragment {
+        guard parts.count > 1 else { return parts.first! }
+        let middle = parts.startIndex + parts.count / 2
+        return SQLFragment("(") + balanced(parts[..<middle], joinedBy: op) + SQLFragment(op) + balanced(parts[middle...], joinedBy: op) + SQLFragment(")")
     }
 
     private func compare(_ lhs: SQLFragment, _ op: ComparisonOperator, _ options: ComparisonOptions, _ rhs: SQLFragment) -> SQLFragment {

@@ -69,7 +69,7 @@ extension MappingModel {
                     do {
                         filter = try ExpressionBinder.predicate(predicate, entity: sourceEntity.name, model: source, now: now)
                     } catch {
-                        problems.append("\(at), filter predicate \(predicate): \(error)")
+                        problems.append("\(at), filter predicate \(Self.quoted(predicate)): \(error)")
                     }
                 }
                 let destinationAttributes = destination.allAttributes(of: destinationEntity.name)
@@ -84,11 +84,11 @@ extension MappingModel {
                         let compiled = try ExpressionBinder.expression(text, entity: sourceEntity.name, model: source, now: now)
                         let wanted = ExpressionBinder.kind(of: attribute.type)
                         if compiled.kind != wanted && compiled.kind != .null {
-                            problems.append("\(where_): \(text) gives \(ExpressionBinder.describe(compiled.kind)), but \(destinationEntity.name).\(attribute.name) holds \(ExpressionBinder.describe(wanted))")
+                            problems.append("\(where_): \(Self.quoted(text)) gives \(ExpressionBinder.describe(compiled.kind)), but \(destinationEntity.name).\(attribute.name) holds \(ExpressionBinder.describe(wanted))")
                         }
                         attributes[property.name] = compiled
                     } catch {
-                        problems.append("\(where_): \(text): \(error)")
+                        problems.append("\(where_): \(Self.quoted(text)): \(error)")
                     }
                 }
                 let destinationRelationships = destination.allRelationships(of: destinationEntity.name)
@@ -102,9 +102,9 @@ extension MappingModel {
                     do {
                         relationships[property.name] = try relationshipSource(text, sourceEntity: sourceEntity.name, source: source)
                     } catch let error as ExpressionError {
-                        problems.append("\(where_): \(text): \(error)")
+                        problems.append("\(where_): \(Self.quoted(text)): \(error)")
                     } catch {
-                        problems.append("\(where_): \(text): \(error)")
+                        problems.append("\(where_): \(Self.quoted(text)): \(error)")
                     }
                 }
             }
@@ -123,6 +123,12 @@ extension MappingModel {
             throw TernError(.badInput, "the mapping model is invalid:\n" + problems.map { "  - \($0)" }.joined(separator: "\n"), path: file)
         }
         return ValidatedMapping(model: self, entities: validated)
+    }
+
+    /// An expression as a message quotes it: whole when short, else its start (the error's
+    /// line and column still point into the whole).
+    static func quoted(_ text: String) -> String {
+        text.count <= 160 ? text : text.prefix(160) + "… (\(text.utf8.count) bytes)"
     }
 
     /// Reads a relationship mapping's value expression: `FUNCTION($manager, …)` or `$source.rel`.
