@@ -80,16 +80,32 @@ struct ExternalDataTests {
         #expect(text.contains("1 MISSING (first: \(files[0]))"), "\(text)")
     }
 
-    @Test("1,000 attachments, killed mid-run and resumed: the delivered store has every one")
-    func killedAndResumed() throws {
+    @Test("1,000 attachments, killed mid-run and resumed, --out and in place, through SQL and through a policy: every one is there with its bytes, and the backup opens alone with all of its own",
+          arguments: [(false, false), (true, false), (false, true), (true, true)])
+    func killedAndResumed(inSwift: Bool, inPlace: Bool) throws {
         let source = try store("Source.sqlite", rows: 4600)
         #expect(try Self.attachments(source).files.count >= 1000)
-        let output = directory.appendingPathComponent("Out.sqlite").path
-        let arguments = ["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output, "--batch-size", "10"]
+        let reference = directory.appendingPathComponent("Reference.sqlite").path
+        try FileManager.default.copyItem(atPath: source, toPath: reference)
+        let originalFiles = try FileManager.default.contentsOfDirectory(atPath: Self.folder(source)).sorted()
+        // In place, the original folder becomes the migrated store's: keep a copy of its bytes to compare with.
+        let originals = inPlace ? Self.folder(reference) : Self.folder(source)
+        if inPlace {
+            try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: originals).deletingLastPathComponent().path, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Self.folder(source), toPath: originals)
+        }
+        let output = inPlace ? source : directory.appendingPathComponent("Out.sqlite").path
+        let arguments = ["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--batch-size", "10"]
+            + (inPlace ? [] : ["--out", output]) + (inSwift ? ["--in-swift"] : [])
         try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"batchCommitted\"").kill()
         let resumed = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
         #expect(resumed.status == 0, "\(resumed.standardError)")
-        try Self.expectComplete(output, like: source, originalFolder: Self.folder(source))
+        try Self.expectComplete(output, like: reference, originalFolder: originals)
+        if inPlace {
+            let backup = directory.appendingPathComponent("Source~.sqlite").path
+            #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(backup)).sorted() == originalFiles)
+            try Self.expectComplete(backup, like: reference, originalFolder: originals)
+        }
     }
 
     @Test("odd files and values: a FIFO or a directory at a referenced name is refused (7) without hanging; a value that only starts like a reference is copied as it is")
