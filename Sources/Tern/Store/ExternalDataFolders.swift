@@ -57,20 +57,12 @@ public struct ExternalDataFolders: Sendable {
     }
 
     /// A stored value as the app sees it: the bytes behind an inline marker, the contents of the
-    /// file a reference names, or the value itself when it has no marker. Tells `recorder` which
-    /// stored form gave which bytes, so an unchanged value can be written back in that form.
-    func decode(_ value: SQLiteValue, recorder: StoredForms? = nil) throws -> SQLiteValue {
+    /// file a reference names, or the value itself when it has no marker.
+    func decode(_ value: SQLiteValue) throws -> SQLiteValue {
         guard case .blob(let stored) = value else { return value }
-        let bytes: [UInt8]
-        if let name = ExternalBinaryData.reference(in: stored) {
-            bytes = try self.bytes(of: name)
-        } else if stored.first == ExternalBinaryData.inlineMarker {
-            bytes = Array(stored.dropFirst())
-        } else {
-            bytes = stored
-        }
-        recorder?.record(bytes, storedAs: stored)
-        return .blob(bytes)
+        if let name = ExternalBinaryData.reference(in: stored) { return .blob(try bytes(of: name)) }
+        if stored.first == ExternalBinaryData.inlineMarker { return .blob(Array(stored.dropFirst())) }
+        return value
     }
 
     /// The bytes a stored value takes once decoded: its file's size (0 when there is none to
@@ -84,11 +76,12 @@ public struct ExternalDataFolders: Sendable {
     }
 
     /// A value in the form Core Data stores it for an attribute that allows external storage:
-    /// the stored form it was read from when it is unchanged (`recorder`), else inline behind
-    /// its marker, or a new file above the threshold. NULL and non-binary values stay as they are.
-    func encode(_ value: SQLiteValue, recorder: StoredForms? = nil) throws -> SQLiteValue {
+    /// `kept` (the stored form it was read from, when the caller knows it is unchanged), else
+    /// inline behind its marker, or a new file above the threshold. NULL and non-binary values
+    /// stay as they are.
+    func encode(_ value: SQLiteValue, keeping kept: [UInt8]? = nil) throws -> SQLiteValue {
         guard case .blob(let bytes) = value else { return value }
-        if let stored = recorder?.storedForm(of: bytes) { return .blob(stored) }
+        if let kept { return .blob(kept) }
         guard bytes.count > ExternalBinaryData.threshold, let folder = newFiles else { return .blob(ExternalBinaryData.inlineValue(bytes)) }
         let name = UUID().uuidString
         try Self.write(bytes, to: folder, as: name)
@@ -108,10 +101,12 @@ public struct ExternalDataFolders: Sendable {
 
     /// Registers on `connection` the SQL functions compiled SQL uses for externally stored
     /// values: `tern_external_bytes(stored)` (`decode`), `tern_external_store(bytes)` (`encode`)
-    /// and `tern_external_size(stored)` (`size(of:)`).
+    /// and `tern_external_size(stored)` (`size(of:)`); with a `recorder`, also
+    /// `tern_external_own_bytes(stored, attribute)`, which decodes an attribute of the object being
+    /// read and tells the recorder the form it was stored in.
     func register(on connection: Connection, recorder: StoredForms? = nil) throws {
         try connection.createFunction("tern_external_bytes", argumentCount: 1, deterministic: false) { arguments in
-            try decode(arguments[0], recorder: recorder)
+            try decode(arguments[0])
         }
         try connection.createFunction("tern_external_store", argumentCount: 1, deterministic: false) { arguments in
             try encode(arguments[0])
@@ -119,44 +114,37 @@ public struct ExternalDataFolders: Sendable {
         try connection.createFunction("tern_external_size", argumentCount: 1, deterministic: false) { arguments in
             .integer(Int64(size(of: arguments[0])))
         }
+        if let recorder {
+            try connection.createFunction("tern_external_own_bytes", argumentCount: 2, deterministic: false) { arguments in
+                let decoded = try decode(arguments[0])
+                if case .blob(let stored) = arguments[0], case .blob(let bytes) = decoded, let attribute = arguments[1].text {
+                    recorder.record(attribute, bytes: bytes, storedAs: stored)
+                }
+                return decoded
+            }
+        }
     }
 }
 
-/// The stored forms of the values one source object was read with, by their bytes' SHA-256: a
-/// policy that leaves a value unchanged gets it written back exactly as it was stored (the same
-/// file, the same inline value), as a copy in SQL would. A reference to a file is handed back
-/// once, and only when `reusesFiles`: two values never name one file (see
-/// `StepInputs.storedFormCopy`), so a second copy is written anew.
+/// The stored forms of the attributes of the source object being transformed, so a value a
+/// policy leaves unchanged is written back exactly as it was stored, as a copy in SQL would —
+/// but a reference to a file only into the destination attribute that copies that very source
+/// attribute (`StepInputs.storedFormSource`): no file is ever named by two values.
 final class StoredForms {
-    private let reusesFiles: Bool
+    private var forms: [String: (hash: SHA256.Digest, stored: [UInt8])] = [:]
 
-    init(reusesFiles: Bool = true) {
-        self.reusesFiles = reusesFiles
-    }
-
-    private enum Form {
-        case reference([UInt8])
-        case inline
-        case unmarked
-    }
-
-    private var forms: [SHA256.Digest: Form] = [:]
-
-    func record(_ bytes: [UInt8], storedAs stored: [UInt8]) {
+    func record(_ attribute: String, bytes: [UInt8], storedAs stored: [UInt8]) {
         // The form, not a second copy of a large inline value.
-        let form: Form = ExternalBinaryData.reference(in: stored) != nil ? .reference(stored) : stored.first == ExternalBinaryData.inlineMarker ? .inline : .unmarked
-        forms[SHA256.hash(data: bytes)] = form
+        let form = ExternalBinaryData.reference(in: stored) != nil ? stored : Array(stored.prefix(1))
+        forms[attribute] = (SHA256.hash(data: bytes), form)
     }
 
-    func storedForm(of bytes: [UInt8]) -> [UInt8]? {
-        guard !forms.isEmpty, case let hash = SHA256.hash(data: bytes), let form = forms[hash] else { return nil }
-        switch form {
-        case .reference(let stored):
-            forms[hash] = nil
-            return reusesFiles ? stored : nil
-        case .inline: return ExternalBinaryData.inlineValue(bytes)
-        case .unmarked: return bytes
-        }
+    /// The stored form to write `bytes` in, when they are the source attribute `source`'s,
+    /// unchanged; nil: write them anew.
+    func storedForm(of bytes: [UInt8], copying source: String?) -> [UInt8]? {
+        guard let source, let (hash, form) = forms[source], SHA256.hash(data: bytes) == hash else { return nil }
+        if ExternalBinaryData.reference(in: form) != nil { return form }
+        return form.first == ExternalBinaryData.inlineMarker ? ExternalBinaryData.inlineValue(bytes) : bytes
     }
 
     /// Forgets the previous object's values.

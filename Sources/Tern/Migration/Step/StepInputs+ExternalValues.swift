@@ -13,9 +13,24 @@ extension StepInputs {
     /// mapping of a source entity, and in it the first attribute copying a column, copies the
     /// stored form; any other copy is written anew (a file of its own when it is large).
     func storedFormCopy(_ attribute: Attribute, in entry: PlannedMapping) -> String? {
-        guard readsItsSourceFirst(entry), let column = copiedColumn(attribute, in: entry) else { return nil }
+        storedFormSource(attribute, in: entry).map { sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.attributeColumns[$0]! }
+    }
+
+    /// The source attribute whose stored form `attribute` copies (`storedFormCopy`), by name.
+    func storedFormSource(_ attribute: Attribute, in entry: PlannedMapping) -> String? {
+        guard readsItsSourceFirst(entry), let source = copiedAttribute(attribute, in: entry) else { return nil }
         let earlier = step.destination.allAttributes(of: entry.mapping.mapping.destinationEntity!).prefix { $0.name != attribute.name }
-        return earlier.contains { copiedColumn($0, in: entry) == column } ? nil : column
+        return earlier.contains { copiedAttribute($0, in: entry) == source } ? nil : source
+    }
+
+    /// Per destination attribute of `entry`'s entity, the source attribute whose stored form it
+    /// copies: what a policy's unchanged values may be written back as (`StoredForms`).
+    func storedFormSources(of entry: PlannedMapping) -> [String: String] {
+        var sources: [String: String] = [:]
+        for attribute in step.destination.allAttributes(of: entry.mapping.mapping.destinationEntity!) {
+            sources[attribute.name] = storedFormSource(attribute, in: entry)
+        }
+        return sources
     }
 
     /// Whether `entry` is the step's first entity mapping to read its source entity: only it
@@ -25,15 +40,15 @@ extension StepInputs {
         return associations.entries.first { $0.mapping.mapping.sourceEntity == source }?.number == entry.number
     }
 
-    /// The source column whose value `attribute`'s expression is, as it is, when both allow
+    /// The source attribute whose value `attribute`'s expression is, as it is, when both allow
     /// external storage.
-    private func copiedColumn(_ attribute: Attribute, in entry: PlannedMapping) -> String? {
+    private func copiedAttribute(_ attribute: Attribute, in entry: PlannedMapping) -> String? {
         let sourceEntity = entry.mapping.mapping.sourceEntity!
         guard attribute.allowsExternalStorage, let compiled = entry.mapping.attributes[attribute.name],
               case .input(0) = compiled.expression, compiled.inputs.count == 1, compiled.inputs[0].relationships.isEmpty,
               case .attribute(let name) = compiled.inputs[0].final,
               step.source.allAttributes(of: sourceEntity).contains(where: { $0.name == name && $0.allowsExternalStorage }) else { return nil }
-        return sourceLayout.entities[sourceEntity]!.attributeColumns[name]
+        return name
     }
 
     /// SQL over source rows `s`: the value stage 1 writes into `attribute`'s column.

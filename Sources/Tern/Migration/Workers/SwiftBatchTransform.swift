@@ -19,9 +19,9 @@ struct SwiftBatchTransform: Sendable {
     /// Per destination entity, the attributes a policy's objects carry as bytes, written back in
     /// Core Data's form (`ExternalDataFolders.encode`).
     var externallyStored: [String: [String]]
-    /// Whether an unchanged value may keep naming its file: only for the step's first entity
-    /// mapping of its source entity (`StepInputs.readsItsSourceFirst`).
-    var reusesFiles: Bool
+    /// Per attribute of the mapping's destination entity, the source attribute whose stored form
+    /// an unchanged value is written back in (`StepInputs.storedFormSources`).
+    var storedFormSources: [String: String]
 }
 
 /// A batch the policy turned into destination objects, waiting for the writer to give them keys.
@@ -49,7 +49,7 @@ final class SourceBatchReader {
     private let storedForms: StoredForms
 
     init(_ transform: SwiftBatchTransform, sourceAttachURI: String) throws {
-        storedForms = StoredForms(reusesFiles: transform.reusesFiles)
+        storedForms = StoredForms()
         connection = try Connection(path: ":memory:")
         try SQLCompiler.prepare(connection)
         try transform.externalData.register(on: connection, recorder: storedForms)
@@ -109,7 +109,10 @@ final class SourceBatchReader {
     private func storedInCoreDataForm(_ object: DestinationObject) throws -> DestinationObject {
         var object = object
         for name in transform.externallyStored[object.entity] ?? [] {
-            if let value = object.values[name] { object.values[name] = try transform.externalData.encode(value, recorder: storedForms) }
+            guard let value = object.values[name] else { continue }
+            let source = object.entity == transform.mapping.destinationEntity ? transform.storedFormSources[name] : nil
+            let kept = value.blob.flatMap { storedForms.storedForm(of: $0, copying: source) }
+            object.values[name] = try transform.externalData.encode(value, keeping: kept)
         }
         return object
     }

@@ -117,10 +117,11 @@ extension StepMigrator {
         let sourceEntity = sourceLayout.entities[mapping.sourceEntity!]!
         let attributes = step.source.allAttributes(of: mapping.sourceEntity!).filter { !$0.isTransient }
         let toOnes = step.source.allRelationships(of: mapping.sourceEntity!).filter { sourceEntity.foreignKeyColumns[$0.name] != nil }.map(\.name)
-        // A policy sees a value stored outside the store as the app does: its bytes.
+        // A policy sees a value stored outside the store as the app does: its bytes (and the
+        // reader notes the object's own stored forms, to write unchanged values back as they were).
         var columns = attributes.map { attribute in
             let column = "s.\(quoteIdentifier(sourceEntity.attributeColumns[attribute.name]!))"
-            return attribute.allowsExternalStorage ? "tern_external_bytes(\(column))" : column
+            return attribute.allowsExternalStorage ? "tern_external_own_bytes(\(column), \(quoteLiteral(attribute.name)))" : column
         } + toOnes.map { "s.\(quoteIdentifier(sourceEntity.foreignKeyColumns[$0]!))" }
         var expressions: [(name: String, expression: CompiledExpression, offset: Int)] = []
         for (name, compiled) in entry.mapping.attributes.sorted(by: { $0.key < $1.key }) {
@@ -132,6 +133,6 @@ extension StepMigrator {
         return SwiftBatchTransform(readSQL: read.sql, selectionArguments: selection.arguments, sourceProperties: attributes.map(\.name) + toOnes, expressions: expressions,
                                    mapping: mapping, policy: policy, delegate: options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil },
                                    externalData: inputs.externalData, externallyStored: inputs.externallyStoredAttributes,
-                                   reusesFiles: inputs.readsItsSourceFirst(entry))
+                                   storedFormSources: inputs.storedFormSources(of: entry))
     }
 }
