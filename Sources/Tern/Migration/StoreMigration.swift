@@ -53,7 +53,7 @@ public struct StoreMigration {
             throw MigrationError.noVersionMatches(closest: closest, differences: differences, store: store)
         }
         guard version != targetVersion else {
-            try Self.removeFinishedRecord(for: store, logger: logger)
+            try Self.removeFinishedRecord(for: store)
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
         let files = MigrationPlanner.mappingFiles(for: model)
@@ -202,14 +202,13 @@ public struct StoreMigration {
 
     /// A crash right after the migrated store was renamed into place leaves the record behind;
     /// the store is at its target then, and the record can go.
-    static func removeFinishedRecord(for finalPath: String, logger: Logger) throws {
+    static func removeFinishedRecord(for finalPath: String) throws {
         let manifest = MigrationRun.path(for: finalPath)
         guard let run = try MigrationRun.load(at: manifest), run.completed == run.steps.count,
               let last = run.stepFiles.last, !FileManager.default.fileExists(atPath: last) else { return }
         // Killed after the swap: finish its clean-up under the lock (which a kill leaves behind).
         let lock = try StoreLock(store: finalPath)
         defer { lock.release() }
-        if run.output == nil { removeUnreferencedExternalData(of: finalPath, backup: backupPath(for: finalPath), logger: logger) }
         for file in run.stepFiles { removeStepStore(file) }
         try? FileManager.default.removeItem(atPath: manifest)
     }

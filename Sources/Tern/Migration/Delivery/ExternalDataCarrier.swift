@@ -74,16 +74,13 @@ enum ExternalDataCarrier {
         }
     }
 
-    /// In place, once the migrated store has the original's name, its folder is still the
-    /// original's: removes from it the files the migrated store no longer refers to (a dropped
-    /// attribute's, a value now kept inline or rewritten) — only those `backupFolder` holds too,
-    /// with the same bytes, so no file leaves both stores and a file an app has written since is
-    /// never touched. References are found by their marker in every column, without a model (a
-    /// value that only looks like one keeps its file), and gathered in a temporary table, so
-    /// memory does not grow with the number of files. Returns how many files went.
-    @discardableResult
-    static func removeUnreferenced(from folder: String, of store: String, keptIn backupFolder: String) throws -> Int {
-        guard let files = FileManager.default.enumerator(atPath: folder) else { return 0 }
+    /// The files of `folder` that `store` does not refer to. In place, `store` is the migrated
+    /// store, still private, and `folder` the original's, which becomes the migrated store's:
+    /// these files are taken out of it after the swap (`remove(_:from:keptIn:)`). References are
+    /// found by their marker in every column, without a model (a value that only looks like one
+    /// keeps its file), gathered in a temporary table so memory does not grow with the store.
+    static func unreferencedFiles(in folder: String, by store: String) throws -> [String] {
+        guard let files = FileManager.default.enumerator(atPath: folder) else { return [] }
         let reader = try ReadOnlyStore(path: store)
         let connection = try reader.connect()
         defer { try? connection.close() }
@@ -99,14 +96,28 @@ enum ExternalDataCarrier {
                 WHERE \(ExternalBinaryData.mayBeReference(column)) AND tern_external_reference(\(quoteIdentifier(column))) IS NOT NULL
                 """)
         }
-        var removed = 0
+        var unreferenced: [String] = []
         for case let file as String in files {
             files.skipDescendants()
+            if try connection.scalar("SELECT 1 FROM temp.tern_referenced WHERE name = ?", file) == nil { unreferenced.append(file) }
+        }
+        return unreferenced
+    }
+
+    /// Removes `files` from `folder`, each only where `backupFolder` — another folder — holds it
+    /// with the same bytes (another name for the same file, or a copy), so no file leaves both
+    /// stores. Returns how many went.
+    @discardableResult
+    static func remove(_ files: [String], from folder: String, keptIn backupFolder: String) -> Int {
+        guard let own = FileIdentity(path: folder), let other = FileIdentity(path: backupFolder), own != other else { return 0 }
+        var removed = 0
+        for file in files {
             let path = folder + "/" + file
             let kept = backupFolder + "/" + file
-            guard isRegularFile(path), isRegularFile(kept),
-                  try connection.scalar("SELECT 1 FROM temp.tern_referenced WHERE name = ?", file) == nil,
-                  FileIdentity(path: path) == FileIdentity(path: kept) || sameBytes(path, kept) else { continue }
+            var info = stat()
+            guard isRegularFile(path), isRegularFile(kept), lstat(path, &info) == 0 else { continue }
+            let sameFile = FileIdentity(path: path) == FileIdentity(path: kept)
+            guard sameFile ? info.st_nlink >= 2 : sameBytes(path, kept) else { continue }
             if unlink(path) == 0 { removed += 1 }
         }
         return removed

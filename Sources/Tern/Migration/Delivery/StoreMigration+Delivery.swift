@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import TernSQLite
 
 /// The last moment of a run: handing the migrated store over, only if the source is still what
@@ -35,27 +34,17 @@ extension StoreMigration {
         let files = ExternalBinaryData.folder(forStore: store)
         if let backup { try ExternalDataCarrier.mirror(files, to: ExternalBinaryData.folder(forStore: backup), shouldStop: options.shouldStop) }
         try ExternalDataCarrier.carry(into: migrated, model: version, from: externalData, to: ExternalBinaryData.folder(forStore: finalPath), shouldStop: options.shouldStop)
+        // In place, the migrated store's folder will be the original's: the files it no longer
+        // refers to are listed now, from the private migrated file, and leave it after the swap
+        // (they stay in the backup's folder). A file an app writes later is never on the list.
+        let unreferenced = backup == nil ? [] : try ExternalDataCarrier.unreferencedFiles(in: files, by: migrated)
         try hold?.keepWALOnClose()
         try place(migrated, at: finalPath, keepingOriginalAt: backup)
-        if let backup { Self.removeUnreferencedExternalData(of: finalPath, backup: backup, logger: logger) }
-        return checking
-    }
-
-    /// In place, after the swap, the migrated store's folder is the original's: the files it no
-    /// longer refers to leave it, and stay in the backup's folder (`ExternalDataCarrier
-    /// .removeUnreferenced`). Done again by a run that finds a crash cut it; a file left behind
-    /// loses nothing, so a failure here is a warning.
-    static func removeUnreferencedExternalData(of store: String, backup: String, logger: Logger) {
-        let folder = ExternalBinaryData.folder(forStore: store)
-        guard FileManager.default.fileExists(atPath: folder) else { return }
-        do {
-            let removed = try ExternalDataCarrier.removeUnreferenced(from: folder, of: store, keptIn: ExternalBinaryData.folder(forStore: backup))
-            if removed > 0 {
-                logger.info("external data files the migrated store no longer refers to are only in the backup's folder now", metadata: ["files": "\(removed)"])
-            }
-        } catch {
-            logger.warning("external data files the migrated store no longer refers to stay in its folder: \(error)", metadata: ["folder": "\(folder)"])
+        if let backup, !unreferenced.isEmpty {
+            let removed = ExternalDataCarrier.remove(unreferenced, from: files, keptIn: ExternalBinaryData.folder(forStore: backup))
+            logger.info("external data files the migrated store no longer refers to are in the backup's folder only", metadata: ["files": "\(removed)"])
         }
+        return checking
     }
 
     /// The source's content, read without leaving a mark on it.
