@@ -158,6 +158,10 @@ struct ExpressionDifferentialTests {
         }
         #expect(sizes[3] - sizes[2] <= 2 * (sizes[2] - sizes[1]) + 64, "SQL sizes by depth: \(sizes)")
         #expect(sizes[3] < 4_000, "16 nested calls compile to \(sizes[3]) bytes of SQL")
+        // Unary plus, however many, and a concatenation of 2,000 parts.
+        expectAgreement("plus", try runBoth(expression: String(repeating: "+", count: 100_000) + "$source.i"))
+        let parts = "concat:(" + Array(repeating: "$source.t", count: 2_000).joined(separator: ", ") + ")"
+        expectAgreement("concat of 2,000", try runBoth(expression: parts))
         let mixed = "substring:from:length:(substringAfter:(concat:(uppercase:($source.t), $source.u), \"A\"), abs:($source.i - 3), 2)"
         expectAgreement(mixed, try runBoth(expression: mixed))
 
@@ -174,6 +178,7 @@ struct ExpressionDifferentialTests {
           arguments: [
             String(repeating: "abs:(", count: 200) + "$source.i" + String(repeating: ")", count: 200),
             String(repeating: "-", count: 100_000) + "$source.i",
+            String(repeating: "-+", count: 50_000) + "$source.i",
             (0..<1_000).map { _ in "$source.i" }.joined(separator: " + "),
             String(repeating: "(", count: 50_000) + "$source.i" + String(repeating: ")", count: 50_000),
           ])

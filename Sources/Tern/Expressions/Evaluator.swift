@@ -80,8 +80,9 @@ public struct ExpressionProgram {
             return .text(String(decoding: part, as: UTF8.self))
         case .substring:
             let scalars = Array(values[0].text!.unicodeScalars)
-            let start = Semantics.integer(values[1])!
-            let count = Semantics.integer(values[2])!
+            guard let start = Semantics.integer(values[1]), let count = Semantics.integer(values[2]) else {
+                throw TernError(.badInput, "\(function) got \(values[1].sqlLiteral.prefix(40)), \(values[2].sqlLiteral.prefix(40)) where numbers are expected")
+            }
             guard start >= 0, count >= 0 else { return .null }
             guard start < Int64(scalars.count) else { return .text("") }
             let end = Int(min(Int64(scalars.count), start + min(count, Int64(scalars.count))))

@@ -239,7 +239,10 @@ public struct ExpressionParser {
             defer { leave() }
             return .negate(try parseUnary(), at: at)
         }
-        if accept("+") { return try parseUnary() }
+        if accept("+") {
+            while accept("+") {}  // unary plus changes nothing, however many
+            return try parseUnary()
+        }
         return try parsePostfix()
     }
 

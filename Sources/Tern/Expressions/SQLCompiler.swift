@@ -170,7 +170,8 @@ public struct SQLCompiler {
                 + f(" AS INTEGER) < 0 OR CAST(") + a[2] + f(" AS INTEGER) < 0 THEN NULL WHEN CAST(") + a[1] + f(" AS INTEGER) >= length(") + a[0]
                 + f(") THEN '' ELSE substr(") + a[0] + f(", CAST(") + a[1] + f(" AS INTEGER) + 1, min(CAST(") + a[2] + f(" AS INTEGER), length(") + a[0] + f("))) END)")
         case .concat:
-            return f("(") + a.dropFirst().reduce(a[0]) { $0 + f(" || ") + $1 } + f(")")
+            // Concatenation is associative: a balanced tree keeps thousands of parts shallow.
+            return Self.balanced(a[...], joinedBy: " || ")
         case .ifNil:
             return f("coalesce(") + a[0] + f(", ") + a[1] + f(")")
         case .abs:
