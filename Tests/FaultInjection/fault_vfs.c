@@ -23,11 +23,14 @@
  * When a fault fires it prints "tern-fault: OP #N of FILE failed (MODE)" to standard error.
  *
  * Undoing a lost write: before each write or truncate of a file since its last sync, the bytes
- * it replaces (and the file's size) are kept in memory; a power cut puts them back, newest first.
- * What SQLite writes outside xWrite (the memory-mapped -shm) is not durable anyway.
+ * it replaces (and the file's size) are kept in memory, also after the file is closed (the page
+ * cache keeps unsynced writes); a sync of the file, through any handle, makes them durable. A
+ * power cut puts them back, newest first. What SQLite writes outside xWrite (the memory-mapped
+ * -shm) is not durable anyway; files Tern writes itself, renames and deletions are not modelled.
  */
 #include <sqlite3.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +73,20 @@ typedef struct FaultFile {
 } FaultFile;
 
 static FaultFile *open_files;
+
+/* Files closed with writes not yet synced: the page cache keeps them after close, and a power cut
+ * loses them all the same, until something syncs the file again. */
+typedef struct ClosedFile {
+    char *path;
+    sqlite3_int64 synced_size;
+    Undo *undo;
+    int undo_count;
+    struct ClosedFile *next;
+} ClosedFile;
+
+static ClosedFile *closed_files;
+
+static int same_path(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 static int counts_kind(const FaultFile *file) {
     return file->kind != KIND_TEMP && (fault.kind == KIND_ANY || fault.kind == file->kind);
@@ -135,10 +152,28 @@ static void forget(FaultFile *file) {
     file->synced_size = -1;
 }
 
+/* A sync of `path` makes every write to that file durable, whichever handle made it, closed ones
+ * included (fsync flushes the file, not the descriptor). Called with the mutex held. */
+static void synced(const char *path) {
+    for (FaultFile *file = open_files; file; file = file->next_open) {
+        if (same_path(file->name, path)) forget(file);
+    }
+    for (ClosedFile **link = &closed_files; *link;) {
+        ClosedFile *closed = *link;
+        if (!same_path(closed->path, path)) { link = &closed->next; continue; }
+        *link = closed->next;
+        for (int i = 0; i < closed->undo_count; i++) free(closed->undo[i].bytes);
+        free(closed->undo);
+        free(closed->path);
+        free(closed);
+    }
+}
+
 /* The power goes: each open file gets back the bytes and size it had at its last sync (with
  * `tear`, each lost write by a coin), then the process dies without flushing anything. */
 static void power_cut(void) {
     unsigned long long coin = (unsigned long long)fault.n * 0x9E3779B97F4A7C15ull + 1;
+    /* Open handles first (their writes are the newest), then files closed unsynced, newest first. */
     for (FaultFile *file = open_files; file; file = file->next_open) {
         for (int i = file->undo_count - 1; i >= 0; i--) {
             coin ^= coin << 13; coin ^= coin >> 7; coin ^= coin << 17;
@@ -149,6 +184,19 @@ static void power_cut(void) {
             file->real->pMethods->xTruncate(file->real, file->synced_size);
         }
     }
+    for (ClosedFile *closed = closed_files; closed; closed = closed->next) {
+        int descriptor = open(closed->path, O_WRONLY);
+        if (descriptor < 0) continue;  /* deleted since: nothing to put back */
+        for (int i = closed->undo_count - 1; i >= 0; i--) {
+            coin ^= coin << 13; coin ^= coin >> 7; coin ^= coin << 17;
+            if (fault.mode == MODE_TEAR && (coin & 1)) continue;
+            if (pwrite(descriptor, closed->undo[i].bytes, (size_t)closed->undo[i].amount, closed->undo[i].offset) < 0) break;
+        }
+        if (closed->synced_size >= 0 && (fault.mode == MODE_POWERLOSS || (coin & 2))) {
+            if (ftruncate(descriptor, closed->synced_size) != 0) { /* keep going: the cut is best effort */ }
+        }
+        close(descriptor);
+    }
     _exit(137);
 }
 
@@ -158,9 +206,23 @@ static int fault_close(sqlite3_file *f) {
     for (FaultFile **link = &open_files; *link; link = &(*link)->next_open) {
         if (*link == file) { *link = file->next_open; break; }
     }
-    pthread_mutex_unlock(&fault.mutex);
+    if (file->undo_count > 0 && file->name) {
+        ClosedFile *closed = calloc(1, sizeof *closed);
+        if (closed && (closed->path = strdup(file->name))) {
+            closed->synced_size = file->synced_size;
+            closed->undo = file->undo;
+            closed->undo_count = file->undo_count;
+            closed->next = closed_files;
+            closed_files = closed;
+            file->undo = NULL;
+            file->undo_count = 0;
+        } else {
+            free(closed);
+        }
+    }
     forget(file);
     free(file->undo);
+    pthread_mutex_unlock(&fault.mutex);
     return file->real->pMethods->xClose(file->real);
 }
 
@@ -190,7 +252,7 @@ static int fault_sync(sqlite3_file *f, int flags) {
     int rc = file->real->pMethods->xSync(file->real, flags);
     if (rc == SQLITE_OK) {
         pthread_mutex_lock(&fault.mutex);
-        forget(file);
+        synced(file->name);
         pthread_mutex_unlock(&fault.mutex);
     }
     return rc;
@@ -240,7 +302,14 @@ static int fault_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int f
     return SQLITE_OK;
 }
 
-static int fault_delete(sqlite3_vfs *v, const char *name, int sync) { (void)v; return real_vfs->xDelete(real_vfs, name, sync); }
+/* A deleted file has nothing to put back (a power cut could bring it back; not modelled). */
+static int fault_delete(sqlite3_vfs *v, const char *name, int sync) {
+    (void)v;
+    pthread_mutex_lock(&fault.mutex);
+    synced(name);
+    pthread_mutex_unlock(&fault.mutex);
+    return real_vfs->xDelete(real_vfs, name, sync);
+}
 static int fault_access(sqlite3_vfs *v, const char *name, int flags, int *out) { (void)v; return real_vfs->xAccess(real_vfs, name, flags, out); }
 static int fault_full_path(sqlite3_vfs *v, const char *name, int n, char *out) { (void)v; return real_vfs->xFullPathname(real_vfs, name, n, out); }
 static void *fault_dl_open(sqlite3_vfs *v, const char *name) { (void)v; return real_vfs->xDlOpen(real_vfs, name); }

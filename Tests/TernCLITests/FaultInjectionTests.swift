@@ -34,6 +34,9 @@ struct FaultInjectionTests {
         /// BookStore 1 → 5 in place: steps applied as schema changes, copied steps with a policy,
         /// and the final swap.
         static let chainInPlace = Scenario(model: "configs/bookstore", version: "BookStore 1", rows: 20, options: [], inPlace: true)
+        /// Attachments 1 → 3 in place through Swift: files carried, values decoded into the
+        /// store, the backup's folder of links, the unreferenced files cleaned up.
+        static let attachmentsInPlace = Scenario(model: "configs/attachments", version: "Attachments 1", rows: 40, options: ["--in-swift"], inPlace: true)
     }
 
     let directory: URL
@@ -44,6 +47,12 @@ struct FaultInjectionTests {
     }
 
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// `.NAME_SUPPORT` beside a store.
+    private static func support(_ store: String) -> String {
+        let url = URL(fileURLWithPath: store)
+        return url.deletingLastPathComponent().appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT").path
+    }
 
     /// What each failed call's error must name.
     private static let named = ["read": "read failed", "write": "write failed", "sync": "fsync failed", "truncate": "truncate failed", "open": "unable to open"]
@@ -62,7 +71,7 @@ struct FaultInjectionTests {
     }
 
     @Test("a power cut at every sync point (writes since each file's last sync lost), and torn at every other one",
-          arguments: [Scenario.swiftCopy, Scenario.chainInPlace])
+          arguments: [Scenario.swiftCopy, Scenario.chainInPlace, Scenario.attachmentsInPlace])
     func powerCuts(scenario: Scenario) throws {
         let lost = try sweep(scenario, op: "sync", mode: "powerloss", points: scenario.inPlace ? 20 : .max)
         let torn = try sweep(scenario, op: "sync", mode: "tear", points: scenario.inPlace ? 10 : 12)
@@ -86,6 +95,7 @@ struct FaultInjectionTests {
                 return (source, ["migrate", source, "--model", model, "--out", path(name), "--progress", "none"] + scenario.options, path(name))
             }
             try FileManager.default.copyItem(atPath: source, toPath: path(name))
+            if FileManager.default.fileExists(atPath: Self.support(source)) { try FileManager.default.copyItem(atPath: Self.support(source), toPath: Self.support(path(name))) }
             return (path(name), ["migrate", path(name), "--model", model, "--progress", "none"] + scenario.options, path(name))
         }
         let reference = try run("Reference-\(op)-\(mode).sqlite")
@@ -137,6 +147,14 @@ struct FaultInjectionTests {
             if scenario.inPlace {
                 let backup = StoreMigrationPaths.backup(attempt.store)
                 #expect(try Data(contentsOf: URL(fileURLWithPath: backup)) == original, "\(context): the backup is not the original")
+                if FileManager.default.fileExists(atPath: Self.support(source)) {
+                    let files = { (store: String) in try FileManager.default.contentsOfDirectory(atPath: Self.support(store) + "/_EXTERNAL_DATA").sorted() }
+                    #expect(try files(backup) == files(source), "\(context): the backup's external files are not the original's")
+                    for file in try files(source) {
+                        #expect(FileManager.default.contents(atPath: Self.support(backup) + "/_EXTERNAL_DATA/" + file) == FileManager.default.contents(atPath: Self.support(source) + "/_EXTERNAL_DATA/" + file),
+                                "\(context): \(file)")
+                    }
+                }
             }
         }
         return fired
