@@ -2,7 +2,7 @@
 import Foundation
 import PackageDescription
 
-/// libFuzzer harnesses for Tern's parsers, kept out of the main package because they only link
+/// libFuzzer harnesses for Tern's parsers and file readers, kept out of the main package because they only link
 /// with `-sanitize=fuzzer`. Run with `scripts/fuzz` from the repository root.
 let tern = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
 
@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [.package(path: "..")],
     targets: [
         .executableTarget(name: "ExpressionFuzzer", dependencies: [.product(name: "Tern", package: tern)]),
+        .executableTarget(name: "FileFormatFuzzer", dependencies: [.product(name: "Tern", package: tern)]),
     ],
     swiftLanguageModes: [.v6]
 )

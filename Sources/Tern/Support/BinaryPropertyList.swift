@@ -67,7 +67,7 @@ public enum BinaryPropertyList {
 
         func offset(of object: Int) throws -> Int {
             guard object >= 0, object < objectCount else { throw Malformed(description: "object \(object) out of range") }
-            let offset = try integer(data, at: tableOffset + object * offsetSize, size: offsetSize)
+            let offset = try BinaryPropertyList.integer(data, at: tableOffset + object * offsetSize, size: offsetSize)
             guard offset >= 8, offset < tableOffset else { throw Malformed(description: "bad object offset") }
             return offset
         }
@@ -78,12 +78,19 @@ public enum BinaryPropertyList {
             guard low == 0x0F else { return (low, offset + 1) }
             guard offset + 1 < data.count, data[offset + 1] & 0xF0 == 0x10 else { throw Malformed(description: "bad count") }
             let size = 1 << Int(data[offset + 1] & 0x0F)
-            return (try integer(data, at: offset + 2, size: size), offset + 2 + size)
+            return (try integer(at: offset + 2, size: size), offset + 2 + size)
         }
 
+        /// Bytes of an object: objects lie between the header and the offset table.
         func bytes(_ start: Int, _ count: Int) throws -> ArraySlice<UInt8> {
-            guard start >= 0, count >= 0, start + count <= data.count else { throw Malformed(description: "truncated object") }
+            guard start >= 8, count >= 0, count <= tableOffset, start <= tableOffset - count else { throw Malformed(description: "truncated object") }
             return data[start..<start + count]
+        }
+
+        /// A big-endian integer inside the objects.
+        func integer(at offset: Int, size: Int) throws -> Int {
+            _ = try bytes(offset, size)
+            return try BinaryPropertyList.integer(data, at: offset, size: size)
         }
 
         mutating func object(_ index: Int, depth: Int) throws -> PropertyListValue {
@@ -99,11 +106,13 @@ public enum BinaryPropertyList {
                 default: throw Malformed(description: "unknown marker \(marker)")
                 }
             case 0x1:
+                // 1, 2, 4 or 8 bytes, or 16 (a 128-bit integer, of which the low 64 bits are kept).
                 let size = 1 << Int(marker & 0x0F)
+                guard size <= 16 else { throw Malformed(description: "an integer of \(size) bytes") }
                 let raw = try bytes(offset + 1, size)
                 var value: UInt64 = 0
                 for byte in raw { value = value << 8 | UInt64(byte) }
-                return .integer(size == 8 ? Int64(bitPattern: value) : Int64(value))
+                return .integer(size >= 8 ? Int64(bitPattern: value) : Int64(value))
             case 0x2, 0x3:
                 let size = marker >> 4 == 0x3 ? 8 : 1 << Int(marker & 0x0F)
                 let raw = try bytes(offset + 1, size)
@@ -123,19 +132,19 @@ public enum BinaryPropertyList {
                 let units = stride(from: raw.startIndex, to: raw.endIndex, by: 2).map { UInt16(raw[$0]) << 8 | UInt16(raw[$0 + 1]) }
                 return .string(String(decoding: units, as: UTF16.self))
             case 0x8:
-                return .uid(try integer(data, at: offset + 1, size: Int(marker & 0x0F) + 1))
+                return .uid(try integer(at: offset + 1, size: Int(marker & 0x0F) + 1))
             case 0xA:
                 let (count, start) = try count(at: offset)
                 guard count <= objectCount else { throw Malformed(description: "array too long") }
-                return .array(try (0..<count).map { try object(try integer(data, at: start + $0 * referenceSize, size: referenceSize), depth: depth + 1) })
+                return .array(try (0..<count).map { try object(try integer(at: start + $0 * referenceSize, size: referenceSize), depth: depth + 1) })
             case 0xD:
                 let (count, start) = try count(at: offset)
                 guard count <= objectCount else { throw Malformed(description: "dictionary too long") }
                 var entries: [String: PropertyListValue] = [:]
                 for position in 0..<count {
-                    let key = try object(try integer(data, at: start + position * referenceSize, size: referenceSize), depth: depth + 1)
+                    let key = try object(try integer(at: start + position * referenceSize, size: referenceSize), depth: depth + 1)
                     guard case .string(let name) = key else { throw Malformed(description: "a dictionary key is not a string") }
-                    entries[name] = try object(try integer(data, at: start + (count + position) * referenceSize, size: referenceSize), depth: depth + 1)
+                    entries[name] = try object(try integer(at: start + (count + position) * referenceSize, size: referenceSize), depth: depth + 1)
                 }
                 return .dictionary(entries)
             default:

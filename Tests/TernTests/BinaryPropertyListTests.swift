@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// Core Data's store metadata and the keyed archives of Xcode mapping models are binary property
+/// lists: hostile ones must decode or be refused, never crash (found by `scripts/fuzz 360 plist`).
+@Suite("Binary property lists")
+struct BinaryPropertyListTests {
+    /// `bplist00`, one object (`object`, at offset 8), its one-byte offset table and the trailer.
+    static func plist(_ object: [UInt8]) -> [UInt8] {
+        let table = 8 + object.count
+        func big(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
+        return Array("bplist00".utf8) + object + [8] + [0, 0, 0, 0, 0, 0, 1, 1] + big(1) + big(0) + big(table)
+    }
+
+    @Test("integers of 1 to 8 bytes, and of 16 bytes (the low 64 bits, however large), decode")
+    func integers() throws {
+        #expect(try BinaryPropertyList.decode(Self.plist([0x10, 0x2A])) == .integer(42))
+        #expect(try BinaryPropertyList.decode(Self.plist([0x13] + [UInt8](repeating: 0xFF, count: 8))) == .integer(-1))
+        // A 128-bit integer with its high bits set made `Int64(_:)` trap.
+        #expect(try BinaryPropertyList.decode(Self.plist([0x14] + [UInt8](repeating: 0xFF, count: 16))) == .integer(-1))
+        #expect(try BinaryPropertyList.decode(Self.plist([0x14] + [UInt8](repeating: 0, count: 15) + [7])) == .integer(7))
+    }
+
+    @Test("the fuzzer's crash: Core Data metadata with an integer marker of 16 bytes decodes or is refused")
+    func fuzzerCrash() {
+        let bytes = [UInt8](Data(base64Encoded: "YnBsaXN0MDDYAQIDBAUGBwgJCwwNDg8SE18QHk5TU3RvcmVNb2RlbFZlcnNpb25JZGVudGlmaWVyc1tOU1N0b3JlVHlwZV8QEl9OU0F1dG9WYWN1dW1MZXZlbF8QH05TU3RvcmVNb2RlbFZlcnNpb25IYXNoZXNEaWdlc3RfEB5OU1N0b3JlTW9kZWxWZXJzaW9uQ2hlY2tzdW1LZXlfEBlOU1N0b3FlTW9kZWxWZXJzaW9uSGFzaFNBdXRvVmFjdXVtTGV2ZWxfEB9OU1N0b3JlTW9kZWxWZXJzaW9uSGFzaGVzRGlnZXN0XxAeTlNTdG9yZU1vZGVsVmVyc2lvbkNoZWNrc3VtS2V5XxAZTlNTdG9xZU1vZGVsVmVyc2lzVmVyc2lvbqEIUFZTUUxpdGVRMdEMDVRQb3N0TxAgWiT3tl9Hwzxb1UYD5NDf74LhY7UYlpKbwLZ8ciIfE0URA2IQAwgVNoKCgoKCgoKCgoKCaXPVRgPk0N/vguFjtRiWkpvAtnxyIh8TRREDYhADCBU2goKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCQldzk7beIkxh/GA4ZIRMtfj2EQU1EAMACAAZADoARgBbAH0AngC6ANoA/QD/AQABBwEJAWQBkwGWAaUByAHLAAAAAAAAAgEAAAAAAAAAFAAAAAAAAAAAAAAAAAAAAc0=")!)
+        _ = try? BinaryPropertyList.decode(bytes)
+    }
+
+    @Test("an integer of 32 bytes or more, a truncated object and a bad trailer are refused as malformed")
+    func malformed() {
+        for bytes in [Self.plist([0x15] + [UInt8](repeating: 0xFF, count: 32)), Self.plist([0x13, 0x01]), Array(Self.plist([0x10, 0x2A]).dropLast(3)), Array("bplist00".utf8)] {
+            #expect(throws: BinaryPropertyList.Malformed.self) { try BinaryPropertyList.decode(bytes) }
+        }
+    }
+
+    @Test("the metadata of every real store in the fixtures decodes")
+    func fixtures() throws {
+        let stores = try FileManager.default.subpathsOfDirectory(atPath: Fixtures.root.path).filter { $0.hasSuffix(".sqlite") }
+        #expect(stores.count >= 5)
+        for store in stores {
+            let metadata = try StoreMetadata.read(storeAt: Fixtures.root.appendingPathComponent(store).path)
+            #expect(!metadata.versionHashes.isEmpty, "\(store)")
+        }
+    }
+}
