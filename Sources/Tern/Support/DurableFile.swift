@@ -26,17 +26,30 @@ enum DurableFile {
                 }
                 written += count
             }
-            return fsync(descriptor) == 0 ? nil : ("fsync", errno)
+            return flush(descriptor) == 0 ? nil : ("fsync", errno)
         }
         close(descriptor)
         if let (operation, code) = failure {
             unlink(partial)
             throw fail(operation, code, partial)
         }
-        guard rename(partial, path) == 0 else { throw fail("rename", errno, path) }
+        guard rename(partial, path) == 0 else {
+            let code = errno
+            unlink(partial)
+            throw fail("rename", code, path)
+        }
         let directory = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else { throw fail("open directory", errno, path) }
         defer { close(directory) }
-        guard fsync(directory) == 0 else { throw fail("directory fsync", errno, path) }
+        guard flush(directory) == 0 else { throw fail("directory fsync", errno, path) }
+    }
+
+    /// Makes a file's writes durable: `fsync`, or on Apple's systems `F_FULLFSYNC` (their
+    /// `fsync` stops at the drive's cache), falling back to `fsync` where a filesystem lacks it.
+    private static func flush(_ descriptor: Int32) -> Int32 {
+        #if canImport(Darwin)
+        if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }
+        #endif
+        return fsync(descriptor)
     }
 }
