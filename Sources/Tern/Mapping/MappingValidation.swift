@@ -119,6 +119,7 @@ extension MappingModel {
                 }
             }
         }
+        if problems.isEmpty { problems = SQLiteLimits.problems(in: validated, source: source) }
         guard problems.isEmpty else {
             throw TernError(.badInput, "the mapping model is invalid:\n" + problems.map { "  - \($0)" }.joined(separator: "\n"), path: file)
         }
