@@ -39,6 +39,21 @@ struct BadModelTests {
         #expect(error.message.contains("malformed XML"))
     }
 
+    @Test("an empty Xcode model or mapping file is malformed XML, not a crash (FoundationXML dereferences null for empty data; found by fuzzing)")
+    func emptyXML() throws {
+        let bundle = directory.url.appendingPathComponent("Empty.xcdatamodel")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        try Data().write(to: bundle.appendingPathComponent("contents"))
+        let error = try failure { try ModelLoader.load(bundle.path) }
+        #expect(error.kind == .badInput && error.message.contains("the file is empty"), "\(error)")
+
+        let mapping = directory.url.appendingPathComponent("Empty.xcmappingmodel")
+        try FileManager.default.createDirectory(at: mapping, withIntermediateDirectories: true)
+        try Data().write(to: mapping.appendingPathComponent("xcmapping.xml"))
+        let model = ObjectModel(versionName: "m", entities: [Entity(name: "A", attributes: [Attribute(name: "x", type: .string)])])
+        #expect(throws: TernError.self) { try MappingLoader.load(mapping.path, source: model, destination: model) }
+    }
+
     @Test("an unknown attribute type names the entity, attribute and the known types")
     func unknownAttributeType() throws {
         let error = try failure { try loadXcode(#"<entity name="Book"><attribute name="cover" attributeType="Picture"/></entity>"#) }

@@ -8,6 +8,8 @@ final class WellFormedness: NSObject, XMLParserDelegate {
 
     /// "line L, column C: reason" for the first error, or nil for well-formed XML.
     static func check(_ data: Data) -> String? {
+        // FoundationXML's XMLDocument dereferences a null document for empty data (found by fuzzing).
+        guard !data.isEmpty else { return "line 1, column 1: the file is empty" }
         let parser = XMLParser(data: data)
         let delegate = WellFormedness()
         parser.delegate = delegate
