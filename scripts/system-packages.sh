@@ -1,11 +1,14 @@
 # Sourced by scripts/demo and scripts/test: makes sure the C libraries Tern links are installed.
 # Installs them with apt-get when running as root; otherwise prints the exact command and stops.
 # `tern_require_system_packages tests` also asks for what the tests run beside tern: the sqlite3
-# shell, as another program using a store.
+# shell, as another program using a store, and libfiu's fiu-run, which fails system calls.
 
 tern_require_system_packages() {
     local missing=()
-    if [ "${1:-}" = tests ]; then command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3); fi
+    if [ "${1:-}" = tests ]; then
+        command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
+        command -v fiu-run >/dev/null 2>&1 || missing+=(fiu-utils)
+    fi
     pkg-config --exists sqlite3 2>/dev/null || missing+=(libsqlite3-dev)
     pkg-config --exists libuv 2>/dev/null || missing+=(libuv1-dev)
     command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)

@@ -79,6 +79,28 @@ struct FaultInjectionTests {
         #expect(lost >= 10 && torn >= 5)
     }
 
+    @Test("the file tern writes itself, the run record, when every rename or every fsync fails (libfiu's fiu-run): exit 74 naming the operation and the file, the source untouched, --resume finishes",
+          arguments: ["posix/io/dir/rename", "posix/io/sync/fsync"])
+    func ownFiles(failing call: String) throws {
+        let model = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/library").path
+        let source = path("Library.sqlite")
+        #expect(try TernProcess.run(["generate", "--model", model, "--version", "Library 1", "--rows", "30", source]).status == 0)
+        let original = try Data(contentsOf: URL(fileURLWithPath: source))
+        let reference = path("Reference.sqlite")
+        #expect(try TernProcess.run(["migrate", source, "--model", model, "--out", reference, "--progress", "none"]).status == 0)
+        let output = path("Out.sqlite")
+        let arguments = ["migrate", source, "--model", model, "--out", output, "--progress", "none"]
+        let failed = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/fiu-run"), ["-x", "-c", "enable name=\(call)", TernProcess.executable.path] + arguments)
+        let said = String(decoding: failed.standardError, as: UTF8.self)
+        #expect(failed.status == 74, "\(said)")
+        let operation = call.hasSuffix("rename") ? "rename failed" : "fsync failed"
+        #expect(said.contains(operation) && said.contains(directory.lastPathComponent), "\(said)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == original)
+        let resumed = try TernProcess.run(arguments + ["--resume"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(try StoreDump.lines(output) == StoreDump.lines(reference))
+    }
+
     /// Runs `scenario` with the fault `op:N:mode` at up to `points` values of N spread over the
     /// calls an unfaulted run makes, each followed by checks and a `--resume`. Returns how many
     /// faults fired.
