@@ -54,6 +54,23 @@ struct BadModelTests {
         #expect(throws: TernError.self) { try MappingLoader.load(mapping.path, source: model, destination: model) }
     }
 
+    @Test("bytes that are not UTF-8 in a name are malformed XML naming line and column, not a trap in FoundationXML's parser (found by fuzzing)")
+    func notUTF8() throws {
+        let bundle = directory.url.appendingPathComponent("Bytes.xcdatamodel")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        let text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<model type=\"com.apple.IDECoreDataModeler.DataModel\">\n<entity name=\"Book\" inver"
+        try (Data(text.utf8) + Data([0xFF, 0xFF]) + Data("seEntity=\"x\"/></model>".utf8)).write(to: bundle.appendingPathComponent("contents"))
+        let error = try failure { try ModelLoader.load(bundle.path) }
+        #expect(error.kind == .badInput && error.message.contains("line 3, column 26: not UTF-8"), "\(error)")
+
+        let mapping = directory.url.appendingPathComponent("Bytes.xcmappingmodel")
+        try FileManager.default.createDirectory(at: mapping, withIntermediateDirectories: true)
+        try (Data("<?xml version=\"1.0\"?><database><object type=\"X\" id=\"1\"><attribute name=\"a\" typ".utf8) + Data([0xF4]) + Data("=\"string\">x</attribute></object></database>".utf8))
+            .write(to: mapping.appendingPathComponent("xcmapping.xml"))
+        let model = ObjectModel(versionName: "m", entities: [Entity(name: "A", attributes: [Attribute(name: "x", type: .string)])])
+        #expect(throws: TernError.self) { try MappingLoader.load(mapping.path, source: model, destination: model) }
+    }
+
     @Test("an unknown attribute type names the entity, attribute and the known types")
     func unknownAttributeType() throws {
         let error = try failure { try loadXcode(#"<entity name="Book"><attribute name="cover" attributeType="Picture"/></entity>"#) }
