@@ -71,6 +71,16 @@ struct BadModelTests {
         #expect(throws: TernError.self) { try MappingLoader.load(mapping.path, source: model, destination: model) }
     }
 
+    @Test("a lone NUL, a processing instruction with no data: malformed XML, not a crash in FoundationXML (found by fuzzing)",
+          arguments: [Data([0]), Data("<?x?>\n<model/>".utf8), Data("<?xml version=\"1.0\"?>\n<model><?pi?></model>".utf8)])
+    func foundationXMLCrashes(contents: Data) throws {
+        let bundle = directory.url.appendingPathComponent("Odd.xcdatamodel")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        try contents.write(to: bundle.appendingPathComponent("contents"))
+        let error = try failure { try ModelLoader.load(bundle.path) }
+        #expect(error.kind == .badInput && error.message.contains("malformed XML"), "\(error)")
+    }
+
     @Test("an unknown attribute type names the entity, attribute and the known types")
     func unknownAttributeType() throws {
         let error = try failure { try loadXcode(#"<entity name="Book"><attribute name="cover" attributeType="Picture"/></entity>"#) }
