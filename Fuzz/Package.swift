@@ -11,8 +11,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [.package(path: "..")],
     targets: [
-        .executableTarget(name: "ExpressionFuzzer", dependencies: [.product(name: "Tern", package: tern)]),
-        .executableTarget(name: "FileFormatFuzzer", dependencies: [.product(name: "Tern", package: tern)]),
+        // libFuzzer's entry, shared by the fuzzers.
+        .target(name: "FuzzDriver"),
+        .executableTarget(name: "ExpressionFuzzer", dependencies: ["FuzzDriver", .product(name: "Tern", package: tern)]),
+        .executableTarget(name: "FileFormatFuzzer", dependencies: ["FuzzDriver", .product(name: "Tern", package: tern)]),
     ],
     swiftLanguageModes: [.v6]
 )

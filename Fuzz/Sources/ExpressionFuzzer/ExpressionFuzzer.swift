@@ -1,3 +1,4 @@
+import FuzzDriver
 import Tern
 
 /// The model every fuzzed expression is bound to: a little of everything the binder handles.
@@ -35,18 +36,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// libFuzzer's driver (`LLVMFuzzerRunDriver`, part of its public interface since LLVM 11).
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
 /// SwiftPM links an executable target through a renamed `main`; this one hands over to libFuzzer.
 @_cdecl("ExpressionFuzzer_main")
 public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var arguments = argv
-    return runFuzzerDriver(&count, &arguments) { data, size in fuzz(data, size) }
+    runLibFuzzer(argc, argv) { data, size in fuzz(data, size) }
 }
