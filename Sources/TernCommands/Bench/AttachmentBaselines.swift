@@ -12,25 +12,20 @@ struct AttachmentsCeilingCommand: ParsableCommand {
     @OptionGroup var arguments: BaselineArguments
 
     func run() throws {
-        let started = ContinuousClock.now
-        let (layout, connection) = try arguments.createDestination()
-        let number = { (entity: String) in layout.entities[entity]!.number }
-        try connection.execute("ATTACH DATABASE \(quoteLiteral(arguments.source)) AS src")
-        try connection.transaction(.immediate) {
+        try arguments.runCeiling(tables: ["ZFOLDER", "ZDOCUMENT"]) { connection, number in
             try connection.execute("INSERT INTO ZFOLDER (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT Z_PK, \(number("Folder")), 1, ZNAME FROM src.ZFOLDER")
             try connection.execute("""
                 INSERT INTO ZDOCUMENT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZATTACHMENT, ZTHUMBNAIL, ZFOLDER)
                 SELECT Z_PK, \(number("Document")), 1, ZTITLE, ZATTACHMENT, ZTHUMBNAIL, ZFOLDER FROM src.ZDOCUMENT
                 """)
-            try BaselineArguments.finishInSQL(connection, layout: layout, tables: ["ZFOLDER", "ZDOCUMENT"])
+        } after: {
+            let files = ExternalBinaryData.folder(forStore: arguments.source)
+            let carried = ExternalBinaryData.folder(forStore: arguments.destination)
+            try FileManager.default.createDirectory(atPath: carried, withIntermediateDirectories: true)
+            for file in try FileManager.default.contentsOfDirectory(atPath: files) {
+                try FileManager.default.linkItem(atPath: files + "/" + file, toPath: carried + "/" + file)
+            }
         }
-        let files = ExternalBinaryData.folder(forStore: arguments.source)
-        let carried = ExternalBinaryData.folder(forStore: arguments.destination)
-        try FileManager.default.createDirectory(atPath: carried, withIntermediateDirectories: true)
-        for file in try FileManager.default.contentsOfDirectory(atPath: files) {
-            try FileManager.default.linkItem(atPath: files + "/" + file, toPath: carried + "/" + file)
-        }
-        try arguments.finish(connection, counting: ["ZFOLDER", "ZDOCUMENT"], since: started)
     }
 }
 

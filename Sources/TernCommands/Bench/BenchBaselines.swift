@@ -35,12 +35,23 @@ struct BaselineArguments: ParsableArguments {
         return (layout, connection, try Connection(path: source, configuration: .init(mode: .readOnly)))
     }
 
-    /// For the SQL ceilings: each of `tables`' Z_MAX set from its rows, then the indexes.
-    static func finishInSQL(_ connection: Connection, layout: StoreLayout, tables: [String]) throws {
-        for table in tables {
-            try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT coalesce(max(Z_PK), 0) FROM \(table)) WHERE 'Z' || upper(Z_NAME) = '\(table)'")
+    /// A hand-written SQL ceiling: the destination created and the source attached as `src`;
+    /// in one transaction, `copy` (given the connection and each entity's number), then each of
+    /// `tables`' Z_MAX set from its rows and the indexes built; then `after` (files, say); last,
+    /// the run reported with the objects in `tables`.
+    func runCeiling(tables: [String], _ copy: (Connection, (String) -> Int) throws -> Void, after: () throws -> Void = {}) throws {
+        let started = ContinuousClock.now
+        let (layout, connection) = try createDestination()
+        try connection.execute("ATTACH DATABASE \(quoteLiteral(source)) AS src")
+        try connection.transaction(.immediate) {
+            try copy(connection) { layout.entities[$0]!.number }
+            for table in tables {
+                try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT coalesce(max(Z_PK), 0) FROM \(table)) WHERE 'Z' || upper(Z_NAME) = '\(table)'")
+            }
+            for statement in layout.indexStatements { try connection.execute(statement) }
         }
-        for statement in layout.indexStatements { try connection.execute(statement) }
+        try after()
+        try finish(connection, counting: tables, since: started)
     }
 
     /// Closes the destination and reports the run with the objects now in `tables`.
@@ -73,11 +84,7 @@ struct SQLCeilingCommand: ParsableCommand {
     @OptionGroup var arguments: BaselineArguments
 
     func run() throws {
-        let started = ContinuousClock.now
-        let (layout, connection) = try arguments.createDestination()
-        let number = { (entity: String) in layout.entities[entity]!.number }
-        try connection.execute("ATTACH DATABASE \(quoteLiteral(arguments.source)) AS src")
-        try connection.transaction(.immediate) {
+        try arguments.runCeiling(tables: ["ZCATEGORY", "ZPUBLICATION", "ZPAGE"]) { connection, number in
             try connection.execute("INSERT INTO ZCATEGORY (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT Z_PK, \(number("Category")), 1, ZNAME FROM src.ZCATEGORY")
             try connection.execute("""
                 INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZFIRSTNAME, ZLASTNAME, ZPRICE, ZPUBLISHED, ZCATEGORY)
@@ -87,9 +94,7 @@ struct SQLCeilingCommand: ParsableCommand {
                        ZPRICE * 1.04, ZPUBLISHED, ZCATEGORY FROM src.ZBOOK
                 """)
             try connection.execute("INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK) SELECT Z_PK, \(number("Page")), 1, ZNUMBER, ZTEXT, ZBOOK FROM src.ZPAGE")
-            try BaselineArguments.finishInSQL(connection, layout: layout, tables: ["ZCATEGORY", "ZPUBLICATION", "ZPAGE"])
         }
-        try arguments.finish(connection, counting: ["ZCATEGORY", "ZPUBLICATION", "ZPAGE"], since: started)
     }
 }
 
