@@ -172,7 +172,9 @@ public final class Connection {
         try statement.bind(arguments)
         defer { statement.reset() }
         guard try statement.step() else { return nil }
-        return statement.row.value(at: 0)
+        let value = statement.row.value(at: 0)
+        try statement.finishWriting()
+        return value
     }
 
     // MARK: State

@@ -15,7 +15,9 @@ extension Connection {
     public func setPragma(_ name: String, _ value: SQLiteValue) throws -> SQLiteValue? {
         let statement = try prepare("PRAGMA \(try pragmaName(name)) = \(value.sqlLiteral)")
         guard try statement.step() else { return nil }
-        return statement.row.value(at: 0)
+        let value = statement.row.value(at: 0)
+        try statement.finishWriting()
+        return value
     }
 
     /// Sets the journal mode and checks SQLite accepted it.

@@ -30,9 +30,10 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
         return pattern.rawValue == code.rawValue
     }
 
-    /// Whether the code says the disk or a file failed rather than the SQL or the data.
-    public var isStorageFailure: Bool {
-        [ResultCode.SQLITE_IOERR, .SQLITE_FULL, .SQLITE_CANTOPEN, .SQLITE_CORRUPT, .SQLITE_NOTADB].contains(primary)
+    /// Whether the code is about a file rather than the SQL or the data: the disk or a file
+    /// failed, or another connection held a lock on one longer than the busy timeout.
+    public var concernsFiles: Bool {
+        [ResultCode.SQLITE_IOERR, .SQLITE_FULL, .SQLITE_CANTOPEN, .SQLITE_CORRUPT, .SQLITE_NOTADB, .SQLITE_BUSY].contains(primary)
     }
 
     /// The system call an `SQLITE_IOERR_*` code names ("write", "fsync", …); nil for others.

@@ -12,7 +12,8 @@ public struct SQLiteError: Error, Equatable, CustomStringConvertible {
     public let message: String
     /// The statement that failed, when the failure belongs to one.
     public let sql: String?
-    /// For a failure of the disk (I/O, full, cannot open, corrupt): the files of the connection,
+    /// For a failure of the disk (I/O, full, cannot open, corrupt) or a lock held elsewhere
+    /// (busy): the files of the connection,
     /// its main database first, then those attached (SQLite does not say which one failed), and
     /// the operating system's error.
     public let files: [String]
@@ -33,7 +34,7 @@ public struct SQLiteError: Error, Equatable, CustomStringConvertible {
         let resolved = ResultCode(rawValue: (extended & 0xFF) == (code & 0xFF) ? extended : code)
         let message = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
             ?? String(cString: sqlite3_errstr(code))
-        guard let connection, resolved.isStorageFailure else {
+        guard let connection, resolved.concernsFiles else {
             self.init(code: resolved, message: message, sql: sql)
             return
         }
@@ -60,6 +61,7 @@ public struct SQLiteError: Error, Equatable, CustomStringConvertible {
         var text = "SQLite error \(code): \(message)"
         if let operation = code.ioOperation { text += " (\(operation) failed\(systemError.map { ": \($0)" } ?? ""))" }
         if !files.isEmpty { text += " in " + files.joined(separator: " or ") }
+        if code.primary == .SQLITE_BUSY { text += " (another connection kept a lock on it longer than this one waits)" }
         if let sql {
             text += " — while running: \(sql)"
         }

@@ -106,6 +106,17 @@ public final class Statement {
         }
     }
 
+    /// For a statement that writes and has returned the row it was run for: steps it to its end,
+    /// where an autocommit transaction commits, so that a failed commit (a write or fsync of the
+    /// journal) is thrown rather than lost when the statement is reset. `PRAGMA journal_mode = WAL`
+    /// on a new database is one: it returns "wal" first, and a failed fsync after that would
+    /// leave the store in rollback mode with no error. Statements that only read have nothing to
+    /// commit and are left where they are.
+    public func finishWriting() throws {
+        guard let handle, sqlite3_stmt_readonly(handle) == 0 else { return }
+        while try step() {}
+    }
+
     /// Steps to completion, ignoring rows, then resets so the statement can run again.
     public func run() throws {
         defer { reset() }

@@ -7,7 +7,8 @@
  * step stores, destinations.
  *
  * TERN_FAULT = OP:N:MODE[:KIND]
- *   OP    read | write | sync | truncate | open
+ *   OP    read | write | sync | truncate | open, or exit (N 1, MODE powerloss or tear): the
+ *         power goes as the process exits, after it said what it did
  *   N     the Nth call of OP, counted over the files of KIND (1-based)
  *   MODE  once        SQLITE_IOERR_* for that call only
  *         persistent  SQLITE_IOERR_* for that call and every later call of OP
@@ -26,10 +27,18 @@
  * it replaces (and the file's size) are kept in memory, also after the file is closed (the page
  * cache keeps unsynced writes); a sync of the file, through any handle, makes them durable. A
  * power cut puts them back, newest first. What SQLite writes outside xWrite (the memory-mapped
- * -shm) is not durable anyway; files Tern writes itself, renames and deletions are not modelled.
+ * -shm) is not durable anyway. Files Tern writes itself through write(2) are not modelled.
+ *
+ * Directory changes: with powerloss or tear, rename(2), link(2) and unlink(2) of the process
+ * (SQLite's journals, -wal and -shm aside) are durable only once their directory is fsynced; a
+ * power cut undoes the others, newest first, before the files' lost writes are put back. A name a
+ * rename replaced or an unlink removed is kept under a hidden hard link until then.
  */
 #include <sqlite3.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <libgen.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -37,8 +46,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OP_READ, OP_WRITE, OP_SYNC, OP_TRUNCATE, OP_OPEN, OP_COUNT };
-static const char *const op_names[OP_COUNT] = { "read", "write", "sync", "truncate", "open" };
+enum { OP_READ, OP_WRITE, OP_SYNC, OP_TRUNCATE, OP_OPEN, OP_COUNT, OP_EXIT = OP_COUNT };
+static const char *const op_names[OP_COUNT + 1] = { "read", "write", "sync", "truncate", "open", "exit" };
 enum { KIND_TEMP, KIND_MAIN, KIND_WAL, KIND_JOURNAL, KIND_ANY };
 enum { MODE_ONCE, MODE_PERSISTENT, MODE_FULL, MODE_POWERLOSS, MODE_TEAR };
 static const char *const mode_names[] = { "once", "persistent", "full", "powerloss", "tear" };
@@ -171,7 +180,10 @@ static void synced(const char *path) {
 
 /* The power goes: each open file gets back the bytes and size it had at its last sync (with
  * `tear`, each lost write by a coin), then the process dies without flushing anything. */
+static void undo_directory_changes(void);
+
 static void power_cut(void) {
+    undo_directory_changes();
     unsigned long long coin = (unsigned long long)fault.n * 0x9E3779B97F4A7C15ull + 1;
     /* Open handles first (their writes are the newest), then files closed unsynced, newest first. */
     for (FaultFile *file = open_files; file; file = file->next_open) {
@@ -330,6 +342,171 @@ static sqlite3_vfs fault_vfs = {
     .xGetLastError = fault_last_error, .xCurrentTimeInt64 = fault_current_time64,
 };
 
+/* ---- Directory changes since each directory's last fsync ---------------------------------- */
+
+enum { CHANGE_RENAME, CHANGE_LINK, CHANGE_UNLINK };
+
+typedef struct Change {
+    int type;
+    char *from, *to;   /* rename: from → to; link: the new name `to`; unlink: the name `from` */
+    char *kept;        /* a hidden hard link to what `to` replaced (rename) or `from` was (unlink) */
+    struct Change *previous;
+} Change;
+
+static Change *changes;  /* newest first */
+static unsigned long kept_count;
+static int (*real_rename)(const char *, const char *);
+static int (*real_link)(const char *, const char *);
+static int (*real_unlink)(const char *);
+static int (*real_fsync)(int);
+static int (*real_fdatasync)(int);
+
+static int modelled(const char *path) {
+    if (!fault.enabled || (fault.mode != MODE_POWERLOSS && fault.mode != MODE_TEAR) || !path) return 0;
+    size_t length = strlen(path);
+    static const char *const sqlites[] = { "-journal", "-wal", "-shm" };
+    for (int i = 0; i < 3; i++) {
+        size_t n = strlen(sqlites[i]);
+        if (length >= n && strcmp(path + length - n, sqlites[i]) == 0) return 0;
+    }
+    return 1;
+}
+
+/* The directory of `path`, resolved, in `out` (PATH_MAX). */
+static int directory_of(const char *path, char *out) {
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", path);
+    return realpath(dirname(copy), out) ? 0 : -1;
+}
+
+/* Keeps `path`'s file under a hidden hard link beside it; NULL when there is none. */
+static char *keep(const char *path) {
+    struct stat status;
+    if (lstat(path, &status) != 0 || !S_ISREG(status.st_mode)) return NULL;
+    char *kept = malloc(strlen(path) + 48);
+    if (!kept) return NULL;
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", path);
+    char *slash = strrchr(copy, '/');
+    if (slash) { *slash = 0; sprintf(kept, "%s/.tern-fault-kept-%d-%lu", copy, (int)getpid(), ++kept_count); }
+    else sprintf(kept, ".tern-fault-kept-%d-%lu", (int)getpid(), ++kept_count);
+    if (real_link(path, kept) != 0) { free(kept); return NULL; }
+    return kept;
+}
+
+static void record(int type, const char *from, const char *to, char *kept) {
+    Change *change = calloc(1, sizeof *change);
+    if (!change) return;
+    change->type = type;
+    change->from = from ? strdup(from) : NULL;
+    change->to = to ? strdup(to) : NULL;
+    change->kept = kept;
+    change->previous = changes;
+    changes = change;
+}
+
+static void drop(Change *change) {
+    if (change->kept) real_unlink(change->kept);
+    free(change->from); free(change->to); free(change->kept); free(change);
+}
+
+/* An fsync of a directory makes every change of a name in it durable. */
+static void directory_synced(int descriptor) {
+    struct stat status;
+    if (fstat(descriptor, &status) != 0 || !S_ISDIR(status.st_mode)) return;
+    char link_path[64], directory[4096];
+    snprintf(link_path, sizeof link_path, "/proc/self/fd/%d", descriptor);
+    ssize_t length = readlink(link_path, directory, sizeof directory - 1);
+    if (length < 0) return;
+    directory[length] = 0;
+    pthread_mutex_lock(&fault.mutex);
+    for (Change **link = &changes; *link;) {
+        Change *change = *link;
+        char of_from[4096] = "", of_to[4096] = "";
+        int durable = (!change->from || (directory_of(change->from, of_from) == 0 && strcmp(of_from, directory) == 0))
+                   && (!change->to || (directory_of(change->to, of_to) == 0 && strcmp(of_to, directory) == 0));
+        if (durable) { *link = change->previous; drop(change); } else link = &change->previous;
+    }
+    pthread_mutex_unlock(&fault.mutex);
+}
+
+int rename(const char *from, const char *to) {
+    if (!modelled(to)) return real_rename(from, to);
+    pthread_mutex_lock(&fault.mutex);
+    char *kept = keep(to);
+    int rc = real_rename(from, to);
+    if (rc == 0) record(CHANGE_RENAME, from, to, kept);
+    else if (kept) { int saved = errno; real_unlink(kept); free(kept); errno = saved; }
+    pthread_mutex_unlock(&fault.mutex);
+    return rc;
+}
+
+int link(const char *from, const char *to) {
+    int rc = real_link(from, to);
+    if (rc == 0 && modelled(to)) {
+        pthread_mutex_lock(&fault.mutex);
+        record(CHANGE_LINK, NULL, to, NULL);
+        pthread_mutex_unlock(&fault.mutex);
+    }
+    return rc;
+}
+
+int unlink(const char *path) {
+    if (!modelled(path)) return real_unlink(path);
+    pthread_mutex_lock(&fault.mutex);
+    char *kept = keep(path);
+    int rc = real_unlink(path);
+    if (rc == 0) record(CHANGE_UNLINK, path, NULL, kept);
+    else if (kept) { int saved = errno; real_unlink(kept); free(kept); errno = saved; }
+    pthread_mutex_unlock(&fault.mutex);
+    return rc;
+}
+
+int fsync(int descriptor) {
+    int rc = real_fsync(descriptor);
+    if (rc == 0 && changes) directory_synced(descriptor);
+    return rc;
+}
+
+int fdatasync(int descriptor) {
+    int rc = real_fdatasync(descriptor);
+    if (rc == 0 && changes) directory_synced(descriptor);
+    return rc;
+}
+
+/* The power goes: every change not yet made durable is undone, newest first. */
+static void undo_directory_changes(void) {
+    for (Change *change = changes; change; change = change->previous) {
+        switch (change->type) {
+        case CHANGE_RENAME:
+            real_rename(change->to, change->from);
+            if (change->kept) real_rename(change->kept, change->to);
+            break;
+        case CHANGE_LINK:
+            real_unlink(change->to);
+            break;
+        case CHANGE_UNLINK:
+            if (change->kept) real_rename(change->kept, change->from);
+            break;
+        }
+        free(change->kept);
+        change->kept = NULL;
+    }
+    changes = NULL;
+}
+
+/* At a normal exit nothing is lost: the hidden links go. With OP exit, the power goes now. */
+static void at_exit(void) {
+    if (fault.enabled && fault.op == OP_EXIT) {
+        fprintf(stderr, "tern-fault: power cut at exit (%s)\n", mode_names[fault.mode]);
+        pthread_mutex_lock(&fault.mutex);
+        power_cut();  /* does not return */
+    }
+    pthread_mutex_lock(&fault.mutex);
+    while (changes) { Change *change = changes; changes = change->previous; drop(change); }
+    pthread_mutex_unlock(&fault.mutex);
+}
+
 static void write_counts(void) {
     if (!fault.counts_file) return;
     FILE *out = fopen(fault.counts_file, "a");
@@ -357,10 +534,11 @@ static void configure(void) {
     long long n = 0;
     static const char *const kinds[] = { "temp", "main", "wal", "journal", "any" };
     if (sscanf(spec, "%15[a-z]:%lld:%15[a-z]:%15[a-z]", op, &n, mode, kind) < 3
-        || (fault.op = index_of(op, op_names, OP_COUNT)) < 0
+        || (fault.op = index_of(op, op_names, OP_COUNT + 1)) < 0
         || (fault.mode = index_of(mode, mode_names, 5)) < 0
         || (fault.kind = index_of(kind, kinds, 5)) <= 0 || n < 1
-        || (fault.mode == MODE_FULL && fault.op != OP_WRITE)) {
+        || (fault.mode == MODE_FULL && fault.op != OP_WRITE)
+        || (fault.op == OP_EXIT && (n != 1 || (fault.mode != MODE_POWERLOSS && fault.mode != MODE_TEAR)))) {
         fprintf(stderr, "tern-fault: TERN_FAULT=%s is not OP:N:MODE[:KIND]\n", spec);
         _exit(2);
     }
@@ -369,6 +547,12 @@ static void configure(void) {
 }
 
 __attribute__((constructor)) static void register_fault_vfs(void) {
+    real_rename = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
+    real_link = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "link");
+    real_unlink = (int (*)(const char *))dlsym(RTLD_NEXT, "unlink");
+    real_fsync = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    real_fdatasync = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+    if (!real_rename || !real_link || !real_unlink || !real_fsync || !real_fdatasync) { fprintf(stderr, "tern-fault: no libc\n"); _exit(2); }
     configure();
     real_vfs = sqlite3_vfs_find("unix");
     if (!real_vfs) { fprintf(stderr, "tern-fault: no unix VFS\n"); _exit(2); }
@@ -376,4 +560,5 @@ __attribute__((constructor)) static void register_fault_vfs(void) {
     fault_vfs.mxPathname = real_vfs->mxPathname;
     if (sqlite3_vfs_register(&fault_vfs, 1) != SQLITE_OK) { fprintf(stderr, "tern-fault: cannot register\n"); _exit(2); }
     atexit(write_counts);
+    atexit(at_exit);  /* runs first: atexit handlers run newest first */
 }

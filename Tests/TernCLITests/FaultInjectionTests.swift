@@ -15,7 +15,7 @@ struct FaultInjectionTests {
     static let library: Result<String, any Error> = Result {
         let source = CheckAndGenerateCommandTests.repository.appendingPathComponent("Tests/FaultInjection/fault_vfs.c").path
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("tern-fault-\(UUID().uuidString).so").path
-        let built = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/cc"), ["-shared", "-fPIC", "-O1", "-o", output, source, "-lsqlite3"])
+        let built = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/cc"), ["-shared", "-fPIC", "-O1", "-o", output, source, "-lsqlite3", "-ldl"])
         guard built.status == 0 else { throw TernTestFailure("cc fault_vfs.c: \(String(decoding: built.standardError, as: UTF8.self))") }
         return output
     }
@@ -70,13 +70,14 @@ struct FaultInjectionTests {
         #expect(covered >= 30)
     }
 
-    @Test("a power cut at every sync point (writes since each file's last sync lost), and torn at every other one",
+    @Test("a power cut at every sync point (writes since each file's last sync lost, and renames, links and unlinks since their directory's), torn at every other one, and as tern exits 0",
           arguments: [Scenario.swiftCopy, Scenario.chainInPlace, Scenario.attachmentsInPlace])
     func powerCuts(scenario: Scenario) throws {
         let lost = try sweep(scenario, op: "sync", mode: "powerloss", points: scenario.inPlace ? 20 : .max)
         let torn = try sweep(scenario, op: "sync", mode: "tear", points: scenario.inPlace ? 10 : 12)
-        print("power cuts (\(scenario.testDescription)): \(lost) lost, \(torn) torn")
-        #expect(lost >= 10 && torn >= 5)
+        let atExit = try sweep(scenario, op: "exit", mode: "powerloss", points: 1)
+        print("power cuts (\(scenario.testDescription)): \(lost) lost, \(torn) torn, \(atExit) at exit")
+        #expect(lost >= 10 && torn >= 5 && atExit == 1)
     }
 
     @Test("the file tern writes itself, the run record, when every rename or every fsync fails (libfiu's fiu-run): exit 74 naming the operation and the file, the source untouched, --resume finishes",
@@ -128,7 +129,7 @@ struct FaultInjectionTests {
         let counts = path("counts-\(op)-\(mode)")
         #expect(try TernProcess.run(counted.arguments, environment: ["LD_PRELOAD": library, "TERN_FAULT_COUNTS": counts]).status == 0)
         let line = try String(contentsOfFile: counts, encoding: .utf8)
-        let total = try #require(line.split(separator: " ").first { $0.hasPrefix(op + "=") }.flatMap { Int($0.dropFirst(op.count + 1).trimmingCharacters(in: .whitespacesAndNewlines)) })
+        let total = op == "exit" ? 1 : try #require(line.split(separator: " ").first { $0.hasPrefix(op + "=") }.flatMap { Int($0.dropFirst(op.count + 1).trimmingCharacters(in: .whitespacesAndNewlines)) })
         let chosen = total <= points ? Array(1...max(total, 1)) : (0..<points).map { 1 + $0 * (total - 1) / (points - 1) }
 
         var fired = 0
@@ -146,10 +147,19 @@ struct FaultInjectionTests {
                 for file in left {
                     #expect(try SQLiteShell.run(path(file), "PRAGMA integrity_check;") == "ok\n", "\(context): \(file)")
                 }
+                if op == "exit" {
+                    // The power went as tern exited 0: what it reported done must still be there.
+                    #expect(try StoreDump.lines(attempt.result) == expected, "\(context): the migrated store did not survive a power cut after exit 0")
+                    if scenario.inPlace {
+                        #expect(try Data(contentsOf: URL(fileURLWithPath: StoreMigrationPaths.backup(attempt.store))) == original, "\(context): the backup did not survive")
+                    }
+                }
             } else if faulted.status == 0 {
                 // SQLite got past the failed call itself (a journal write it could do without):
                 // the store must then be the uninterrupted run's.
                 absorbed += 1
+                // The fsyncgate lesson: a failed fsync may never be taken as durable.
+                #expect(op != "sync", "\(context): a failed fsync was taken as done (exit 0)")
                 #expect(try StoreDump.lines(attempt.result) == expected, "\(context): exited 0 with another store")
                 // Finished as a delivered store is: user_version cleared, the run named in its metadata.
                 #expect(try SQLiteShell.run(attempt.result, "PRAGMA user_version; SELECT instr(Z_PLIST, CAST('TernMigratedFrom' AS BLOB)) > 0 FROM Z_METADATA;") == "0\n1\n",
@@ -161,6 +171,11 @@ struct FaultInjectionTests {
                 let reason = mode == "full" ? "disk is full" : Self.named[op]!
                 #expect(said.contains(reason) && said.contains(directory.lastPathComponent),
                         "\(context): the error names neither the operation nor the file: \(said)")
+                #expect(faulted.status == 74, "\(context): exit \(faulted.status): \(said)")
+                // Once the run's record exists, the work is kept: the message says how to go on.
+                let result = URL(fileURLWithPath: attempt.result)
+                let record = result.deletingLastPathComponent().appendingPathComponent(".\(result.lastPathComponent).tern-migration.json").path
+                #expect(!FileManager.default.fileExists(atPath: record) || said.contains("--resume"), "\(context): the work is kept but the message does not say --resume: \(said)")
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == original, "\(context): the source changed")
             let resumed = try TernProcess.run(attempt.arguments + ["--resume"])

@@ -66,6 +66,55 @@ struct StoreInUseTests {
         #expect(try TernProcess.run(["check", path, "--model", Self.bookStore]).status == 0)
     }
 
+    /// A rollback-journal store's writer locks readers out while it commits; SQLite makes tern
+    /// wait for it (5 s). Held briefly, the run waits and finishes; held longer, it is an I/O
+    /// failure (74) naming the file and the lock, never a result, and running again finishes.
+    @Test("another program locks a rollback-journal source at the start or at delivery: briefly, tern waits and finishes; for longer than it waits, 74 naming the file and the lock, and running again finishes",
+          arguments: [("start", 1.5), ("start", 8), ("delivery", 1.5), ("delivery", 8)])
+    func sourceLockedByAnotherProgram(at point: String, seconds: Double) throws {
+        let path = try store(rows: 3000)
+        try SQLiteShell.run(path, "PRAGMA journal_mode = DELETE;")
+        let reference = directory.appendingPathComponent("reference.sqlite").path
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", reference, "--progress", "none"]).status == 0)
+        let output = directory.appendingPathComponent("out.sqlite").path
+        let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--in-swift"]
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        // At the start the lock is taken before tern runs; at delivery, while it is paused before its last step.
+        let run = point == "delivery" ? try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"step\":4,") : nil
+        let writer = try SQLiteShell(holdingOpen: path)
+        writer.send("BEGIN EXCLUSIVE; SELECT 'locked';", waitingFor: "locked")
+        let errors = Pipe()
+        let tern = try run?.process ?? TernProcess.launch(arguments + ["--progress", "none"], standardOutput: FileHandle.nullDevice, standardError: errors)
+        kill(tern.processIdentifier, SIGCONT)
+        usleep(UInt32(seconds * 1_000_000))
+        writer.send("ROLLBACK; SELECT 'free';", waitingFor: "free")
+        writer.quit()
+        let status: Int32
+        var said = ""
+        if let run {
+            let outcome = run.resume()
+            status = outcome.status
+            said = outcome.standardError
+        } else {
+            tern.waitUntilExit()
+            status = tern.terminationStatus
+            said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the source changed")
+        if seconds < 5 {
+            #expect(status == 0, "\(said)")
+        } else {
+            #expect(status == 74, "\(said)")
+            #expect(!FileManager.default.fileExists(atPath: output), "delivered while the source was locked")
+            let named = run != nil ? "database is locked in \(path)" : "another program holds a lock on it"
+            #expect(said.contains(path) && said.contains(named) && said.contains(run != nil ? "--resume" : "run again"), "\(said)")
+            let again = try TernProcess.run(arguments + ["--progress", "none"] + (run != nil ? ["--resume"] : []))
+            #expect(again.status == 0, "\(again.standardError)")
+        }
+        #expect(try StoreDump.lines(output) == StoreDump.lines(reference))
+    }
+
     @Test("a source changed between a kill and --resume is refused (65) naming what changed, for every kind of change, with --out and in place; --restart migrates it as it is", arguments: [
         ("UPDATE ZBOOK SET ZTITLE = 'edited' WHERE Z_PK = 1;", "ZBOOK: values changed (3000 rows)"),
         ("DELETE FROM ZPAGE WHERE Z_PK <= 1000;", "ZPAGE: 3000 rows then, 2000 now"),

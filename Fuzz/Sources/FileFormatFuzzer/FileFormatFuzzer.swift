@@ -2,11 +2,11 @@ import Foundation
 import FuzzDriver
 import Tern
 
-/// Fuzzes the readers of the files users hand Tern: binary property lists (Core Data's metadata
-/// and the keyed archives inside Xcode mapping models), Tern's YAML model and mapping files,
+/// Fuzzes the readers of the files users hand Tern: binary property lists (Core Data's metadata),
+/// the keyed archives of value expressions inside Xcode mapping models, Tern's YAML model and mapping files,
 /// Xcode's model XML and mapping models. Any bytes must give a model, a mapping or an error —
 /// never a crash, a hang or memory beyond libFuzzer's -rss_limit_mb. The target is chosen by
-/// TERN_FUZZ_TARGET: plist, model-yaml, xcdatamodel, mapping-yaml or xcmapping.
+/// TERN_FUZZ_TARGET: plist, keyed-archive, model-yaml, xcdatamodel, mapping-yaml or xcmapping.
 let target = ProcessInfo.processInfo.environment["TERN_FUZZ_TARGET"] ?? "plist"
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tern-fuzz-\(getpid())")
 
@@ -33,6 +33,8 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     switch target {
     case "plist":
         _ = try? BinaryPropertyList.decode([UInt8](data))
+    case "keyed-archive":
+        _ = try? ArchivedExpression.text(from: [UInt8](data))
     case "model-yaml":
         _ = try? ModelLoader.load(file("model.yaml", data))
     case "xcdatamodel":
@@ -42,7 +44,7 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case "xcmapping":
         _ = try? MappingLoader.load(URL(fileURLWithPath: file("Fuzz.xcmappingmodel/xcmapping.xml", data)).deletingLastPathComponent().path, source: model, destination: model)
     default:
-        fatalError("TERN_FUZZ_TARGET=\(target) is not plist, model-yaml, xcdatamodel, mapping-yaml or xcmapping")
+        fatalError("TERN_FUZZ_TARGET=\(target) is not plist, keyed-archive, model-yaml, xcdatamodel, mapping-yaml or xcmapping")
     }
     return 0
 }

@@ -6,12 +6,13 @@ import Foundation
 /// Handles the classes value expressions are made of: constants, variables, key paths, function
 /// expressions (`FUNCTION($manager, …)` and built-in functions) and aggregates. Anything else is
 /// reported by class name rather than guessed.
-enum ArchivedExpression {
-    struct Unsupported: Error, CustomStringConvertible {
-        let description: String
+public enum ArchivedExpression {
+    public struct Unsupported: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    static func text(from bytes: [UInt8]) throws -> String {
+    /// Public so the keyed-archive fuzzer reaches it: any bytes give expression text or an error.
+    public static func text(from bytes: [UInt8]) throws -> String {
         let archive: PropertyListValue
         do {
             archive = try BinaryPropertyList.decode(bytes)

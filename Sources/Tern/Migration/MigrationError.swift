@@ -26,6 +26,9 @@ public enum MigrationError: Error, CustomStringConvertible {
     case dataLoss(step: String, dropped: [DroppedData])
     /// The disk filled up; the work so far is kept in `keptFiles` (name, bytes) for `--resume`.
     case diskFull(directory: String, keptFiles: [(String, Int)], sourceBytes: Int)
+    /// The disk or a lock failed after the work began (`cause`: an I/O error, a busy database):
+    /// the work so far is kept, with its record at `record`, for `--resume`.
+    case stoppedResumably(cause: any Error, record: String)
     /// The source changed while it was migrated; nothing was swapped, the work is discarded.
     case changedDuringMigration(store: String, changes: [String])
     /// Another `tern` is migrating into this store now (`StoreLock`).
@@ -93,6 +96,9 @@ public enum MigrationError: Error, CustomStringConvertible {
             "step \(step) (an inferred mapping) would drop data that the store holds, and --no-data-loss refuses that:\n"
                 + Self.bulleted(dropped)
                 + "\nKeep those properties in the new version (or rename them with a renaming identifier), or write a mapping model that says where they go"
+        case .stoppedResumably(let cause, let record):
+            "\(cause)\nThe work so far is kept (its record is \(record)): once the cause is fixed, run the same command with --resume "
+                + "to continue where it stopped, or with --restart to start over"
         case .diskFull(let directory, let kept, let sourceBytes):
             "\(directory): the disk is full. The work so far is kept there in hidden files ("
                 + kept.map { "\($0.0), \(Self.mebibytes($0.1))" }.joined(separator: "; ")

@@ -43,7 +43,7 @@ public enum Migrator {
                                             externalData: externalData ?? ExternalDataFolders(source: source, destination: destination),
                                             options: options, logger: logger)
             try migrator.run()
-            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try connection.checkpointWAL()
             try connection.close()
             return migrator.report
         } catch {

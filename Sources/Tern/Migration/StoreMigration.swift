@@ -189,7 +189,10 @@ public struct StoreMigration {
             // Otherwise the rename happened before a crash: the migrated store is already in place.
             try? fileManager.removeItem(atPath: manifestPath)
         } catch let error where Self.isResumable(error) {
-            throw Self.isDiskFull(error) ? Self.diskFull(beside: finalPath, kept: [manifestPath] + run.stepFiles, source: store) : error
+            if Self.isDiskFull(error) { throw Self.diskFull(beside: finalPath, kept: [manifestPath] + run.stepFiles, source: store) }
+            // The disk or a lock failed: the message says what is kept and how to go on.
+            if error is SQLiteError || error is TernError { throw MigrationError.stoppedResumably(cause: error, record: manifestPath) }
+            throw error
         } catch {
             // Running again cannot help (invalid data, a bad mapping): leave nothing behind.
             Self.removeCarriedFiles(into: finalPath, output: output, source: store, stepFiles: run.stepFiles)
@@ -327,6 +330,8 @@ public struct StoreMigration {
         }
         try connection.setJournalMode(.wal)
         try connection.setPragma("user_version", .integer(StepWorkspace.completedMarker))
+        // Closing checkpoints too, but ignores a failed fsync there; this one is checked.
+        try connection.checkpointWAL()
         try connection.close()
         return inPlaceReport(statements, since: started)
     }

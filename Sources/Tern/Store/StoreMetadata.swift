@@ -80,6 +80,8 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
                 throw TernError(.badInput, "damaged, or not an SQLite database (SQLite says: \(error.message))", path: path)
             case .SQLITE_CANTOPEN, .SQLITE_IOERR, .SQLITE_PERM:
                 throw TernError(.io, "cannot read the store: \(error)", path: path)
+            case .SQLITE_BUSY:
+                throw TernError(.io, "cannot read the store now: another program holds a lock on it (\(error)); run again once it is free", path: path)
             default:
                 throw TernError(.badInput, "cannot read the store: \(error)", path: path)
             }

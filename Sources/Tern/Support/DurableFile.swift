@@ -11,9 +11,7 @@ enum DurableFile {
     /// - Throws: `TernError(.io)` naming the operation, the file and the system's error.
     static func write(_ bytes: [UInt8], to path: String, what: String) throws {
         let partial = path + ".tern-partial"
-        let fail = { (operation: String, code: Int32, file: String) in
-            TernError(.io, "cannot write \(what): \(operation) failed: \(String(cString: strerror(code)))", path: file)
-        }
+        let fail = { (operation: String, code: Int32, file: String) in ioError(what, operation, code, file) }
         let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw fail("open", errno, partial) }
         var written = 0
@@ -38,10 +36,33 @@ enum DurableFile {
             unlink(partial)
             throw fail("rename", code, path)
         }
-        let directory = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { throw fail("open directory", errno, path) }
-        defer { close(directory) }
-        guard flush(directory) == 0 else { throw fail("directory fsync", errno, path) }
+        try syncDirectory(containing: path, what: what)
+    }
+
+    /// Makes the bytes of the file at `path` durable (a copy made by someone else's code).
+    static func syncFile(_ path: String, what: String) throws {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ioError(what, "open", errno, path) }
+        defer { close(descriptor) }
+        guard flush(descriptor) == 0 else { throw ioError(what, "fsync", errno, path) }
+    }
+
+    /// Makes the names in `directory` durable: a rename, link or unlink is only certain to
+    /// survive a power cut once its directory is `fsync`ed.
+    static func syncDirectory(_ directory: String, what: String) throws {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ioError(what, "open directory", errno, directory) }
+        defer { close(descriptor) }
+        guard flush(descriptor) == 0 else { throw ioError(what, "directory fsync", errno, directory) }
+    }
+
+    /// `syncDirectory` of the directory holding `path`.
+    static func syncDirectory(containing path: String, what: String) throws {
+        try syncDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path, what: what)
+    }
+
+    private static func ioError(_ what: String, _ operation: String, _ code: Int32, _ file: String) -> TernError {
+        TernError(.io, "cannot write \(what): \(operation) failed: \(String(cString: strerror(code)))", path: file)
     }
 
     /// Makes a file's writes durable: `fsync`, or on Apple's systems `F_FULLFSYNC` (their

@@ -58,6 +58,7 @@ public enum FailureKind: Sendable, Equatable {
             case .noVersionMatches: self = .noVersionMatches
             case .destinationExists, .finishedEarlier, .deliveryBlocked: self = .outputExists
             case .io, .diskFull: self = .io
+            case .stoppedResumably(let cause, _): self = FailureKind(of: cause)
             case .unfinished: self = .interrupted
             case .resumeMismatch, .sourceAnomalies, .dataLoss, .policyFailed: self = .badInput
             case .inUse, .openElsewhere: self = .inUse
@@ -77,7 +78,7 @@ public enum FailureKind: Sendable, Equatable {
         case let error as SQLiteError: return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_INTERRUPT, .SQLITE_CANTOPEN].contains(error.code.primary)
         case let error as MigrationError:
             switch error {
-            case .io, .openElsewhere(_, _, true), .deliveryBlocked: return true
+            case .io, .openElsewhere(_, _, true), .deliveryBlocked, .stoppedResumably: return true
             default: return false
             }
         case let error as TernError: return error.kind == .io

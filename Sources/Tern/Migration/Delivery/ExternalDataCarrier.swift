@@ -24,7 +24,16 @@ enum ExternalDataCarrier {
             try carry(file, from: sources, to: destination, naming: owner)
             proved += 1
         }
+        try syncNames(in: destination)
         return proved
+    }
+
+    /// Makes the names carried into `folder` (and the folder's own, in the support folder)
+    /// survive a power cut; the store's directory is synced once the store is in place.
+    private static func syncNames(in folder: String) throws {
+        guard FileManager.default.fileExists(atPath: folder) else { return }
+        try DurableFile.syncDirectory(folder, what: "external data")
+        try DurableFile.syncDirectory(containing: folder, what: "external data")
     }
 
     /// Proves every file `store` refers to is a regular file in one of `folders`, before any
@@ -72,6 +81,7 @@ enum ExternalDataCarrier {
             if shouldStop() { throw MigrationInterrupted() }
             try carry(file, from: [source], to: destination, naming: "the backup's external data")
         }
+        try syncNames(in: destination)
     }
 
     /// The files of `folder` that `store` does not refer to. In place, `store` is the migrated
@@ -167,6 +177,7 @@ enum ExternalDataCarrier {
                     let partial = carried + ".tern-partial"
                     try? FileManager.default.removeItem(atPath: partial)
                     try FileManager.default.copyItem(atPath: original, toPath: partial)
+                    try DurableFile.syncFile(partial, what: "external data")
                     guard rename(partial, carried) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
                 }
             } catch {

@@ -44,6 +44,8 @@ extension StoreMigration {
             let removed = ExternalDataCarrier.remove(unreferenced, from: files, keptIn: ExternalBinaryData.folder(forStore: backup))
             logger.info("external data files the migrated store no longer refers to are in the backup's folder only", metadata: ["files": "\(removed)"])
         }
+        // Exit 0 must mean the migrated store is there after a power cut too.
+        try DurableFile.syncDirectory(containing: finalPath, what: "the migrated store")
         return checking
     }
 
@@ -108,7 +110,10 @@ extension StoreMigration {
             try fileManager.linkItem(atPath: path, toPath: backup)
         } catch {
             try fileManager.copyItem(atPath: path, toPath: backup)
+            try DurableFile.syncFile(backup, what: "the backup")
         }
+        // The backup's name is durable before the original's name is given to the migrated store.
+        try DurableFile.syncDirectory(containing: backup, what: "the backup")
         options.reached?(.backupLinked)
         guard rename(migrated, path) == 0 else {
             throw MigrationError.io("cannot move the migrated store into place: \(String(cString: strerror(errno)))", path: path)
