@@ -113,7 +113,10 @@ enum MigrationSummary {
                 }
             }
             for (name, count) in step.links.sorted(by: { $0.key < $1.key }) {
-                lines.append("  \(name): \(count) links")
+                let speed = step.linkSeconds[name].map { seconds in
+                    " in \(String(format: "%.2f", seconds)) s" + (seconds > 0 && count > 0 ? " (\(Formatting.count(Int(Double(count) / seconds))) links/s)" : "")
+                } ?? " (written by an earlier run)"
+                lines.append("  \(name): \(count) links\(speed)")
             }
             lines += step.verified.map { "  verified: \($0)" }
             lines += droppedLines(step)

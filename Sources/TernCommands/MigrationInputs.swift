@@ -22,8 +22,11 @@ struct MigrationInputs: ParsableArguments {
     @Option(help: "A compiled model's VersionInfo.plist, to recognise Core Data stores by Apple's hashes.")
     var versionInfo: String?
 
-    @Option(help: "Source objects per batch.")
+    @Option(help: "Source objects per batch; for mappings that run in Swift, the most (batches are cut to fit --memory-budget and about half a second).")
     var batchSize = 10_000
+
+    @Option(name: .customLong("memory-budget"), help: "MiB of source values the batches of a mapping that runs in Swift hold at once (default: 16, which keeps tern near 64 MiB).")
+    var memoryBudgetMiB = MigrationOptions.defaultMemoryBudget >> 20
 
     @Option(help: "Worker threads that read and transform batches of mappings that run in Swift (default: the number of cores).")
     var workers = ProcessStats.availableParallelism
@@ -33,13 +36,16 @@ struct MigrationInputs: ParsableArguments {
 
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        guard (1...1 << 20).contains(memoryBudgetMiB) else { throw ValidationError("--memory-budget must be from 1 to 1048576 (MiB)") }
         guard (1...256).contains(workers) else { throw ValidationError("--workers must be from 1 to 256") }
     }
 
     /// Options for the run, with the policies this `tern` was built with.
     var options: MigrationOptions {
         let registry = inSwift ? TernCommandLine.registry.sendingEveryMappingThroughSwift() : TernCommandLine.registry
-        return MigrationOptions(batchSize: batchSize, workers: workers, now: Date().timeIntervalSinceReferenceDate, registry: registry)
+        var options = MigrationOptions(batchSize: batchSize, workers: workers, now: Date().timeIntervalSinceReferenceDate, registry: registry)
+        options.memoryBudget = memoryBudgetMiB << 20
+        return options
     }
 
     /// Loads the model and works out the steps from the store's version.

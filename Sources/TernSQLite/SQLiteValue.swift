@@ -18,6 +18,15 @@ public enum SQLiteValue: Hashable, Sendable, CustomStringConvertible {
 
     public var isNull: Bool { self == .null }
 
+    /// About what the value takes in memory: its bytes for text and blobs, a word otherwise.
+    public var bytesInMemory: Int {
+        switch self {
+        case .text(let value): 16 + value.utf8.count
+        case .blob(let value): 16 + value.count
+        default: 16
+        }
+    }
+
     /// The integer, when this is one.
     public var int64: Int64? {
         if case .integer(let value) = self { return value }

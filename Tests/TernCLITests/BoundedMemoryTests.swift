@@ -15,14 +15,16 @@ struct BoundedMemoryTests {
     }
 
     /// The highest per-pass peak resident memory `tern migrate --progress json` reports.
-    private func peak(books: Int, mapping: [String]) throws -> Int {
-        let source = directory.appendingPathComponent("Bench-\(books).sqlite").path
+    /// `titleBytes` pads every title to about that many bytes.
+    private func peak(books: Int, mapping: [String], titleBytes: Int = 0, batchSize: Int = 1000) throws -> Int {
+        let source = directory.appendingPathComponent("Bench-\(books)-\(titleBytes).sqlite").path
         if !FileManager.default.fileExists(atPath: source) {
             #expect(try TernProcess.run(["generate", "--model", Self.bench, "--version", "Bench 1", "--rows", "\(books)", "--count", "Page=\(3 * books)",
                                          "--count", "Category=100", source]).status == 0)
+            if titleBytes > 0 { try SQLiteShell.run(source, "UPDATE ZBOOK SET ZTITLE = ZTITLE || printf('%.\(titleBytes)c', 'x');") }
         }
         let output = directory.appendingPathComponent("Out-\(UUID().uuidString).sqlite").path
-        let outcome = try TernProcess.run(["migrate", source, "--model", Self.bench, "--out", output, "--progress", "json", "--batch-size", "1000", "--workers", "2"] + mapping)
+        let outcome = try TernProcess.run(["migrate", source, "--model", Self.bench, "--out", output, "--progress", "json", "--batch-size", "\(batchSize)", "--workers", "2"] + mapping)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let last = try #require(outcome.standardOutput.split(separator: "\n").last)
         let finished = try #require(JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
@@ -38,5 +40,14 @@ struct BoundedMemoryTests {
         #expect(small > 1_000_000)
         // Loose: a debug build on a shared CI machine. The benchmark reports the real ratio.
         #expect(Double(large) < Double(small) * 1.3, "peak \(large) bytes for 40,000 books vs \(small) for 4,000")
+    }
+
+    /// Before batches were weighed, 10,000 such books a batch held 200 MB, three times over.
+    @Test("values of 20 KB through a Swift policy at --batch-size 10000: batches are cut by their bytes, and peak memory stays near that of small values")
+    func wideValues() throws {
+        let policy = ["--mapping", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench/policy/1-to-2.yaml").path]
+        let narrow = try peak(books: 5_000, mapping: policy, batchSize: 10_000)
+        let wide = try peak(books: 5_000, mapping: policy, titleBytes: 20_000, batchSize: 10_000)
+        #expect(wide < narrow + 32 << 20, "peak \(wide >> 20) MiB with 20 KB titles vs \(narrow >> 20) MiB with short ones")
     }
 }

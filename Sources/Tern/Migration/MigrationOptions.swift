@@ -3,8 +3,15 @@ import TernSQLite
 
 /// Settings of a migration run.
 public struct MigrationOptions: Sendable {
-    /// Source objects per batch; each batch commits with its checkpoint in one transaction.
+    /// Source objects per batch; each batch commits with its checkpoint in one transaction. For
+    /// a mapping that runs in Swift it is the most: batches are cut smaller to stay within
+    /// `memoryBudget` and about half a second each (`BatchSizer`).
     public var batchSize: Int
+    /// The bytes of source values the batches of a mapping that runs in Swift hold at once, read
+    /// ahead and being written (counted three times over: as read, as objects, as written). The
+    /// default keeps the process near 64 MiB whatever the values' size.
+    public var memoryBudget = MigrationOptions.defaultMemoryBudget
+    public static let defaultMemoryBudget = 16 << 20
     /// Worker threads that read and transform batches of entity mappings that run in Swift, each
     /// with its own read connection. Mappings that run as SQL are executed by SQLite in the writer.
     public var workers: Int
@@ -74,6 +81,8 @@ public struct StepReport: Sendable {
     public var mappings: [Mapping] = []
     /// Relationship links written, by "mapping.relationship".
     public var links: [String: Int] = [:]
+    /// Seconds this run spent writing them, by the same names (none where an earlier run did).
+    public var linkSeconds: [String: Double] = [:]
     /// Checks that passed, in words, for the summary.
     public var verified: [String] = []
     /// What an inferred step dropped, counted in its input (`DataLoss`).

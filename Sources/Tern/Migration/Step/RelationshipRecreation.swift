@@ -12,6 +12,8 @@ final class RelationshipRecreation {
     var writtenLinks: [LinkEnds] = []
     /// Links written, by "mapping.relationship" (and "policy: Entity.relationship").
     private(set) var links: [String: Int] = [:]
+    /// Time this run spent writing them, by the same names (none for those an earlier run wrote).
+    private(set) var linkTimes: [String: Duration] = [:]
 
     private var step: MigrationStep { inputs.step }
     private var connection: Connection { inputs.connection }
@@ -41,7 +43,9 @@ final class RelationshipRecreation {
             if let orderColumn { writtenLinks.append(ends.order(orderColumn)) }
             let unit = WorkUnit.links(mapping: entry.number, name: mapping.name, relationship: name)
             if !workspace[unit].done {
+                let started = ContinuousClock.now
                 try writeRelationship(relationship, storage: storage, entry: entry, orderOnly: linksWritten, unit: unit)
+                linkTimes["\(mapping.name).\(name)", default: .zero] += ContinuousClock.now - started
             }
             links["\(mapping.name).\(name)"] = workspace[unit].count
         }
@@ -62,7 +66,9 @@ final class RelationshipRecreation {
                 guard all.count > now.count, let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!) else { continue }
                 let unit = WorkUnit.laterLinks(mapping: entry.number, name: mapping.name, relationship: relationship.name)
                 if !workspace[unit].done {
+                    let started = ContinuousClock.now
                     try writeRelationship(relationship, storage: storage, entry: entry, orderOnly: false, unit: unit, throughPass: last)
+                    linkTimes["\(mapping.name).\(relationship.name)", default: .zero] += ContinuousClock.now - started
                 }
                 links["\(mapping.name).\(relationship.name)", default: 0] += workspace[unit].count
             }

@@ -43,9 +43,10 @@ struct SourceBatches {
         self.last = last
     }
 
-    /// The next batch's keys, `(after, through]`, or nil when every object was handed out.
-    mutating func next() throws -> (after: Int64, through: Int64)? {
-        try batchEnd.bind(budget + arguments + [SQLiteValue.integer(last), .integer(Int64(size))])
+    /// The next batch's keys, `(after, through]`, or nil when every object was handed out; it
+    /// holds at most `objects` objects (default: `size`).
+    mutating func next(objects: Int? = nil) throws -> (after: Int64, through: Int64)? {
+        try batchEnd.bind(budget + arguments + [SQLiteValue.integer(last), .integer(Int64(objects ?? size))])
         defer { batchEnd.reset() }
         guard try batchEnd.step(), let end = batchEnd.row.value(at: 0).int64 else { return nil }
         defer { last = end }

@@ -128,6 +128,7 @@ final class StepMigrator {
         try relationships.catchUpLinksToLaterPasses()
         try relationships.numberUnnumberedLists()
         report.links = relationships.links
+        report.linkSeconds = relationships.linkTimes.mapValues(\.seconds)
         // No batch boundaries from here to the end of the step: a stop request interrupts the
         // running statement instead, and the step's checks and indexes run again on --resume.
         try connection.interrupt(when: options.shouldStop)

@@ -29,6 +29,9 @@ struct TransformedBatch: Sendable {
     /// The last source key of the batch: the checkpoint once it is written.
     var end: Int64
     var selected: Int
+    /// What reading and transforming it cost: the bytes of the source values read, and seconds.
+    var sourceBytes = 0
+    var seconds = 0.0
     var objects: [DestinationObject] = []
     /// (source key, index into `objects`).
     var associations: [(Int64, Int)] = []
@@ -67,11 +70,13 @@ final class SourceBatchReader {
         defer { read.reset() }
         var rows = read.rows()
         var batch = TransformedBatch(end: end, selected: 0)
+        let started = ContinuousClock.now
         while true {
             if isCancelled() { throw CancellationError() }
             storedForms.reset()
             guard let row = try rows.next() else { break }
             let values = row.values
+            batch.sourceBytes += values.reduce(0) { $0 + $1.bytesInMemory }
             var properties: [String: SQLiteValue] = [:]
             for (index, name) in transform.sourceProperties.enumerated() { properties[name] = values[index + 1] }
             let source = SourceObject(key: values[0].int64!, entity: mapping.sourceEntity!, values: properties)
@@ -102,6 +107,7 @@ final class SourceBatchReader {
             }
             batch.selected += 1
         }
+        batch.seconds = (ContinuousClock.now - started).seconds
         return batch
     }
 

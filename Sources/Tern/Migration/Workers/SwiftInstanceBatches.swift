@@ -6,7 +6,8 @@ import TernSQLite
 /// with its own read connection) that read and run the policy in parallel, and writes the
 /// transformed batches strictly in key order — keys given in creation order, with the batch's
 /// associations and links — so the destination is the same whatever the number of workers. At
-/// most one batch more than there are workers is read ahead.
+/// most one batch more than there are workers is read ahead, each sized by its bytes and time
+/// as well as its objects (`BatchSizer`), so memory stays within `options.memoryBudget`.
 struct SwiftInstanceBatches: InstanceBatchWriter {
     let selection: SQLFragment
     let batchSize: Int
@@ -44,6 +45,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         var written = 0
         var exhausted = false
         let readAhead = migrator.options.workers + 1
+        var sizer = BatchSizer(maximumObjects: batchSize, memoryBudget: migrator.options.memoryBudget, inFlight: readAhead + 1)
         // The loop's callbacks escape, and an inout parameter cannot be captured by them: they
         // take the ranges from a copy, handed back when the writing ends.
         var ranges = batches
@@ -64,7 +66,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
             func submitMore() {
                 while failure == nil, !exhausted, submitted - written < readAhead {
                     do {
-                        guard let (after, end) = try ranges.next() else {
+                        guard let (after, end) = try ranges.next(objects: sizer.objects) else {
                             exhausted = true
                             break
                         }
@@ -72,7 +74,9 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
                         submitted += 1
                         try pool.submit({ reader, job in try reader.transformBatch(after: after, through: end, isCancelled: { job.isCancelled }) }) { result in
                             switch result {
-                            case .success(let batch): ready[sequence] = batch
+                            case .success(let batch):
+                                sizer.observe(objects: batch.selected, bytes: batch.sourceBytes, seconds: batch.seconds)
+                                ready[sequence] = batch
                             case .failure(let error): stop(error)
                             case .cancelled: return
                             }
