@@ -36,6 +36,9 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Discard an unfinished migration's work and start again.")
     var restart = false
 
+    @Option(help: ArgumentHelp("Write a chart of resident memory and objects/s over the run's time, each pass and stage marked, to this SVG file once it finishes.", valueName: "FILE.svg"))
+    var report: String?
+
     @Option(help: "Progress: auto (a bar when standard error is a terminal), bar, json (one object per line on standard output), none.")
     var progress = ProgressStyle.auto
 
@@ -43,6 +46,7 @@ struct MigrateCommand: ParsableCommand {
 
     func validate() throws {
         guard !(resume && restart) else { throw ValidationError("--resume and --restart cannot go together") }
+        guard report.map({ $0.hasSuffix(".svg") }) ?? true else { throw ValidationError("--report writes an SVG chart: name a FILE.svg") }
     }
 
     func run() throws {
@@ -55,17 +59,26 @@ struct MigrateCommand: ParsableCommand {
             options.shouldStop = StopRequest.isRequested
             options.reached = CrashTest.killer()
             let renderer = dryRun ? nil : progress.attach(to: &options)
+            let sampler = report != nil && !dryRun ? MemorySampler() : nil
+            if let sampler {
+                let rendering = options.progress
+                options.progress = { event in sampler.observe(event); rendering?(event) }
+            }
             let (migration, plan) = try inputs.plan(options: options, logger: logger)
             if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }
             guard !plan.steps.isEmpty else { return }
             if dryRun { return }
             if restart { try StoreMigration.discardUnfinished(into: out ?? inputs.store) }
             // The bar is cleared however the run ends, before anything else is printed.
-            let report = try { defer { renderer?.finish() }; return try migration.run(plan, output: out, resume: resume) }()
+            let finished = try { defer { renderer?.finish() }; return try migration.run(plan, output: out, resume: resume) }()
+            if let sampler, let report {
+                let title = "tern migrate \(URL(fileURLWithPath: inputs.store).lastPathComponent): \(plan.storeVersion) → \(plan.targetVersion)"
+                try Data(sampler.chart(title: title).utf8).write(to: URL(fileURLWithPath: report))
+            }
             if progress == .json {
-                JSONProgressWriter.write(FinishedLine(report))
+                JSONProgressWriter.write(FinishedLine(finished))
             } else {
-                print(MigrationSummary.report(report))
+                print(MigrationSummary.report(finished))
             }
         }
     }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 import Testing
 
 /// CI's smoke run of the end-to-end benchmark: a tiny store, every run, both result files.
@@ -36,6 +39,50 @@ struct BenchCommandTests {
         let attachmentRuns = rows.filter { ($0["name"] as? String ?? "").hasPrefix("attachments: ") && !($0["name"] as? String ?? "").hasSuffix("generate the store") }
         #expect(attachmentRuns.count == 4)
         for row in attachmentRuns { #expect(row["objects"] as? Int == 300, "\(row["name"] ?? "")") }
+        // The charts: a bar per run in time and in memory, and memory over time with each pass marked.
+        let bars = try SVGFile(results + "/latest.svg")
+        #expect(bars.count(of: "rect") >= 2 * 6 + 2)
+        #expect(bars.texts.contains("tern: author split in a Swift policy") && bars.texts.contains("naive row by row (baseline)"))
+        for chart in ["memory-sql.svg", "memory-policy.svg"] {
+            let memory = try SVGFile(results + "/" + chart)
+            #expect(memory.count(of: "polyline") == 2, "\(chart)")
+            #expect(memory.texts.contains("step 1 pass 1"), "\(chart): \(memory.texts)")
+        }
         try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// An SVG file tern wrote, read back with an XML parser: it must be well-formed, and its
+/// elements and texts can be counted.
+struct SVGFile {
+    private(set) var elements: [String] = []
+    private(set) var texts: [String] = []
+
+    init(_ path: String) throws {
+        let parser = XMLParser(data: try Data(contentsOf: URL(fileURLWithPath: path)))
+        let collector = Collector()
+        parser.delegate = collector
+        guard parser.parse(), collector.elements.first == "svg" else { throw TernTestFailure("\(path): not a well-formed SVG document") }
+        elements = collector.elements
+        texts = collector.texts
+    }
+
+    func count(of element: String) -> Int { elements.filter { $0 == element }.count }
+
+    private final class Collector: NSObject, XMLParserDelegate {
+        var elements: [String] = []
+        var texts: [String] = []
+        private var inText = false
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+            elements.append(name)
+            inText = name == "text"
+            if inText { texts.append("") }
+        }
+        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            inText = false
+        }
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            if inText { texts[texts.count - 1] += string }
+        }
     }
 }

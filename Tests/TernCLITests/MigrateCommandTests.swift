@@ -131,6 +131,20 @@ struct MigrateCommandTests {
         #expect(!FileManager.default.fileExists(atPath: lock))
     }
 
+    @Test("--report FILE.svg draws resident memory and objects/s over the run, each pass and stage marked; a name without .svg is refused (64)")
+    func memoryReport() throws {
+        let path = try store()
+        let chart = directory.appendingPathComponent("run.svg").path
+        let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", directory.appendingPathComponent("o.sqlite").path, "--in-swift", "--progress", "none", "--report", chart])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        let svg = try SVGFile(chart)
+        #expect(svg.count(of: "polyline") == 2)
+        for label in ["step 1 pass 1", "step 4 pass 1", "verifying", "indexing", "objects written per second"] {
+            #expect(svg.texts.contains(label), "missing \(label): \(svg.texts)")
+        }
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--report", directory.appendingPathComponent("run.html").path]).status == 64)
+    }
+
     @Test("migrates in place, keeps NAME~.sqlite, and says which steps ran as schema changes")
     func inPlace() throws {
         let path = try store()

@@ -27,7 +27,7 @@ struct BenchRunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run the benchmark (the default).",
-        discussion: "Writes the results as Markdown and JSON into --results (latest.md, latest.json) and prints the table."
+        discussion: "Writes the results as Markdown and JSON into --results (latest.md, latest.json) with charts (latest.svg: time and memory per run; memory-sql.svg, memory-policy.svg: memory over time, pass by pass) and prints the table."
     )
 
     @Option(help: "Books in the benchmark store (with 3 pages each and 1,000 categories).")
@@ -72,8 +72,11 @@ struct BenchRunCommand: ParsableCommand {
                 ("tern: CPU-heavy Swift policy, --workers 1", ["--mapping", "\(modelPath)/policy/1-to-2-cleaning.yaml", "--workers", "1"]),
                 ("tern: CPU-heavy Swift policy, --workers 2", ["--mapping", "\(modelPath)/policy/1-to-2-cleaning.yaml", "--workers", "2"]),
             ]
-            for (name, options) in runs {
-                try bench.migrate(name, source: source, options: options)
+            try fileManager.createDirectory(atPath: results, withIntermediateDirectories: true)
+            // The first two runs also draw their memory over time, pass by pass.
+            let charts = ["\(results)/memory-sql.svg", "\(results)/memory-policy.svg"]
+            for (index, (name, options)) in runs.enumerated() {
+                try bench.migrate(name, source: source, options: options, chart: index < charts.count ? charts[index] : nil)
             }
             try bench.baseline("hand-written SQL script (ceiling)", command: "sql-ceiling", source: source)
             if naive { try bench.baseline("naive row by row (baseline)", command: "naive", source: source) }
@@ -101,8 +104,9 @@ struct BenchRunCommand: ParsableCommand {
             try encoder.encode(report).write(to: URL(fileURLWithPath: "\(results)/latest.json"))
             let markdown = report.markdown
             try Data(markdown.utf8).write(to: URL(fileURLWithPath: "\(results)/latest.md"))
+            try Data(report.svg.utf8).write(to: URL(fileURLWithPath: "\(results)/latest.svg"))
             print(markdown)
-            print("Written to \(results)/latest.md and \(results)/latest.json")
+            print("Written to \(results): latest.md, latest.json, latest.svg (time and memory per run), memory-sql.svg and memory-policy.svg (memory over time, pass by pass)")
         }
     }
 }
@@ -112,7 +116,7 @@ struct BenchRunCommand: ParsableCommand {
 struct BenchReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Render latest.md again from latest.json (no measuring)."
+        abstract: "Render latest.md and latest.svg again from latest.json (no measuring)."
     )
 
     @Option(help: "The directory holding latest.json.")
@@ -129,6 +133,7 @@ struct BenchReportCommand: ParsableCommand {
                 throw TernError(.badInput, "not benchmark results: \(error.localizedDescription)", path: path)
             }
             try Data(report.markdown.utf8).write(to: URL(fileURLWithPath: "\(results)/latest.md"))
+            try Data(report.svg.utf8).write(to: URL(fileURLWithPath: "\(results)/latest.svg"))
             print(report.markdown)
         }
     }

@@ -87,6 +87,20 @@ struct BenchReport: Codable {
         return ratio >= 1 ? String(format: "%.1f× less peak memory", ratio) : String(format: "%.2f× the peak memory", 1 / ratio)
     }
 
+    /// The same runs as an SVG chart (`latest.svg`): wall time and peak memory per run, tern's
+    /// runs beside the SQL script and the naive program they are measured against.
+    var svg: String {
+        let runs = bookResults.filter { $0.books == books && !$0.name.hasPrefix("generate") }
+        let isReference = { (run: BenchResult) in run.name.hasPrefix("hand-written") || run.name.hasPrefix("naive") }
+        let time = BarChart.Panel(title: "wall time (shorter is better)", bars: runs.map {
+            .init(label: $0.name, value: $0.seconds, text: String(format: "%.2f s", $0.seconds), isReference: isReference($0))
+        })
+        let memory = BarChart.Panel(title: "peak resident memory", bars: runs.map {
+            .init(label: $0.name, value: Double($0.peakResidentMemory ?? 0), text: $0.peakResidentMemory.map(Formatting.mebibytes) ?? "—", isReference: isReference($0))
+        })
+        return BarChart.svg(title: "tern bench: \(Formatting.count(books)) books, \(Formatting.count(3 * books)) pages — \(machine)", panels: [time, memory])
+    }
+
     /// Bar charts of the main size's runs, in text so they render wherever the Markdown does:
     /// wall time and peak memory, each bar scaled to the largest.
     private func charts() -> [String] {

@@ -44,11 +44,12 @@ struct BenchRun {
     }
 
     /// `tern migrate` as a child process; its per-pass peaks come from `--progress json`.
-    mutating func migrate(_ name: String, source: Store, options: [String]) throws {
+    /// With `chart`, tern also draws its memory over time into that SVG file (`--report`).
+    mutating func migrate(_ name: String, source: Store, options: [String], chart: String? = nil) throws {
         let output = "\(work)/out-\(UUID().uuidString).sqlite"
         defer { Self.remove(output) }
         let started = Date()
-        let lines = try Self.child(["migrate", source.path, "--model", source.model, "--out", output, "--progress", "json"] + options)
+        let lines = try Self.child(["migrate", source.path, "--model", source.model, "--out", output, "--progress", "json"] + options + (chart.map { ["--report", $0] } ?? []))
         let seconds = Date().timeIntervalSince(started)
         guard let last = lines.last, let finished = try? JSONDecoder().decode(Finished.self, from: Data(last.utf8)) else {
             throw TernError(.io, "\(name): tern migrate did not finish (its last line: \(lines.last ?? "none"))")
