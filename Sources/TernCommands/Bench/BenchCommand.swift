@@ -78,6 +78,7 @@ struct BenchRunCommand: ParsableCommand {
             for (index, (name, options)) in runs.enumerated() {
                 try bench.migrate(name, source: source, options: options, chart: index < charts.count ? charts[index] : nil)
             }
+            try bench.migrateKilledAndResumed("tern: all pushed down to SQL, killed at 50% and resumed", source: source, options: [], at: 0.5)
             try bench.baseline("hand-written SQL script (ceiling)", command: "sql-ceiling", source: source)
             if naive { try bench.baseline("naive row by row (baseline)", command: "naive", source: source) }
             if documents > 0 {

@@ -47,6 +47,9 @@ struct BenchReport: Codable {
         if let tern = result("tern: all pushed down"), let naive = result("naive") {
             lines.append("- tern (SQL) / naive baseline: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
         }
+        if let whole = result("tern: all pushed down to SQL"), let resumed = result("tern: all pushed down to SQL, killed") {
+            lines.append("- killed at 50% and resumed (SQL): \(String(format: "%+.0f%%", 100 * (resumed.seconds / whole.seconds - 1))) over the uninterrupted run")
+        }
         if let one = result("tern: CPU-heavy Swift policy, --workers 1"), let two = result("tern: CPU-heavy Swift policy, --workers 2") {
             lines.append("- --workers 2 over --workers 1 (CPU-heavy Swift policy): \(String(format: "%.2f×", one.seconds / two.seconds))")
         }

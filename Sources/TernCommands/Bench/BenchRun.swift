@@ -60,6 +60,53 @@ struct BenchRun {
                                    verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +), checkingSourceSeconds: finished.checkingSourceSeconds))
     }
 
+    /// `tern migrate` killed with SIGKILL once its progress passes `fraction`, then run again
+    /// with `--resume`: the time of both, to compare with an uninterrupted run.
+    mutating func migrateKilledAndResumed(_ name: String, source: Store, options: [String], at fraction: Double) throws {
+        let output = "\(work)/out-\(UUID().uuidString).sqlite"
+        defer { Self.remove(output) }
+        let arguments = ["migrate", source.path, "--model", source.model, "--out", output, "--progress", "json"] + options
+        let started = Date()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = arguments
+        let lines = Pipe()
+        process.standardOutput = lines
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var read = ""
+        reading: while true {
+            let chunk = lines.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            read += String(decoding: chunk, as: UTF8.self)
+            while let newline = read.firstIndex(of: "\n") {
+                let line = read[..<newline]
+                read = String(read[read.index(after: newline)...])
+                if let event = try? JSONDecoder().decode(Event.self, from: Data(line.utf8)), (event.fraction ?? 0) >= fraction {
+                    kill(process.processIdentifier, SIGKILL)
+                    break reading
+                }
+            }
+        }
+        process.waitUntilExit()
+        guard process.terminationReason == .uncaughtSignal else {
+            // A store this small migrates faster than its progress is read: nothing to compare.
+            guard process.terminationStatus == 0 else { throw TernError(.io, "\(name): tern migrate exited \(process.terminationStatus)") }
+            FileHandle.standardError.write(Data("tern bench: \(name): finished before it could be killed; left out\n".utf8))
+            return
+        }
+        let resumed = try Self.child(arguments + ["--resume"])
+        let seconds = Date().timeIntervalSince(started)
+        guard let last = resumed.last, let finished = try? JSONDecoder().decode(Finished.self, from: Data(last.utf8)) else {
+            throw TernError(.io, "\(name): tern migrate --resume did not finish (its last line: \(resumed.last ?? "none"))")
+        }
+        let passes = finished.passes.map(\.report)
+        results.append(BenchResult(name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
+                                   peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes))
+    }
+
+    private struct Event: Decodable { var fraction: Double? }
+
     /// A baseline (`tern bench sql-ceiling`, `naive`, …) as a child process.
     mutating func baseline(_ name: String, command: String, source: Store, options: [String] = []) throws {
         let output = "\(work)/out-\(UUID().uuidString).sqlite"

@@ -141,7 +141,14 @@ final class RelationshipRecreation {
     /// `orderOnly`, the links exist already (the other side wrote them) and only their order is set.
     func apply(pairs: String, relationship: Relationship, ownerEntity: String, storage: RelationshipStorage, orderOnly: Bool = false, unit: WorkUnit) throws {
         try connection.execute("DROP TABLE IF EXISTS temp.tern_pairs")
-        try connection.execute("CREATE TEMP TABLE tern_pairs AS \(pairs)")
+        // In the order of the rows they land on: the writes then sweep the table's pages once
+        // instead of dirtying them at random (twice as fast for a million links).
+        let landing = switch storage {
+        case .foreignKey: "owner"
+        case .inverseForeignKey: "target"
+        case .joinTable: "owner, target"
+        }
+        try connection.execute("CREATE TEMP TABLE tern_pairs AS SELECT * FROM (\(pairs)) ORDER BY \(landing)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.tern_pairs") }
         let destinationEntity = destinationLayout.entities[ownerEntity]!
         let count = Int(try connection.scalar("SELECT count(*) FROM temp.tern_pairs")?.int64 ?? 0)
