@@ -19,23 +19,25 @@ struct StepPlan {
         }
         let source = StoreLayout(model: step.source)
         let destination = StoreLayout(model: step.destination)
-        // Keys can be kept when every mapping into a destination table reads one source table,
-        // is a plain SQL mapping (no policy may create several objects), and has no filter.
+        // Keys can follow the source's when every mapping into a destination table reads one
+        // source table and has no filter: each source key then names at most one destination object.
         var groups: [String: [ValidatedMapping.Entity]] = [:]
         for (_, entity) in all {
             groups[destination.entities[entity.mapping.destinationEntity!]!.table, default: []].append(entity)
         }
-        let keepsKeys: (ValidatedMapping.Entity) -> Bool = { entity in
+        let keysFollowSource: (ValidatedMapping.Entity) -> Bool = { entity in
             let group = groups[destination.entities[entity.mapping.destinationEntity!]!.table]!
             let sourceTables = Set(group.map { source.entities[$0.mapping.sourceEntity!]!.table })
             // Two mappings of one source entity into one table would give two objects one key.
             let sourceEntities = group.map { $0.mapping.sourceEntity! }
-            return sourceTables.count == 1 && Set(sourceEntities).count == sourceEntities.count
-                && group.allSatisfy { $0.filter == nil && !registry.runsInSwift($0.mapping) }
+            return sourceTables.count == 1 && Set(sourceEntities).count == sourceEntities.count && group.allSatisfy { $0.filter == nil }
         }
         mappings = all.enumerated().map { number, element in
-            PlannedMapping(pass: element.pass, number: number + 1, mapping: element.entity, keepsKeys: keepsKeys(element.entity),
-                           runsInSwift: registry.runsInSwift(element.entity.mapping), valuesFollowExpressions: registry.valuesFollowExpressions(element.entity.mapping))
+            let runsInSwift = registry.runsInSwift(element.entity.mapping)
+            let follows = keysFollowSource(element.entity)
+            return PlannedMapping(pass: element.pass, number: number + 1, mapping: element.entity, keepsKeys: follows && !runsInSwift,
+                                  policyMayKeepKeys: follows && runsInSwift, runsInSwift: runsInSwift,
+                                  valuesFollowExpressions: registry.valuesFollowExpressions(element.entity.mapping))
         }
     }
 
@@ -55,6 +57,10 @@ struct PlannedMapping {
     let mapping: ValidatedMapping.Entity
     /// Destination keys equal source keys: no association table is needed.
     let keepsKeys: Bool
+    /// A policy's first object of the destination table for each source object gets the source
+    /// key (others get keys above every source key). When every source object got exactly one,
+    /// lookups treat the mapping as keeping keys (`AssociationTables.keptKeys`).
+    let policyMayKeepKeys: Bool
     /// Batches go through a policy (its own, or the default one for a manager hook) on the
     /// worker threads, rather than running entirely inside SQLite.
     let runsInSwift: Bool

@@ -1,3 +1,4 @@
+import Synchronization
 import TernSQLite
 
 /// The record of which destination objects each entity mapping made from which source objects,
@@ -12,11 +13,26 @@ struct AssociationTables {
     let entries: [PlannedMapping]
     private let source: StoreLayout
     private let destination: StoreLayout
+    /// Entity mappings run by a policy that turned out to keep every key (`policyMayKeepKeys`),
+    /// by number: known once their objects are all created, and shared by every copy of this value.
+    private let policyKeptKeys = PolicyKeptKeys()
 
     init(plan: StepPlan, source: StoreLayout, destination: StoreLayout) {
         entries = plan.mappings
         self.source = source
         self.destination = destination
+    }
+
+    /// Whether `entry`'s destination objects have their source objects' keys, one each: lookups
+    /// are then the key itself.
+    func keepsKeys(_ entry: PlannedMapping) -> Bool {
+        entry.keepsKeys || policyKeptKeys.contains(entry.number)
+    }
+
+    /// Records that the policy of `entry`, its objects all created, gave every source object
+    /// exactly one destination object of its table, with the source's key.
+    func policyKeptKeys(_ entry: PlannedMapping) {
+        policyKeptKeys.insert(entry.number)
     }
 
     /// The entry for an entity mapping name, preferring the given pass, then earlier passes.
@@ -47,7 +63,7 @@ struct AssociationTables {
     /// SQL `key`, or NULL when it made none.
     func lookup(_ entry: PlannedMapping, key: String) -> String {
         let sourceEntity = entry.mapping.mapping.sourceEntity!
-        if entry.keepsKeys {
+        if keepsKeys(entry) {
             let layout = source.entities[sourceEntity]!
             // The key is the same; it only counts if the source object is of the mapped entity.
             if source.model.descendants(of: source.model.root(of: sourceEntity)!.name).count == 1 {
@@ -62,7 +78,7 @@ struct AssociationTables {
     /// source object whose key is the SQL `key`: an expression and the join that yields one row
     /// per such object (no join where keys are kept, one object per source object).
     func owners(_ entry: PlannedMapping, key: String) -> (expression: String, join: String) {
-        guard !entry.keepsKeys else { return (lookup(entry, key: key), "") }
+        guard !keepsKeys(entry) else { return (lookup(entry, key: key), "") }
         let owner = destination.entities[entry.mapping.mapping.destinationEntity!]!
         return ("o.destination", " JOIN \(quoteIdentifier(entry.table)) o ON o.source = \(key) AND EXISTS (SELECT 1 FROM \(quoteIdentifier(owner.table)) od WHERE od.\"Z_PK\" = o.destination AND od.\"Z_ENT\" = \(owner.number))")
     }
@@ -77,4 +93,13 @@ struct AssociationTables {
     func lookup(_ entries: [PlannedMapping], key: String) -> String {
         entries.count == 1 ? lookup(entries[0], key: key) : "coalesce(\(entries.map { lookup($0, key: key) }.joined(separator: ", ")))"
     }
+}
+
+/// The numbers of the entity mappings whose policy kept every key; a reference, so the copies of
+/// `AssociationTables` every stage holds all see what instance creation found.
+private final class PolicyKeptKeys: Sendable {
+    private let numbers = Mutex<Set<Int>>([])
+
+    func contains(_ number: Int) -> Bool { numbers.withLock { $0.contains(number) } }
+    func insert(_ number: Int) { _ = numbers.withLock { $0.insert(number) } }
 }

@@ -46,7 +46,7 @@ extension StepInputs {
     /// The destination rows `entry` created, as an SQL condition on alias `d`.
     func created(_ entry: PlannedMapping) -> String {
         let destination = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
-        if entry.keepsKeys {
+        if associations.keepsKeys(entry) {
             let source = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!
             return "d.\"Z_ENT\" = \(destination.number) AND d.\"Z_PK\" IN (SELECT \"Z_PK\" FROM \"src\".\(quoteIdentifier(source.table)) WHERE \"Z_ENT\" = \(source.number))"
         }

@@ -29,18 +29,6 @@ extension StepMigrator {
                 try stopIfAsked()
             }
             try workspace.commit(unit, done: true) {
-                if entry.keepsKeys {
-                    // Kept keys keep their high-water mark too: a key Core Data once handed out
-                    // (an object since deleted) is never handed out again, so a URI saved with
-                    // it can never name another object.
-                    let root = destinationLayout.entities[mapping.destinationEntity!]!.table
-                    let sourceTable = sourceLayout.entities[mapping.sourceEntity!]!.table
-                    let highest = try connection.scalar("""
-                        SELECT max((SELECT coalesce(max(Z_PK), 0) FROM \(quoteIdentifier(root))),
-                                   (SELECT coalesce(max(Z_MAX), 0) FROM src.Z_PRIMARYKEY WHERE Z_SUPER = 0 AND 'Z' || upper(Z_NAME) = \(quoteLiteral(sourceTable))))
-                        """)?.int64 ?? 0
-                    nextKeys[root] = max(nextKeys[root, default: 1], highest + 1)
-                }
                 if let index = associations.indexStatement(entry) {
                     try connection.execute(index)
                 }
@@ -49,12 +37,48 @@ extension StepMigrator {
         }
         completed.insert(entry.number)
         let selected = workspace[unit].count
+        if entry.policyMayKeepKeys, try policyKeptEveryKey(entry, selected: selected) {
+            associations.policyKeptKeys(entry)
+        }
+        let keptKeys = associations.keepsKeys(entry)
         let created = entry.keepsKeys ? selected : try createdCount(entry)
         if !recorded.done {
             emit(.entityMappingFinished(mapping: mapping.name, pass: entry.pass, objects: created))
-            logger.debug("created instances", metadata: ["mapping": "\(mapping.name)", "objects": "\(created)", "keptKeys": "\(entry.keepsKeys)", "writer": "\(type(of: writer))"])
+            logger.debug("created instances", metadata: ["mapping": "\(mapping.name)", "objects": "\(created)", "keptKeys": "\(keptKeys)", "writer": "\(type(of: writer))"])
         }
-        report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: selected, created: created, keptKeys: entry.keepsKeys))
+        report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: selected, created: created, keptKeys: keptKeys))
+    }
+
+    /// Starts the key counter of every destination table whose objects may keep their source
+    /// keys above the highest key the source handed out there (its largest key and its
+    /// `Z_MAX`): any other object of the table, made by any policy in any order, then gets a
+    /// key no source object has. A key Core Data once handed out (an object since deleted) is
+    /// never handed out again either, so a URI saved with it can never name another object.
+    func raiseKeyCountersAboveSourceKeys() throws {
+        for entry in associations.entries where entry.keepsKeys || entry.policyMayKeepKeys {
+            let root = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table
+            let sourceTable = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.table
+            let highest = try connection.scalar("""
+                SELECT max((SELECT coalesce(max(Z_PK), 0) FROM "src".\(quoteIdentifier(sourceTable))),
+                           (SELECT coalesce(max(Z_MAX), 0) FROM "src".Z_PRIMARYKEY WHERE Z_SUPER = 0 AND 'Z' || upper(Z_NAME) = \(quoteLiteral(sourceTable))))
+                """)?.int64 ?? 0
+            nextKeys[root] = max(nextKeys[root, default: 1], highest + 1)
+        }
+    }
+
+    /// Whether the policy of `entry` gave each of the `selected` source objects exactly one
+    /// destination object, of the mapping's destination entity, with the source object's key
+    /// (`SwiftBatchWriter` gives it when it can): then its association table is the identity.
+    private func policyKeptEveryKey(_ entry: PlannedMapping, selected: Int) throws -> Bool {
+        let table = quoteIdentifier(entry.table)
+        let destination = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
+        guard try connection.scalar("SELECT EXISTS (SELECT 1 FROM \(table) WHERE source <> destination)") == .integer(0) else { return false }
+        let kept = try connection.scalar("""
+            SELECT count(DISTINCT a.source) FROM \(table) a
+            JOIN \(quoteIdentifier(destination.table)) d ON d."Z_PK" = a.destination AND d."Z_ENT" = \(destination.number)
+            """)?.int64
+        let associated = try createdCount(entry)
+        return kept == Int64(selected) && associated == selected
     }
 
     /// Destination objects an entity mapping created so far: its association table's rows.

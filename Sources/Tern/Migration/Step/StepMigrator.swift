@@ -68,6 +68,7 @@ final class StepMigrator {
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
         workspace = try StepWorkspace(connection: connection, associations: associations, withPolicies: !policies.isEmpty)
         relationships = RelationshipRecreation(inputs: inputs, workspace: workspace)
+        try raiseKeyCountersAboveSourceKeys()
     }
 
     /// Runs every pass: stage 1 for all entity mappings, then stage 2, then stage 3. Units an

@@ -26,7 +26,8 @@ struct SwiftBatchTransform: Sendable {
 
 /// A batch the policy turned into destination objects, waiting for the writer to give them keys.
 struct TransformedBatch: Sendable {
-    /// The last source key of the batch: the checkpoint once it is written.
+    /// The batch's source keys: `(after, end]`; `end` is the checkpoint once it is written.
+    var after: Int64
     var end: Int64
     var selected: Int
     /// What reading and transforming it cost: the bytes of the source values read, and seconds.
@@ -69,7 +70,7 @@ final class SourceBatchReader {
         try read.bind(transform.selectionArguments + [SQLiteValue.integer(last), .integer(end)])
         defer { read.reset() }
         var rows = read.rows()
-        var batch = TransformedBatch(end: end, selected: 0)
+        var batch = TransformedBatch(after: last, end: end, selected: 0)
         let started = ContinuousClock.now
         while true {
             if isCancelled() { throw CancellationError() }

@@ -38,10 +38,12 @@ final class SwiftBatchStatements {
 }
 
 extension StepMigrator {
-    /// Writes one transformed batch inside the caller's transaction: destination keys in creation
-    /// order (or the existing object for `findOrCreate`), then associations, then links.
+    /// Writes one transformed batch inside the caller's transaction: destination keys (the
+    /// existing object for `findOrCreate`, the source key where `sourceKeys` gives it, else the
+    /// next key in creation order), then associations, then links.
     func write(_ batch: TransformedBatch, of entry: PlannedMapping, with statements: SwiftBatchStatements) throws {
         let mapping = entry.mapping.mapping
+        let sourceKeys = sourceKeys(batch, of: entry)
         var keys: [Int64] = []
         keys.reserveCapacity(batch.objects.count)
         for (index, object) in batch.objects.enumerated() {
@@ -60,8 +62,13 @@ extension StepMigrator {
                     continue
                 }
             }
-            let key = nextKeys[layout.table, default: 1]
-            nextKeys[layout.table] = key + 1
+            let key: Int64
+            if let sourceKey = sourceKeys[index] {
+                key = sourceKey
+            } else {
+                key = nextKeys[layout.table, default: 1]
+                nextKeys[layout.table] = key + 1
+            }
             keys.append(key)
             let values = try statements.columns(of: object.entity, layout: layout, model: step.destination).map { column in
                 column.attribute.flatMap { object.values[$0] } ?? column.defaultValue
@@ -90,5 +97,22 @@ extension StepMigrator {
             try statements.link.bind([keys[owner], batch.objects[owner].entity, relationship, targetKey, targetEntity, targetMapping])
             try statements.link.run()
         }
+    }
+
+    /// Object index → the source key it takes (`PlannedMapping.policyMayKeepKeys`): for each
+    /// source object of this batch, the first object of the mapping's destination table it was
+    /// associated with. Decided by source object, so the same whatever the batch boundaries;
+    /// the key counter starts above every source key, so no other object can hold one.
+    private func sourceKeys(_ batch: TransformedBatch, of entry: PlannedMapping) -> [Int: Int64] {
+        guard entry.policyMayKeepKeys else { return [:] }
+        let table = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table
+        var given: [Int: Int64] = [:]
+        var taken: Set<Int64> = []
+        for (source, index) in batch.associations where batch.after < source && source <= batch.end && given[index] == nil && !taken.contains(source) {
+            guard destinationLayout.entities[batch.objects[index].entity]?.table == table else { continue }
+            given[index] = source
+            taken.insert(source)
+        }
+        return given
     }
 }
