@@ -92,8 +92,14 @@ enum MigrationSummary {
         }
         var lines = ["The store is at \(plan.storeVersion); migrating to \(plan.targetVersion) in \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s"):"]
         for (index, step) in plan.steps.enumerated() {
-            let origin = step.isInferred ? "inferred mapping" : step.origins.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
+            let origin = step.composedFrom.map { "inferred mappings of \($0), composed: the store is copied once" }
+                ?? (step.isInferred ? "inferred mapping" : step.origins.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then "))
             lines.append("  \(index + 1). \(step.source.versionName) → \(step.destination.versionName) (\(origin))")
+            if let reason = step.notComposed {
+                lines.append("       not composed with the next step: \(reason)")
+            } else if !step.isInferred && plan.steps.count > 1 {
+                lines.append("       not composed with its neighbours: only inferred steps are composed")
+            }
             for (pass, mapping) in step.passes.enumerated() {
                 for entity in mapping.entities {
                     let m = entity.mapping

@@ -31,6 +31,9 @@ struct MigrationInputs: ParsableArguments {
     @Option(help: "Worker threads that read and transform batches of mappings that run in Swift (default: the number of cores).")
     var workers = ProcessStats.availableParallelism
 
+    @Flag(help: "Run consecutive inferred steps one by one, each validating its own version's rules, instead of composed into one (the store copied once).")
+    var stepByStep = false
+
     @Flag(help: "Run every entity mapping through Swift (the default policy where none is named) instead of inside SQLite: slower; a cross-check of the SQL path.")
     var inSwift = false
 
@@ -45,6 +48,7 @@ struct MigrationInputs: ParsableArguments {
         let registry = inSwift ? TernCommandLine.registry.sendingEveryMappingThroughSwift() : TernCommandLine.registry
         var options = MigrationOptions(batchSize: batchSize, workers: workers, now: Date().timeIntervalSinceReferenceDate, registry: registry)
         options.memoryBudget = memoryBudgetMiB << 20
+        options.composeSteps = !stepByStep
         return options
     }
 

@@ -43,7 +43,14 @@ struct PlanCommand: ParsableCommand {
         var lines = ["The store is at \(estimate.storeVersion); \(estimate.steps.count) step\(estimate.steps.count == 1 ? "" : "s") to \(estimate.targetVersion), in batches of \(count(estimate.batchSize)) source objects, \(estimate.workers) worker\(estimate.workers == 1 ? "" : "s") for mappings in Swift."]
         for (index, step) in estimate.steps.enumerated() {
             lines.append("")
-            lines.append("Step \(index + 1), \(step.source) → \(step.destination) (\(step.origin.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then "))):")
+            let origin = step.composedFrom.map { "inferred mappings of \($0), composed: the store is copied once" }
+                ?? step.origin.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
+            lines.append("Step \(index + 1), \(step.source) → \(step.destination) (\(origin)):")
+            if let reason = step.notComposed {
+                lines.append("  not composed with the next step: \(reason)")
+            } else if step.origin != ["inferred"] && estimate.steps.count > 1 {
+                lines.append("  not composed with its neighbours: only inferred steps are composed")
+            }
             lines += step.dropped.map { "  drops (not in the new version): \($0)\($0.values == nil ? " (counted when the step runs)" : "")" }
             if let changes = step.schemaChanges {
                 lines.append("  applied in place as schema changes, without reading rows:")

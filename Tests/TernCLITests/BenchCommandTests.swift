@@ -11,7 +11,7 @@ struct BenchCommandTests {
     func smoke() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-bench-\(UUID().uuidString)")
         let results = directory.appendingPathComponent("results").path
-        let outcome = try TernProcess.run(["bench", "--books", "1500", "--memory-sizes", "300", "--documents", "200", "--results", results,
+        let outcome = try TernProcess.run(["bench", "--books", "1500", "--memory-sizes", "300", "--documents", "200", "--chain-objects", "2000", "--results", results,
                                            "--model", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let markdown = try String(contentsOfFile: results + "/latest.md", encoding: .utf8)
@@ -21,7 +21,10 @@ struct BenchCommandTests {
                     "the source's content digest", "Wall time, 1,500 books (shorter is better):", "Peak resident memory, 1,500 books:",
                     "Attachments: 200 documents", "| tern, copied as they are (1 → 2) |", "| tern, decoded into the store (1 → 2 → 3) |",
                     "| hand-written SQL and hard links (ceiling) |", "| naive row by row, files copied (baseline) |",
-                    "tern (files carried and proven) / hand-written SQL and hard links:", "tern / naive row by row with files copied:"] {
+                    "tern (files carried and proven) / hand-written SQL and hard links:", "tern / naive row by row with files copied:",
+                    "Chain: 2,000 objects (authors and books) with", "| tern, 3 inferred steps composed into one |", "| tern, step by step (--step-by-step) |",
+                    "| hand-written SQL, one pass (ceiling) |", "| naive row by row (baseline) |",
+                    "tern (composed) / hand-written SQL in one pass:", "tern (composed) / naive row by row:", "composed / step by step:"] {
             #expect(markdown.contains(row), "missing: \(row)")
         }
         // `tern bench report` renders the same Markdown again from the JSON alone.
@@ -39,6 +42,10 @@ struct BenchCommandTests {
         let attachmentRuns = rows.filter { ($0["name"] as? String ?? "").hasPrefix("attachments: ") && !($0["name"] as? String ?? "").hasSuffix("generate the store") }
         #expect(attachmentRuns.count == 4)
         for row in attachmentRuns { #expect(row["objects"] as? Int == 300, "\(row["name"] ?? "")") }
+        // Every chain run wrote the 1,000 authors and 1,000 publications.
+        let chainRuns = rows.filter { ($0["name"] as? String ?? "").hasPrefix("chain: ") && !($0["name"] as? String ?? "").hasSuffix("generate the store") }
+        #expect(chainRuns.count == 4)
+        for row in chainRuns { #expect(row["objects"] as? Int == 2000, "\(row["name"] ?? "")") }
         // The charts: a bar per run in time and in memory, and memory over time with each pass marked.
         let bars = try SVGFile(results + "/latest.svg")
         #expect(bars.count(of: "rect") >= 2 * 6 + 2)

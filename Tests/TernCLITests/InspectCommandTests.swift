@@ -11,9 +11,9 @@ struct InspectCommandTests {
         #expect(outcome.standardOutput.contains("Page     20 rows in ZPAGE"))
         #expect(outcome.standardOutput.contains("migration needed: the store was written by BookStore 1; the current version is BookStore 5"))
         #expect(outcome.standardOutput.contains("PublicationToPublication [custom] Publication → Publication: about 20 rows, 1 batches, in Swift"))
-        #expect(outcome.standardOutput.contains("Step 4, BookStore 4 → BookStore 5: 60 objects"))
+        #expect(outcome.standardOutput.contains("Step 3, BookStore 4 → BookStore 5: 60 objects"))
         #expect(outcome.standardOutput.contains("compatible: the store was written by BookStore 5, the current version"))
-        #expect(outcome.standardError.contains("100%  step 4/4 BookStore 4 → BookStore 5"))
+        #expect(outcome.standardError.contains("100%  step 3/3 BookStore 4 → BookStore 5"))
     }
 
     @Test("inspect --json prints the documented keys")

@@ -24,8 +24,11 @@ struct MigrateCommandTests {
         let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--dry-run"])
         #expect(outcome.status == 0)
-        #expect(outcome.standardOutput.contains("1. BookStore 1 → BookStore 2 (inferred mapping)"))
-        #expect(outcome.standardOutput.contains("3. BookStore 3 → BookStore 4 (v3-to-v4.yaml)"))
+        #expect(outcome.standardOutput.contains("1. BookStore 1 → BookStore 3 (inferred mappings of BookStore 1 → BookStore 2 → BookStore 3, composed: the store is copied once)"))
+        #expect(outcome.standardOutput.contains("2. BookStore 3 → BookStore 4 (v3-to-v4.yaml)\n       not composed with its neighbours: only inferred steps are composed"))
+        let stepByStep = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--dry-run", "--step-by-step"])
+        #expect(stepByStep.standardOutput.contains("1. BookStore 1 → BookStore 2 (inferred mapping)"))
+        #expect(stepByStep.standardOutput.contains("3. BookStore 3 → BookStore 4 (v3-to-v4.yaml)"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before)
     }
 
@@ -139,7 +142,7 @@ struct MigrateCommandTests {
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let svg = try SVGFile(chart)
         #expect(svg.count(of: "polyline") == 2)
-        for label in ["step 1 pass 1", "step 4 pass 1", "verifying", "indexing", "objects written per second"] {
+        for label in ["step 1 pass 1", "step 3 pass 1", "verifying", "indexing", "objects written per second"] {
             #expect(svg.texts.contains(label), "missing \(label): \(svg.texts)")
         }
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--report", directory.appendingPathComponent("run.html").path]).status == 64)
@@ -148,7 +151,8 @@ struct MigrateCommandTests {
     @Test("migrates in place, keeps NAME~.sqlite, and says which steps ran as schema changes")
     func inPlace() throws {
         let path = try store()
-        let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore])
+        // Step by step: BookStore 1 → 2 alone runs in place (composed with 2 → 3, it is copied once).
+        let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--step-by-step"])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardOutput.contains("applied in place as schema changes, without reading rows"))
         #expect(outcome.standardOutput.contains("the original is kept as \(directory.appendingPathComponent("Books~.sqlite").path)"))
@@ -213,7 +217,7 @@ struct MigrateCommandTests {
         #expect(fractions == fractions.sorted())
         #expect(fractions.last == 1)
         let passes = try #require(lines.last?["passes"] as? [[String: Any]])
-        #expect(passes.count == 4)
+        #expect(passes.count == 3)
         for pass in passes {
             let report = try #require(pass["report"] as? [String: Any])
             #expect((report["peakResidentMemory"] as? Int ?? 0) > 1_000_000)
@@ -225,11 +229,13 @@ struct MigrateCommandTests {
     func plan() throws {
         let path = try store()
         let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        let text = try TernProcess.run(["plan", path, "--model", Self.bookStore, "--batch-size", "20"])
+        let composed = try TernProcess.run(["plan", path, "--model", Self.bookStore])
+        #expect(composed.standardOutput.contains("Step 1, BookStore 1 → BookStore 3 (inferred mappings of BookStore 1 → BookStore 2 → BookStore 3, composed: the store is copied once):"))
+        let text = try TernProcess.run(["plan", path, "--model", Self.bookStore, "--batch-size", "20", "--step-by-step"])
         #expect(text.status == 0, "\(text.standardError)")
         #expect(text.standardOutput.contains("ALTER TABLE \"ZBOOK\" ADD COLUMN \"ZAUTHOR\""))
         #expect(text.standardOutput.contains("PublicationToPublication [custom] Publication → Publication: about 50 rows, 3 batches, in Swift"))
-        let json = try TernProcess.run(["plan", path, "--model", Self.bookStore, "--json"])
+        let json = try TernProcess.run(["plan", path, "--model", Self.bookStore, "--json", "--step-by-step"])
         let estimate = try #require(JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
         let steps = try #require(estimate["steps"] as? [[String: Any]])
         #expect(steps.count == 4)

@@ -81,7 +81,7 @@ struct StoreInUseTests {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
 
         // At the start the lock is taken before tern runs; at delivery, while it is paused before its last step.
-        let run = point == "delivery" ? try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"step\":4,") : nil
+        let run = point == "delivery" ? try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"step\":3,") : nil
         let writer = try SQLiteShell(holdingOpen: path)
         writer.send("BEGIN EXCLUSIVE; SELECT 'locked';", waitingFor: "locked")
         let errors = Pipe()

@@ -66,7 +66,7 @@ struct FixtureMigrationTests {
     func sampleModel3() throws {
         let (source, migrated, report, _) = try migrate("alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite",
                                                          model: FixtureStore.sampleModel3, to: "SampleModel3_v3")
-        #expect(report.plan.steps.count == 2)
+        #expect(report.plan.steps.map(\.composedFrom) == ["SampleModel3 → SampleModel3_v2 → SampleModel3_v3"])
         #expect(try migrated.scalar("SELECT count(*) FROM ZUSER") == source.scalar("SELECT count(*) FROM ZUSER"))
         #expect(try migrated.scalar("SELECT count(*) FROM ZUSER") == .integer(12))
     }
@@ -76,7 +76,7 @@ struct FixtureMigrationTests {
         let (source, migrated, report, reader) = try migrate("duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite", withWAL: true,
                                                               model: FixtureStore.bookmarks)
         defer { withExtendedLifetime(reader) {} }  // its snapshot holds the source's -wal rows
-        #expect(report.plan.steps.map(\.isInferred) == [true, true, true])
+        #expect(report.plan.steps.map(\.composedFrom) == ["BookmarksModel 3 → BookmarksModel 4 → BookmarksModel 5 → BookmarksModel 6"])
         #expect(try rows(source, "SELECT Z_PK, ZUUID, ZTITLE, ZURL, ZISFOLDER, ZPARENT FROM ZBOOKMARKENTITY ORDER BY Z_PK")
                 == rows(migrated, "SELECT Z_PK, ZUUID, ZTITLE, ZURL, ZISFOLDER, ZPARENT FROM ZBOOKMARKENTITY ORDER BY Z_PK"))
         #expect(try migrated.scalar("SELECT count(*) FROM ZBOOKMARKENTITY") == .integer(10))
@@ -113,23 +113,35 @@ struct FixtureMigrationTests {
         ("hwaxxer__BookMigration/BookMigration/Model1.sqlite", false, FixtureStore.bookMigration, nil),
     ]
 
-    @Test("every real store migrates to the same content with every mapping forced through Swift", arguments: 0..<5)
-    func forcedSwift(_ index: Int) throws {
+    /// Migrates the fixture case `index` two ways; expects the same content from both, and some.
+    private func expectSameContent(_ index: Int, _ first: MigrationOptions, _ second: MigrationOptions) throws {
         let fixture = Self.cases[index]
         let files = fixture.withWAL ? [fixture.store, fixture.store + "-wal"] : [fixture.store]
         let copy = try Fixtures.copy(files, into: directory.url)
         let model = try ModelLoader.load(Fixtures.path(fixture.model))
-        func migrate(_ registry: PolicyRegistry, _ name: String) throws -> [String: [String]] {
-            let migration = StoreMigration(store: copy, model: model, options: MigrationOptions(batchSize: 2, workers: 2, registry: registry))
+        let contents = try [first, second].enumerated().map { number, options in
+            let migration = StoreMigration(store: copy, model: model, options: options)
             let plan = try migration.plan(to: fixture.target)
-            _ = try migration.run(plan, output: directory.path(name))
-            return try StoreContent.dump(directory.path(name), model: model.version(named: plan.targetVersion)!)
+            let output = directory.path("way-\(number).sqlite")
+            _ = try migration.run(plan, output: output)
+            return try StoreContent.dump(output, model: model.version(named: plan.targetVersion)!)
         }
-        let sql = try migrate(FixturePolicies.registry, "sql.sqlite")
-        let swift = try migrate(FixturePolicies.registry.sendingEveryMappingThroughSwift(), "swift.sqlite")
-        #expect(sql.values.contains { !$0.isEmpty })
-        for key in Set(sql.keys).union(swift.keys).sorted() {
-            #expect(sql[key] == swift[key], "\(key)")
+        #expect(contents[0].values.contains { !$0.isEmpty })
+        for key in Set(contents[0].keys).union(contents[1].keys).sorted() {
+            #expect(contents[0][key] == contents[1][key], "\(key)")
         }
+    }
+
+    @Test("every real store migrates to the same content with its inferred steps composed and step by step", arguments: 0..<5)
+    func composedEqualsStepByStep(_ index: Int) throws {
+        var stepByStep = MigrationOptions(batchSize: 2, workers: 2, registry: FixturePolicies.registry)
+        stepByStep.composeSteps = false
+        try expectSameContent(index, MigrationOptions(batchSize: 2, workers: 2, registry: FixturePolicies.registry), stepByStep)
+    }
+
+    @Test("every real store migrates to the same content with every mapping forced through Swift", arguments: 0..<5)
+    func forcedSwift(_ index: Int) throws {
+        try expectSameContent(index, MigrationOptions(batchSize: 2, workers: 2, registry: FixturePolicies.registry),
+                              MigrationOptions(batchSize: 2, workers: 2, registry: FixturePolicies.registry.sendingEveryMappingThroughSwift()))
     }
 }

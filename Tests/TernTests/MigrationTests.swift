@@ -29,18 +29,25 @@ struct MigrationTests {
         return path
     }
 
-    @Test("BookStore 1 → 5: every object and link arrives as the mappings say; --out leaves the original byte for byte")
-    func bookStoreChain() throws {
+    @Test("BookStore 1 → 5: every object and link arrives as the mappings say; --out leaves the original byte for byte — step by step and with 1 → 2 → 3 composed",
+          arguments: [false, true])
+    func bookStoreChain(composing: Bool) throws {
         let source = try bookStoreV1()
         let before = try Data(contentsOf: URL(fileURLWithPath: source))
         let output = directory.path("Books5.sqlite")
-        let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(batchSize: 77, registry: .builtIn))
+        var options = MigrationOptions(batchSize: 77, registry: .builtIn)
+        options.composeSteps = composing
+        let migration = StoreMigration(store: source, model: Self.bookStore, options: options)
         let plan = try migration.plan()
         #expect(plan.storeVersion == "BookStore 1")
-        #expect(plan.steps.map(\.isInferred) == [true, true, false, false])
+        #expect(plan.steps.map(\.isInferred) == (composing ? [true, false, false] : [true, true, false, false]))
         let report = try migration.run(plan, output: output)
-        #expect(report.steps[0].appliedInPlace == [#"ALTER TABLE "ZBOOK" ADD COLUMN "ZAUTHOR" VARCHAR"#])
-        #expect(report.steps[1].appliedInPlace.isEmpty)  // Book → Publication moves entity numbers: copied
+        if composing {
+            #expect(report.steps[0].appliedInPlace.isEmpty)  // Book → Publication moves entity numbers: copied
+        } else {
+            #expect(report.steps[0].appliedInPlace == [#"ALTER TABLE "ZBOOK" ADD COLUMN "ZAUTHOR" VARCHAR"#])
+            #expect(report.steps[1].appliedInPlace.isEmpty)  // Book → Publication moves entity numbers: copied
+        }
         #expect(report.backup == nil)
         #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == before)
         #expect(!FileManager.default.fileExists(atPath: StoreMigration.backupPath(for: source)))
@@ -98,7 +105,7 @@ struct MigrationTests {
             let plan = try migration.plan(mappingFiles: overriding)
             let folders = plan.steps.map { $0.isInferred ? "inferred" : URL(fileURLWithPath: $0.origins[0]).deletingLastPathComponent().lastPathComponent }
             let explicit = name == "sql" ? "sql" : "mappings"
-            #expect(folders == ["inferred", "inferred", explicit, explicit])
+            #expect(folders == ["inferred", explicit, explicit])  // BookStore 1 → 2 → 3 composed
             _ = try migration.run(plan, output: output)
             let migrated = try Connection(path: output, configuration: .init(mode: .readOnly))
             dumps.append(try rows(migrated, "SELECT * FROM ZPUBLICATION ORDER BY Z_PK") + rows(migrated, "SELECT * FROM ZPAGE ORDER BY Z_PK")
@@ -216,7 +223,7 @@ struct MigrationFaultTests {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         // SQLite's max_page_count makes the destination "full" after a few pages, like a full disk.
         let model = Self.bookStore
-        let step = try MigrationPlanner.chain(in: model, from: "BookStore 1", to: "BookStore 2", mappingFiles: [])[0]
+        let step = try MigrationPlanner.chain(in: model, from: "BookStore 1", to: "BookStore 2", mappingFiles: [], composing: false)[0]
         let destination = directory.path("full.sqlite")
         let error = try #require(throws: (any Error).self) {
             var options = MigrationOptions(batchSize: 500, registry: .builtIn)
@@ -243,9 +250,9 @@ struct MigrationFaultTests {
     @Test("verification names the entity mapping and attribute whose copied values differ from the source")
     func verificationFailure() throws {
         let (path, before) = try source()
-        let step = try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 3", mappingFiles: [])[1]
+        let step = try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 3", mappingFiles: [], composing: false)[1]
         let middle = directory.path("v2.sqlite")
-        _ = try Migrator.migrate(try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 2", mappingFiles: [])[0], from: path, to: middle, options: MigrationOptions(registry: .builtIn))
+        _ = try Migrator.migrate(try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 2", mappingFiles: [], composing: false)[0], from: path, to: middle, options: MigrationOptions(registry: .builtIn))
         let destination = directory.path("v3.sqlite")
         // Between the last pass and verification, something changes a copied value behind the migration's back.
         let options = MigrationOptions(registry: .builtIn, progress: { event in

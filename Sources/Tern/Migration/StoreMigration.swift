@@ -57,7 +57,8 @@ public struct StoreMigration {
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
         let files = MigrationPlanner.mappingFiles(for: model)
-        let steps = try MigrationPlanner.chain(in: model, from: version, to: targetVersion, mappingFiles: files, overriding: extra, now: options.now)
+        let steps = try MigrationPlanner.chain(in: model, from: version, to: targetVersion, mappingFiles: files, overriding: extra,
+                                               composing: options.composeSteps, now: options.now)
         return Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
     }
 

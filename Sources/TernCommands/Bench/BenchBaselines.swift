@@ -68,6 +68,29 @@ struct BaselineArguments: ParsableArguments {
     }
 }
 
+/// What the naive programs do for each table.
+enum RowByRow {
+    /// Copies one table row by row, committing every 100,000 rows; returns source → new key.
+    static func copy(_ select: String, from input: Connection, into insert: String, of connection: Connection, counting objects: inout Int,
+                     transform: ([SQLiteValue]) -> [SQLiteValue]) throws -> [Int64: Int64] {
+        var keys: [Int64: Int64] = [:]
+        let statement = try connection.prepare(insert)
+        var rows = try input.prepare(select).rows()
+        try connection.execute("BEGIN")
+        while let row = try rows.next() {
+            let values = row.values
+            let key = Int64(keys.count + 1)
+            keys[values[0].int64!] = key
+            try statement.bind([.integer(key)] + transform(values))
+            try statement.run()
+            objects += 1
+            if objects % 100_000 == 0 { try connection.execute("COMMIT"); try connection.execute("BEGIN") }
+        }
+        try connection.execute("COMMIT")
+        return keys
+    }
+}
+
 /// What a baseline run reports on its last line, read by `tern bench`.
 struct BaselineResult: Codable {
     var seconds: Double
@@ -110,25 +133,8 @@ struct NaiveBaselineCommand: ParsableCommand {
         let started = ContinuousClock.now
         let (layout, connection, input) = try arguments.openRowByRow()
         var objects = 0
-
-        /// Copies one table row by row, committing every 100,000 rows; returns source → new key.
         func copy(_ select: String, into insert: String, transform: ([SQLiteValue]) -> [SQLiteValue]) throws -> [Int64: Int64] {
-            var keys: [Int64: Int64] = [:]
-            let statement = try connection.prepare(insert)
-            let read = try input.prepare(select)
-            var rows = read.rows()
-            try connection.execute("BEGIN")
-            while let row = try rows.next() {
-                let values = row.values
-                let key = Int64(keys.count + 1)
-                keys[values[0].int64!] = key
-                try statement.bind([.integer(key)] + transform(values))
-                try statement.run()
-                objects += 1
-                if objects % 100_000 == 0 { try connection.execute("COMMIT"); try connection.execute("BEGIN") }
-            }
-            try connection.execute("COMMIT")
-            return keys
+            try RowByRow.copy(select, from: input, into: insert, of: connection, counting: &objects, transform: transform)
         }
 
         let categories = try copy("SELECT Z_PK, ZNAME FROM ZCATEGORY", into: "INSERT INTO ZCATEGORY (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, \(layout.entities["Category"]!.number), 1, ?)") { [$0[1]] }

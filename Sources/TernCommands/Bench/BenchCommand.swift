@@ -13,7 +13,7 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Benchmark whole migrations against a hand-written SQL ceiling and a naive baseline.",
         subcommands: [BenchRunCommand.self, BenchReportCommand.self, SQLCeilingCommand.self, NaiveBaselineCommand.self,
-                      AttachmentsCeilingCommand.self, AttachmentsNaiveCommand.self],
+                      AttachmentsCeilingCommand.self, AttachmentsNaiveCommand.self, ChainCeilingCommand.self, ChainNaiveCommand.self],
         defaultSubcommand: BenchRunCommand.self
     )
 
@@ -42,6 +42,9 @@ struct BenchRunCommand: ParsableCommand {
     @Option(help: "Documents in the attachments benchmark (configs/attachments: a quarter of them with a file of 100–160 KiB beside the store); 0 leaves it out.")
     var documents = 20_000
 
+    @Option(help: "Objects in the chain benchmark (configs/chain: as many authors as books, many-to-many, through three inferred steps); 0 leaves it out.")
+    var chainObjects = 1_000_000
+
     @Option(help: "Where to put the stores (default: a temporary directory, removed afterwards).")
     var directory: String?
 
@@ -54,6 +57,7 @@ struct BenchRunCommand: ParsableCommand {
     func validate() throws {
         guard books >= 100 else { throw ValidationError("--books must be at least 100") }
         guard documents == 0 || documents >= 100 else { throw ValidationError("--documents must be 0 or at least 100") }
+        guard chainObjects == 0 || chainObjects >= 100 else { throw ValidationError("--chain-objects must be 0 or at least 100") }
     }
 
     func run() throws {
@@ -92,13 +96,21 @@ struct BenchRunCommand: ParsableCommand {
                                        options: ["--version", "Attachments 2"])
                 }
             }
+            if chainObjects > 0 {
+                let chain = try bench.generateChain(objects: chainObjects, model: ConfigsDirectory.find("chain"))
+                try bench.migrate("chain: tern, 3 inferred steps composed into one", source: chain, options: [])
+                try bench.migrate("chain: tern, step by step (--step-by-step)", source: chain, options: ["--step-by-step"])
+                try bench.baseline("chain: hand-written SQL, one pass (ceiling)", command: "chain-sql-ceiling", source: chain)
+                if naive { try bench.baseline("chain: naive row by row (baseline)", command: "chain-naive", source: chain) }
+            }
             for size in memorySizes where size != books {
                 let other = try bench.generate(books: size)
                 try bench.migrate("tern: all pushed down to SQL", source: other, options: [])
                 try bench.migrate("tern: author split in a Swift policy", source: other, options: ["--mapping", "\(modelPath)/policy/1-to-2.yaml"])
             }
 
-            let report = BenchReport(books: books, documents: documents > 0 ? documents : nil, machine: BenchReport.machine(), results: bench.results)
+            let report = BenchReport(books: books, documents: documents > 0 ? documents : nil, chainObjects: chainObjects > 0 ? chainObjects : nil, chainLinks: bench.chainLinks,
+                                     machine: BenchReport.machine(), results: bench.results)
             try fileManager.createDirectory(atPath: results, withIntermediateDirectories: true)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

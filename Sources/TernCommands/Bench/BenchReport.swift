@@ -7,13 +7,18 @@ struct BenchReport: Codable {
     var books: Int
     /// Documents in the attachments benchmark, when it ran.
     var documents: Int? = nil
+    /// Objects and links in the chain benchmark, when it ran.
+    var chainObjects: Int? = nil
+    var chainLinks: Int? = nil
     var machine: String
     var results: [BenchResult]
 
     /// The book benchmark's runs, and the attachment benchmark's (named "attachments: …").
-    private var bookResults: [BenchResult] { results.filter { !$0.name.hasPrefix(Self.attachments) } }
+    private var bookResults: [BenchResult] { results.filter { !$0.name.hasPrefix(Self.attachments) && !$0.name.hasPrefix(Self.chain) } }
     private var attachmentResults: [BenchResult] { results.filter { $0.name.hasPrefix(Self.attachments) } }
+    private var chainResults: [BenchResult] { results.filter { $0.name.hasPrefix(Self.chain) } }
     private static let attachments = "attachments: "
+    private static let chain = "chain: "
 
     static func machine() -> String {
         let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
@@ -22,7 +27,7 @@ struct BenchReport: Codable {
     }
 
     private func result(_ prefix: String, books: Int? = nil) -> BenchResult? {
-        results.first { $0.name.hasPrefix(prefix) && ($0.name.hasPrefix(Self.attachments) || $0.books == (books ?? self.books)) }
+        results.first { $0.name.hasPrefix(prefix) && ($0.name.hasPrefix(Self.attachments) || $0.name.hasPrefix(Self.chain) || $0.books == (books ?? self.books)) }
     }
 
     var markdown: String {
@@ -62,19 +67,34 @@ struct BenchReport: Codable {
         }
         lines += charts()
         lines += attachmentLines()
+        lines += chainLines()
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The chain benchmark: its table and its ratios.
+    private func chainLines() -> [String] {
+        guard let chainObjects, !chainResults.isEmpty else { return [] }
+        let count = Formatting.count
+        var lines = Self.table("Chain: \(count(chainObjects)) objects (authors and books)\(chainLinks.map { " with \(count($0)) many-to-many links" } ?? ""), Chain 1 → 4 through three inferred steps: Book renamed Publication, its notes dropped; its authors made ordered, an edition added with a default; an author's name renamed (configs/chain).",
+                               chainResults, prefix: Self.chain)
+        if let tern = result("chain: tern, 3"), let ceiling = result("chain: hand-written") {
+            lines.append("- tern (composed) / hand-written SQL in one pass: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
+        }
+        if let tern = result("chain: tern, 3"), let naive = result("chain: naive") {
+            lines.append("- tern (composed) / naive row by row: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
+        }
+        if let tern = result("chain: tern, 3"), let steps = result("chain: tern, step by step") {
+            lines.append("- composed / step by step: \(String(format: "%.2f×", tern.seconds / steps.seconds)) the time")
+        }
+        return lines
     }
 
     /// The attachments benchmark: its table and its ratios.
     private func attachmentLines() -> [String] {
         guard let documents, !attachmentResults.isEmpty else { return [] }
         let count = Formatting.count
-        var lines = ["", "Attachments: \(count(documents)) documents in 100 folders, a quarter of their attachments in files of 100–160 KiB beside the store (configs/attachments).", "",
-                     "| run | wall time | objects/s | peak RSS |", "| --- | --- | --- | --- |"]
-        for result in attachmentResults {
-            lines.append("| \(result.name.dropFirst(Self.attachments.count)) | \(String(format: "%.2f s", result.seconds)) | \(count(Int(result.objectsPerSecond))) | \(result.peakResidentMemory.map(Formatting.mebibytes) ?? "—") |")
-        }
-        lines.append("")
+        var lines = Self.table("Attachments: \(count(documents)) documents in 100 folders, a quarter of their attachments in files of 100–160 KiB beside the store (configs/attachments).",
+                               attachmentResults, prefix: Self.attachments)
         if let tern = result("attachments: tern, copied"), let ceiling = result("attachments: hand-written") {
             lines.append("- tern (files carried and proven) / hand-written SQL and hard links: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
         }
@@ -82,6 +102,14 @@ struct BenchReport: Codable {
             lines.append("- tern / naive row by row with files copied: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
         }
         return lines
+    }
+
+    /// A section's heading and its table of runs, named without the section's `prefix`.
+    private static func table(_ heading: String, _ results: [BenchResult], prefix: String) -> [String] {
+        ["", heading, "", "| run | wall time | objects/s | peak RSS |", "| --- | --- | --- | --- |"]
+            + results.map { result in
+                "| \(result.name.dropFirst(prefix.count)) | \(String(format: "%.2f s", result.seconds)) | \(Formatting.count(Int(result.objectsPerSecond))) | \(result.peakResidentMemory.map(Formatting.mebibytes) ?? "—") |"
+            } + [""]
     }
 
     /// How tern's peak memory compares with a baseline's, in words that read right either way.

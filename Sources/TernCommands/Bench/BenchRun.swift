@@ -7,6 +7,8 @@ struct BenchRun {
     let model: String
     let work: String
     private(set) var results: [BenchResult] = []
+    /// The many-to-many links of the chain benchmark's store, once generated.
+    private(set) var chainLinks: Int?
 
     init(model: String, work: String) {
         self.model = model
@@ -29,6 +31,18 @@ struct BenchRun {
         let report = try DataGenerator.generate(model: versioned.versions[0], at: path, rows: books, counts: ["Page": 3 * books, "Category": 1_000], seed: 1)
         results.append(BenchResult(name: "generate the benchmark store", books: books, seconds: report.duration.seconds,
                                    objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        return store
+    }
+
+    /// Creates the Chain 1 store of `model` (configs/chain): half the objects authors, half books,
+    /// linked many-to-many.
+    mutating func generateChain(objects: Int, model: String) throws -> Store {
+        let store = Store(path: "\(work)/Chain-\(objects).sqlite", books: objects, model: model)
+        let versioned = try ModelLoader.load(model)
+        let report = try DataGenerator.generate(model: versioned.versions[0], at: store.path, rows: objects / 2, seed: 1)
+        results.append(BenchResult(name: "chain: generate the store", books: objects, seconds: report.duration.seconds,
+                                   objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        chainLinks = report.links
         return store
     }
 

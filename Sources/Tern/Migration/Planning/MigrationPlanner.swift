@@ -50,7 +50,11 @@ public enum MigrationPlanner {
     ///
     /// Files in `overriding` win over `mappingFiles` for the step they cover: a mapping given on
     /// the command line replaces the one found beside the model.
-    public static func chain(in model: VersionedModel, from: String, to: String, mappingFiles: [String], overriding: [String] = [], now: Double = 0) throws -> [MigrationStep] {
+    ///
+    /// With `composing`, consecutive inferred steps become one (`StepComposition`), so the store
+    /// is copied once for all of them; steps that cannot be composed say why (`notComposed`).
+    public static func chain(in model: VersionedModel, from: String, to: String, mappingFiles: [String], overriding: [String] = [],
+                             composing: Bool = true, now: Double = 0) throws -> [MigrationStep] {
         let names = model.versions.map(\.versionName)
         guard let start = names.firstIndex(of: from), let end = names.firstIndex(of: to) else {
             throw TernError(.badInput, "no version \(names.contains(from) ? to : from) in \(model.name) (versions: \(names.joined(separator: ", ")))", path: model.path)
@@ -114,6 +118,40 @@ public enum MigrationPlanner {
                 position += 1
             }
         }
-        return steps
+        return composing ? composed(steps, now: now) : steps
+    }
+
+    /// `steps` with each run of consecutive inferred steps composed into one where it can be;
+    /// a run that cannot keeps its steps, the first saying why.
+    static func composed(_ steps: [MigrationStep], now: Double) -> [MigrationStep] {
+        var result: [MigrationStep] = []
+        var run: [MigrationStep] = []
+        func flush() {
+            if run.count > 1 {
+                switch StepComposition.compose(run, now: now) {
+                case .success(let step) where LightweightInPlace.statements(for: step) == nil && run.allSatisfy({ LightweightInPlace.statements(for: $0) != nil }):
+                    // Schema changes alone, step after step, cost less than one copy.
+                    run[0].notComposed = "each of these steps runs in place as schema changes, which costs less than the one copy they would take composed"
+                    result += run
+                case .success(let step): result.append(step)
+                case .failure(let refusal):
+                    run[0].notComposed = refusal.reason
+                    result += run
+                }
+            } else {
+                result += run
+            }
+            run = []
+        }
+        for step in steps {
+            if step.isInferred {
+                run.append(step)
+            } else {
+                flush()
+                result.append(step)
+            }
+        }
+        flush()
+        return result
     }
 }

@@ -9,12 +9,18 @@ public struct MigrationStep: Sendable {
     public let isInferred: Bool
     /// Where each pass's mapping came from, for reports ("inferred" for an inferred one).
     public let origins: [String]
+    /// The versions of the inferred steps this one was composed of ("V1 → V2 → V3"), if any.
+    public let composedFrom: String?
+    /// Why this step was not composed with the next one, when both are inferred.
+    public internal(set) var notComposed: String?
 
-    public init(source: ObjectModel, destination: ObjectModel, passes: [ValidatedMapping], isInferred: Bool, origins: [String]) {
+    public init(source: ObjectModel, destination: ObjectModel, passes: [ValidatedMapping], isInferred: Bool, origins: [String],
+                composedFrom: String? = nil) {
         self.source = source
         self.destination = destination
         self.passes = passes
         self.isInferred = isInferred
         self.origins = origins
+        self.composedFrom = composedFrom
     }
 }

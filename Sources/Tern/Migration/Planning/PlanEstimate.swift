@@ -10,6 +10,10 @@ public struct PlanEstimate: Sendable, Codable {
         public var destination: String
         /// Where the mapping comes from: file names, or "inferred".
         public var origin: [String]
+        /// The versions of the inferred steps composed into this one ("V1 → V2 → V3").
+        public var composedFrom: String?
+        /// Why this inferred step was not composed with the next.
+        public var notComposed: String?
         /// The SQL that applies the step in place, when it runs as schema changes.
         public var schemaChanges: [String]?
         public var passes: [Pass]
@@ -105,7 +109,8 @@ extension StoreMigration {
             }
             let dropped = DataLoss.dropped(by: step)
             steps.append(PlanEstimate.Step(source: step.source.versionName, destination: step.destination.versionName,
-                                           origin: step.isInferred ? ["inferred"] : step.origins, schemaChanges: stepPlan.inPlace, passes: passes,
+                                           origin: step.isInferred ? ["inferred"] : step.origins, composedFrom: step.composedFrom,
+                                           notComposed: step.notComposed, schemaChanges: stepPlan.inPlace, passes: passes,
                                            dropped: index == 0 ? try DataLoss.count(dropped, of: step, in: store) : dropped))
             objects = created
         }
