@@ -90,7 +90,10 @@ final class StepMigrator {
                 try policyHook(entry) { try $0.endInstanceCreation(entry.mapping.mapping) }
             }
             for entry in entries {
-                try relationships.recreate(pending[entry.number] ?? [], of: entry)
+                try relationships.recreate(pending[entry.number] ?? [], of: entry, ordered: true)
+            }
+            for entry in entries {
+                try relationships.recreate(pending[entry.number] ?? [], of: entry, ordered: false)
                 if let policy = policies[entry.mapping.mapping.name] {
                     try relationships.callRelationshipHook(entry, policy: policy)
                 }
