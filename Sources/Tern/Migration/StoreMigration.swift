@@ -111,7 +111,8 @@ public struct StoreMigration {
             }
             let differences = try inputs().differences(from: recorded)
             guard differences.isEmpty else { throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: differences) }
-            if existing.completed == 0 { try refuseAnomalies(plan) }
+            // The digest equals the one taken when the record was made, after the scan for rows
+            // Core Data never writes found none: the scan would find none again.
             // A file the source refers to may have gone since: say so, and keep the work.
             try checkExternalData(plan)
             run = existing
