@@ -130,6 +130,10 @@ enum MigrationSummary {
                 if !mapping.verified.isEmpty {
                     lines.append("    verified: \(mapping.verified.joined(separator: "; "))")
                 }
+                if let times = mapping.swiftTimes, times.seconds > 0 {
+                    lines.append(String(format: "    in Swift: %.2f s; the writer busy %.2f s (%.0f%%), ", times.seconds, times.writingSeconds, 100 * times.writingSeconds / times.seconds)
+                                 + "the policy on \(times.workers) worker\(times.workers == 1 ? "" : "s") " + String(format: "%.2f s in all", times.transformingSeconds))
+                }
             }
             for (name, count) in step.links.sorted(by: { $0.key < $1.key }) {
                 let speed = step.linkSeconds[name].map { seconds in
@@ -205,6 +209,7 @@ struct FinishedLine: Encodable {
         var selected: Int
         var created: Int
         var keptKeys: Bool
+        var swiftTimes: StepReport.SwiftTimes?
         var verified: [String]
     }
 
@@ -227,7 +232,7 @@ struct FinishedLine: Encodable {
         let names = report.plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" }
         steps = report.steps.enumerated().map { index, step in
             Step(step: index + 1, stepName: names[index], seconds: step.duration.seconds, verifyingSeconds: step.verifying.seconds, indexingSeconds: step.indexing.seconds,
-                 mappings: step.mappings.map { Mapping(name: $0.name, pass: $0.pass + 1, selected: $0.selected, created: $0.created, keptKeys: $0.keptKeys, verified: $0.verified) },
+                 mappings: step.mappings.map { Mapping(name: $0.name, pass: $0.pass + 1, selected: $0.selected, created: $0.created, keptKeys: $0.keptKeys, swiftTimes: $0.swiftTimes, verified: $0.verified) },
                  dropped: step.dropped)
         }
         passes = report.steps.enumerated().flatMap { index, step in

@@ -140,6 +140,9 @@ struct MigrateCommandTests {
         let chart = directory.appendingPathComponent("run.svg").path
         let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", directory.appendingPathComponent("o.sqlite").path, "--in-swift", "--progress", "none", "--report", chart])
         #expect(outcome.status == 0, "\(outcome.standardError)")
+        // Where each mapping in Swift spent its time: the writer's share says whether more workers help.
+        #expect(outcome.standardOutput.range(of: #"in Swift: [0-9.]+ s; the writer busy [0-9.]+ s \([0-9]+%\), the policy on [0-9]+ workers? [0-9.]+ s in all"#, options: .regularExpression) != nil,
+                "\(outcome.standardOutput)")
         let svg = try SVGFile(chart)
         #expect(svg.count(of: "polyline") == 2)
         for label in ["step 1 pass 1", "step 3 pass 1", "verifying", "indexing", "objects written per second"] {

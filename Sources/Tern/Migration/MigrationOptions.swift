@@ -79,6 +79,20 @@ public struct StepReport: Sendable {
         /// What verification proved for this mapping, in words ("count", "values of 3
         /// attributes", "relationships author, labels", …), and what it could not.
         public var verified: [String] = []
+        /// For a mapping that ran in Swift, this run: where its time went.
+        public var swiftTimes: SwiftTimes?
+    }
+
+    /// Where a mapping in Swift spent its time: the one writer's share says whether more
+    /// workers can help (they cannot once the writer is busy all along).
+    public struct SwiftTimes: Sendable, Codable {
+        /// From the first batch handed out to the last committed.
+        public var seconds: Double
+        /// The writer inserting objects, associations and links, and committing.
+        public var writingSeconds: Double
+        /// The workers reading and running the policy, all together.
+        public var transformingSeconds: Double
+        public var workers: Int
     }
 
     public var mappings: [Mapping] = []

@@ -18,6 +18,6 @@ protocol InstanceBatchWriter {
     /// `commit(end, write)`: `write` runs inside the batch's transaction and returns how many
     /// source objects it read. Every range taken is committed before this returns, or it throws;
     /// `commit` itself may throw `MigrationInterrupted` once the batch is committed (a stop asked
-    /// for), which ends the writing there.
-    func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws
+    /// for), which ends the writing there. Returns where the time went, when it ran in Swift.
+    func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws -> StepReport.SwiftTimes?
 }

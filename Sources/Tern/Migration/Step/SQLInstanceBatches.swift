@@ -58,7 +58,7 @@ struct SQLInstanceBatches: InstanceBatchWriter {
             + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? ORDER BY s.\"Z_PK\"")).sql)
     }
 
-    func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws {
+    func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws -> StepReport.SwiftTimes? {
         let connection = migrator.connection
         while let (after, end) = try batches.next() {
             try commit(end) {
@@ -72,5 +72,6 @@ struct SQLInstanceBatches: InstanceBatchWriter {
                 return connection.changes
             }
         }
+        return nil
     }
 }

@@ -13,13 +13,14 @@ extension StepMigrator {
         let unit = WorkUnit.createInstances(mapping: entry.number, name: mapping.name)
         pending[entry.number] = writer.deferredRelationships
         let recorded = workspace[unit]
+        var swiftTimes: StepReport.SwiftTimes?
         if !recorded.done {
             let sourceTable = sourceLayout.entities[mapping.sourceEntity!]!.table
             var batches = try SourceBatches(connection: connection, table: sourceTable, selection: writer.selection, size: writer.batchSize,
                                             weight: writer.batchWeight, after: recorded.lastKey)
             var selected = recorded.count
             let total = try batches.total()
-            try writer.writeAll(&batches) { end, write in
+            swiftTimes = try writer.writeAll(&batches) { end, write in
                 let before = selected
                 try workspace.commit(unit) {
                     selected += try write()
@@ -46,7 +47,7 @@ extension StepMigrator {
             emit(.entityMappingFinished(mapping: mapping.name, pass: entry.pass, objects: created))
             logger.debug("created instances", metadata: ["mapping": "\(mapping.name)", "objects": "\(created)", "keptKeys": "\(keptKeys)", "writer": "\(type(of: writer))"])
         }
-        report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: selected, created: created, keptKeys: keptKeys))
+        report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: selected, created: created, keptKeys: keptKeys, swiftTimes: swiftTimes))
     }
 
     /// Starts the key counter of every destination table whose objects may keep their source

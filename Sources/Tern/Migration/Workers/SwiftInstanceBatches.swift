@@ -37,8 +37,11 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         deferredRelationships = migrator.step.destination.allRelationships(of: mapping.destinationEntity!).map(\.name).filter { entry.mapping.relationships[$0] != nil }
     }
 
-    func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws {
+    func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws -> StepReport.SwiftTimes? {
         var failure: (any Error)?
+        let started = ContinuousClock.now
+        var writing = Duration.zero
+        var transforming = 0.0
         /// Batches read ahead, by sequence number; `written` is the next one to write.
         var ready: [Int: TransformedBatch] = [:]
         var submitted = 0
@@ -76,6 +79,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
                             switch result {
                             case .success(let batch):
                                 sizer.observe(objects: batch.selected, bytes: batch.sourceBytes, seconds: batch.seconds)
+                                transforming += batch.seconds
                                 ready[sequence] = batch
                             case .failure(let error): stop(error)
                             case .cancelled: return
@@ -91,6 +95,8 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
             func writeReady() {
                 while failure == nil, let batch = ready.removeValue(forKey: written) {
                     do {
+                        let writingStarted = ContinuousClock.now
+                        defer { writing += ContinuousClock.now - writingStarted }
                         try commit(batch.end) {
                             try migrator.write(batch, of: entry, with: statements)
                             return batch.selected
@@ -107,6 +113,8 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         }
         try loop.close()
         if let failure { throw failure }
+        return StepReport.SwiftTimes(seconds: (ContinuousClock.now - started).seconds, writingSeconds: writing.seconds,
+                                     transformingSeconds: transforming, workers: migrator.options.workers)
     }
 
     /// The most bytes of values stored outside the store one batch reads into memory.
