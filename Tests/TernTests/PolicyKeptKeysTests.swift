@@ -107,4 +107,25 @@ struct PolicyKeptKeysTests {
         #expect(try output.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Publication'") == output.scalar("SELECT max(Z_PK) FROM ZPUBLICATION"))
         #expect(try output.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Category'") == output.scalar("SELECT max(Z_PK) FROM ZCATEGORY"))
     }
+
+    /// Associates each even book with a new category first, then with its publication: the
+    /// association table holds keys of two tables, and the category's key is often the lower.
+    struct AssociatesTwoTables: EntityMigrationPolicy {
+        func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+            guard source.key % 2 == 0 else { return }
+            context.associate(source, with: context.create(DestinationObject(entity: "Category", values: ["name": .text("made for \(source["title"].text ?? "")")])))
+            context.associate(source, with: context.create(try context.defaultDestination(for: source)))
+        }
+    }
+
+    @Test("a source object associated with objects of two tables: relationships to it hold the one of the mapping's entity")
+    func associatedWithTwoTables() throws {
+        let (output, report) = try migrate(AssociatesTwoTables(), batchSize: 17)
+        #expect(report.mappings.first { $0.name == "BookToPublication" }?.keptKeys == false)
+        let original = try Connection(path: source, configuration: .init(mode: .readOnly))
+        #expect(try rows(output, "SELECT g.ZTEXT, p.ZTITLE FROM ZPAGE g LEFT JOIN ZPUBLICATION p ON p.Z_PK = g.ZBOOK ORDER BY 1, 2")
+                == rows(original, "SELECT g.ZTEXT, b.ZTITLE FROM ZPAGE g LEFT JOIN ZBOOK b ON b.Z_PK = g.ZBOOK AND b.Z_PK % 2 = 0 ORDER BY 1, 2"))
+        #expect(try rows(output, "SELECT ZNAME FROM ZCATEGORY WHERE ZNAME LIKE 'made for %' ORDER BY 1")
+                == rows(original, "SELECT 'made for ' || ZTITLE FROM ZBOOK WHERE Z_PK % 2 = 0 ORDER BY 1"))
+    }
 }

@@ -52,7 +52,9 @@ final class StepWorkspace {
             "CREATE TABLE IF NOT EXISTS \(Self.progressTable) (unit TEXT PRIMARY KEY, last_key INTEGER NOT NULL, count INTEGER NOT NULL, done INTEGER NOT NULL)",
             "CREATE TABLE IF NOT EXISTS \(Self.keysTable) (root TEXT PRIMARY KEY, next INTEGER NOT NULL)",
         ] + associations.entries.filter { !$0.keepsKeys }.map {
-            "CREATE TABLE IF NOT EXISTS \(quoteIdentifier($0.table)) (source INTEGER NOT NULL, destination INTEGER NOT NULL)"
+            // `entity`: the destination object's entity number where a policy made it (it may make
+            // objects of several tables); NULL where SQL made it, of the mapping's destination entity.
+            "CREATE TABLE IF NOT EXISTS \(quoteIdentifier($0.table)) (source INTEGER NOT NULL, destination INTEGER NOT NULL, entity INTEGER)"
         }
         if withPolicies {
             statements += [

@@ -71,7 +71,18 @@ struct AssociationTables {
             }
             return "(SELECT t.\"Z_PK\" FROM \"src\".\(quoteIdentifier(layout.table)) t WHERE t.\"Z_PK\" = \(key) AND t.\"Z_ENT\" = \(layout.number))"
         }
-        return "(SELECT a.destination FROM \(quoteIdentifier(entry.table)) a WHERE a.source = \(key) ORDER BY a.destination LIMIT 1)"
+        guard entry.runsInSwift else {
+            return "(SELECT a.destination FROM \(quoteIdentifier(entry.table)) a WHERE a.source = \(key) ORDER BY a.destination LIMIT 1)"
+        }
+        // A policy may associate a source object with objects of other entities too: only those
+        // of the mapping's destination entity (or below) are what its relationships can hold.
+        return "(SELECT a.destination FROM \(quoteIdentifier(entry.table)) a WHERE a.source = \(key) AND a.entity IN (\(entityNumbers(below: entry))) ORDER BY a.destination LIMIT 1)"
+    }
+
+    /// The destination entity numbers of `entry`'s destination entity and its descendants.
+    private func entityNumbers(below entry: PlannedMapping) -> String {
+        destination.model.descendants(of: entry.mapping.mapping.destinationEntity!)
+            .compactMap { destination.entities[$0.name]?.number }.map(String.init).joined(separator: ", ")
     }
 
     /// Every destination object of `entry`'s destination entity that `entry` made from the
@@ -80,7 +91,9 @@ struct AssociationTables {
     func owners(_ entry: PlannedMapping, key: String) -> (expression: String, join: String) {
         guard !keepsKeys(entry) else { return (lookup(entry, key: key), "") }
         let owner = destination.entities[entry.mapping.mapping.destinationEntity!]!
-        return ("o.destination", " JOIN \(quoteIdentifier(entry.table)) o ON o.source = \(key) AND EXISTS (SELECT 1 FROM \(quoteIdentifier(owner.table)) od WHERE od.\"Z_PK\" = o.destination AND od.\"Z_ENT\" = \(owner.number))")
+        // SQL makes objects of the destination entity only; a policy may make others too.
+        let ofOwner = entry.runsInSwift ? " AND o.entity = \(owner.number)" : ""
+        return ("o.destination", " JOIN \(quoteIdentifier(entry.table)) o ON o.source = \(key)\(ofOwner)")
     }
 
     /// SQL for the destination entity number of what `lookup` finds, over several entries.

@@ -266,14 +266,22 @@ struct StepVerification {
         return try statement.step() ? statement.row.value(at: 0).int64 : nil
     }
 
-    /// A policy may make any number of objects and set any value; what must hold is that every
-    /// association points at an object that was written.
+    /// A policy may make any number of objects, of any entity, and set any value; what must
+    /// hold is that every association points at an object that was written, of its entity.
     private func verifyAssociations(_ entry: PlannedMapping) throws {
         let mapping = entry.mapping.mapping
-        let destination = destinationLayout.entities[mapping.destinationEntity!]!
-        let dangling = try connection.scalar("SELECT a.source FROM \(quoteIdentifier(entry.table)) a WHERE NOT EXISTS (SELECT 1 FROM \(quoteIdentifier(destination.table)) d WHERE d.\"Z_PK\" = a.destination) LIMIT 1")?.int64
-        if let dangling {
-            throw MigrationFailure.verification("\(mapping.name): the association of source \(mapping.sourceEntity!) \(dangling) points at an object that was not written")
+        let table = quoteIdentifier(entry.table)
+        // SQL leaves `entity` NULL: its objects are all of the mapping's destination entity.
+        let mappedEntity = Int64(destinationLayout.entities[mapping.destinationEntity!]!.number)
+        var entities = try connection.prepare("SELECT DISTINCT coalesce(entity, \(mappedEntity)) FROM \(table)").rows()
+        while let row = try entities.next() {
+            let number = row.int64(at: 0)
+            let written = destinationLayout.entities.values.first { Int64($0.number) == number }
+                .map { "EXISTS (SELECT 1 FROM \(quoteIdentifier($0.table)) d WHERE d.\"Z_PK\" = a.destination AND d.\"Z_ENT\" = \(number))" } ?? "0"
+            let ofEntity = "coalesce(a.entity, \(mappedEntity)) = \(number)"
+            if let dangling = try connection.scalar("SELECT a.source FROM \(table) a WHERE \(ofEntity) AND NOT \(written) LIMIT 1")?.int64 {
+                throw MigrationFailure.verification("\(mapping.name): the association of source \(mapping.sourceEntity!) \(dangling) points at an object that was not written")
+            }
         }
     }
 

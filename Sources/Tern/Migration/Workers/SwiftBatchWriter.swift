@@ -11,7 +11,7 @@ final class SwiftBatchStatements {
 
     init(connection: Connection, layout: StoreLayout, associationTable: String) throws {
         objects = try ObjectWriter(connection: connection, layout: layout)
-        associate = try connection.prepare("INSERT INTO \(quoteIdentifier(associationTable)) (source, destination) VALUES (?, ?)")
+        associate = try connection.prepare("INSERT INTO \(quoteIdentifier(associationTable)) (source, destination, entity) VALUES (?, ?, ?)")
         link = try connection.prepare("INSERT INTO \(StepWorkspace.linksTable) (owner, owner_entity, relationship, target, target_entity, target_mapping) VALUES (?, ?, ?, ?, ?, ?)")
         findUnique = try connection.prepare("SELECT destination FROM \(StepWorkspace.uniqueTable) WHERE entity = ? AND identity = ?")
         recordUnique = try connection.prepare("INSERT INTO \(StepWorkspace.uniqueTable) (entity, identity, destination) VALUES (?, ?, ?)")
@@ -80,7 +80,7 @@ extension StepMigrator {
             }
         }
         for (source, index) in batch.associations {
-            try statements.associate.bind([source, keys[index]])
+            try statements.associate.bind([source, keys[index], Int64(destinationLayout.entities[batch.objects[index].entity]!.number)])
             try statements.associate.run()
         }
         for (owner, relationship, target) in batch.links {
