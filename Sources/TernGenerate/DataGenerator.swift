@@ -232,6 +232,8 @@ struct SlotPlan {
     private let ranges: [KeyRange]
     private let total: Int
     private let isOneToOne: Bool
+    /// For a one-to-one: the index of this entity's first object among its tree's.
+    private let ownerOffset: Int
     /// Objects that must each get children first, to honour the inverse's minimum count.
     private let guaranteed: Int
 
@@ -242,13 +244,21 @@ struct SlotPlan {
         let inverse = relationship.inverse.flatMap { name in model.allRelationships(of: relationship.destination).first { $0.name == name } }
         isOneToOne = inverse.map { !$0.isToMany } ?? false
         guaranteed = (inverse?.isToMany == true ? inverse!.minCount : 0) * targets.count(relationship.destination)
+        // A one-to-one pairs the n-th object of one tree with the n-th of the other, counted
+        // across subentities the same way from both sides, so both foreign keys agree.
+        if isOneToOne, let inverse {
+            let own = targets.ranges(under: entity).first?.entityNumber
+            ownerOffset = targets.ranges(under: inverse.destination).prefix { $0.entityNumber != own }.reduce(0) { $0 + $1.count }
+        } else {
+            ownerOffset = 0
+        }
     }
 
     /// The destination for object `row`, or nil for none.
     mutating func pick(row: Int, using rng: inout SplitMix64) -> Target? {
         guard total > 0 else { return nil }
         if isOneToOne {
-            return row < total ? Targets.object(in: ranges, index: row) : nil
+            return row + ownerOffset < total ? Targets.object(in: ranges, index: row + ownerOffset) : nil
         }
         if row < guaranteed {
             return Targets.object(in: ranges, index: row % total)

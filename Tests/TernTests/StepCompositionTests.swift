@@ -25,7 +25,11 @@ struct StepCompositionTests {
             guard !plan.steps.isEmpty else { return (nil, false, nil) }
             if composing { steps = plan.steps }
             let output = scratch.path("out-\(composing).sqlite")
-            _ = try migration.run(plan, output: output)
+            do {
+                _ = try migration.run(plan, output: output)
+            } catch {
+                throw TernError(.io, "\(composing ? "composed" : "step by step"): \(error)")
+            }
             contents.append(try StoreContent.dump(output, model: model.version(named: model.currentVersionName)!))
         }
         let refusal = steps.compactMap(\.notComposed).first

@@ -4,9 +4,11 @@ import TernGenerate
 
 /// A generated chain of model versions that lightweight migration can infer step by step,
 /// written as Tern's YAML files: each version renames, adds and drops entities, attributes and
-/// relationships, makes attributes optional or required (with a default), widens numbers, and
-/// makes to-many relationships ordered or unordered — the changes `StepComposition` must follow
-/// through every step. The same seed writes the same files.
+/// relationships, makes attributes optional or required (with a default), widens numbers, makes
+/// to-many relationships ordered or unordered, to-ones to-many and back, points relationships at
+/// the subentity of their destination or at its parent, and drops entities and adds them again
+/// by the same name — the changes `StepComposition` must follow through every step. The same
+/// seed writes the same files.
 struct RandomChainCase {
     let directory: URL
     let versions: Int
@@ -29,6 +31,7 @@ struct RandomChainCase {
     }
 
     private struct Entity {
+        var parent: String?
         var renamedFrom: String?
         var attributes: [String: Attribute] = [:]
         var relationships: [String: Relationship] = [:]
@@ -59,6 +62,13 @@ struct RandomChainCase {
             }
             entities[name] = entity
         }
+        // Sometimes a subentity: relationships to its parent hold its objects too.
+        if chance(0.5) {
+            var child = Entity(parent: pick(entities.keys.sorted()))
+            child.attributes[fresh("a")] = Attribute(type: "string", optional: true)
+            entities["Epsilon"] = child
+        }
+        var droppedEntities: [String] = []
         func addRelationship(_ entities: inout [String: Entity]) {
             let names = entities.keys.sorted()
             let owner = pick(names), target = pick(names)
@@ -104,7 +114,7 @@ struct RandomChainCase {
                 }
                 // Renamed only once a version, and only what the version before had by that name.
                 let renamable = next[entityName]!.renamedFrom == nil && previous[entityName] != nil
-                switch rng.next() % 10 {
+                switch rng.next() % 14 {
                 case 0:  // rename the entity; relationships pointing at it follow
                     guard renamable else { continue }
                     let newName = fresh(entityName.prefix { $0.isLetter } + "N")
@@ -115,6 +125,7 @@ struct RandomChainCase {
                         for relationship in next[owner]!.relationships.keys where next[owner]!.relationships[relationship]!.destination == entityName {
                             next[owner]!.relationships[relationship]!.destination = newName
                         }
+                        if next[owner]!.parent == entityName { next[owner]!.parent = newName }
                     }
                     done.append("entity \(entityName) renamed \(newName)")
                 case 1:  // rename an attribute
@@ -177,6 +188,40 @@ struct RandomChainCase {
                     let value = next[entityName]!.relationships.removeValue(forKey: relationship)!
                     if let inverse = value.inverse { next[value.destination]!.relationships[inverse] = nil }
                     done.append("\(entityName).\(relationship) dropped")
+                case 9:  // drop an entity without subentities, with the relationships to it and their inverses
+                    guard next.count > 2, !next.values.contains(where: { $0.parent == entityName }) else { continue }
+                    let dropped = next.removeValue(forKey: entityName)!
+                    for (_, relationship) in dropped.relationships {
+                        if let inverse = relationship.inverse, next[relationship.destination] != nil { next[relationship.destination]!.relationships[inverse] = nil }
+                    }
+                    for owner in next.keys {
+                        next[owner]!.relationships = next[owner]!.relationships.filter { $0.value.destination != entityName }
+                    }
+                    droppedEntities.append(entityName)
+                    done.append("entity \(entityName) dropped")
+                case 10:  // add again an entity an earlier version dropped, by its name
+                    guard let name = droppedEntities.first(where: { next[$0] == nil }) else { continue }
+                    var entity = Entity()
+                    entity.attributes[fresh("a")] = Attribute(type: "integer32", optional: false, defaultValue: alternates["integer32"])
+                    next[name] = entity
+                    done.append("entity \(name) added again")
+                case 11:  // point a relationship (and its inverse) at the subentity of its destination, or at its parent
+                    guard let relationship = next[entityName]!.relationships.keys.sorted().first,
+                          case let old = next[entityName]!.relationships[relationship]!,
+                          let target = next[old.destination]!.parent ?? next.keys.sorted().first(where: { next[$0]!.parent == old.destination }) else { continue }
+                    if let inverse = old.inverse {
+                        guard next[target]!.relationships[inverse] == nil else { continue }
+                        let back = next[old.destination]!.relationships.removeValue(forKey: inverse)!
+                        next[target]!.relationships[inverse] = back
+                    }
+                    next[entityName]!.relationships[relationship]!.destination = target
+                    done.append("\(entityName).\(relationship) now to \(target)")
+                case 12:  // a to-one made to-many, or a to-many to-one
+                    guard let relationship = next[entityName]!.relationships.keys.sorted().randomElement(using: &rng) else { continue }
+                    let toMany = !next[entityName]!.relationships[relationship]!.toMany
+                    next[entityName]!.relationships[relationship]!.toMany = toMany
+                    next[entityName]!.relationships[relationship]!.ordered = toMany && chance(0.3)
+                    done.append("\(entityName).\(relationship) \(toMany ? "to-many" : "to-one")")
                 default:  // a new relationship
                     addRelationship(&next)
                     done.append("a relationship added")
@@ -200,6 +245,7 @@ struct RandomChainCase {
         var lines = ["version: \(name)", "entities:"]
         for (entityName, entity) in entities.sorted(by: { $0.key < $1.key }) {
             lines.append("  \(entityName):")
+            if let parent = entity.parent { lines.append("    parent: \(parent)") }
             if let old = entity.renamedFrom { lines.append("    renamingIdentifier: \(old)") }
             lines.append("    attributes:")
             for (attributeName, attribute) in entity.attributes.sorted(by: { $0.key < $1.key }) {

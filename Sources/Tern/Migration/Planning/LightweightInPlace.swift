@@ -23,7 +23,16 @@ enum LightweightInPlace {
         var renamedTables: [String: String] = [:]
         var keptColumns: [String: Set<String>] = [:]   // source table → columns that stay (by source name)
         var sourceOf: [String: String] = [:]
+        // A column new to one entity that its table already has for another (a relationship
+        // moved from a subentity to its parent): the entity's rows need values cleared, a copy.
+        func has(_ table: String, _ column: String) -> Bool {
+            source.tables.first { $0.name == table }?.columns.contains { $0.name == column } ?? false
+        }
 
+        // Which source entity each destination entity's objects come from, for every mapping.
+        let imageOf = Dictionary(step.passes[0].entities.compactMap { entity in
+            entity.mapping.destinationEntity.flatMap { destination in entity.mapping.sourceEntity.map { (destination, $0) } }
+        }, uniquingKeysWith: { first, _ in first })
         for entity in step.passes[0].entities {
             let mapping = entity.mapping
             guard let sourceName = mapping.sourceEntity, let destinationName = mapping.destinationEntity else {
@@ -51,8 +60,24 @@ enum LightweightInPlace {
                     keptColumns[from.table, default: []].insert(oldColumn)
                     if oldColumn != column { statements.append(renameColumn(from.table, oldColumn, column)) }
                 } else {
+                    guard !has(from.table, column) else { return nil }
                     let value = attribute.defaultValue.map { " DEFAULT \($0.sqlLiteral)" } ?? ""
                     statements.append("ALTER TABLE \(quoteIdentifier(from.table)) ADD COLUMN \(quoteIdentifier(column)) \(attribute.type.columnDeclaration)\(value)")
+                }
+            }
+            // A relationship read from one that reaches other objects (its destination or the entity
+            // declaring it changed, say to a subentity or its parent) keeps links it can no longer
+            // hold, or lets rows keep a key no property owns: values are needed.
+            for relationship in step.destination.allRelationships(of: destinationName) where !relationship.isTransient {
+                guard let old = sourceRelationshipName(entity.relationships[relationship.name]) else { continue }
+                guard let oldRelationship = step.source.allRelationships(of: sourceName).first(where: { $0.name == old }),
+                      imageOf[relationship.destination] == oldRelationship.destination,
+                      imageOf[declaring(relationship.name, of: destinationName, in: step.destination)] == declaring(old, of: sourceName, in: step.source) else { return nil }
+                // Only the objects one entity mapping made: in place only if it makes them all.
+                if case .entityMapping(let name, _)? = entity.relationships[relationship.name] {
+                    let reachable = Set(step.source.descendants(of: oldRelationship.destination).map(\.name))
+                    let makers = step.passes[0].entities.filter { $0.mapping.sourceEntity.map(reachable.contains) == true && $0.mapping.destinationEntity != nil }
+                    guard makers.map(\.mapping.name) == [name] else { return nil }
                 }
             }
             // To-one relationships keep or rename their key columns, or start empty.
@@ -72,6 +97,7 @@ enum LightweightInPlace {
                     }
                 } else {
                     for case let column? in columns {
+                        guard !has(from.table, column) else { return nil }
                         statements.append("ALTER TABLE \(quoteIdentifier(from.table)) ADD COLUMN \(quoteIdentifier(column)) INTEGER")
                     }
                 }
@@ -107,6 +133,9 @@ enum LightweightInPlace {
         for (destinationName, sourceName) in sourceOf where destinationName != sourceName {
             statements.append("UPDATE Z_PRIMARYKEY SET Z_NAME = \(quoteLiteral(destinationName)) WHERE Z_ENT = \(sourceNumbers[sourceName]!)")
         }
+        // A subentity's inherited properties live in its parent's table: one change for both.
+        var seen: Set<String> = []
+        statements = statements.filter { seen.insert($0).inserted }
         // Column changes name the source tables, so tables are renamed last.
         return drops + statements + renamedTables.sorted(by: { $0.key < $1.key }).map {
             "ALTER TABLE \(quoteIdentifier($0.key)) RENAME TO \(quoteIdentifier($0.value))"
@@ -119,6 +148,15 @@ enum LightweightInPlace {
         case .sourceRelationship(let relationship)?: relationship
         case nil: nil
         }
+    }
+
+    /// The entity, `entity` or an ancestor, that declares relationship `name`.
+    private static func declaring(_ name: String, of entity: String, in model: ObjectModel) -> String {
+        var current = model.entity(named: entity)
+        while let holder = current, !holder.relationships.contains(where: { $0.name == name }) {
+            current = holder.parent.flatMap { model.entity(named: $0) }
+        }
+        return current?.name ?? entity
     }
 
     private static func destinationRelationshipIsNew(_ join: StoreLayout.JoinTable, step: MigrationStep, sourceOf: [String: String]) -> Bool {

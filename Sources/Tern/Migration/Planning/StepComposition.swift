@@ -47,13 +47,13 @@ enum StepComposition {
         case constant(SQLiteValue)
     }
 
-    /// A destination relationship's objects, in terms of the first version's object.
-    private enum Objects: Equatable {
-        /// Those the composed entity mapping that now makes `mapping`'s destination entity made
-        /// from the first version's `relationship`.
-        case madeBy(destinationEntity: String, relationship: String)
-        /// Those any composed entity mapping made from the first version's `relationship`.
-        case anyMadeFrom(relationship: String)
+    /// A destination relationship's objects, in terms of the first version's object: those made
+    /// from the objects its first-version `relationship` reaches, by the composed entity mappings
+    /// that now make `entities` — each step keeps only what its own entity mappings carried and
+    /// its relationship's destination entity can hold.
+    private struct Objects: Equatable {
+        var relationship: String
+        var entities: Set<String>
     }
 
     /// One composed entity mapping, from an entity of the first version to one of the version reached.
@@ -63,8 +63,12 @@ enum StepComposition {
         var attributes: [String: Value] = [:]
         /// Relationship → its objects (nil: none).
         var relationships: [String: Objects?] = [:]
-        /// Relationships whose order some step dropped, or that some step cut to a to-one.
-        var truncated: Set<String> = []
+        /// Relationships some step cut from a to-many to a to-one: each object kept its first link.
+        var cut: Set<String> = []
+        /// Relationships whose to-one inverse some step cut: they kept the links it chose.
+        var reduced: Set<String> = []
+        /// Relationships whose order some step dropped.
+        var orderDropped: Set<String> = []
         var ordered: Set<String> = []
     }
 
@@ -81,7 +85,7 @@ enum StepComposition {
                     identity.attributes[attribute.name] = .attribute(attribute.name, fallback: nil)
                 }
                 for relationship in start.allRelationships(of: entity.name) where !relationship.isTransient {
-                    identity.relationships[relationship.name] = .anyMadeFrom(relationship: relationship.name)
+                    identity.relationships[relationship.name] = Objects(relationship: relationship.name, entities: Set(start.descendants(of: relationship.destination).map(\.name)))
                     if relationship.isOrdered { identity.ordered.insert(relationship.name) }
                 }
                 reached[entity.name] = identity
@@ -92,6 +96,8 @@ enum StepComposition {
         mutating func apply(_ step: MigrationStep) -> Refusal? {
             let mapping = step.passes[0]
             var next: [String: Composed] = [:]
+            // A to-many cut to a to-one keeps one link of several: its inverse loses the others.
+            var cutInverses: [(entity: String, relationship: String)] = []
             for entity in mapping.entities {
                 guard let destination = entity.mapping.destinationEntity else { continue }
                 guard let sourceName = entity.mapping.sourceEntity, let before = reached[sourceName], before.source != nil else {
@@ -127,46 +133,67 @@ enum StepComposition {
                         after.relationships[relationship.name] = .some(nil)
                         continue
                     }
-                    switch (source, reaching) {
-                    case (.entityMapping(let name, _), .madeBy(let made, let firstRelationship)):
-                        let target = mapping.entities.first { $0.mapping.name == name }?.mapping
-                        after.relationships[relationship.name] = target?.sourceEntity == made
-                            ? .madeBy(destinationEntity: target!.destinationEntity!, relationship: firstRelationship) : .some(nil)
-                    case (.entityMapping(let name, _), .anyMadeFrom(let firstRelationship)):
-                        let target = mapping.entities.first { $0.mapping.name == name }?.mapping
-                        after.relationships[relationship.name] = target.map { .madeBy(destinationEntity: $0.destinationEntity!, relationship: firstRelationship) } ?? .some(nil)
-                    case (.sourceRelationship, .anyMadeFrom):
-                        after.relationships[relationship.name] = reaching
-                    case (.sourceRelationship, .madeBy(let made, let firstRelationship)):
-                        let targets = mapping.entities.filter { $0.mapping.sourceEntity == made && $0.mapping.destinationEntity != nil }
-                        guard targets.count <= 1 else {
-                            return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) reaches objects of \(made), which several entity mappings migrate")
-                        }
-                        after.relationships[relationship.name] = targets.first.map { .madeBy(destinationEntity: $0.mapping.destinationEntity!, relationship: firstRelationship) } ?? .some(nil)
+                    let carriedBy = switch source {
+                    case .entityMapping(let name, _): mapping.entities.filter { $0.mapping.name == name }
+                    case .sourceRelationship: mapping.entities
                     }
-                    after.truncated = after.truncated.union(before.truncated.contains(origin) ? [relationship.name] : [])
+                    let holdable = Set(step.destination.descendants(of: relationship.destination).map(\.name))
+                    let entities = carriedBy.compactMap { carrier -> String? in
+                        guard let from = carrier.mapping.sourceEntity, reaching.entities.contains(from),
+                              let to = carrier.mapping.destinationEntity, holdable.contains(to) else { return nil }
+                        return to
+                    }
+                    after.relationships[relationship.name] = Objects(relationship: reaching.relationship, entities: Set(entities))
                     let wasToMany = step.source.allRelationships(of: sourceName).first { $0.name == origin }?.isToMany ?? false
-                    if wasToMany && !relationship.isToMany { after.truncated.insert(relationship.name) }
-                    if before.ordered.contains(origin) && !relationship.isOrdered { after.truncated.insert(relationship.name) }
-                    if relationship.isOrdered && before.ordered.contains(origin) { after.ordered.insert(relationship.name) }
-                    if relationship.isOrdered && !before.ordered.contains(origin) && before.truncated.contains(origin) {
-                        return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): the order of \(destination).\(relationship.name) was dropped by an earlier step and is made again here")
+                    let wasOrdered = before.ordered.contains(origin)
+                    if before.cut.contains(origin) {
+                        guard !relationship.isToMany || wasToMany else {
+                            return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) becomes a to-many again after an earlier step cut it to a to-one")
+                        }
+                        after.cut.insert(relationship.name)
                     }
-                    if before.truncated.contains(origin) && relationship.isToMany && step.source.allRelationships(of: sourceName).first(where: { $0.name == origin })?.isToMany == false {
-                        return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) becomes a to-many again after an earlier step cut it to a to-one")
+                    if before.reduced.contains(origin) {
+                        guard relationship.isToMany || !wasToMany else {
+                            return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) is cut to a to-one after an earlier step cut its inverse (which link stays depends on that choice)")
+                        }
+                        after.reduced.insert(relationship.name)
                     }
+                    if before.orderDropped.contains(origin) {
+                        guard !relationship.isOrdered else {
+                            return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): the order of \(destination).\(relationship.name) was dropped by an earlier step and is made again here")
+                        }
+                        guard relationship.isToMany else {
+                            return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) is cut to a to-one after an earlier step dropped its order (which object stays depends on that order)")
+                        }
+                        after.orderDropped.insert(relationship.name)
+                    }
+                    if wasToMany && !relationship.isToMany {
+                        after.cut.insert(relationship.name)
+                        if let inverse = relationship.inverse {
+                            cutInverses.append((relationship.destination, inverse))
+                        }
+                    }
+                    if wasOrdered && relationship.isToMany && !relationship.isOrdered { after.orderDropped.insert(relationship.name) }
+                    if wasOrdered && relationship.isOrdered { after.ordered.insert(relationship.name) }
                 }
                 next[destination] = after
+            }
+            for (entity, relationship) in cutInverses {
+                for holder in step.destination.descendants(of: entity) where next[holder.name]?.relationships[relationship] != nil {
+                    next[holder.name]!.reduced.insert(relationship)
+                }
             }
             reached = next
             return nil
         }
 
+        /// The name of the composed entity mapping that makes `composed`.
+        static func name(_ composed: Composed) -> String {
+            composed.source.map { "\($0)To\(composed.destination)" } ?? composed.destination
+        }
+
         /// The mapping model from the first version to `destination` that the chain describes.
         func mappingModel(to destination: ObjectModel) throws(Refusal) -> MappingModel {
-            func name(_ composed: Composed) -> String {
-                composed.source.map { "\($0)To\(composed.destination)" } ?? composed.destination
-            }
             var mappings: [EntityMapping] = []
             for entity in destination.entitiesInStoreOrder {
                 guard let composed = reached[entity.name], composed.source != nil else {
@@ -192,23 +219,48 @@ enum StepComposition {
                 }
                 var relationships: [PropertyMapping] = []
                 for relationship in destination.allRelationships(of: entity.name) where !relationship.isTransient {
-                    let expression: String? = switch composed.relationships[relationship.name] ?? nil {
-                    case nil: nil
-                    case .madeBy(let made, let origin)?:
-                        "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(name(reached[made]!))\", $source.\(origin))"
-                    case .anyMadeFrom(let origin)?:
-                        "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(origin)\", $source.\(origin))"
+                    if composed.reduced.contains(relationship.name),
+                       destination.allRelationships(of: relationship.destination).first(where: { $0.name == relationship.inverse })?.isToMany != false {
+                        throw Refusal(reason: "\(entity.name).\(relationship.name): an earlier step cut its inverse to a to-one, keeping one link of several, and no to-one inverse holds that choice now")
                     }
+                    let expression = try objectsExpression(composed.relationships[relationship.name] ?? nil, of: composed, relationship, in: destination)
                     relationships.append(PropertyMapping(name: relationship.name, valueExpression: expression))
                 }
-                mappings.append(EntityMapping(name: name(composed), type: .transform, sourceEntity: composed.source, destinationEntity: entity.name,
+                mappings.append(EntityMapping(name: Self.name(composed), type: .transform, sourceEntity: composed.source, destinationEntity: entity.name,
                                               attributeMappings: attributes, relationshipMappings: relationships))
             }
             let migrated = Set(mappings.compactMap(\.sourceEntity))
+            var names = Set(mappings.map(\.name))
             for entity in start.entitiesInStoreOrder where !migrated.contains(entity.name) {
-                mappings.append(EntityMapping(name: entity.name, type: .remove, sourceEntity: entity.name, destinationEntity: nil))
+                // An entity removed and added again by later steps already names the mapping that adds it.
+                var name = entity.name, suffix = 1
+                while names.contains(name) {
+                    name = "\(entity.name)Removed\(suffix == 1 ? "" : String(suffix))"
+                    suffix += 1
+                }
+                names.insert(name)
+                mappings.append(EntityMapping(name: name, type: .remove, sourceEntity: entity.name, destinationEntity: nil))
             }
             return MappingModel(sourceVersion: start.versionName, destinationVersion: destination.versionName, entityMappings: mappings)
+        }
+
+        /// The value expression giving `objects` to `relationship` of `composed`'s destination
+        /// entity: every object made from the first version's targets where that is what the
+        /// steps kept (the relationship's destination entity narrowing it as each step did),
+        /// those of the one composed entity mapping that kept any, or none.
+        private func objectsExpression(_ objects: Objects?, of composed: Composed, _ relationship: Relationship, in destination: ObjectModel) throws(Refusal) -> String? {
+            guard let objects, !objects.entities.isEmpty else { return nil }
+            let origin = start.allRelationships(of: composed.source!).first { $0.name == objects.relationship }!
+            let targets = Set(start.descendants(of: origin.destination).map(\.name))
+            let holdable = Set(destination.descendants(of: relationship.destination).map(\.name))
+            let everyMade = Set(reached.values.filter { $0.source.map(targets.contains) == true && holdable.contains($0.destination) }.map(\.destination))
+            if objects.entities == everyMade {
+                return "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(origin.name)\", $source.\(origin.name))"
+            }
+            guard objects.entities.count == 1, let made = reached[objects.entities.first!] else {
+                throw Refusal(reason: "\(composed.destination).\(relationship.name): the steps keep the objects of \(objects.entities.sorted().joined(separator: ", ")) only, which one expression cannot select")
+            }
+            return "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(Self.name(made))\", $source.\(origin.name))"
         }
 
         /// The source attribute an inferred value expression copies (`$source.name`, or

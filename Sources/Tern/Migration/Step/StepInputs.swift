@@ -99,7 +99,7 @@ extension StepInputs {
     /// Core Data's sparse order keys per owner, and no more links than the destination holds (a
     /// to-one keeps its owner's first; a target whose inverse is a to-one, its first owner).
     /// Stage 2 writes these rows; verification compares the finished store with them.
-    func mappedPairs(_ entry: PlannedMapping, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil) -> String? {
+    func mappedPairs(_ entry: PlannedMapping, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil, matching: Bool = true) -> String? {
         let mapping = entry.mapping.mapping
         let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: throughPass)
         guard !targets.isEmpty, let pairs = sourcePairs(sourceName, of: mapping.sourceEntity!),
@@ -122,11 +122,16 @@ extension StepInputs {
                      p.owner AS source_owner, p.inverse_ord AS inverse_ord
               FROM (\(pairs)) p\(ownerJoin)) WHERE owner IS NOT NULL AND target IS NOT NULL
             """
-        if manyOwnersPerTarget {
+        let matches = matching && needsMatching(relationship, of: mapping.destinationEntity!)
+        // Where the to-one inverse chooses among the owners, `matched` keeps its choice instead.
+        if manyOwnersPerTarget && !matches {
             sql = "SELECT owner, target, target_entity, ord, order_key, source_owner, inverse_ord FROM (SELECT *, row_number() OVER (PARTITION BY target ORDER BY owner, ord) AS k FROM (\(sql))) WHERE k = 1"
         }
         if !relationship.isToMany && source.isToMany {
             sql = "SELECT * FROM (\(sql)) WHERE ord = 2048"
+        }
+        if matches {
+            sql = matched(sql, relationship, of: mapping.destinationEntity!)
         }
         return sql
     }

@@ -91,7 +91,8 @@ extension StepMigrator {
     /// is known: its targets keep their keys, or were created already.
     func fusedForeignKey(_ relationship: Relationship, entry: PlannedMapping,
                          destination: StoreLayout.EntityLayout) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
-        guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name] else { return nil }
+        guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name],
+              !inputs.needsMatching(relationship, of: entry.mapping.mapping.destinationEntity!) else { return nil }
         let (sourceRelationshipName, targets) = inputs.targets(of: relationship, in: entry)
         guard let sourceRelationship = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceRelationshipName }),
               !sourceRelationship.isToMany,

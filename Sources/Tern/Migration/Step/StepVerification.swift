@@ -252,6 +252,7 @@ struct StepVerification {
     /// chosen among several (a to-many read into a to-one).
     private func foreignKeyValue(_ entry: PlannedMapping, _ relationship: Relationship) -> (target: String, entity: String)? {
         let mapping = entry.mapping.mapping
+        guard !inputs.needsMatching(relationship, of: mapping.destinationEntity!) else { return nil }
         let (sourceName, targets) = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
         guard let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }), !source.isToMany,
               let sourceColumn = sourceLayout.entities[mapping.sourceEntity!]!.foreignKeyColumns[sourceName] else { return nil }
