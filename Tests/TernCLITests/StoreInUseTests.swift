@@ -166,7 +166,7 @@ struct StoreInUseTests {
     func statusAfterKill() throws {
         let path = try store(rows: 3000)
         let output = directory.appendingPathComponent("Out.sqlite").path
-        try PausedTern(["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--progress", "json"], pausedAt: "\"passFinished\"").kill()
+        try PausedTern(["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--progress", "json"], pausedAt: "\"batchCommitted\"").kill()
         let status = try TernProcess.run(["status", path, "--out", output])
         #expect(status.status == 0, "\(status.standardError)")
         #expect(status.standardOutput.contains("An unfinished migration of \(path) to BookStore 5"), "\(status.standardOutput)")

@@ -58,7 +58,7 @@ public struct MigrationPlanFile: Sendable, Equatable {
     /// Whether a YAML file is a plan (it has `passes`) rather than a mapping model.
     static func isPlan(_ path: String) -> Bool {
         guard path.hasSuffix(".yaml") || path.hasSuffix(".yml"),
-              let text = try? String(contentsOfFile: path, encoding: .utf8),
+              let text = try? String(contentsOfFile: path, encoding: .utf8), YAMLComplexKeys.first(in: text) == nil,
               let node = try? Yams.compose(yaml: text), let mapping = node.mapping else { return false }
         return mapping["passes"] != nil
     }

@@ -233,6 +233,9 @@ enum TernModelFile {
             throw TernError(FileManager.default.fileExists(atPath: url.path) ? .io : .missingInput,
                             FileManager.default.fileExists(atPath: url.path) ? "cannot read the file as UTF-8 text" : "no such file", path: url.path)
         }
+        if let (line, column) = YAMLComplexKeys.first(in: text) {
+            throw TernError(.badInput, "line \(line), column \(column): a mapping key that is not a plain name (Tern's YAML keys are names)", path: url.path)
+        }
         do {
             return try YAMLDecoder().decode(Value.self, from: text)
         } catch let error as YamlError {
