@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "TernExamples", targets: ["TernExamples"]),
         .library(name: "TernGenerate", targets: ["TernGenerate"]),
         .library(name: "TernCommands", targets: ["TernCommands"]),
+        .library(name: "TernTesting", targets: ["TernTesting"]),
         .executable(name: "tern", targets: ["TernCLI"]),
     ],
     dependencies: [
@@ -59,6 +60,10 @@ let package = Package(
         // `tern` registers by default; a library user registers only what they choose.
         .target(name: "TernExamples", dependencies: ["Tern", "TernSQLite"]),
 
+        // For users' tests of their own policies and mappings: stores from literal objects,
+        // migrated and read back (as swift-argument-parser ships ArgumentParserTestHelpers).
+        .target(name: "TernTesting", dependencies: ["Tern", .product(name: "Logging", package: "swift-log")]),
+
         // The `tern` command line, as a library so packages with their own policies can run it.
         .target(
             name: "TernCommands",
@@ -77,7 +82,7 @@ let package = Package(
 
         .testTarget(name: "TernSQLiteTests", dependencies: ["TernSQLite", "TernLoop"]),
         .testTarget(name: "TernLoopTests", dependencies: ["TernLoop"]),
-        .testTarget(name: "TernTests", dependencies: ["Tern", "TernExamples", "TernGenerate", "TernSQLite", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TernTests", dependencies: ["Tern", "TernExamples", "TernGenerate", "TernSQLite", "TernTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TernCLITests", dependencies: ["TernCLI", "TernCommands", "TernSQLite"]),
     ],
     swiftLanguageModes: [.v6]

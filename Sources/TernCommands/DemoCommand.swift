@@ -57,7 +57,7 @@ struct DemoCommand: ParsableCommand {
             print("\n3. Checked against \(bookStore.path):\n")
             print(CheckReport(match: match, model: bookStore).text)
 
-            var options = MigrationOptions(now: Date().timeIntervalSinceReferenceDate, registry: TernCommandLine.registry)
+            var options = MigrationOptions(registry: CommandEnvironment.current.registry)
             let renderer = progress == .json ? nil : progress.attach(to: &options)
             let migration = StoreMigration(store: path, model: bookStore, options: options, logger: logger)
             let plan = try migration.plan()

@@ -45,7 +45,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
         var message = "\(error)"
         switch error {
         case is MigrationFailure, is MigrationError, is MigrationInterrupted:
-            if error is MigrationInterrupted, StopRequest.becauseOutputClosed {
+            if error is MigrationInterrupted, CommandEnvironment.current.stop.becauseOutputClosed {
                 message = "standard output was closed (whatever read it has exited): " + message
             }
             message += "\nNothing was replaced; the original store is untouched."
@@ -75,8 +75,4 @@ extension TernExitCode {
         case .internal: 1
         }
     }
-}
-
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data("tern: error: \(message)\n".utf8))
 }

@@ -51,12 +51,13 @@ struct MigrateCommand: ParsableCommand {
 
     func run() throws {
         let logger = global.makeLogger(label: "tern.migrate")
-        StopRequest.install()
+        let stop = CommandEnvironment.current.stop
+        stop.installSignalHandlers()
         try reportingErrors {
             var options = inputs.options
             options.keepAssociations = keepAssociations
             options.refuseDataLoss = noDataLoss
-            options.shouldStop = StopRequest.isRequested
+            options.shouldStop = stop.isRequested
             options.reached = CrashTest.killer()
             let renderer = dryRun ? nil : progress.attach(to: &options)
             let sampler = report != nil && !dryRun ? MemorySampler() : nil

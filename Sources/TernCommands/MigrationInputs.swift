@@ -45,8 +45,8 @@ struct MigrationInputs: ParsableArguments {
 
     /// Options for the run, with the policies this `tern` was built with.
     var options: MigrationOptions {
-        let registry = inSwift ? TernCommandLine.registry.sendingEveryMappingThroughSwift() : TernCommandLine.registry
-        var options = MigrationOptions(batchSize: batchSize, workers: workers, now: Date().timeIntervalSinceReferenceDate, registry: registry)
+        let registry = inSwift ? CommandEnvironment.current.registry.sendingEveryMappingThroughSwift() : CommandEnvironment.current.registry
+        var options = MigrationOptions(batchSize: batchSize, workers: workers, registry: registry)
         options.memoryBudget = memoryBudgetMiB << 20
         options.composeSteps = !stepByStep
         return options

@@ -1,6 +1,5 @@
 import Foundation
 import ArgumentParser
-import Synchronization
 import Tern
 import TernExamples
 
@@ -14,17 +13,53 @@ import TernExamples
 /// registry.register(MyPolicy(), as: "MyPolicy")
 /// TernCommandLine.main(registry: registry)
 /// ```
+///
+/// A server runs a command in-process with `run(_:registry:)`, which returns the exit status and
+/// what the command printed instead of exiting.
 public enum TernCommandLine {
-    private static let current = Mutex<PolicyRegistry>(.builtIn)
+    /// What an in-process command ended with: the exit status `tern` would have exited with (the
+    /// README's table), and what it wrote to standard output and standard error.
+    public struct Outcome: Sendable, Equatable {
+        public var status: Int32
+        public var output: String
+        public var errors: String
+    }
 
-    /// The policies `tern migrate` may use.
-    static var registry: PolicyRegistry { current.withLock { $0 } }
-
-    public static func main(registry: PolicyRegistry = .builtIn, arguments: [String]? = nil) {
-        current.withLock { $0 = registry }
+    /// Runs `tern` with `arguments` (default: the process's), and exits the process with its
+    /// status. SIGINT and SIGTERM stop a migration at its next batch boundary.
+    public static func main(registry: PolicyRegistry = .builtIn, arguments: [String]? = nil) -> Never {
         // A reader that goes away (`| head`) is a failed write to handle, not a signal to die of.
         signal(SIGPIPE, SIG_IGN)
-        TernCommand.main(arguments)
+        let environment = CommandEnvironment(registry: registry, output: .standardOutput, errors: .standardError, stop: .process)
+        inside(environment) { TernCommand.main(arguments) }
+        exit(0)
+    }
+
+    /// Runs one `tern` command in this process and returns its outcome; never exits, and installs
+    /// no signal handler. `arguments` are what follows `tern` (`["check", store, "--model", model]`).
+    /// Commands run this way may run at once on several threads.
+    public static func run(_ arguments: [String], registry: PolicyRegistry = .builtIn) -> Outcome {
+        let environment = CommandEnvironment(registry: registry, output: .collecting(), errors: .collecting(), stop: StopRequest())
+        let status = inside(environment) { () -> Int32 in
+            do {
+                var command = try TernCommand.parseAsRoot(arguments)
+                try command.run()
+                return 0
+            } catch {
+                let code = TernCommand.exitCode(for: error)
+                let message = TernCommand.fullMessage(for: error)
+                if !message.isEmpty { try? (code == .success ? environment.output : environment.errors).write(message + "\n") }
+                return code.rawValue
+            }
+        }
+        return Outcome(status: status, output: environment.output.text, errors: environment.errors.text)
+    }
+
+    /// Runs `body` as a command: with `environment`, and messages worded for the command line.
+    private static func inside<Result>(_ environment: CommandEnvironment, _ body: () throws -> Result) rethrows -> Result {
+        try RecoveryWording.$current.withValue(.commandLine) {
+            try CommandEnvironment.$current.withValue(environment, operation: body)
+        }
     }
 }
 

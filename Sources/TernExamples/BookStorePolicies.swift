@@ -26,13 +26,14 @@ public enum BookStoreExample {
         }
     }
 
-    /// The book's `MyMigrationManager`: on every association of a mapping whose user info names
-    /// it (`manager: MyMigrationManager`), the destination's synopsis starts as its title.
+    /// The book's `MyMigrationManager`: on every association of a mapping into `Publication`
+    /// whose user info names it (`manager: MyMigrationManager`), the destination's synopsis
+    /// starts as its title. (Another entity has no synopsis: setting it there is refused.)
     public struct SynopsisManager: MigrationManagerDelegate {
         public init() {}
 
         public func observes(_ mapping: EntityMapping) -> Bool {
-            mapping.userInfo["manager"] == "MyMigrationManager"
+            mapping.userInfo["manager"] == "MyMigrationManager" && mapping.destinationEntity == "Publication"
         }
 
         public func associate(source: SourceObject, destination: inout DestinationObject, mapping: EntityMapping) {

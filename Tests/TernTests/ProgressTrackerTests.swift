@@ -20,12 +20,12 @@ struct ProgressTrackerTests {
         tracker.record(.stepStarted(step: 1, steps: 2, passes: 1, source: "1", destination: "2"), at: at(0))
         #expect(tracker.record(.stepFinished(step: 1, inPlace: true), at: at(1)).fraction == 1.0 / 3)
         tracker.record(.stepStarted(step: 2, steps: 2, passes: 1, source: "2", destination: "3"), at: at(1))
-        let half = tracker.record(.batchCommitted(mapping: "M", pass: 0, rows: 500, done: 500, total: 1000), at: at(2))
+        let half = tracker.record(.batchCommitted(mapping: "M", pass: 1, rows: 500, done: 500, total: 1000), at: at(2))
         #expect(abs(half.fraction - (1.0 / 3 + 2.0 / 3 * 0.25)) < 1e-9)
         #expect(half.rows == 500)
         #expect(half.rowsPerSecond == 250)
         #expect(half.entityMapping == "M")
-        let created = tracker.record(.batchCommitted(mapping: "M", pass: 0, rows: 500, done: 1000, total: 1000), at: at(3))
+        let created = tracker.record(.batchCommitted(mapping: "M", pass: 1, rows: 500, done: 1000, total: 1000), at: at(3))
         #expect(abs(created.fraction - (1.0 / 3 + 2.0 / 3 * 0.5)) < 1e-9)
         // Rows done this run over time gives the ETA: 2/3 done in 3 s → 1.5 s to go.
         #expect(abs((created.etaSeconds ?? 0) - 1.5) < 1e-6)
@@ -40,7 +40,7 @@ struct ProgressTrackerTests {
         tracker.record(.stepStarted(step: 1, steps: 2, passes: 1, source: "1", destination: "2"))
         var last = 0.0
         for done in stride(from: 100, through: 300, by: 100) {
-            let snapshot = tracker.record(.batchCommitted(mapping: "Filtered", pass: 0, rows: 100, done: done, total: 300))
+            let snapshot = tracker.record(.batchCommitted(mapping: "Filtered", pass: 1, rows: 100, done: done, total: 300))
             #expect(snapshot.fraction >= last)
             last = snapshot.fraction
         }
@@ -62,7 +62,7 @@ struct ProgressTrackerTests {
         #expect(started.etaSeconds == nil)
         tracker.record(.stepStarted(step: 2, steps: 2, passes: 1, source: "2", destination: "3"), at: at(0))
         // The first batch after resuming reports the interrupted run's 600 rows too, but only 100 are new.
-        let batch = tracker.record(.batchCommitted(mapping: "M", pass: 0, rows: 100, done: 700, total: 1000), at: at(1))
+        let batch = tracker.record(.batchCommitted(mapping: "M", pass: 1, rows: 100, done: 700, total: 1000), at: at(1))
         #expect(batch.rows == 100)
         #expect(batch.rowsPerSecond == 100)
         #expect(abs(batch.fraction - (0.5 + 0.5 * 0.35)) < 1e-9)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Tern
 import TernGenerate
@@ -41,7 +42,9 @@ struct SwiftPathRelationshipTests {
         let source = directory.path("l1.sqlite")
         _ = try DataGenerator.generate(model: model.version(named: "Library 1")!, at: source, rows: 2000, seed: 3)
         let output = directory.path("lo.sqlite")
-        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 300, workers: 2, registry: .builtIn))
+        var registry = PolicyRegistry()
+        registry.delegate = ObservingManager()
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 300, workers: 2, registry: registry))
         _ = try migration.run(try migration.plan(), output: output)
 
         let old = try Connection(path: source, configuration: .init(mode: .readOnly))
@@ -54,8 +57,18 @@ struct SwiftPathRelationshipTests {
         #expect(after.labels.count == 2649)
         #expect(after.authors == before.authors, "author links differ")
         #expect(after.labels == before.labels, "label links differ")
-        // The hook ran: synopsis-less books are untouched, titles carried.
         #expect(try new.scalar("SELECT count(*) FROM ZBOOK") == .integer(2000))
+        #expect(ObservingManager.associations.withLock { $0 } >= 2000)
+    }
+
+    /// A manager hook on the mappings whose user info names `MyMigrationManager`, as the book's
+    /// is, which only counts what it sees: its mappings then run in Swift.
+    struct ObservingManager: MigrationManagerDelegate {
+        static let associations = Mutex(0)
+        func observes(_ mapping: EntityMapping) -> Bool { mapping.userInfo["manager"] == "MyMigrationManager" }
+        func associate(source: SourceObject, destination: inout DestinationObject, mapping: EntityMapping) {
+            Self.associations.withLock { $0 += 1 }
+        }
     }
 
     @Test("every mapping forced through Swift gives the same store as SQL", arguments: ["library", "bookstore", "recipes", "bench"])

@@ -73,11 +73,11 @@ public enum MigrationError: Error, CustomStringConvertible {
             "\(path): already exists, and its metadata says an earlier run migrated it from these very inputs: if that run was killed as it finished, "
                 + "the migration is complete. Tern never takes an existing store as its own: move it away to migrate again"
         case .deliveryBlocked(let path):
-            "\(path): appeared while the migration ran, and Tern never overwrites a file: move it away, then run the same command with --resume (the migrated store is kept)"
+            "\(path): appeared while the migration ran, and Tern never overwrites a file: move it away, then \(RecoveryWording.resume) (the migrated store is kept)"
         case .io(let message, let path):
             "\(path): \(message)"
         case .unfinished(let run, _):
-            "\(run.store): an earlier migration to \(run.target) did not finish (\(run.completed) of \(run.steps.count) steps done): run the same command with --resume to continue it, or --restart to start over"
+            "\(run.store): an earlier migration to \(run.target) did not finish (\(run.completed) of \(run.steps.count) steps done): \(RecoveryWording.resume) to continue it, or \(RecoveryWording.restart) to start over"
         case .inUse(let store, let holder):
             "\(store): in use by another tern migration (\(holder)); wait for it to finish (or stop it), then run again"
         case .sourceAnomalies(let anomalies, let store):
@@ -87,23 +87,23 @@ public enum MigrationError: Error, CustomStringConvertible {
         case .resumeMismatch(let run, let manifest, let differences):
             "\(run.store): the unfinished migration cannot be resumed, its inputs changed since it began:\n"
                 + Self.bulleted(differences)
-                + "\nRun with --restart to discard it (\(manifest)) and migrate the store as it is now"
+                + "\nTo migrate the store as it is now, \(RecoveryWording.restart) (its record is \(manifest))"
         case .openElsewhere(let store, let processes, let resumable):
             "\(store): open in another process (\(processes.isEmpty ? "a writer holds its lock" : processes.joined(separator: ", "))); "
                 + "Tern does not replace a store an app is using, since the app would go on writing to the old file. Quit it, then run the same command"
-                + (resumable ? " with --resume (the migrated store is kept)" : " again")
+                + (resumable ? ": \(RecoveryWording.resume) (the migrated store is kept)" : " again")
         case .dataLoss(let step, let dropped):
-            "step \(step) (an inferred mapping) would drop data that the store holds, and --no-data-loss refuses that:\n"
+            "step \(step) (an inferred mapping) would drop data that the store holds, and \(RecoveryWording.refuseDataLoss) refuses that:\n"
                 + Self.bulleted(dropped)
                 + "\nKeep those properties in the new version (or rename them with a renaming identifier), or write a mapping model that says where they go"
         case .stoppedResumably(let cause, let record):
-            "\(cause)\nThe work so far is kept (its record is \(record)): once the cause is fixed, run the same command with --resume "
-                + "to continue where it stopped, or with --restart to start over"
+            "\(cause)\nThe work so far is kept (its record is \(record)): once the cause is fixed, \(RecoveryWording.resume) "
+                + "to continue where it stopped, or \(RecoveryWording.restart) to start over"
         case .diskFull(let directory, let kept, let sourceBytes):
             "\(directory): the disk is full. The work so far is kept there in hidden files ("
                 + kept.map { "\($0.0), \(Self.mebibytes($0.1))" }.joined(separator: "; ")
-                + "). Free space (a step needs about as much as the store, \(Self.mebibytes(sourceBytes)), and its indexes more), then run the same command with --resume "
-                + "to continue where it stopped, or with --restart to remove those files and start over"
+                + "). Free space (a step needs about as much as the store, \(Self.mebibytes(sourceBytes)), and its indexes more), then \(RecoveryWording.resume) "
+                + "to continue where it stopped, or \(RecoveryWording.restart) to remove those files and start over"
         case .policyFailed(let policy, let mapping, let key, let message):
             "the migration policy \(policy) failed in entity mapping \(mapping)\(key.map { " over source object \($0)" } ?? ""): \(message)"
         case .changedDuringMigration(let store, let changes):

@@ -1,3 +1,4 @@
+import Foundation
 import TernLoop
 import TernSQLite
 
@@ -24,7 +25,8 @@ public struct MigrationOptions: Sendable {
     public var refuseDataLoss = false
     /// Validation violations listed before giving up.
     public var violationLimit: Int
-    /// `now()` in value expressions: the start of the run, seconds since 2001-01-01.
+    /// `now()` in value expressions, seconds since 2001-01-01: by default when the options were
+    /// made. Every object of a run gets the same value; a resumed run gets its own.
     public var now: Double
     /// The policies mapping models may name, and the manager hook (default: none; `tern`
     /// registers its built-in examples, `PolicyRegistry.builtIn`).
@@ -51,7 +53,7 @@ public struct MigrationOptions: Sendable {
         case renamed
     }
 
-    public init(batchSize: Int = 10_000, workers: Int = ProcessStats.availableParallelism, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = 0,
+    public init(batchSize: Int = 10_000, workers: Int = ProcessStats.availableParallelism, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = Date().timeIntervalSinceReferenceDate,
                 registry: PolicyRegistry = PolicyRegistry(), shouldStop: @escaping @Sendable () -> Bool = { false },
                 progress: (@Sendable (MigrationEvent) -> Void)? = nil) {
         self.batchSize = batchSize

@@ -5,7 +5,7 @@ import TernSQLite
 /// The default migration process: find the store's version, the chain to the target version,
 /// migrate through temporary stores beside the original, verify, and only then put the result
 /// in place.
-public struct StoreMigration {
+public struct StoreMigration: Sendable {
     public struct Plan: Sendable {
         public let storeVersion: String
         public let targetVersion: String
@@ -39,7 +39,8 @@ public struct StoreMigration {
     /// Reads the store's version and works out the steps to `target` (default: the current
     /// version).
     ///
-    /// - Throws: `TernError` when no version wrote the store, or a step has no mapping.
+    /// - Throws: `TernError` when no version wrote the store, a step has no mapping, or a mapping
+    ///   names a policy the registry does not hold.
     public func plan(to target: String? = nil, mappingFiles extra: [String] = [], appleHashes: [String: [String: String]] = [:]) throws -> Plan {
         let match = try VersionMatch.find(in: model, storeAt: store, appleHashes: appleHashes)
         let version: String
@@ -59,10 +60,12 @@ public struct StoreMigration {
         let files = MigrationPlanner.mappingFiles(for: model)
         let steps = try MigrationPlanner.chain(in: model, from: version, to: targetVersion, mappingFiles: files, overriding: extra,
                                                composing: options.composeSteps, now: options.now)
+        try options.registry.checkPolicies(of: steps)
         return Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
     }
 
-    /// Runs the plan. With `output`, the migrated store is written there and the original left
+    /// Runs the plan on the calling thread, blocking it until the run ends (its event loop runs
+    /// there); `run(_:output:resume:) async` runs it on a thread of its own. With `output`, the migrated store is written there and the original left
     /// alone; otherwise the original is kept as `NAME~.sqlite` and the migrated store takes its
     /// place, but only once it is complete and verified.
     ///
@@ -158,7 +161,7 @@ public struct StoreMigration {
                 }
                 var report: StepReport
                 var memory = PeakMemoryMeter()
-                if var inPlace = try Self.applyInPlace(stepPlans[index], from: input, working: file, isOriginal: index == 0) {
+                if var inPlace = try Self.applyInPlace(stepPlans[index], from: input, working: file, isOriginal: index == 0, shouldStop: options.shouldStop) {
                     let pass = PassReport(pass: 1, passes: 1, mappings: ["schema changes"], objects: sourceObjects,
                                           seconds: inPlace.duration.seconds, peakResidentMemory: memory.peak())
                     inPlace.passes = [pass]
@@ -296,7 +299,8 @@ public struct StoreMigration {
     /// in rows that live only in a `-wal`); later steps alter the previous temporary store.
     /// Returns nil when the step must be copied instead, else the report and the store now at the
     /// destination version.
-    static func applyInPlace(_ plan: StepPlan, from current: String, working file: String, isOriginal: Bool) throws -> StepReport? {
+    static func applyInPlace(_ plan: StepPlan, from current: String, working file: String, isOriginal: Bool,
+                             shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StepReport? {
         guard let statements = plan.inPlace else { return nil }
         let step = plan.step
         let started = ContinuousClock.now
@@ -309,8 +313,17 @@ public struct StoreMigration {
         }
         if !fileManager.fileExists(atPath: file) {
             if isOriginal {
-                let reader = try ReadOnlyStore(path: current)
-                try reader.connect().execute("VACUUM INTO \(quoteLiteral(file))")
+                let store = try ReadOnlyStore(path: current)
+                defer { withExtendedLifetime(store) {} }  // its private copy, if it made one, lives on
+                let reader = try store.connect()
+                // The copy is the long part: a stop request interrupts it, and the partial copy goes.
+                try reader.interrupt(when: shouldStop)
+                do {
+                    try MigrationInterrupted.whenAsked(shouldStop) { try reader.execute("VACUUM INTO \(quoteLiteral(file))") }
+                } catch {
+                    remove(file)
+                    throw error
+                }
             } else {
                 for suffix in ["-wal", "-shm"] where fileManager.fileExists(atPath: current + suffix) {
                     _ = rename(current + suffix, file + suffix)
@@ -321,7 +334,8 @@ public struct StoreMigration {
             }
         }
         let connection = try Connection(path: file, configuration: .init(mode: .readWrite))
-        guard try LightweightInPlace.apply(statements, step: step, to: connection) else {
+        try connection.interrupt(when: shouldStop)
+        guard try MigrationInterrupted.whenAsked(shouldStop, { try LightweightInPlace.apply(statements, step: step, to: connection) }) else {
             try connection.close()
             if !isOriginal {
                 _ = rename(file, current)  // give the previous step's store its name back, then copy

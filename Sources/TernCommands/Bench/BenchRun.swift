@@ -106,7 +106,7 @@ struct BenchRun {
         guard process.terminationReason == .uncaughtSignal else {
             // A store this small migrates faster than its progress is read: nothing to compare.
             guard process.terminationStatus == 0 else { throw TernError(.io, "\(name): tern migrate exited \(process.terminationStatus)") }
-            FileHandle.standardError.write(Data("tern bench: \(name): finished before it could be killed; left out\n".utf8))
+            try? CommandEnvironment.current.errors.write("tern bench: \(name): finished before it could be killed; left out\n")
             return
         }
         let resumed = try Self.child(arguments + ["--resume"])

@@ -32,11 +32,12 @@ final class JSONProgressWriter: ProgressRenderer {
     static func write<Line: Encodable>(_ line: Line) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(line), !StopRequest.becauseOutputClosed else { return }
+        let environment = CommandEnvironment.current
+        guard let data = try? encoder.encode(line), !environment.stop.becauseOutputClosed else { return }
         do {
-            try FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8))
+            try environment.output.write(String(decoding: data, as: UTF8.self) + "\n")
         } catch {
-            StopRequest.outputWasClosed()
+            environment.stop.outputWasClosed()
         }
     }
 }

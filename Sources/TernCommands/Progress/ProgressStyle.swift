@@ -25,7 +25,7 @@ enum ProgressStyle: String, ExpressibleByArgument, CaseIterable {
     /// The renderer for this style, or nil for silence.
     private func makeRenderer() -> (any ProgressRenderer)? {
         switch self {
-        case .auto: isatty(STDERR_FILENO) == 1 ? TerminalProgressBar() : nil
+        case .auto: CommandEnvironment.current.errors.isTerminal ? TerminalProgressBar() : nil
         case .bar: TerminalProgressBar()
         case .json: JSONProgressWriter()
         case .none: nil

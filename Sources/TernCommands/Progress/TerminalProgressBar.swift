@@ -22,11 +22,11 @@ final class TerminalProgressBar: ProgressRenderer {
             guard due else { return }
         }
         line += "\r\u{1B}[K" + bar(snapshot)
-        FileHandle.standardError.write(Data(line.utf8))
+        try? CommandEnvironment.current.errors.write(line)
     }
 
     func finish() {
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        try? CommandEnvironment.current.errors.write("\r\u{1B}[K")
     }
 
     private func bar(_ snapshot: ProgressSnapshot) -> String {

@@ -72,12 +72,12 @@ extension StoreMigration {
     static func checkOutputPlace(_ output: String) throws {
         var info = stat()
         if lstat(output, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
-            throw TernError(.badInput, "--out is a symbolic link; give the path of a new file instead", path: output)
+            throw TernError(.badInput, "\(RecoveryWording.output) is a symbolic link; give the path of a new file instead", path: output)
         }
         let directory = URL(fileURLWithPath: output).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw TernError(.missingInput, "the directory for --out does not exist (create it first)", path: directory)
+            throw TernError(.missingInput, "the directory for \(RecoveryWording.output) does not exist (create it first)", path: directory)
         }
     }
 

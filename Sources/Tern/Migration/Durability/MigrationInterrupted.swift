@@ -1,7 +1,7 @@
 import TernSQLite
 
-/// A migration stopped at a batch boundary because it was asked to (SIGINT, SIGTERM); its
-/// checkpoint is committed and `--resume` continues from it.
+/// A migration stopped at a batch boundary because it was asked to (SIGINT, SIGTERM, a cancelled
+/// task); its checkpoint is committed and a resumed run continues from it.
 extension MigrationInterrupted {
     /// Runs `body`, turning a statement interrupted because a stop was asked for
     /// (`Connection.interrupt(when:)`) into `MigrationInterrupted`.
@@ -15,5 +15,5 @@ extension MigrationInterrupted {
 }
 
 public struct MigrationInterrupted: Error, CustomStringConvertible {
-    public var description: String { "interrupted; the work done so far is saved: run the same command with --resume to continue" }
+    public var description: String { "interrupted; the work done so far is saved: \(RecoveryWording.resume) to continue" }
 }

@@ -135,7 +135,7 @@ final class StepWorkspace {
         var units: [(WorkUnit, Progress)] = []
         while let row = try rows.next() {
             guard let unit = row.text(at: 0).flatMap(WorkUnit.init(key:)) else {
-                throw TernError(.badInput, "the migration's checkpoint is damaged: \(row.value(at: 0).sqlLiteral) is not a unit of work (start again with --restart)", path: path)
+                throw TernError(.badInput, "the migration's checkpoint is damaged: \(row.value(at: 0).sqlLiteral) is not a unit of work (\(RecoveryWording.restart))", path: path)
             }
             units.append((unit, Progress(lastKey: row.int64(at: 1), count: Int(row.int64(at: 2)), done: row.int64(at: 3) != 0)))
         }

@@ -74,9 +74,10 @@ extension MigrationManagerDelegate {
 public final class InstanceCreationContext {
     public let mapping: EntityMapping
     private let defaults: (SourceObject) throws -> DestinationObject
-    private(set) var objects: [DestinationObject] = []
-    private(set) var associations: [(source: SourceObject, object: CreatedObject)] = []
-    private(set) var links: [(owner: CreatedObject, relationship: String, target: LinkTarget)] = []
+    /// What the hook created, associated and linked, in order (a test reads them).
+    public private(set) var objects: [DestinationObject] = []
+    public private(set) var associations: [(source: SourceObject, object: CreatedObject)] = []
+    public private(set) var links: [(owner: CreatedObject, relationship: String, target: LinkTarget)] = []
 
     /// Where a link points: an object created in this batch, one already in the destination, or
     /// whatever an entity mapping makes from a source object (resolved once it exists).
@@ -86,9 +87,11 @@ public final class InstanceCreationContext {
         case migrated(sourceKey: Int64, entityMapping: String)
     }
 
-    init(mapping: EntityMapping, defaults: @escaping (SourceObject) throws -> DestinationObject) {
+    /// A context for calling `createDestinationInstances` yourself, as a test does:
+    /// `defaultDestination` stands for what the mapping's value expressions would make.
+    public init(mapping: EntityMapping, defaultDestination: @escaping (SourceObject) throws -> DestinationObject) {
         self.mapping = mapping
-        self.defaults = defaults
+        self.defaults = defaultDestination
     }
 
     /// The destination object the mapping's value expressions make from `source`.
@@ -140,11 +143,13 @@ public final class InstanceCreationContext {
 /// What `createRelationships` works with: links to write for one destination object.
 public final class RelationshipContext {
     public let mapping: EntityMapping
-    private(set) var links: [(owner: Int64, ownerEntity: String, relationship: String, target: Int64, targetEntity: String)] = []
+    /// The links the hook made, in order (a test reads them).
+    public private(set) var links: [(owner: Int64, ownerEntity: String, relationship: String, target: Int64, targetEntity: String)] = []
     /// Finds the destination keys an entity mapping made from a source key.
     public let destinationKeys: (_ entityMapping: String, _ sourceKey: Int64) throws -> [Int64]
 
-    init(mapping: EntityMapping, destinationKeys: @escaping (String, Int64) throws -> [Int64]) {
+    /// A context for calling `createRelationships` yourself, as a test does.
+    public init(mapping: EntityMapping, destinationKeys: @escaping (String, Int64) throws -> [Int64]) {
         self.mapping = mapping
         self.destinationKeys = destinationKeys
     }

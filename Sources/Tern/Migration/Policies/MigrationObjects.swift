@@ -7,6 +7,13 @@ public struct SourceObject: Sendable, Equatable {
     /// Attribute name → value; to-one relationship name → destination key (or NULL).
     public let values: [String: SQLiteValue]
 
+    /// A source object as a test gives it to a policy's hook.
+    public init(key: Int64, entity: String, values: [String: SQLiteValue]) {
+        self.key = key
+        self.entity = entity
+        self.values = values
+    }
+
     public subscript(_ name: String) -> SQLiteValue {
         values[name] ?? .null
     }

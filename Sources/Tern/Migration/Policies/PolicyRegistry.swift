@@ -21,6 +21,26 @@ public struct PolicyRegistry: Sendable {
 
     public var names: [String] { policies.keys.sorted() }
 
+    /// The policy `mapping` names, or an error naming the mapping, the policy and what is
+    /// registered: checked when a migration is planned, not halfway through it.
+    func policy(for mapping: EntityMapping) throws -> (any EntityMigrationPolicy)? {
+        guard let name = mapping.policy else { return nil }
+        guard let policy = policy(named: name) else {
+            throw TernError(.badInput, "entity mapping \(mapping.name) names the migration policy \(name), which is not registered "
+                                + "(registered: \(names.isEmpty ? "none" : names.joined(separator: ", ")))")
+        }
+        return policy
+    }
+
+    /// Checks that every policy the steps' mappings name is registered.
+    func checkPolicies(of steps: [MigrationStep]) throws {
+        for step in steps {
+            for pass in step.passes {
+                for entity in pass.entities { _ = try policy(for: entity.mapping) }
+            }
+        }
+    }
+
     /// Whether an entity mapping goes through Swift (its policy, or the default policy because
     /// the manager hook observes it) rather than running entirely inside SQLite.
     public func runsInSwift(_ mapping: EntityMapping) -> Bool {

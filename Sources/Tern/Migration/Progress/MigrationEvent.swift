@@ -7,7 +7,8 @@ public enum MigrationEvent: Sendable, Equatable {
     /// A step (one version to the next) begins; it runs in `passes` passes.
     case stepStarted(step: Int, steps: Int, passes: Int, source: String, destination: String)
     /// A batch of `rows` source objects of an entity mapping committed: `done` of the mapping's
-    /// `total` so far (counting what an interrupted run committed before).
+    /// `total` so far (counting what an interrupted run committed before). Passes count from 1,
+    /// as in `PassReport`.
     case batchCommitted(mapping: String, pass: Int, rows: Int, done: Int, total: Int)
     /// An entity mapping created all its objects.
     case entityMappingFinished(mapping: String, pass: Int, objects: Int)

@@ -74,13 +74,13 @@ public final class ProgressTracker: Sendable {
                 state.mapping = nil
             case .batchCommitted(let mapping, let pass, let rows, let done, let total):
                 state.mapping = mapping
-                state.pass = pass + 1
+                state.pass = pass
                 state.done[mapping] = done
                 state.totals[mapping] = total
                 state.rowsThisRun += rows
             case .entityMappingFinished(let mapping, let pass, _):
                 state.mapping = mapping
-                state.pass = pass + 1
+                state.pass = pass
             case .passFinished(let report):
                 state.pass = report.pass
                 state.passes = report.passes

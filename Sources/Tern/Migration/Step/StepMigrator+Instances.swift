@@ -26,7 +26,7 @@ extension StepMigrator {
                     selected += try write()
                     return StepWorkspace.Progress(lastKey: end, count: selected)
                 }
-                emit(.batchCommitted(mapping: mapping.name, pass: entry.pass, rows: selected - before, done: selected, total: total))
+                emit(.batchCommitted(mapping: mapping.name, pass: entry.pass + 1, rows: selected - before, done: selected, total: total))
                 try stopIfAsked()
             }
             try workspace.commit(unit, done: true) {
@@ -44,7 +44,7 @@ extension StepMigrator {
         let keptKeys = associations.keepsKeys(entry)
         let created = entry.keepsKeys ? selected : try createdCount(entry)
         if !recorded.done {
-            emit(.entityMappingFinished(mapping: mapping.name, pass: entry.pass, objects: created))
+            emit(.entityMappingFinished(mapping: mapping.name, pass: entry.pass + 1, objects: created))
             logger.debug("created instances", metadata: ["mapping": "\(mapping.name)", "objects": "\(created)", "keptKeys": "\(keptKeys)", "writer": "\(type(of: writer))"])
         }
         report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: selected, created: created, keptKeys: keptKeys, swiftTimes: swiftTimes))

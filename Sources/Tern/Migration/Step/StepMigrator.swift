@@ -52,15 +52,7 @@ final class StepMigrator {
         var policies: [String: any EntityMigrationPolicy] = [:]
         for planned in plan.mappings where planned.runsInSwift {
             let mapping = planned.mapping.mapping
-            guard let name = mapping.policy else {
-                policies[mapping.name] = DefaultMigrationPolicy()
-                continue
-            }
-            guard let policy = options.registry.policy(named: name) else {
-                let known = options.registry.names
-                throw TernError(.badInput, "entity mapping \(mapping.name) names the migration policy \(name), which is not registered (registered: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
-            }
-            policies[mapping.name] = policy
+            policies[mapping.name] = try options.registry.policy(for: mapping) ?? DefaultMigrationPolicy()
         }
         self.policies = policies
         try SQLCompiler.prepare(connection, externalData: externalData)

@@ -22,6 +22,10 @@ struct SwiftBatchTransform: Sendable {
     /// Per attribute of the mapping's destination entity, the source attribute whose stored form
     /// an unchanged value is written back in (`StepInputs.storedFormSources`).
     var storedFormSources: [String: String]
+    /// Per destination entity, the attributes an object of it may be given (stored ones, own and
+    /// inherited): a name outside them is a policy's typo, which would otherwise leave the
+    /// attribute NULL without a word.
+    var settableAttributes: [String: Set<String>]
 }
 
 /// A batch the policy turned into destination objects, waiting for the writer to give them keys.
@@ -98,6 +102,7 @@ final class SourceBatchReader {
                     context.updateObject(handle, object)
                 }
             }
+            try checkKeys(of: context, source: source)
             let base = batch.objects.count
             batch.objects += try context.objects.map(storedInCoreDataForm)
             for (index, keys) in context.identities { batch.identities[base + index] = keys }
@@ -110,6 +115,27 @@ final class SourceBatchReader {
         }
         batch.seconds = (ContinuousClock.now - started).seconds
         return batch
+    }
+
+    /// Refuses an object of an entity the destination lacks, or with a value (or identifying
+    /// key) that is not one of its entity's attributes, naming the policy, the source object and
+    /// the attributes there are.
+    private func checkKeys(of context: InstanceCreationContext, source: SourceObject) throws {
+        let mapping = transform.mapping
+        for (index, object) in context.objects.enumerated() {
+            func failure(_ message: String) -> MigrationError {
+                .policyFailed(policy: transform.policy.name(in: mapping), mapping: mapping.name, sourceKey: source.key, message: message)
+            }
+            guard let settable = transform.settableAttributes[object.entity] else {
+                throw failure("it created an object of entity \(object.entity), which the destination model does not have "
+                              + "(its entities: \(transform.settableAttributes.keys.sorted().joined(separator: ", ")))")
+            }
+            let unknown = Set(object.values.keys).union(context.identities[index] ?? []).subtracting(settable)
+            if let name = unknown.sorted().first {
+                throw failure("it set \(name) on an object of \(object.entity), which has no stored attribute of that name "
+                              + "(its attributes: \(settable.sorted().joined(separator: ", ")))")
+            }
+        }
     }
 
     /// The object with each value that may live outside the store in the form Core Data keeps it.

@@ -145,6 +145,9 @@ extension StepMigrator {
         return SwiftBatchTransform(readSQL: read.sql, selectionArguments: selection.arguments, sourceProperties: attributes.map(\.name) + toOnes, expressions: expressions,
                                    mapping: mapping, policy: policy, delegate: options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil },
                                    externalData: inputs.externalData, externallyStored: inputs.externallyStoredAttributes,
-                                   storedFormSources: inputs.storedFormSources(of: entry))
+                                   storedFormSources: inputs.storedFormSources(of: entry),
+                                   settableAttributes: Dictionary(uniqueKeysWithValues: step.destination.entities.map { entity in
+                                       (entity.name, Set(step.destination.allAttributes(of: entity.name).filter { !$0.isTransient }.map(\.name)))
+                                   }))
     }
 }

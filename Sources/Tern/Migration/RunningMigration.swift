@@ -1,0 +1,125 @@
+import Foundation
+import Synchronization
+
+extension StoreMigration {
+    /// Runs the plan without blocking the caller: the migration runs on a thread of its own (its
+    /// event loop and writer block while they work), and the caller's task awaits the report.
+    ///
+    /// Cancelling the awaiting task stops the run at its next batch boundary, or inside a long
+    /// statement (copying a store, verification, index builds), and throws a `TernFailure` of
+    /// kind `.interrupted` once the work so far is saved: running the same plan again with
+    /// `resume: true` continues it. The original store is untouched either way.
+    ///
+    /// - Throws: `TernFailure`, whatever stopped the run.
+    public func run(_ plan: Plan, output: String? = nil, resume: Bool = false) async throws -> Report {
+        try await start(plan, output: output, resume: resume).report
+    }
+
+    /// Starts running the plan on a thread of its own, and returns at once: watch the run's
+    /// `events`, then await its `report`.
+    public func start(_ plan: Plan, output: String? = nil, resume: Bool = false) -> RunningMigration {
+        RunningMigration(self, plan: plan, output: output, resume: resume)
+    }
+}
+
+/// A migration running on its own thread: what it reports as it goes, and how it ends.
+///
+/// ```swift
+/// let running = migration.start(plan, output: "/data/Books-v5.sqlite")
+/// for await event in running.events { print(event) }
+/// let report = try await running.report
+/// ```
+public final class RunningMigration: Sendable {
+    /// The run's events as they happen (the ones `tern migrate --progress json` prints); the
+    /// sequence ends when the run does. Events wait here until read, one per committed batch at
+    /// most, so an unread sequence costs little; read it from one task only.
+    public let events: AsyncStream<MigrationEvent>
+    private let stopRequested = Atomic<Bool>(false)
+    private let outcome = Mutex<Outcome>(.running(waiting: []))
+    /// The step and pass running now, to say where a failure happened.
+    private let place = Mutex<(step: String?, pass: Int?)>((nil, nil))
+
+    private enum Outcome {
+        case running(waiting: [CheckedContinuation<StoreMigration.Report, any Error>])
+        case finished(Result<StoreMigration.Report, any Error>)
+    }
+
+    init(_ migration: StoreMigration, plan: StoreMigration.Plan, output: String?, resume: Bool) {
+        let (events, sink) = AsyncStream.makeStream(of: MigrationEvent.self, bufferingPolicy: .unbounded)
+        self.events = events
+        var migration = migration
+        let userProgress = migration.options.progress
+        let userStop = migration.options.shouldStop
+        migration.options.progress = { [unowned self] event in
+            note(event)
+            userProgress?(event)
+            sink.yield(event)
+        }
+        migration.options.shouldStop = { [unowned self] in stopRequested.load(ordering: .relaxed) || userStop() }
+        let configured = migration
+        let thread = Thread { [self] in
+            let result = Result { try configured.run(plan, output: output, resume: resume) }.mapError { error in
+                let (step, pass) = place.withLock { $0 }
+                return TernFailure(error, step: step, pass: pass) as any Error
+            }
+            sink.finish()
+            finish(with: result)
+        }
+        // As much stack as a main thread: expressions and policies recurse as they would there.
+        thread.stackSize = 8 << 20
+        thread.name = "tern-migration"
+        thread.start()
+    }
+
+    private func note(_ event: MigrationEvent) {
+        switch event {
+        case .stepStarted(_, _, _, let source, let destination): place.withLock { $0 = ("\(source) → \(destination)", nil) }
+        case .batchCommitted(_, let pass, _, _, _), .entityMappingFinished(_, let pass, _): place.withLock { $0.pass = pass }
+        case .stepStage, .stepFinished: place.withLock { $0.pass = nil }
+        case .started, .passFinished: break
+        }
+    }
+
+    /// Asks the run to stop at its next batch boundary (or inside the statement it is running);
+    /// `report` then throws a `TernFailure` of kind `.interrupted`, with the work so far saved
+    /// for a resume.
+    public func cancel() {
+        stopRequested.store(true, ordering: .relaxed)
+    }
+
+    /// Whether `cancel()` was called (or the task awaiting `report` was cancelled).
+    public var isCancelled: Bool { stopRequested.load(ordering: .relaxed) }
+
+    /// The run's report, once it has finished; throws a `TernFailure` saying what stopped it.
+    /// Cancelling the task that awaits it cancels the run.
+    public var report: StoreMigration.Report {
+        get async throws {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let finished: Result<StoreMigration.Report, any Error>? = outcome.withLock { outcome in
+                        switch outcome {
+                        case .finished(let result):
+                            return result
+                        case .running(var waiting):
+                            waiting.append(continuation)
+                            outcome = .running(waiting: waiting)
+                            return nil
+                        }
+                    }
+                    if let finished { continuation.resume(with: finished) }
+                }
+            } onCancel: {
+                cancel()
+            }
+        }
+    }
+
+    private func finish(with result: Result<StoreMigration.Report, any Error>) {
+        let waiting = outcome.withLock { outcome in
+            guard case .running(let waiting) = outcome else { return [CheckedContinuation<StoreMigration.Report, any Error>]() }
+            outcome = .finished(result)
+            return waiting
+        }
+        for continuation in waiting { continuation.resume(with: result) }
+    }
+}

@@ -1,0 +1,48 @@
+/// Why a migration run through the async API (`StoreMigration.run(_:output:resume:) async`,
+/// `RunningMigration.report`) did not finish, as one type: what kind of failure it is (the exit
+/// code `tern` gives it), whether running again with `resume: true` may get further, where in
+/// the run it happened, and the error Tern's layers threw (`underlying`: a `TernError`,
+/// `MigrationError`, `MigrationFailure`, `MigrationInterrupted`, `SQLiteError`…).
+///
+/// Any error Tern throws can be classified the same way: `TernFailure(error)`.
+public struct TernFailure: Error, CustomStringConvertible {
+    public let kind: FailureKind
+    /// Whether running the same migration again with `resume: true` may get further: it was
+    /// interrupted, or the disk or a lock failed rather than the data. The work so far is kept
+    /// then; otherwise nothing is left behind, and the original store is untouched either way.
+    public let isResumable: Bool
+    /// The step that was running ("BookStore 3 → BookStore 4") and its pass (1-based), when
+    /// the failure came during one.
+    public let step: String?
+    public let pass: Int?
+    /// For a failure of a migration policy (or the manager hook): the policy, its entity mapping
+    /// and the key of the source object it was given, when there was one.
+    public let policy: String?
+    public let entityMapping: String?
+    public let sourceKey: Int64?
+    /// What was thrown.
+    public let underlying: any Error
+
+    public init(_ error: any Error, step: String? = nil, pass: Int? = nil) {
+        if let failure = error as? TernFailure {
+            self = failure
+            return
+        }
+        kind = FailureKind(of: error)
+        isResumable = FailureKind.isResumable(error)
+        self.step = step
+        self.pass = pass
+        underlying = error
+        if case .policyFailed(let policy, let mapping, let key, _) = error as? MigrationError {
+            (self.policy, entityMapping, sourceKey) = (policy, mapping, key)
+        } else {
+            (self.policy, entityMapping, sourceKey) = (nil, nil, nil)
+        }
+    }
+
+    /// The message, worded for a program (`RecoveryWording`), with the step and pass.
+    public var description: String {
+        let place = [step.map { "step \($0)" }, pass.map { "pass \($0)" }].compactMap { $0 }.joined(separator: ", ")
+        return (place.isEmpty ? "" : "\(place): ") + "\(underlying)"
+    }
+}

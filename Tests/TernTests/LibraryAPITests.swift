@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+import Testing
+import Tern
+import TernGenerate
+import TernSQLite
+
+/// Tern as a Swift program uses it: plain `import Tern` (no `@testable`), async, cancellable,
+/// with mistakes caught where they are made.
+@Suite("The library: async runs, cancellation, early errors")
+struct LibraryAPITests {
+    let directory: TemporaryDirectory
+    let model: VersionedModel
+    let source: String
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        model = try ModelLoader.load(Configs.path("bench"))
+        source = directory.path("bench-1.sqlite")
+        _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 3000, counts: ["Page": 9000, "Category": 20], seed: 3)
+    }
+
+    private static func rows(_ path: String, _ sql: String) throws -> [String] {
+        let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+        var result: [String] = []
+        var rows = try connection.prepare(sql).rows()
+        while let row = try rows.next() { result.append(row.values.map(\.sqlLiteral).joined(separator: "|")) }
+        return result
+    }
+
+    @Test("events read as an async sequence in a detached task while the run goes on; the same store as an awaited run")
+    func asyncRun() async throws {
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 500))
+        let plan = try migration.plan()
+        let output = directory.path("async.sqlite")
+        let running = migration.start(plan, output: output)
+        let counted = Task.detached {
+            var committed = 0
+            var finishedSteps = 0
+            for await event in running.events {
+                if case .batchCommitted = event { committed += 1 }
+                if case .stepFinished = event { finishedSteps += 1 }
+            }
+            return (committed, finishedSteps)
+        }
+        let report = try await running.report
+        let (committed, finishedSteps) = await counted.value
+        #expect(committed > 0)
+        #expect(finishedSteps == plan.steps.count)
+        #expect(report.destination == output)
+
+        let awaited = directory.path("awaited.sqlite")
+        _ = try await migration.run(plan, output: awaited)
+        for table in ["ZPUBLICATION", "ZPAGE", "ZCATEGORY"] {
+            #expect(try Self.rows(output, "SELECT * FROM \(table) ORDER BY Z_PK") == Self.rows(awaited, "SELECT * FROM \(table) ORDER BY Z_PK"), "\(table)")
+        }
+    }
+
+    @Test("cancelling the awaiting task stops the run with the work saved; resuming gives the store an uninterrupted run gives")
+    func cancelAndResume() async throws {
+        // A policy that holds its objects past the first batches until the test has cancelled,
+        // so the run is surely still going when it is cancelled.
+        final class Gate: Sendable {
+            let open = Atomic<Bool>(false)
+        }
+        struct Held: EntityMigrationPolicy {
+            let gate: Gate
+            func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while source.key > 300, !gate.open.load(ordering: .relaxed), ContinuousClock.now < deadline { usleep(1000) }
+                context.associate(source, with: context.create(try context.defaultDestination(for: source)))
+            }
+        }
+        let gate = Gate()
+        var registry = PolicyRegistry()
+        registry.register(Held(gate: gate), as: "AuthorSplitPolicy")
+        let options = MigrationOptions(batchSize: 100, workers: 1, registry: registry)
+        let migration = StoreMigration(store: source, model: model, options: options)
+        let mapping = [Configs.path("bench") + "/policy/1-to-2.yaml"]
+        let plan = try migration.plan(to: "Bench 2", mappingFiles: mapping)
+        let output = directory.path("cancelled.sqlite")
+
+        let started = Mutex(false)
+        var watching = options
+        watching.progress = { event in if case .batchCommitted = event { started.withLock { $0 = true } } }
+        let watched = StoreMigration(store: source, model: model, options: watching)
+        let task = Task { try await watched.run(plan, output: output) }
+        while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        gate.open.store(true, ordering: .relaxed)
+        let failure = try await #require(throws: TernFailure.self) { try await task.value }
+        #expect(failure.kind == .interrupted && failure.isResumable)
+        #expect(failure.underlying is MigrationInterrupted)
+        #expect(failure.step == "Bench 1 → Bench 2" && failure.pass == 1)
+        #expect("\(failure)".hasSuffix("interrupted; the work done so far is saved: run the same migration again with resume: true to continue"), "\(failure)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+
+        let resumed = try await migration.run(plan, output: output, resume: true)
+        #expect(resumed.destination == output)
+        let uninterrupted = directory.path("uninterrupted.sqlite")
+        _ = try await migration.run(plan, output: uninterrupted)
+        for table in ["ZPUBLICATION", "ZCATEGORY", "ZPAGE"] {
+            #expect(try Self.rows(output, "SELECT * FROM \(table) ORDER BY Z_PK") == Self.rows(uninterrupted, "SELECT * FROM \(table) ORDER BY Z_PK"), "\(table)")
+        }
+    }
+
+    @Test("a mapping naming a policy that is not registered fails at plan(), naming both")
+    func unregisteredPolicy() throws {
+        let migration = StoreMigration(store: source, model: model)
+        let error = try #require(throws: TernError.self) {
+            try migration.plan(to: "Bench 2", mappingFiles: [Configs.path("bench") + "/policy/1-to-2.yaml"])
+        }
+        #expect(error.kind == .badInput)
+        #expect(error.message.contains("names the migration policy AuthorSplitPolicy, which is not registered (registered: none)"), "\(error.message)")
+    }
+
+    @Test("a policy setting an attribute the entity lacks fails, naming the policy, the source object and the attributes there are")
+    func unknownKey() async throws {
+        struct Typo: EntityMigrationPolicy {
+            func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+                var object = try context.defaultDestination(for: source)
+                object["titel"] = source["title"]
+                context.associate(source, with: context.create(object))
+            }
+        }
+        var registry = PolicyRegistry()
+        registry.register(Typo(), as: "AuthorSplitPolicy")
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(registry: registry))
+        let plan = try migration.plan(to: "Bench 2", mappingFiles: [Configs.path("bench") + "/policy/1-to-2.yaml"])
+        let error = try await #require(throws: TernFailure.self) { try await migration.run(plan, output: directory.path("typo.sqlite")) }
+        #expect(error.kind == .badInput && !error.isResumable)
+        #expect(error.policy == "AuthorSplitPolicy" && error.entityMapping == "BookToPublication" && error.sourceKey == 1)
+        let text = "\(error)"
+        #expect(text.contains("the migration policy AuthorSplitPolicy failed in entity mapping BookToPublication over source object 1"), "\(text)")
+        #expect(text.contains("it set titel on an object of Publication, which has no stored attribute of that name (its attributes: "), "\(text)")
+        #expect(text.contains("title"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path("typo.sqlite")))
+    }
+
+    @Test("now() defaults to when the options were made, not to 2001-01-01")
+    func nowDefault() {
+        let before = Date().timeIntervalSinceReferenceDate
+        let options = MigrationOptions()
+        #expect(options.now >= before && options.now <= Date().timeIntervalSinceReferenceDate)
+    }
+}
