@@ -2,8 +2,11 @@ import Foundation
 
 /// A child process run to its end: its exit status and everything it printed.
 public struct ChildProcess: Sendable {
+    /// Its exit status, or the number of the signal that ended it (Foundation's `terminationStatus`).
     public let status: Int32
+    /// Everything it wrote to standard output.
     public let standardOutput: Data
+    /// Everything it wrote to standard error.
     public let standardError: Data
 
     /// Runs `executable` and reads both of its pipes at once: reading one to its end before the

@@ -67,8 +67,9 @@ struct MigrateCommand: ParsableCommand {
             }
             let (migration, plan) = try inputs.plan(options: options, logger: logger)
             if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }
-            guard !plan.steps.isEmpty else { return }
             if dryRun { return }
+            // Nothing to migrate; the run only finishes the clean-up of one killed after its swap.
+            guard !plan.steps.isEmpty else { _ = try migration.run(plan, output: out); return }
             if restart { try StoreMigration.discardUnfinished(into: out ?? inputs.store) }
             // The bar is cleared however the run ends, before anything else is printed.
             let finished = try { defer { renderer?.finish() }; return try migration.run(plan, output: out, resume: resume) }()
@@ -233,7 +234,7 @@ struct FinishedLine: Encodable {
         let names = report.plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" }
         steps = report.steps.enumerated().map { index, step in
             Step(step: index + 1, stepName: names[index], seconds: step.duration.seconds, verifyingSeconds: step.verifying.seconds, indexingSeconds: step.indexing.seconds,
-                 mappings: step.mappings.map { Mapping(name: $0.name, pass: $0.pass + 1, selected: $0.selected, created: $0.created, keptKeys: $0.keptKeys, swiftTimes: $0.swiftTimes, verified: $0.verified) },
+                 mappings: step.mappings.map { Mapping(name: $0.name, pass: $0.pass, selected: $0.selected, created: $0.created, keptKeys: $0.keptKeys, swiftTimes: $0.swiftTimes, verified: $0.verified) },
                  dropped: step.dropped)
         }
         passes = report.steps.enumerated().flatMap { index, step in

@@ -20,8 +20,11 @@ public enum TernCommandLine {
     /// What an in-process command ended with: the exit status `tern` would have exited with (the
     /// README's table), and what it wrote to standard output and standard error.
     public struct Outcome: Sendable, Equatable {
+        /// The exit status: 0, or a code of the README's table.
         public var status: Int32
+        /// What the command printed to standard output.
         public var output: String
+        /// What it printed to standard error (messages start with "tern: error:").
         public var errors: String
     }
 

@@ -11,10 +11,15 @@ public enum BookStoreExample {
         /// Applied to each name after the split (the benchmark's name cleaning; none in the book).
         let clean: @Sendable (String) -> String
 
+        /// A policy applying `clean` to each part of the split name; by default the parts are kept as
+        /// they are.
         public init(clean: @escaping @Sendable (String) -> String = { $0 }) {
             self.clean = clean
         }
 
+        /// Creates the default publication, splits `author` at its first space into `firstName` and
+        /// `lastName` (empty when there is no space), and associates it; a NULL author leaves both as the
+        /// mapping's expressions made them.
         public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             var publication = try context.defaultDestination(for: source)
             if let author = source["author"].text {
@@ -30,12 +35,15 @@ public enum BookStoreExample {
     /// whose user info names it (`manager: MyMigrationManager`), the destination's synopsis
     /// starts as its title. (Another entity has no synopsis: setting it there is refused.)
     public struct SynopsisManager: MigrationManagerDelegate {
+        /// The manager hook; it has no configuration.
         public init() {}
 
+        /// True for mappings into `Publication` whose user info has `manager: MyMigrationManager`.
         public func observes(_ mapping: EntityMapping) -> Bool {
             mapping.userInfo["manager"] == "MyMigrationManager" && mapping.destinationEntity == "Publication"
         }
 
+        /// Sets the destination's synopsis to its title when the synopsis is still NULL.
         public func associate(source: SourceObject, destination: inout DestinationObject, mapping: EntityMapping) {
             if destination["synopsis"] == .null {
                 destination["synopsis"] = destination["title"]

@@ -7,8 +7,12 @@ public enum EventsExample {
     /// `StepOneEntityMigrationPolicy`: the event's date as text. The original formats it with
     /// the user's locale; this writes it the same way everywhere, so migrations are reproducible.
     public struct PrintedDatePolicy: EntityMigrationPolicy {
+        /// The policy; it has no configuration.
         public init() {}
 
+        /// Creates one destination object whose `printedDate` is the source's `timeStamp` as UTC text (left
+        /// at its default when the time stamp is NULL). Throws `TernError(.badInput)` for one no calendar
+        /// can print.
         public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             var object = DestinationObject(entity: context.mapping.destinationEntity!)
             if let seconds = source["timeStamp"].double {

@@ -11,14 +11,18 @@ import TernSQLite
 /// inverse-less to-many relationships get 0–3 destinations each; ordered relationships get Core
 /// Data's sparse sort keys (2048, 3072, …).
 public enum DataGenerator {
+    /// What one `generate` call wrote, and how fast.
     public struct Report: Sendable {
         /// Objects per entity, by name.
         public var objects: [String: Int]
         /// Join-table rows written.
         public var links: Int
+        /// Wall-clock time the generation took, by the monotonic clock.
         public var duration: Duration
 
+        /// Object rows and join-table rows together.
         public var totalRows: Int { objects.values.reduce(0, +) + links }
+        /// `totalRows` over `duration`; 0 when no time was measured.
         public var rowsPerSecond: Double {
             duration.seconds > 0 ? Double(totalRows) / duration.seconds : 0
         }

@@ -11,6 +11,7 @@ public final class EventLoop {
     /// The thread running `run()`, while it runs.
     private(set) var loopThread: ThreadID?
 
+    /// Creates and initialises a loop; it runs nothing until `run()`. Throws `UVError` if libuv cannot.
     public init() throws {
         handle = .allocate(capacity: 1)
         do {

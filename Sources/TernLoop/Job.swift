@@ -18,6 +18,7 @@ public enum JobResult<Output> {
 
 /// What a running job can ask about itself.
 public final class JobContext: Sendable {
+    /// The job this context belongs to, as `WorkerPool.submit` returned it.
     public let id: JobID
     private let cancelled = Atomic<Bool>(false)
 

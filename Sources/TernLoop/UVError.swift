@@ -9,6 +9,7 @@ public struct UVError: Error, Equatable, CustomStringConvertible {
     /// Extra detail, e.g. which handles are still open.
     public let detail: String?
 
+    /// An error for libuv code `code` (negative) from `operation`, with optional `detail`.
     public init(code: Int32, operation: String, detail: String? = nil) {
         self.code = code
         self.operation = operation

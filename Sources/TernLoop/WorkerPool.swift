@@ -15,7 +15,9 @@ import CLibUV
 ///
 /// A pool keeps its loop running, and itself alive, until `shutdown` completes.
 public final class WorkerPool<Worker> {
+    /// The number of worker threads, fixed when the pool was made.
     public let workerCount: Int
+    /// The most jobs handed to workers at once; later ones wait in the backlog.
     public let maxInFlight: Int
 
     private let channel: PoolChannel<Worker>
@@ -34,6 +36,7 @@ public final class WorkerPool<Worker> {
     /// Starts `workers` threads on `loop`.
     ///
     /// - Parameters:
+    ///   - loop: the loop completions are delivered on (its thread runs them).
     ///   - workers: the number of threads, at least 1.
     ///   - maxInFlight: jobs handed to workers at once, at least `workers`; default twice `workers`,
     ///     so each worker has its next job ready.

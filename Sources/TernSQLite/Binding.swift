@@ -82,14 +82,17 @@ nonisolated(unsafe) private let emptyText: UnsafePointer<CChar> = {
 }()
 
 extension Int64: SQLiteBindable {
+    /// Binds the integer as SQLite INTEGER.
     public func bind(to statement: Statement, at index: Int) throws { try statement.bind(self, at: index) }
 }
 
 extension Int: SQLiteBindable {
+    /// Binds the integer as a 64-bit SQLite INTEGER.
     public func bind(to statement: Statement, at index: Int) throws { try statement.bind(Int64(self), at: index) }
 }
 
 extension Int32: SQLiteBindable {
+    /// Binds the integer as a 64-bit SQLite INTEGER.
     public func bind(to statement: Statement, at index: Int) throws { try statement.bind(Int64(self), at: index) }
 }
 
@@ -99,20 +102,24 @@ extension Bool: SQLiteBindable {
 }
 
 extension Double: SQLiteBindable {
+    /// Binds the number as SQLite REAL; NaN throws `SQLITE_MISMATCH` rather than becoming NULL.
     public func bind(to statement: Statement, at index: Int) throws { try statement.bind(self, at: index) }
 }
 
 extension String: SQLiteBindable {
+    /// Binds the string as UTF-8 TEXT; an empty string binds as empty text, not NULL.
     public func bind(to statement: Statement, at index: Int) throws { try statement.bind(self, at: index) }
 }
 
 extension Array: SQLiteBindable where Element == UInt8 {
+    /// Binds the bytes as a BLOB; an empty array binds as an empty blob, not NULL.
     public func bind(to statement: Statement, at index: Int) throws {
         try withUnsafeBytes { try statement.bindBlob($0, at: index) }
     }
 }
 
 extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
+    /// Binds nil as NULL, and a value as that value binds itself.
     public func bind(to statement: Statement, at index: Int) throws {
         switch self {
         case .none: try statement.bindNull(at: index)
@@ -122,6 +129,7 @@ extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
 }
 
 extension SQLiteValue: SQLiteBindable {
+    /// Binds the value in its own storage class.
     public func bind(to statement: Statement, at index: Int) throws {
         switch self {
         case .null: try statement.bindNull(at: index)

@@ -9,6 +9,8 @@ public enum ColumnAffinity: Character, Sendable {
     case real = "R"
     case blob = "B"
 
+    /// The affinity SQLite gives a column declared as `declaredType`: tested for INT, then CHAR/CLOB/TEXT,
+    /// then BLOB (or no type), then REAL/FLOA/DOUB, else NUMERIC; case does not matter.
     public init(declaredType: String) {
         let type = declaredType.uppercased()
         if type.contains("INT") {

@@ -30,12 +30,14 @@ public final class Connection {
 
     /// Options applied when the connection opens.
     public struct Configuration: Sendable {
+        /// Whether the connection may write, and whether a missing file is created.
         public var mode: Mode
         /// How long a statement waits for another connection's lock before `SQLITE_BUSY`.
         public var busyTimeout: Duration
         /// Statements kept prepared by `cachedStatement(_:)`; the least recently used is dropped.
         public var statementCacheCapacity: Int
 
+        /// Options with the given values; the defaults create the file if missing and wait 5 s for locks.
         public init(mode: Mode = .readWriteCreate, busyTimeout: Duration = .seconds(5), statementCacheCapacity: Int = 64) {
             self.mode = mode
             self.busyTimeout = busyTimeout

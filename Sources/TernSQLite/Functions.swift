@@ -8,8 +8,10 @@ extension Connection {
     /// Registers an SQL function implemented in Swift on this connection.
     ///
     /// - Parameters:
+    ///   - name: the function's name in SQL.
     ///   - argumentCount: the exact number of arguments, or -1 for any.
     ///   - deterministic: lets SQLite factor calls out of loops and use the function in indexes.
+    ///   - body: computes the result from the arguments; what it throws becomes the statement's error.
     public func createFunction(_ name: String, argumentCount: Int, deterministic: Bool = true, _ body: @escaping FunctionBody) throws {
         let box = Unmanaged.passRetained(FunctionBox(body)).toOpaque()
         let flags = SQLITE_UTF8 | (deterministic ? SQLITE_DETERMINISTIC : 0)

@@ -27,6 +27,7 @@ public struct Row {
         }
     }
 
+    /// Whether the value in column `index` (0-based) is NULL.
     public func isNull(at index: Int) -> Bool {
         sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL
     }
@@ -108,6 +109,7 @@ public struct Row {
 /// again; once done it resets the statement (so it can be bound and run again) and keeps
 /// returning nil rather than silently restarting it.
 public struct Cursor {
+    /// The statement whose rows this cursor steps through.
     public let statement: Statement
     private var isFinished = false
     private var failure: (any Error)?

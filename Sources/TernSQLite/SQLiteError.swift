@@ -17,8 +17,10 @@ public struct SQLiteError: Error, Equatable, CustomStringConvertible {
     /// its main database first, then those attached (SQLite does not say which one failed), and
     /// the operating system's error.
     public let files: [String]
+    /// The operating system's message for such a failure (`sqlite3_system_errno`), when it reported one.
     public let systemError: String?
 
+    /// An error with these parts, for failures Tern detects itself (and for tests).
     public init(code: ResultCode, message: String, sql: String? = nil, files: [String] = [], systemError: String? = nil) {
         self.code = code
         self.message = message

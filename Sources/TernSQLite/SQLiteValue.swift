@@ -6,6 +6,7 @@ public enum SQLiteValue: Hashable, Sendable, CustomStringConvertible {
     case text(String)
     case blob([UInt8])
 
+    /// The storage class the value has.
     public var storageClass: StorageClass {
         switch self {
         case .null: .null
@@ -16,6 +17,7 @@ public enum SQLiteValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether the value is SQL NULL.
     public var isNull: Bool { self == .null }
 
     /// About what the value takes in memory: its bytes for text and blobs, a word otherwise.

@@ -51,10 +51,12 @@ extension Connection {
         try cachedStatement("BEGIN \(kind.rawValue) TRANSACTION").run()
     }
 
+    /// Commits the transaction `beginTransaction` opened; throws (e.g. `SQLITE_BUSY`) when it cannot.
     public func commit() throws {
         try cachedStatement("COMMIT TRANSACTION").run()
     }
 
+    /// Rolls back the transaction `beginTransaction` opened; throws if none is open.
     public func rollback() throws {
         try cachedStatement("ROLLBACK TRANSACTION").run()
     }

@@ -2,6 +2,7 @@ import Tern
 
 /// An object read back from a `TestStore`.
 public struct TestObject: Sendable, Equatable {
+    /// Its `Z_PK`, unique within its entity's root table.
     public let key: Int64
     /// Its entity (a subentity's name when it is one).
     public let entity: String

@@ -19,6 +19,7 @@ import Tern
 public struct TestStore: Sendable {
     /// The store's file.
     public let path: String
+    /// The versioned model it was built for, and migrates through.
     public let model: VersionedModel
     /// The version of `model` the store is at.
     public let version: ObjectModel

@@ -6,7 +6,9 @@ import Tern
 public final class TestStoreBuilder {
     /// An object inserted into the store, to relate others to.
     public struct Reference: Sendable, Hashable {
+        /// The object's entity (the concrete one: a subentity's name when it is one).
         public let entity: String
+        /// Its `Z_PK`.
         public let key: Int64
     }
 

@@ -12,6 +12,7 @@ public enum ValueKind: String, Sendable, Equatable {
 /// A value read from the store for an expression: an attribute reached through zero or more
 /// to-one relationships, a to-one relationship's key, or a to-many relationship's count.
 public struct Input: Sendable, Hashable {
+    /// What the input reads at the end of its relationship path.
     public enum Final: Sendable, Hashable {
         case attribute(String)
         /// The destination key of the last to-one relationship (for `author == nil`).
@@ -26,6 +27,7 @@ public struct Input: Sendable, Hashable {
     public var entity: String
     /// To-one relationships followed, in order.
     public var relationships: [String]
+    /// What is read from the entity the path ends at.
     public var final: Final
 }
 
@@ -64,15 +66,22 @@ public indirect enum BoundPredicate: Sendable, Equatable {
 
 /// A bound expression with the inputs it reads, ready to compile to SQL or to Swift.
 public struct CompiledExpression: Sendable, Equatable {
+    /// The entity the expression is evaluated on.
     public let entity: String
+    /// The bound expression; its `.input(i)` nodes index `inputs`.
     public let expression: BoundExpression
+    /// The values the expression reads, in the order callers must supply them.
     public let inputs: [Input]
+    /// The kind of value the expression yields, as checked when it was bound.
     public let kind: ValueKind
 }
 
 /// A bound predicate with its inputs.
 public struct CompiledPredicate: Sendable, Equatable {
+    /// The entity the predicate is evaluated on.
     public let entity: String
+    /// The bound predicate; its inputs index `inputs`.
     public let predicate: BoundPredicate
+    /// The values the predicate reads, in the order callers must supply them.
     public let inputs: [Input]
 }

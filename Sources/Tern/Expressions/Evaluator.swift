@@ -9,16 +9,20 @@ public protocol ElementSource {
 /// A value expression compiled to Swift closures once; `evaluate` takes the expression's input
 /// values for one object (in `CompiledExpression.inputs` order).
 public struct ExpressionProgram {
+    /// The expression this program runs, with the inputs it expects.
     public let compiled: CompiledExpression
     private let code: Code
 
     typealias Code = ([SQLiteValue]) throws -> SQLiteValue
 
+    /// Compiles `compiled` to closures once, so each `evaluate` call does no parsing or dispatch on syntax.
     public init(_ compiled: CompiledExpression) {
         self.compiled = compiled
         code = Self.compile(compiled.expression, regexes: RegexCache())
     }
 
+    /// The expression's value for one object, given its values for `compiled.inputs`, in that order.
+    /// Throws `TernError` (`.badInput`) when a function gets a value of the wrong kind.
     public func evaluate(_ inputs: [SQLiteValue]) throws -> SQLiteValue {
         try code(inputs)
     }
@@ -109,21 +113,28 @@ public struct ExpressionProgram {
 /// A predicate compiled to Swift closures once. `evaluate` gives true, false, or nil for
 /// "unknown" (a NULL was compared); `matches` treats unknown as false, as a filter does.
 public struct PredicateProgram {
+    /// The predicate this program runs, with the inputs it expects.
     public let compiled: CompiledPredicate
     private let code: Code
 
     typealias Code = ([SQLiteValue]) throws -> Bool?
 
-    /// - Parameter elements: needed only for ANY/ALL/NONE.
+    /// - Parameters:
+    ///   - compiled: the predicate, bound to its entity and compiled to its inputs.
+    ///   - elements: where to-many key paths find their elements; needed only for ANY/ALL/NONE.
     public init(_ compiled: CompiledPredicate, elements: ElementSource? = nil) {
         self.compiled = compiled
         code = Self.compile(compiled.predicate, entity: compiled.entity, inputs: compiled.inputs, elements: elements, regexes: RegexCache())
     }
 
+    /// True, false, or nil when the result is unknown (a NULL was compared), given the object's values
+    /// for `compiled.inputs`, in that order. Throws as `ExpressionProgram.evaluate` does, or when
+    /// ANY/ALL/NONE runs without an `ElementSource`.
     public func evaluate(_ inputs: [SQLiteValue]) throws -> Bool? {
         try code(inputs)
     }
 
+    /// Whether the object passes the predicate as a filter: unknown counts as false.
     public func matches(_ inputs: [SQLiteValue]) throws -> Bool {
         try code(inputs) == true
     }

@@ -3,7 +3,9 @@ import TernSQLite
 /// SQL text with its bound arguments, in order. Literals are always bound, never spliced in, and
 /// identifiers always quoted, so no expression can change a statement's shape.
 public struct SQLFragment: Sendable, Equatable {
+    /// The SQL text, with a `?` placeholder for each argument.
     public var sql: String
+    /// The values bound to the placeholders in `sql`, in order.
     public var arguments: [SQLiteValue]
 
     init(_ sql: String, _ arguments: [SQLiteValue] = []) {
@@ -21,12 +23,14 @@ public struct SQLFragment: Sendable, Equatable {
 ///
 /// Connections running this SQL need Tern's text functions (`ExpressionSQL.prepare(_:)`).
 public struct SQLCompiler {
+    /// The tables and columns the compiled SQL reads.
     public let layout: StoreLayout
     /// The schema the store's tables are read from (`src` when the store is attached to another
     /// connection); nil for the connection's main database.
     public let schema: String?
     private var aliasCounter = 0
 
+    /// A compiler for SQL over `layout`, read from `schema` (nil: the connection's main database).
     public init(layout: StoreLayout, schema: String? = nil) {
         self.layout = layout
         self.schema = schema
@@ -56,10 +60,12 @@ public struct SQLCompiler {
         .substring: ("tern_substring", 3), .abs: ("tern_abs", 1),
     ]
 
+    /// SQL computing the expression's value for the object whose row is `alias`.
     public mutating func sql(_ expression: CompiledExpression, alias: String) -> SQLFragment {
         sql(expression.expression, inputs: expression.inputs, alias: alias)
     }
 
+    /// SQL computing the predicate for the object whose row is `alias`: true, false or NULL (unknown).
     public mutating func sql(_ predicate: CompiledPredicate, alias: String) -> SQLFragment {
         sql(predicate.predicate, entity: predicate.entity, inputs: predicate.inputs, alias: alias)
     }

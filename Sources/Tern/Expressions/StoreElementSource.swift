@@ -7,11 +7,14 @@ public final class StoreElementSource: ElementSource {
     private var compiler: SQLCompiler
     private var queries: [String: Statement] = [:]
 
+    /// Reads elements through `connection`, a store laid out as `layout`; queries are prepared on first use.
     public init(connection: Connection, layout: StoreLayout) {
         self.connection = connection
         compiler = SQLCompiler(layout: layout)
     }
 
+    /// The values for `inputs` of each element of `relationship` of the `entity` object with key `owner`.
+    /// Throws `SQLiteError` if the query cannot be prepared or run.
     public func elements(of relationship: String, entity: String, owner: Int64, inputs: [Input]) throws -> [[SQLiteValue]] {
         let key = "\(entity).\(relationship).\(inputs)"
         let statement = try queries[key] ?? {

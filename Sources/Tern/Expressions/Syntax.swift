@@ -27,6 +27,7 @@ public indirect enum ExpressionSyntax: Sendable, Equatable {
     }
 }
 
+/// An arithmetic operator, spelled as in NSExpression text.
 public enum ArithmeticOperator: String, Sendable {
     case add = "+", subtract = "-", multiply = "*", divide = "/"
 }
@@ -45,6 +46,7 @@ public indirect enum PredicateSyntax: Sendable, Equatable {
     case isIn(ExpressionSyntax, [ExpressionSyntax], quantifier: Quantifier?, at: Int)
 }
 
+/// A comparison operator, spelled as in NSPredicate text; the string operators may take `[cd]` options.
 public enum ComparisonOperator: String, Sendable, CaseIterable {
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", contains = "CONTAINS", like = "LIKE", matches = "MATCHES"
@@ -59,9 +61,13 @@ public enum ComparisonOperator: String, Sendable, CaseIterable {
 
 /// `[c]` case-insensitive, `[d]` diacritic-insensitive, `[cd]` both.
 public struct ComparisonOptions: OptionSet, Sendable, Hashable {
+    /// The option bits: 1 case-insensitive, 2 diacritic-insensitive.
     public let rawValue: Int
+    /// Options from their bits (see `rawValue`).
     public init(rawValue: Int) { self.rawValue = rawValue }
+    /// `[c]`: letters compare without regard to case.
     public static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    /// `[d]`: letters compare without regard to accents and other diacritics.
     public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
 }
 

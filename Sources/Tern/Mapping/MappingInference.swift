@@ -1,5 +1,6 @@
 /// Why a mapping could not be inferred: every reason, each naming the entity and property.
 public struct InferenceFailure: Error, Equatable, CustomStringConvertible {
+    /// Every reason inference was refused, one sentence each; never empty.
     public let reasons: [String]
     public var description: String {
         "the mapping cannot be inferred:\n" + reasons.map { "  - \($0)" }.joined(separator: "\n")
@@ -19,6 +20,8 @@ public struct InferenceFailure: Error, Equatable, CustomStringConvertible {
 /// out of (or into) a tree. Refused, with the reason: merging inheritance trees, other type
 /// changes, new non-optional attributes without a default, new required relationships.
 public enum MappingInference {
+    /// The mapping lightweight migration would use from `source` to `destination`, following renames through
+    /// `intermediate` (the versions between them, oldest first). Throws every reason it cannot be inferred.
     public static func infer(from source: ObjectModel, to destination: ObjectModel, through intermediate: [ObjectModel] = []) throws(InferenceFailure) -> MappingModel {
         let chain = [source] + intermediate + [destination]
         var reasons: [String] = []

@@ -19,8 +19,10 @@ public struct PropertyMapping: Sendable, Equatable {
     public var name: String
     /// NSExpression text; nil leaves the property at its default (or empty, for a relationship).
     public var valueExpression: String?
+    /// The property mapping's user info; carried along, not read by Tern.
     public var userInfo: [String: String]
 
+    /// A mapping producing destination property `name` from `valueExpression` (nil: left at its default).
     public init(name: String, valueExpression: String?, userInfo: [String: String] = [:]) {
         self.name = name
         self.valueExpression = valueExpression
@@ -30,18 +32,26 @@ public struct PropertyMapping: Sendable, Equatable {
 
 /// An entity mapping, named like `BookToPublication`.
 public struct EntityMapping: Sendable, Equatable {
+    /// The mapping's name, unique in its mapping model; relationship mappings refer to it by this name.
     public var name: String
+    /// How source instances become destination instances.
     public var type: EntityMappingType
+    /// The source entity's name; nil for an `add` mapping.
     public var sourceEntity: String?
+    /// The destination entity's name; nil for a `remove` mapping.
     public var destinationEntity: String?
     /// Only source instances matching this NSPredicate are migrated.
     public var filterPredicate: String?
     /// The name of a registered custom entity migration policy.
     public var policy: String?
+    /// The entity mapping's user info (from Xcode's mapping model), for custom policies to read.
     public var userInfo: [String: String]
+    /// One mapping per destination attribute set from the source; unlisted attributes keep their defaults.
     public var attributeMappings: [PropertyMapping]
+    /// One mapping per destination relationship filled from the source; unlisted ones stay empty.
     public var relationshipMappings: [PropertyMapping]
 
+    /// An entity mapping; see the properties for what each argument means.
     public init(
         name: String, type: EntityMappingType, sourceEntity: String?, destinationEntity: String?,
         filterPredicate: String? = nil, policy: String? = nil, userInfo: [String: String] = [:],
@@ -63,16 +73,19 @@ public struct EntityMapping: Sendable, Equatable {
 public struct MappingModel: Sendable, Equatable {
     /// Version names, when known (Tern's files name them; Xcode's name model paths).
     public var sourceVersion: String?
+    /// The destination version's name, when known.
     public var destinationVersion: String?
     /// Run in this order.
     public var entityMappings: [EntityMapping]
 
+    /// A mapping model running `entityMappings` in order, between the named versions (nil: unknown).
     public init(sourceVersion: String?, destinationVersion: String?, entityMappings: [EntityMapping]) {
         self.sourceVersion = sourceVersion
         self.destinationVersion = destinationVersion
         self.entityMappings = entityMappings
     }
 
+    /// The entity mapping called `name`, or nil if there is none.
     public func entityMapping(named name: String) -> EntityMapping? {
         entityMappings.first { $0.name == name }
     }

@@ -3,12 +3,15 @@ import TernSQLite
 /// A mapping model checked against its source and destination model versions: every value
 /// expression and filter compiled, every relationship mapping resolved.
 public struct ValidatedMapping: Sendable {
+    /// One entity mapping with its value expressions, relationship mappings and filter compiled.
     public struct Entity: Sendable {
+        /// The entity mapping as written.
         public let mapping: EntityMapping
         /// Destination attribute → compiled value expression.
         public let attributes: [String: CompiledExpression]
         /// Destination relationship → where its destinations come from.
         public let relationships: [String: RelationshipSource]
+        /// The compiled filter predicate over the source entity; nil when the mapping has none.
         public let filter: CompiledPredicate?
     }
 
@@ -22,7 +25,9 @@ public struct ValidatedMapping: Sendable {
         case sourceRelationship(String)
     }
 
+    /// The mapping model that was validated.
     public let model: MappingModel
+    /// One entry per entity mapping, in the mapping model's order.
     public let entities: [Entity]
 }
 
@@ -31,8 +36,13 @@ extension MappingModel {
     ///
     /// - Throws: `TernError` listing every problem, each naming the entity mapping and property.
     ///
-    /// - Parameter earlierMappings: names of entity mappings from earlier passes of the same
-    ///   step, which relationship mappings may refer to.
+    /// - Parameters:
+    ///   - source: the version the mapping reads.
+    ///   - destination: the version it writes.
+    ///   - now: what `now()` in its expressions gives, seconds since 2001-01-01.
+    ///   - file: the mapping's file, named in errors.
+    ///   - earlierMappings: names of entity mappings from earlier passes of the same step, which
+    ///     relationship mappings may refer to.
     public func validate(source: ObjectModel, destination: ObjectModel, now: Double = 0, file: String? = nil,
                          earlierMappings: Set<String> = []) throws -> ValidatedMapping {
         var problems: [String] = []

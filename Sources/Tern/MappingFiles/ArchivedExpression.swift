@@ -7,7 +7,9 @@ import Foundation
 /// expressions (`FUNCTION($manager, …)` and built-in functions) and aggregates. Anything else is
 /// reported by class name rather than guessed.
 public enum ArchivedExpression {
+    /// An archive that is unreadable, or holds an expression class Tern does not translate.
     public struct Unsupported: Error, CustomStringConvertible {
+        /// What could not be read, naming the archived class when there is one.
         public let description: String
     }
 

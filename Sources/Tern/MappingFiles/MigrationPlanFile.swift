@@ -15,14 +15,20 @@ import Yams
 ///     filter: timeStamp >= 0
 /// ```
 public struct MigrationPlanFile: Sendable, Equatable {
+    /// One pass: a mapping model run over the whole store, optionally restricted by `filter`.
     public struct Pass: Sendable, Equatable {
         /// The mapping model, as an absolute path (the file names it relative to itself).
         public var mapping: String
+        /// NSPredicate text over each mapping's source entity, combined with the mapping's own filter by AND;
+        /// nil migrates every instance the mapping would.
         public var filter: String?
     }
 
+    /// The name of the model version the step starts from.
     public var source: String
+    /// The name of the model version the step ends at.
     public var destination: String
+    /// The passes, in the order they run; never empty.
     public var passes: [Pass]
 
     private struct File: Decodable {

@@ -13,14 +13,18 @@ import FoundationXML
 public enum XcodeMappingReader {
     /// A mapping as imported, before missing expressions are filled in.
     public struct ImportedMapping: Sendable {
+        /// The mapping model, with entity mappings in Xcode's order; missing expressions are still nil.
         public var model: MappingModel
         /// Model file names the mapping was made between (`V1.xcdatamodel` → "V1").
         public var sourceModelName: String?
+        /// The destination model file's name without its extension (`V2.xcdatamodel` → "V2").
         public var destinationModelName: String?
         /// Entity mapping → destination properties whose expression Xcode generates.
         public var generated: [String: Set<String>]
     }
 
+    /// Reads a mapping model from an `.xcmappingmodel` package or its `xcmapping.xml`.
+    /// Throws `TernError` naming the file when it is missing, unreadable or malformed.
     public static func read(at url: URL) throws -> ImportedMapping {
         let file = url.pathExtension == "xcmappingmodel" ? url.appendingPathComponent("xcmapping.xml") : url
         guard let data = FileManager.default.contents(atPath: file.path) else {

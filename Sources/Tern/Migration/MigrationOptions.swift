@@ -12,6 +12,7 @@ public struct MigrationOptions: Sendable {
     /// ahead and being written (counted three times over: as read, as objects, as written). The
     /// default keeps the process near 64 MiB whatever the values' size.
     public var memoryBudget = MigrationOptions.defaultMemoryBudget
+    /// 16 MiB of source values in flight.
     public static let defaultMemoryBudget = 16 << 20
     /// Worker threads that read and transform batches of entity mappings that run in Swift, each
     /// with its own read connection. Mappings that run as SQL are executed by SQLite in the writer.
@@ -53,6 +54,8 @@ public struct MigrationOptions: Sendable {
         case renamed
     }
 
+    /// Options with safe defaults: no policies registered, as many workers as cores, `now()` when
+    /// the options are made.
     public init(batchSize: Int = 10_000, workers: Int = ProcessStats.availableParallelism, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = Date().timeIntervalSinceReferenceDate,
                 registry: PolicyRegistry = PolicyRegistry(), shouldStop: @escaping @Sendable () -> Bool = { false },
                 progress: (@Sendable (MigrationEvent) -> Void)? = nil) {
@@ -69,8 +72,11 @@ public struct MigrationOptions: Sendable {
 
 /// What one step did, per entity mapping, for reports and verification.
 public struct StepReport: Sendable {
+    /// What one entity mapping did.
     public struct Mapping: Sendable {
+        /// The entity mapping's name.
         public var name: String
+        /// Its pass, 1-based within the step (as `PassReport.pass` and the events count).
         public var pass: Int
         /// Source objects the mapping selected (its filter applied).
         public var selected: Int
@@ -94,9 +100,11 @@ public struct StepReport: Sendable {
         public var writingSeconds: Double
         /// The workers reading and running the policy, all together.
         public var transformingSeconds: Double
+        /// Worker threads the mapping ran on.
         public var workers: Int
     }
 
+    /// Each entity mapping the step ran, in run order.
     public var mappings: [Mapping] = []
     /// Relationship links written, by "mapping.relationship".
     public var links: [String: Int] = [:]
@@ -114,13 +122,17 @@ public struct StepReport: Sendable {
     public var verifying: Duration = .zero
     /// Time spent after verification building indexes and finishing the store.
     public var indexing: Duration = .zero
+    /// The step's wall time, passes to indexes.
     public var duration: Duration = .zero
 }
 
 /// A destination object that breaks a rule of the destination model.
 public struct ValidationViolation: Sendable, Equatable, CustomStringConvertible {
+    /// The object's entity and key (`Z_PK`) in the migrated store.
     public var entity: String
+    /// The object's `Z_PK`.
     public var key: Int64
+    /// The rule it breaks, in words ("title: required", "price: below the minimum 0").
     public var rule: String
     public var description: String { "\(entity) \(key): \(rule)" }
 }

@@ -6,29 +6,44 @@ import TernSQLite
 /// migrate through temporary stores beside the original, verify, and only then put the result
 /// in place.
 public struct StoreMigration: Sendable {
+    /// What a run will do: decided once by `plan(to:mappingFiles:appleHashes:)`, read by the run,
+    /// `estimate(_:)` and `tern plan` alike.
     public struct Plan: Sendable {
+        /// The version that wrote the store.
         public let storeVersion: String
+        /// The version the store is migrated to.
         public let targetVersion: String
+        /// The steps in order; empty when the store is at the target already.
         public let steps: [MigrationStep]
     }
 
+    /// What a finished run did.
     public struct Report: Sendable {
-        public var plan: Plan
+        /// The plan it ran.
+        public let plan: Plan
+        /// One report per step this run ran (not those an interrupted run had finished).
         public var steps: [StepReport]
-        /// Where the migrated store is, and where the original was kept (nil with --out).
+        /// Where the migrated store is.
         public var destination: String
+        /// Where the original was kept, for an in-place migration (nil with an output path).
         public var backup: String?
+        /// The run's wall time.
         public var duration: Duration
         /// Time spent reading the source's content digest (`StoreDigest`), at the start and at
         /// delivery.
         public var checkingSource: Duration = .zero
     }
 
+    /// The store to migrate, as given (a symbolic link is followed when the run starts).
     public let store: String
+    /// The versioned model the store's version and the target are found in.
     public let model: VersionedModel
+    /// How the run goes: batch size, workers, policies, progress, cancellation.
     public var options: MigrationOptions
+    /// Where the run logs (the library never sets up a log handler).
     public var logger: Logger
 
+    /// A migration of `store` through the versions of `model`; nothing is read until `plan`.
     public init(store: String, model: VersionedModel, options: MigrationOptions = MigrationOptions(), logger: Logger = Logger(label: "tern.migrate")) {
         self.store = store
         self.model = model
@@ -54,7 +69,6 @@ public struct StoreMigration: Sendable {
             throw MigrationError.noVersionMatches(closest: closest, differences: differences, store: store)
         }
         guard version != targetVersion else {
-            try Self.removeFinishedRecord(for: store)
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
         let files = MigrationPlanner.mappingFiles(for: model)
@@ -78,6 +92,11 @@ public struct StoreMigration: Sendable {
         // A link to the store: migrate the real file, keep the backup beside it, and the link
         // then leads to the migrated store.
         let store = Self.resolvingLinks(self.store)
+        guard !plan.steps.isEmpty else {
+            // The store is at its target. A run killed right after its swap left its record.
+            try Self.removeFinishedRecord(for: output ?? store)
+            return Report(plan: plan, steps: [], destination: store, backup: nil, duration: ContinuousClock.now - started)
+        }
         if let output { try Self.checkOutputPlace(output) }
         let finalPath = output ?? store
         let stepPlans = plan.steps.map { StepPlan($0, registry: options.registry) }
@@ -121,9 +140,6 @@ public struct StoreMigration: Sendable {
             run = existing
             logger.info("resuming", metadata: ["completedSteps": "\(run.completed)", "steps": "\(run.steps.count)"])
         } else {
-            guard !plan.steps.isEmpty else {
-                return Report(plan: plan, steps: [], destination: store, backup: nil, duration: ContinuousClock.now - started)
-            }
             if let output, fileManager.fileExists(atPath: output) {
                 // Killed after the record was removed? Say so, but never take the store as ours.
                 if resume, (try? StoreMetadata.read(storeAt: output))?.migratedFrom == (try inputs()).fingerprint {
@@ -209,7 +225,7 @@ public struct StoreMigration: Sendable {
     }
 
     /// A crash right after the migrated store was renamed into place leaves the record behind;
-    /// the store is at its target then, and the record can go.
+    /// the store is at its target then, and the record can go (under the lock, taken only then).
     static func removeFinishedRecord(for finalPath: String) throws {
         let manifest = MigrationRun.path(for: finalPath)
         guard let run = try MigrationRun.load(at: manifest), run.completed == run.steps.count,

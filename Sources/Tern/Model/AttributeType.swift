@@ -42,6 +42,7 @@ public enum AttributeType: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// The type Xcode spells `xcodeName` (`"Integer 16"`), or nil for a spelling Tern does not know.
     public init?(xcodeName: String) {
         guard let type = Self.allCases.first(where: { $0.xcodeName == xcodeName }) else { return nil }
         self = type

@@ -61,6 +61,8 @@ extension AttributeType {
 
 /// A problem with one value written in a model file.
 public struct ModelTextError: Error, CustomStringConvertible {
+    /// What is wrong with the value, quoting it.
     public let description: String
+    /// An error saying `description`.
     public init(_ description: String) { self.description = description }
 }

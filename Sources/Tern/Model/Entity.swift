@@ -1,9 +1,11 @@
 /// A fetch index: SQLite indexes Core Data creates for an entity.
 public struct FetchIndex: Sendable, Equatable {
+    /// The index's name in the model; the SQLite index is named `Z_<entity>_<name>`.
     public var name: String
     /// Property names, in index order.
     public var properties: [String]
 
+    /// A fetch index named `name` over `properties`, in index order.
     public init(name: String, properties: [String]) {
         self.name = name
         self.properties = properties
@@ -12,14 +14,19 @@ public struct FetchIndex: Sendable, Equatable {
 
 /// An entity: a kind of object, stored in its inheritance root's table.
 public struct Entity: Sendable, Equatable {
+    /// The entity's name, unique in its model version (`problems()` reports a clash).
     public var name: String
     /// The parent entity's name, for entities in an inheritance tree.
     public var parent: String?
+    /// Whether the entity has no instances of its own, only through its subentities.
     public var isAbstract: Bool
+    /// The entity's name in an earlier version, when it was renamed (Xcode's `elementID`).
     public var renamingIdentifier: String?
+    /// Changes the version hash without changing anything else.
     public var versionHashModifier: String?
     /// The class that represents the entity in an app; irrelevant to storage.
     public var className: String?
+    /// The entity's user info from the model file; not part of the version hash, and not read by Tern.
     public var userInfo: [String: String]
     /// The entity's own attributes, not inherited ones.
     public var attributes: [Attribute]
@@ -27,8 +34,10 @@ public struct Entity: Sendable, Equatable {
     public var relationships: [Relationship]
     /// Each constraint is a list of attribute names whose values are unique together.
     public var uniquenessConstraints: [[String]]
+    /// The fetch indexes declared on the entity, created in the store after its rows are loaded.
     public var fetchIndexes: [FetchIndex]
 
+    /// An entity; see the properties for what each argument means.
     public init(
         name: String, parent: String? = nil, isAbstract: Bool = false, renamingIdentifier: String? = nil,
         versionHashModifier: String? = nil, className: String? = nil, userInfo: [String: String] = [:],
@@ -48,12 +57,15 @@ public struct Entity: Sendable, Equatable {
         self.fetchIndexes = fetchIndexes
     }
 
+    /// The identity that survives renames: the renaming identifier, else the name.
     public var renamingKey: String { renamingIdentifier ?? name }
 
+    /// The entity's own attribute called `name`, or nil; inherited attributes are not searched.
     public func attribute(named name: String) -> Attribute? {
         attributes.first { $0.name == name }
     }
 
+    /// The entity's own relationship called `name`, or nil; inherited relationships are not searched.
     public func relationship(named name: String) -> Relationship? {
         relationships.first { $0.name == name }
     }

@@ -2,20 +2,23 @@
 ///
 /// Entities are kept sorted by name, which is also the order Core Data numbers inheritance roots
 /// and siblings in. Lookups that follow inheritance (`allAttributes(of:)`, `root(of:)`) assume a
-/// validated model (`validate()`); loaders validate before returning one.
+/// valid model (`problems()` is empty); loaders check that before returning one.
 public struct ObjectModel: Sendable, Equatable {
     /// The version's name, e.g. "BookStore 2".
     public var versionName: String
     /// The developer's version identifiers: hints, never part of a hash.
     public var versionIdentifiers: [String]
+    /// Every entity of the version, sorted by name in UTF-8 byte order.
     public private(set) var entities: [Entity]
 
+    /// A version holding `entities`, which are sorted by name here; it is not validated.
     public init(versionName: String, versionIdentifiers: [String] = [], entities: [Entity]) {
         self.versionName = versionName
         self.versionIdentifiers = versionIdentifiers
         self.entities = entities.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
 
+    /// The entity called `name`, or nil when the version has none.
     public func entity(named name: String) -> Entity? {
         entities.first { $0.name == name }
     }

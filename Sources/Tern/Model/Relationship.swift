@@ -12,6 +12,7 @@ public enum DeleteRule: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// The rule Xcode spells `xcodeName` (`"No Action"`), or nil for a spelling Tern does not know.
     public init?(xcodeName: String) {
         guard let rule = Self.allCases.first(where: { $0.xcodeName == xcodeName }) else { return nil }
         self = rule
@@ -20,24 +21,35 @@ public enum DeleteRule: String, Sendable, CaseIterable, Codable {
 
 /// A relationship from one entity to another.
 public struct Relationship: Sendable, Equatable {
+    /// The relationship's name, unique among its entity's properties, inherited ones included
+    /// (`problems()` reports a clash).
     public var name: String
     /// The destination entity's name.
     public var destination: String
     /// The inverse relationship's name on the destination, if any.
     public var inverse: String?
+    /// Whether the relationship holds many destinations (no foreign-key column on this side).
     public var isToMany: Bool
     /// Ordered to-many relationships keep a sort key (`Z_FOK_…`).
     public var isOrdered: Bool
+    /// Whether a to-one may be empty; a migration's validation reports empty required to-ones.
     public var isOptional: Bool
+    /// Transient relationships are not stored: no column, no join table.
     public var isTransient: Bool
     /// Core Data's counts: a to-one has maxCount 1; 0 means no upper limit.
     public var minCount: Int
+    /// The most destinations allowed; 0 for no limit, 1 for a to-one.
     public var maxCount: Int
+    /// What Core Data does to the destinations when the object is deleted; part of the version hash.
     public var deleteRule: DeleteRule
+    /// The relationship's name in an earlier version, when it was renamed (Xcode's `elementID`).
     public var renamingIdentifier: String?
+    /// Changes the version hash without changing anything else.
     public var versionHashModifier: String?
+    /// The relationship's user info from the model file; not part of the version hash, and not read by Tern.
     public var userInfo: [String: String]
 
+    /// A relationship; a nil `maxCount` means 1 for a to-one and no limit (0) for a to-many.
     public init(
         name: String, destination: String, inverse: String? = nil, isToMany: Bool = false, isOrdered: Bool = false,
         isOptional: Bool = true, isTransient: Bool = false, minCount: Int = 0, maxCount: Int? = nil,
@@ -59,5 +71,6 @@ public struct Relationship: Sendable, Equatable {
         self.userInfo = userInfo
     }
 
+    /// The identity that survives renames: the renaming identifier, else the name.
     public var renamingKey: String { renamingIdentifier ?? name }
 }

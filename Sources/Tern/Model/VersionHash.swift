@@ -22,6 +22,7 @@ public enum VersionHash {
         ])
     }
 
+    /// A relationship's hash: the property fields, then destination, inverse, counts, delete rule and ordering.
     public static func of(_ relationship: Relationship) -> [UInt8] {
         digest([
             "tern.property.v1",
@@ -69,6 +70,7 @@ public enum VersionHash {
         return Data(SHA512.hash(data: ordered.flatMap { Array($0.key.utf8) + $0.value })).base64EncodedString()
     }
 
+    /// `bytes` as lowercase hexadecimal, two digits per byte, as hashes are written in entity hash lines.
     public static func hex(_ bytes: [UInt8]) -> String {
         bytes.map { String(format: "%02x", $0) }.joined()
     }

@@ -12,7 +12,9 @@ import TernSQLite
 /// Sources: parsers of stores Core Data wrote (forensic and import tools), which agree on this;
 /// the case of the UUID is kept exactly as stored, since it is also the file's name.
 public enum ExternalBinaryData {
+    /// The first byte of a value whose bytes follow inline.
     public static let inlineMarker: UInt8 = 0x01
+    /// The first byte of a value whose bytes are in a file, named by the UUID that follows.
     public static let externalMarker: UInt8 = 0x02
     /// Values longer than this are written as files when Tern writes a value in Core Data's
     /// form. Core Data's own choice is undocumented (observed from about 100 KB to 1 MB); a
@@ -65,7 +67,9 @@ public enum ExternalBinaryData {
 
 /// How much of one column is stored outside the store, for `tern inspect`.
 public struct ExternalDataUsage: Sendable, Equatable, Codable {
+    /// The entity table holding the references.
     public var table: String
+    /// The column holding the references.
     public var column: String
     /// Values that refer to a file.
     public var values: Int
@@ -73,6 +77,7 @@ public struct ExternalDataUsage: Sendable, Equatable, Codable {
     public var bytes: Int
     /// References whose file does not exist, and the first of them.
     public var missing: Int
+    /// The file name (a UUID) of the first reference found without its file; nil when none is missing.
     public var firstMissing: String?
 
     /// Every column of the store's entity tables holding external references, found by their

@@ -16,6 +16,7 @@ public struct ExternalDataFolders: Sendable {
     /// The destination store's folder, where new files go; nil: every value is written inline.
     public var newFiles: String?
 
+    /// Folders to read files from, in `lookup` order, and the folder new files go to (nil: all inline).
     public init(lookup: [String] = [], newFiles: String? = nil) {
         self.lookup = lookup
         self.newFiles = newFiles

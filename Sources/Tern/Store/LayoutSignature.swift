@@ -13,11 +13,13 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
     /// Each join table's columns.
     public var joinTables: Set<Set<String>>
 
+    /// A signature with these tables, as a test or a saved signature gives them.
     public init(entityTables: [String: Set<String>], joinTables: Set<Set<String>>) {
         self.entityTables = entityTables
         self.joinTables = joinTables
     }
 
+    /// The signature a store laid out as `layout` has: what a store of that version would show.
     public init(layout: StoreLayout) {
         entityTables = [:]
         joinTables = []

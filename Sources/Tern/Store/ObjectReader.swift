@@ -2,7 +2,9 @@ import TernSQLite
 
 /// One stored object: its key, its entity, and its attribute and to-one values by property name.
 public struct StoredObject: Sendable, Equatable {
+    /// The object's `Z_PK`.
     public var key: Int64
+    /// The object's own entity (a subentity's name when read through its parent).
     public var entity: String
     /// Attribute name → value; to-one relationship name → destination key (or NULL).
     public var values: [String: SQLiteValue]
@@ -10,9 +12,11 @@ public struct StoredObject: Sendable, Equatable {
 
 /// Reads objects from a store through its model.
 public struct ObjectReader {
+    /// The layout of the model version the store was written for.
     public let layout: StoreLayout
     private let connection: Connection
 
+    /// A reader for the store open on `connection`, laid out as `layout`.
     public init(connection: Connection, layout: StoreLayout) {
         self.connection = connection
         self.layout = layout

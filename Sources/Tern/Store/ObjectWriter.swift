@@ -6,6 +6,7 @@ import TernSQLite
 /// Use it inside a transaction; call `finish()` once at the end to record the key counters in
 /// `Z_PRIMARYKEY` and build the indexes.
 public final class ObjectWriter {
+    /// The layout of the model version the store was created for.
     public let layout: StoreLayout
     private let connection: Connection
     /// Next `Z_PK` per root table.
@@ -13,7 +14,9 @@ public final class ObjectWriter {
     private var inserts: [String: (statement: Statement, columns: [String])] = [:]
     private var links: [String: Statement] = [:]
 
-    /// - Parameter connection: a store created for `layout.model` (see `StoreFile.create`).
+    /// - Parameters:
+    ///   - connection: a store created for `layout.model` (see `StoreFile.create`).
+    ///   - layout: the store's tables and columns for its model version.
     public init(connection: Connection, layout: StoreLayout) throws {
         self.connection = connection
         self.layout = layout

@@ -22,8 +22,11 @@ public final class ReadOnlyStore: Sendable {
 
     /// How the store is read, for logs and tests.
     public enum Access: Sendable, Equatable { case inPlace, immutable, snapshot }
+    /// How this store is read, decided once when it is opened.
     public let access: Access
 
+    /// Decides how to read the store at `path`, copying it first when it must (see above). Throws
+    /// `TernError` when the store is missing, is a directory, is not SQLite, or cannot be copied.
     public init(path: String) throws {
         let fileManager = FileManager.default
         guard fileManager.fileExists(atPath: path) else {

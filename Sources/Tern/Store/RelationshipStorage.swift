@@ -55,12 +55,17 @@ extension StoreLayout {
     /// Both foreign keys of a one-to-one (a to-one whose inverse is a to-one): Core Data keeps a
     /// column on each side. Nil for any other relationship.
     public struct OneToOne: Sendable {
+        /// This side's foreign-key column.
         public var column: String
+        /// The layout of the relationship's destination entity.
         public var target: EntityLayout
+        /// The inverse relationship's name on the destination.
         public var inverse: String
+        /// The destination's foreign-key column for the inverse.
         public var inverseColumn: String
     }
 
+    /// Both columns of relationship `name` of `entity` when it is a one-to-one; nil otherwise.
     public func oneToOne(_ name: String, of entity: String) -> OneToOne? {
         guard let relationship = model.allRelationships(of: entity).first(where: { $0.name == name }), !relationship.isToMany,
               let inverse = relationship.inverse,

@@ -8,7 +8,9 @@ import TernSQLite
 public struct StoreAnomaly: Sendable, Equatable, CustomStringConvertible {
     /// The table, or "table.column" for references.
     public var place: String
+    /// What is wrong with the rows, in words ("with a Z_PK of 0 or below").
     public var problem: String
+    /// How many rows have the problem; at least 1.
     public var count: Int64
     /// One key at fault (the smallest), to look at.
     public var example: Int64?
@@ -18,6 +20,8 @@ public struct StoreAnomaly: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// Finds `StoreAnomaly`s in a store: the scan a migration runs before writing anything, stopping if it
+/// finds one.
 public enum StoreAnomalies {
     /// Keys above this leave no room for the keys a migration gives new objects.
     public static let largestKey: Int64 = 1 << 62

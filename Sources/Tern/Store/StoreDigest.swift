@@ -10,11 +10,15 @@ import TernSQLite
 /// is. It cannot see a change that was undone before the next comparison, and as a 64-bit sum of
 /// row hashes it is made to catch accidents, not an adversary crafting a collision.
 public struct StoreDigest: Codable, Sendable, Equatable {
+    /// One table's row count and content checksum.
     public struct Table: Codable, Sendable, Equatable {
+        /// How many rows the table holds.
         public var rows: Int64
+        /// The order-independent sum of its rows' hashes (`tern_checksum`); 0 for an empty table.
         public var checksum: Int64
     }
 
+    /// Table name → what it holds, for every table of the store but SQLite's own (`sqlite_…`).
     public var tables: [String: Table]
 
     /// Reads every table of the store at `path` (a path or a `file:` URI), a few at a time.

@@ -9,6 +9,7 @@ public enum StoreFile {
     /// The metadata key naming the version-hash scheme (`VersionHash`), so Tern never compares its
     /// own hashes with Core Data's.
     public static let hashSchemeKey = "TernVersionHashScheme"
+    /// The value of `hashSchemeKey` in stores Tern writes: its hashes are `VersionHash`'s, version 1.
     public static let hashScheme = "tern.v1"
     /// The metadata key of a migrated store holding its migration's inputs' fingerprint (the
     /// source's content digest, the versions, the mappings): how a `--resume` whose record was

@@ -8,13 +8,20 @@ import TernSQLite
 /// so; when reading a store Core Data wrote, compare layouts with `StoreLayout.Signature`, which
 /// ignores join-table names.
 public struct StoreLayout: Sendable {
+    /// One column of a table.
     public struct Column: Sendable, Equatable {
+        /// The column's name (`Z_PK`, `ZTITLE`, …).
         public var name: String
+        /// What follows the name in `CREATE TABLE`: its declared type (`INTEGER`, `VARCHAR`, …) and
+        /// constraints.
         public var declaration: String
     }
 
+    /// One table a store of the version has, with its columns in creation order.
     public struct Table: Sendable, Equatable {
+        /// The table's name (`Z` + uppercased root entity name for an entity table).
         public var name: String
+        /// The columns in the order `CREATE TABLE` lists them.
         public var columns: [Column]
         /// Extra table constraints (a join table's primary key).
         public var constraints: [String] = []
@@ -22,6 +29,7 @@ public struct StoreLayout: Sendable {
 
     /// Where one entity's values live.
     public struct EntityLayout: Sendable, Equatable {
+        /// The entity's name.
         public var name: String
         /// `Z_ENT`.
         public var number: Int
@@ -41,28 +49,39 @@ public struct StoreLayout: Sendable {
 
     /// A many-to-many (or inverse-less to-many) relationship's join table.
     public struct JoinTable: Sendable, Equatable {
+        /// The join table's name.
         public var table: String
         /// The entity owning `relationship`, and the relationship stored here.
         public var entity: String
+        /// The relationship whose links the table's rows hold.
         public var relationship: String
         /// The column with the owners' keys, and the one with the destinations' keys.
         public var ownerColumn: String
+        /// The column with the destinations' keys (`Z_PK`).
         public var destinationColumn: String
         /// The destinations' order, for an ordered relationship.
         public var orderColumn: String?
         /// The inverse relationship stored in the same rows, if any.
         public var inverseEntity: String?
+        /// The inverse relationship's name on `inverseEntity`, when the inverse shares these rows.
         public var inverseRelationship: String?
+        /// The column ordering the same rows for the inverse, when the inverse is ordered.
         public var inverseOrderColumn: String?
     }
 
+    /// The model version laid out.
     public let model: ObjectModel
+    /// The entity tables (one per inheritance root) and join tables; Core Data's bookkeeping tables
+    /// are not here.
     public private(set) var tables: [Table] = []
+    /// Entity name → where its values live, for every entity of the model.
     public private(set) var entities: [String: EntityLayout] = [:]
+    /// One per relationship kept in a join table; a relationship and its inverse share one.
     public private(set) var joinTables: [JoinTable] = []
     /// `CREATE INDEX` statements, to run after bulk loading.
     public private(set) var indexStatements: [String] = []
 
+    /// Lays out `model`, which must be valid (no `problems()`); model loaders return only valid ones.
     public init(model: ObjectModel) {
         self.model = model
         let numbers = model.entityNumbers

@@ -11,6 +11,7 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
     public struct Entity: Sendable, Equatable, Codable {
         /// `Z_ENT`: the entity's number in this store.
         public var number: Int
+        /// `Z_NAME`: the entity's name.
         public var name: String
         /// `Z_SUPER`: the parent entity's number, nil for a root.
         public var parentNumber: Int?

@@ -16,11 +16,13 @@ import Foundation
 /// included, so the descriptors opened to ask about locks stay open until this object goes:
 /// let it outlive every connection to the store.
 public final class StoreUsers {
+    /// The store's path; its `-wal` and `-shm` are looked at too.
     public let store: String
     /// Descriptors opened to query locks, by path (the latest for each); all closed in `deinit`.
     private var descriptors: [String: Int32] = [:]
     private var opened: [Int32] = []
 
+    /// A finder for users of the store at `store`; nothing is opened until `others()` asks.
     public init(store: String) {
         self.store = store
     }

@@ -14,11 +14,13 @@ public indirect enum PropertyListValue: Sendable, Equatable {
     case array([PropertyListValue])
     case dictionary([String: PropertyListValue])
 
+    /// The value for `key` when this is a dictionary that has it; nil otherwise.
     public subscript(key: String) -> PropertyListValue? {
         if case .dictionary(let entries) = self { return entries[key] }
         return nil
     }
 
+    /// The text when this is a string; nil otherwise.
     public var string: String? {
         if case .string(let value) = self { return value }
         return nil
@@ -28,10 +30,13 @@ public indirect enum PropertyListValue: Sendable, Equatable {
 /// Decodes the `bplist00` format. Every offset and count is checked: malformed input throws,
 /// it never reads out of bounds.
 public enum BinaryPropertyList {
+    /// Input that is not a well-formed binary property list.
     public struct Malformed: Error, CustomStringConvertible {
+        /// What is wrong with the input ("bad trailer", "truncated", …).
         public let description: String
     }
 
+    /// The top object of `data`. Throws `Malformed` for anything that is not a well-formed `bplist00`.
     public static func decode(_ data: [UInt8]) throws -> PropertyListValue {
         guard data.count >= 40, data.starts(with: Array("bplist00".utf8)) else {
             throw Malformed(description: "not a binary property list")

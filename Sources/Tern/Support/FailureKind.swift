@@ -30,6 +30,7 @@ public enum FailureKind: Sendable, Equatable {
     /// Anything else: a bug.
     case `internal`
 
+    /// The kind of `error`; an error Tern does not recognise is `.internal`.
     public init(of error: any Error) {
         switch error {
         case let error as TernError:

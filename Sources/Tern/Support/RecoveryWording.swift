@@ -2,8 +2,12 @@
 /// `StoreMigration.run`, a person adds `--resume` to the command. The library words its messages
 /// for programs; `tern` binds `commandLine` while its commands run.
 public enum RecoveryWording: Sendable {
-    case library, commandLine
+    /// Words for a program: options and parameters (`resume: true`).
+    case library
+    /// Words for a person at the command line: flags (`--resume`).
+    case commandLine
 
+    /// The wording messages made in this task (or on this thread) use.
     @TaskLocal public static var current: RecoveryWording = .library
 
     /// Continue an unfinished migration where it stopped.

@@ -3,6 +3,7 @@
 /// `kind` sorts failures by who must act, and decides the command-line exit status (see the
 /// README's exit-code table).
 public struct TernError: Error, Equatable, CustomStringConvertible {
+    /// Who must act, and how: the exit status `tern` gives the error.
     public enum Kind: Sendable, Equatable {
         /// A file the user named does not exist.
         case missingInput
@@ -13,11 +14,14 @@ public struct TernError: Error, Equatable, CustomStringConvertible {
         case io
     }
 
+    /// What sort of failure this is (see `Kind`).
     public let kind: Kind
+    /// What went wrong, in words, without the path (`description` adds it).
     public let message: String
     /// The file at fault, when there is one.
     public let path: String?
 
+    /// An error of `kind` saying `message` about the file at `path`, when there is one.
     public init(_ kind: Kind, _ message: String, path: String? = nil) {
         self.kind = kind
         self.message = message

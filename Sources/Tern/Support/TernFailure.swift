@@ -6,6 +6,7 @@
 ///
 /// Any error Tern throws can be classified the same way: `TernFailure(error)`.
 public struct TernFailure: Error, CustomStringConvertible {
+    /// Who must act, and the exit code `tern` gives it.
     public let kind: FailureKind
     /// Whether running the same migration again with `resume: true` may get further: it was
     /// interrupted, or the disk or a lock failed rather than the data. The work so far is kept
@@ -14,15 +15,19 @@ public struct TernFailure: Error, CustomStringConvertible {
     /// The step that was running ("BookStore 3 → BookStore 4") and its pass (1-based), when
     /// the failure came during one.
     public let step: String?
+    /// The pass of `step` that was running, 1-based; nil between passes.
     public let pass: Int?
     /// For a failure of a migration policy (or the manager hook): the policy, its entity mapping
     /// and the key of the source object it was given, when there was one.
     public let policy: String?
+    /// The entity mapping the policy ran for.
     public let entityMapping: String?
+    /// The source object the policy was given, when the failure came with one.
     public let sourceKey: Int64?
     /// What was thrown.
     public let underlying: any Error
 
+    /// Classifies any error Tern throws; a `TernFailure` stays as it is.
     public init(_ error: any Error, step: String? = nil, pass: Int? = nil) {
         if let failure = error as? TernFailure {
             self = failure

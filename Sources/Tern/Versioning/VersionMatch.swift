@@ -13,6 +13,7 @@ public struct VersionMatch: Sendable, Equatable {
         case schema
     }
 
+    /// What the match means for opening the store.
     public enum Verdict: Sendable, Equatable {
         /// The store was written by the current version: it opens as it is.
         case compatible(version: String, evidence: Evidence)
@@ -22,6 +23,7 @@ public struct VersionMatch: Sendable, Equatable {
         case noMatch(closest: String?, differences: [String])
     }
 
+    /// Which version wrote the store, and whether it must be migrated.
     public let verdict: Verdict
 
     /// Decides which version of `model` wrote the store described by `metadata` and `signature`.

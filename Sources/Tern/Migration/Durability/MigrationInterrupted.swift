@@ -1,7 +1,5 @@
 import TernSQLite
 
-/// A migration stopped at a batch boundary because it was asked to (SIGINT, SIGTERM, a cancelled
-/// task); its checkpoint is committed and a resumed run continues from it.
 extension MigrationInterrupted {
     /// Runs `body`, turning a statement interrupted because a stop was asked for
     /// (`Connection.interrupt(when:)`) into `MigrationInterrupted`.
@@ -14,6 +12,8 @@ extension MigrationInterrupted {
     }
 }
 
+/// A migration stopped at a batch boundary because it was asked to (SIGINT, SIGTERM, a cancelled
+/// task); its checkpoint is committed and a resumed run continues from it.
 public struct MigrationInterrupted: Error, CustomStringConvertible {
     public var description: String { "interrupted; the work done so far is saved: \(RecoveryWording.resume) to continue" }
 }

@@ -8,8 +8,11 @@ public struct MigrationRun: Codable, Sendable, Equatable {
     /// Everything the result depends on, recorded when the run began (nil in a record an older
     /// tern wrote, which no run can resume).
     public var inputs: Inputs?
+    /// The source store's path as given when the run began; a resume must name the same one.
     public var store: String
+    /// Where the migrated store goes (`--out`); nil when it replaces the source in place.
     public var output: String?
+    /// The name of the model version the run migrates to.
     public var target: String
     /// "A → B" for each step.
     public var steps: [String]
@@ -31,6 +34,7 @@ public struct MigrationRun: Codable, Sendable, Equatable {
         return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tern-step\(index).sqlite").path
     }
 
+    /// The record at `path`, or nil when there is none. Throws `TernError(.badInput)` when it is unreadable.
     public static func load(at path: String) throws -> MigrationRun? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         do {

@@ -3,11 +3,13 @@ import TernSQLite
 
 /// Where an unfinished migration stands, read from its record and its step store's checkpoint.
 public struct MigrationStatus: Sendable, Codable {
+    /// One unit of the step in progress, as its checkpoint records it.
     public struct Unit: Sendable, Codable {
         /// "create instances", "recreate relationships" or "apply policy links".
         public var stage: String
         /// The entity mapping (and relationship) it belongs to.
         public var name: String
+        /// Whether the unit has finished; a resume skips it.
         public var done: Bool
         /// Objects (or links) done so far.
         public var count: Int
@@ -15,11 +17,15 @@ public struct MigrationStatus: Sendable, Codable {
         public var lastKey: Int64
     }
 
+    /// The source store's path, as recorded when the migration began.
     public var store: String
     /// Where the migrated store goes when it is not the store's own place (`--out`).
     public var output: String?
+    /// The name of the model version being migrated to.
     public var target: String
+    /// "A → B" for each step, in order.
     public var steps: [String]
+    /// How many of `steps` are complete; the next one, if any, is the step in progress.
     public var completedSteps: Int
     /// The checkpoint of the step in progress, in the order the units ran; empty when that step
     /// had not committed anything.

@@ -8,6 +8,7 @@ import Foundation
 /// On NFS, Linux implements `flock` with the server's byte-range locks (NFSv4, or v3 with lockd):
 /// it holds across machines where those work, and not on a mount with `nolock`.
 public final class StoreLock {
+    /// The lock file's path (`StoreLock.path(for:)` of the store).
     public let path: String
     /// The locked file; -1 once released.
     private var descriptor: Int32

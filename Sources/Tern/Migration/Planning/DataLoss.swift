@@ -10,6 +10,7 @@ import TernSQLite
 /// Only inferred steps: a mapping model someone wrote says what it leaves out. Links held only
 /// in a join table (many-to-many) are not counted.
 public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// The source entity the dropped data belongs to.
     public var entity: String
     /// The attribute or relationship; nil when the whole entity is dropped.
     public var property: String?

@@ -1,7 +1,9 @@
 /// One version-to-version step of a migration: the mapping models that run in order (passes)
 /// from `source` into one new store of `destination`.
 public struct MigrationStep: Sendable {
+    /// The model version the step reads.
     public let source: ObjectModel
+    /// The model version the step writes.
     public let destination: ObjectModel
     /// One validated mapping model per pass, run in order into the same destination.
     public let passes: [ValidatedMapping]
@@ -14,6 +16,7 @@ public struct MigrationStep: Sendable {
     /// Why this step was not composed with the next one, when both are inferred.
     public internal(set) var notComposed: String?
 
+    /// A step running `passes` in order; see the properties for what each argument means.
     public init(source: ObjectModel, destination: ObjectModel, passes: [ValidatedMapping], isInferred: Bool, origins: [String],
                 composedFrom: String? = nil) {
         self.source = source

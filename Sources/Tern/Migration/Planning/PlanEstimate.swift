@@ -5,8 +5,28 @@ import TernSQLite
 /// applied); later steps are estimated from what the steps before them create, one destination
 /// object per selected source object.
 public struct PlanEstimate: Sendable, Codable {
+    /// Where a mapping's work runs: inside SQLite, or through Swift batches.
+    public enum Engine: String, Sendable, Codable, CustomStringConvertible {
+        /// SQLite runs the whole mapping as set-based statements.
+        case sql = "SQL"
+        /// Batches of source objects go through a policy (or the manager hook) on the workers.
+        case swift = "Swift"
+
+        public var description: String { rawValue }
+    }
+
+    /// What a property mapping sets.
+    public enum PropertyKind: String, Sendable, Codable, CustomStringConvertible {
+        case attribute, relationship
+
+        public var description: String { rawValue }
+    }
+
+    /// One version-to-version step of the plan.
     public struct Step: Sendable, Codable {
+        /// The version names it migrates from and to.
         public var source: String
+        /// The version name it migrates to.
         public var destination: String
         /// Where the mapping comes from: file names, or "inferred".
         public var origin: [String]
@@ -16,48 +36,72 @@ public struct PlanEstimate: Sendable, Codable {
         public var notComposed: String?
         /// The SQL that applies the step in place, when it runs as schema changes.
         public var schemaChanges: [String]?
+        /// Its passes in run order; empty when it runs as schema changes.
         public var passes: [Pass]
         /// What an inferred step drops: counted in the store for the first step (elements that
         /// hold nothing left out), listed without counts for later ones.
         public var dropped: [DroppedData]
     }
 
+    /// One pass of a step: its entity mappings in run order.
     public struct Pass: Sendable, Codable {
+        /// 1-based within its step.
         public var number: Int
+        /// Its entity mappings, in run order.
         public var entityMappings: [EntityMapping]
+        /// Source rows the pass reads, and the batches they make, over all its entity mappings.
         public var rows: Int
+        /// Batches those rows make, over all its entity mappings.
         public var batches: Int
     }
 
+    /// One entity mapping of a pass, as it will run.
     public struct EntityMapping: Sendable, Codable {
+        /// The entity mapping's name.
         public var name: String
-        public var type: String
+        /// Its type: add, remove, copy, transform or custom.
+        public var type: EntityMappingType
+        /// The source entity (nil for an add mapping).
         public var source: String?
+        /// The destination entity (nil for a remove mapping).
         public var destination: String?
+        /// The filter predicate's text, when the mapping has one.
         public var filter: String?
+        /// The policy's name, when the mapping names one.
         public var policy: String?
-        /// "SQL" when SQLite runs the whole mapping, "Swift" when batches go through a policy.
-        public var runsIn: String
+        /// Where its objects are made: in SQL, or in Swift batches through a policy.
+        public var runsIn: Engine
+        /// Source rows selected (filter applied), counted or estimated (`rowsCounted`).
         public var rows: Int
         /// False when the count is estimated from an earlier step rather than counted.
         public var rowsCounted: Bool
+        /// Batches of at most the plan's batch size.
         public var batches: Int
+        /// Its property mappings: attributes, then relationships.
         public var properties: [Property]
     }
 
+    /// One property mapping: the destination property and the value expression that sets it.
     public struct Property: Sendable, Codable {
+        /// The destination property's name.
         public var name: String
-        /// "attribute" or "relationship".
-        public var kind: String
+        /// Whether it is an attribute or a relationship.
+        public var kind: PropertyKind
+        /// The value expression's text; nil for the property's default.
         public var expression: String?
-        /// "SQL" or "Swift"; relationships are always recreated in SQL, from the association tables.
-        public var runsIn: String
+        /// Relationships are always recreated in SQL, from the association tables.
+        public var runsIn: Engine
     }
 
+    /// The version the store is at, and the one it is migrated to.
     public var storeVersion: String
+    /// The version it is migrated to.
     public var targetVersion: String
+    /// The batch size the estimate was made with.
     public var batchSize: Int
+    /// The workers the estimate was made with.
     public var workers: Int
+    /// The steps, in order.
     public var steps: [Step]
 }
 
@@ -95,12 +139,12 @@ extension StoreMigration {
                         }
                         created[mapping.destinationEntity!, default: 0] += rows
                     }
-                    let where_ = planned?.runsInSwift == true ? "Swift" : "SQL"
-                    let properties = mapping.attributeMappings.map { PlanEstimate.Property(name: $0.name, kind: "attribute", expression: $0.valueExpression, runsIn: where_) }
-                        + mapping.relationshipMappings.map { PlanEstimate.Property(name: $0.name, kind: "relationship", expression: $0.valueExpression, runsIn: "SQL") }
+                    let engine: PlanEstimate.Engine = planned?.runsInSwift == true ? .swift : .sql
+                    let properties = mapping.attributeMappings.map { PlanEstimate.Property(name: $0.name, kind: .attribute, expression: $0.valueExpression, runsIn: engine) }
+                        + mapping.relationshipMappings.map { PlanEstimate.Property(name: $0.name, kind: .relationship, expression: $0.valueExpression, runsIn: .sql) }
                     mappings.append(PlanEstimate.EntityMapping(
-                        name: mapping.name, type: mapping.type.rawValue, source: mapping.sourceEntity, destination: mapping.destinationEntity,
-                        filter: mapping.filterPredicate, policy: mapping.policy, runsIn: where_, rows: rows, rowsCounted: index == 0,
+                        name: mapping.name, type: mapping.type, source: mapping.sourceEntity, destination: mapping.destinationEntity,
+                        filter: mapping.filterPredicate, policy: mapping.policy, runsIn: engine, rows: rows, rowsCounted: index == 0,
                         batches: Self.batches(rows, options.batchSize), properties: properties))
                 }
                 let rows = mappings.reduce(0) { $0 + $1.rows }

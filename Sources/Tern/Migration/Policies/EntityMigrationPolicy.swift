@@ -28,16 +28,24 @@ public protocol EntityMigrationPolicy: Sendable {
 }
 
 extension EntityMigrationPolicy {
+    /// Default: does nothing.
     public func beginEntityMapping(_ mapping: EntityMapping) throws {}
+    /// Default: creates the object the mapping's value expressions make from `source`, and associates it.
     public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
         let object = try context.defaultDestination(for: source)
         context.associate(source, with: context.create(object))
     }
+    /// Default: does nothing.
     public func endInstanceCreation(_ mapping: EntityMapping) throws {}
+    /// Default: adds no links (and is not called unless `createsRelationships` is true).
     public func createRelationships(forDestination key: Int64, source: Int64, in context: RelationshipContext) throws {}
+    /// Default: does nothing.
     public func endRelationshipCreation(_ mapping: EntityMapping) throws {}
+    /// Default: reports nothing.
     public func performCustomValidation(_ context: ValidationContext) throws {}
+    /// Default: does nothing.
     public func endEntityMapping(_ mapping: EntityMapping) throws {}
+    /// Default: false, so stage 2 costs nothing for policies that do not relate objects themselves.
     public var createsRelationships: Bool { false }
 }
 
@@ -51,6 +59,7 @@ extension EntityMigrationPolicy {
 /// The standard behaviour, for mappings that name no policy but take the Swift path (a manager
 /// hook wants their associations).
 public struct DefaultMigrationPolicy: EntityMigrationPolicy {
+    /// The standard behaviour; it has no configuration.
     public init() {}
 }
 
@@ -67,16 +76,20 @@ public protocol MigrationManagerDelegate: Sendable {
 }
 
 extension MigrationManagerDelegate {
+    /// Default: whenever the hook observes the mapping, since `associate` could change any value.
     public func mayChangeValues(of mapping: EntityMapping) -> Bool { observes(mapping) }
 }
 
 /// What `createDestinationInstances` works with for one source object.
 public final class InstanceCreationContext {
+    /// The entity mapping whose source object is being migrated.
     public let mapping: EntityMapping
     private let defaults: (SourceObject) throws -> DestinationObject
     /// What the hook created, associated and linked, in order (a test reads them).
     public private(set) var objects: [DestinationObject] = []
+    /// Each source → created object association the hook made (`associate`), in order.
     public private(set) var associations: [(source: SourceObject, object: CreatedObject)] = []
+    /// Each link the hook made (`relate`), in order.
     public private(set) var links: [(owner: CreatedObject, relationship: String, target: LinkTarget)] = []
 
     /// Where a link points: an object created in this batch, one already in the destination, or
@@ -142,6 +155,7 @@ public final class InstanceCreationContext {
 
 /// What `createRelationships` works with: links to write for one destination object.
 public final class RelationshipContext {
+    /// The entity mapping whose destination objects are being related.
     public let mapping: EntityMapping
     /// The links the hook made, in order (a test reads them).
     public private(set) var links: [(owner: Int64, ownerEntity: String, relationship: String, target: Int64, targetEntity: String)] = []
@@ -154,6 +168,8 @@ public final class RelationshipContext {
         self.destinationKeys = destinationKeys
     }
 
+    /// Links destination object `owner` (a `Z_PK` of `ownerEntity`) through `relationship` to `target` (of
+    /// `targetEntity`). Links are recorded here and written once the hook has run for every object.
     public func relate(_ owner: Int64, ownerEntity: String, _ relationship: String, to target: Int64, targetEntity: String) {
         links.append((owner, ownerEntity, relationship, target, targetEntity))
     }
@@ -162,9 +178,11 @@ public final class RelationshipContext {
 /// What `performCustomValidation` works with: the destination store, read-only, and a place to
 /// report violations.
 public final class ValidationContext {
+    /// The entity mapping being validated.
     public let mapping: EntityMapping
     /// The destination store being migrated (its tables in Core Data's layout), read-only.
     public let connection: Connection
+    /// The destination store's tables and columns, for building queries over `connection`.
     public let layout: StoreLayout
     private(set) var violations: [ValidationViolation] = []
 
@@ -174,6 +192,8 @@ public final class ValidationContext {
         self.layout = layout
     }
 
+    /// Reports that destination object `key` (its `Z_PK`) of `entity` breaks `rule`, given in words.
+    /// Any report fails the step with `MigrationFailure.validation` once the pass's validation ends.
     public func report(entity: String, key: Int64, rule: String) {
         violations.append(ValidationViolation(entity: entity, key: key, rule: rule))
     }

@@ -2,7 +2,9 @@ import TernSQLite
 
 /// A source object as a policy sees it: its key, entity, attribute values and to-one keys.
 public struct SourceObject: Sendable, Equatable {
+    /// The object's `Z_PK` in the source store.
     public let key: Int64
+    /// The source entity of the mapping being run.
     public let entity: String
     /// Attribute name → value; to-one relationship name → destination key (or NULL).
     public let values: [String: SQLiteValue]
@@ -14,6 +16,7 @@ public struct SourceObject: Sendable, Equatable {
         self.values = values
     }
 
+    /// The value of attribute or to-one relationship `name`; `.null` when it is NULL or not in `values`.
     public subscript(_ name: String) -> SQLiteValue {
         values[name] ?? .null
     }
@@ -22,15 +25,18 @@ public struct SourceObject: Sendable, Equatable {
 /// A destination object being created: its entity and property values. Keys are given when the
 /// batch is written, in creation order, so the result never depends on batch size or workers.
 public struct DestinationObject: Sendable, Equatable {
+    /// The destination entity the object is created as.
     public var entity: String
     /// Attribute name → value. Unset attributes take their model default.
     public var values: [String: SQLiteValue]
 
+    /// An object of `entity` with `values`; attributes left out take their model defaults.
     public init(entity: String, values: [String: SQLiteValue] = [:]) {
         self.entity = entity
         self.values = values
     }
 
+    /// The value of attribute `name`; reads `.null` when unset, and setting it replaces the value.
     public subscript(_ name: String) -> SQLiteValue {
         get { values[name] ?? .null }
         set { values[name] = newValue }

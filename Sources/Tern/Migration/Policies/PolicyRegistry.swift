@@ -9,16 +9,20 @@ public struct PolicyRegistry: Sendable {
     /// The manager-level hook, if any.
     public var delegate: (any MigrationManagerDelegate)?
 
+    /// An empty registry: no policies and no manager hook.
     public init() {}
 
+    /// Registers `policy` under `name`, replacing any policy registered under that name before.
     public mutating func register(_ policy: any EntityMigrationPolicy, as name: String) {
         policies[name] = policy
     }
 
+    /// The policy registered as `name` or as its last dot-separated part; nil when neither is registered.
     public func policy(named name: String) -> (any EntityMigrationPolicy)? {
         policies[name] ?? name.split(separator: ".").last.flatMap { policies[String($0)] }
     }
 
+    /// The registered names, sorted, for messages listing what is available.
     public var names: [String] { policies.keys.sorted() }
 
     /// The policy `mapping` names, or an error naming the mapping, the policy and what is

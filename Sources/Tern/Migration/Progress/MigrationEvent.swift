@@ -37,6 +37,7 @@ public struct MigrationOutline: Sendable, Equatable, Codable {
     /// Objects in the store being migrated: what every step carries, about.
     public var objects: Int
 
+    /// An outline; `inPlace` has one entry per element of `steps`.
     public init(steps: [String], inPlace: [Bool], completedSteps: Int, objects: Int) {
         self.steps = steps
         self.inPlace = inPlace
@@ -49,14 +50,17 @@ public struct MigrationOutline: Sendable, Equatable, Codable {
 public struct PassReport: Sendable, Equatable, Codable {
     /// 1-based within its step; `passes` is how many the step has.
     public var pass: Int
+    /// How many passes the pass's step has.
     public var passes: Int
     /// Its entity mappings, by name ("schema changes" for a step applied in place).
     public var mappings: [String]
     /// Destination objects it created (for a step applied in place: the objects the store holds).
     public var objects: Int
+    /// Wall-clock time the pass took, in seconds.
     public var seconds: Double
     /// The process's peak resident memory during the pass, in bytes.
     public var peakResidentMemory: Int
 
+    /// `objects` over `seconds`; 0 when no time was measured.
     public var objectsPerSecond: Double { seconds > 0 ? Double(objects) / seconds : 0 }
 }

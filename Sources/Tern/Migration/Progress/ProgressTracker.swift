@@ -4,11 +4,15 @@ import Synchronization
 public struct ProgressSnapshot: Sendable, Equatable, Codable {
     /// From 0 to 1, never going backwards; weighted by rows (see `ProgressTracker`).
     public var fraction: Double
+    /// The step in progress (or, on `stepFinished`, the one that finished), 1-based.
     public var step: Int
+    /// How many steps the run has, including any an interrupted run finished.
     public var steps: Int
     /// "V1 → V2".
     public var stepName: String
+    /// The pass in progress, 1-based; nil before the step's first batch or pass report.
     public var pass: Int?
+    /// How many passes the current step has; nil before the first step starts.
     public var passes: Int?
     /// The entity mapping whose batches are committing, if any.
     public var entityMapping: String?
@@ -16,7 +20,9 @@ public struct ProgressSnapshot: Sendable, Equatable, Codable {
     public var stage: StepStage?
     /// Source objects committed by this run (not counting an interrupted run's).
     public var rows: Int
+    /// `rows` over `elapsedSeconds`; 0 until time has passed.
     public var rowsPerSecond: Double
+    /// Seconds since the run started (or resumed), by the monotonic clock.
     public var elapsedSeconds: Double
     /// Nil until there is a rate to go by.
     public var etaSeconds: Double?
@@ -50,6 +56,7 @@ public final class ProgressTracker: Sendable {
         var fractionAtStart = 0.0
     }
 
+    /// A tracker with nothing recorded; the `started` event sets the run's shape and start time.
     public init() {
         state = Mutex(State())
     }

@@ -47,7 +47,7 @@ extension StepMigrator {
             emit(.entityMappingFinished(mapping: mapping.name, pass: entry.pass + 1, objects: created))
             logger.debug("created instances", metadata: ["mapping": "\(mapping.name)", "objects": "\(created)", "keptKeys": "\(keptKeys)", "writer": "\(type(of: writer))"])
         }
-        report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass, selected: selected, created: created, keptKeys: keptKeys, swiftTimes: swiftTimes))
+        report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass + 1, selected: selected, created: created, keptKeys: keptKeys, swiftTimes: swiftTimes))
     }
 
     /// Starts the key counter of every destination table whose objects may keep their source

@@ -115,7 +115,7 @@ final class StepMigrator {
             for entry in entries {
                 try policyHook(entry) { try $0.endEntityMapping(entry.mapping.mapping) }
             }
-            let objects = report.mappings.filter { $0.pass == pass }.reduce(0) { $0 + $1.created }
+            let objects = report.mappings.filter { $0.pass == pass + 1 }.reduce(0) { $0 + $1.created }
             let passReport = PassReport(pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.mapping.mapping.name), objects: objects,
                                         seconds: (ContinuousClock.now - passStarted).seconds, peakResidentMemory: passMemory.peak())
             report.passes.append(passReport)

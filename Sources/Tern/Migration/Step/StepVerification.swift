@@ -91,7 +91,7 @@ struct StepVerification {
             var lines = proven[entry.number] ?? []
             if let names = exact[entry.number] { lines.append("relationships \(names.sorted().joined(separator: ", "))") }
             if let names = included[entry.number] { lines.append("links of \(names.sorted().joined(separator: ", ")) present (policies add more)") }
-            if let index = report.mappings.firstIndex(where: { $0.name == entry.mapping.mapping.name && $0.pass == entry.pass }) {
+            if let index = report.mappings.firstIndex(where: { $0.name == entry.mapping.mapping.name && $0.pass == entry.pass + 1 }) {
                 report.mappings[index].verified = lines
             }
         }
@@ -222,7 +222,7 @@ struct StepVerification {
             + SQLFragment(") FROM \"src\".\(sourceTable) s\(association) WHERE ") + selection
         let actual = "SELECT count(*), tern_checksum(\(quoteLiteral(affinities)), d.\"Z_PK\"\(columns.map { ", \($0.column)" }.joined())) FROM \(quoteIdentifier(destination.table)) d WHERE \(objectsCondition(entry))"
         let (want, have) = try compare(expected: expected, actual: SQLFragment(actual))
-        if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass }) {
+        if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass + 1 }) {
             report.mappings[index].selected = Int(want.count)
         }
         guard want != have else { return (attributeCount, toOnes.map(\.name)) }
