@@ -66,11 +66,11 @@ public struct TestStore: Sendable {
     }
 
     /// This store migrated to `target` (default: the model's current version) into a new store
-    /// beside it, with `mapping` (a mapping file's YAML text) for its step where given, the
-    /// mapping files the model names otherwise, or an inferred mapping. Migrating verifies as
-    /// `tern migrate` does: what comes back passed verification.
-    public func migrated(to target: String? = nil, mapping: String? = nil, registry: PolicyRegistry = PolicyRegistry(),
-                         options: MigrationOptions = MigrationOptions()) async throws -> TestStore {
+    /// beside it, with `mapping` (a mapping file's YAML text) or `models` (mapping models built in
+    /// memory) for the steps they cover, the mapping files the model names otherwise, or inferred
+    /// mappings. Migrating verifies as `tern migrate` does: what comes back passed verification.
+    public func migrated(to target: String? = nil, mapping: String? = nil, models: [MappingModel] = [],
+                         registry: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions()) async throws -> TestStore {
         var options = options
         options.registry = registry
         let migration = StoreMigration(store: path, model: model, options: options, logger: Logger(label: "tern.testing") { _ in SwiftLogNoOpLogHandler() })
@@ -80,7 +80,7 @@ public struct TestStore: Sendable {
             try mapping.write(toFile: file, atomically: true, encoding: .utf8)
             mappingFiles.append(file)
         }
-        let plan = try migration.plan(to: target, mappingFiles: mappingFiles)
+        let plan = try migration.plan(to: target, mappingFiles: mappingFiles, mappings: models)
         guard let destination = model.version(named: plan.targetVersion) else {
             throw TernError(.badInput, "the model has no version \(plan.targetVersion)")
         }

@@ -137,6 +137,20 @@ struct LibraryAPITests {
         #expect(!FileManager.default.fileExists(atPath: directory.path("typo.sqlite")))
     }
 
+    @Test("now() in a mapping file is the run's now, for every object (it was 2001-01-01: mapping files were validated with 0)")
+    func nowInMappingFile() async throws {
+        let text = try String(contentsOfFile: Configs.path("bench") + "/mappings/1-to-2.yaml", encoding: .utf8)
+        let edited = text.replacingOccurrences(of: "published: $source.published", with: "published: now()")
+        #expect(edited != text)
+        let mapping = directory.path("now.yaml")
+        try edited.write(toFile: mapping, atomically: true, encoding: .utf8)
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(now: 812_345_678.5))
+        let output = directory.path("now.sqlite")
+        _ = try await migration.run(try migration.plan(mappingFiles: [mapping]), output: output)
+        let published = try Self.rows(output, "SELECT DISTINCT ZPUBLISHED FROM ZPUBLICATION")
+        #expect(published == ["812345678.5"], "\(published)")
+    }
+
     @Test("now() defaults to when the options were made, not to 2001-01-01")
     func nowDefault() {
         let before = Date().timeIntervalSinceReferenceDate

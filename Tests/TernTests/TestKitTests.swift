@@ -67,6 +67,27 @@ struct TestKitTests {
         #expect(book.toMany["chapters"]?.map { migratedChapters[$0] } == chapterTitles.map { .text($0) })
     }
 
+    @Test("a mapping model built in memory replaces the model's file for its step, and the run record names it by its content")
+    func mappingInMemory() async throws {
+        let bookstore = try ModelLoader.load(Configs.path("bookstore"))
+        let store = try TestStore(model: bookstore, version: "BookStore 4") { store in
+            try store.insert("Publication", ["title": "Dune", "price": 9.5, "firstName": "Frank", "lastName": "Herbert"])
+        }
+        var mapping = try MappingInference.infer(from: bookstore.version(named: "BookStore 4")!, to: bookstore.version(named: "BookStore 5")!)
+        let publication = try #require(mapping.entityMappings.firstIndex { $0.destinationEntity == "Publication" })
+        mapping.entityMappings[publication].attributeMappings.removeAll { $0.name == "synopsis" }
+        mapping.entityMappings[publication].attributeMappings.append(PropertyMapping(name: "synopsis", valueExpression: "uppercase:($source.title)"))
+        let migrated = try await store.migrated(models: [mapping])
+        #expect(try migrated.objects("Publication").map { $0["synopsis"] } == ["DUNE"])
+
+        // Named by a digest of its content: a resume with another mapping is refused as with a changed file.
+        let migration = StoreMigration(store: store.path, model: bookstore)
+        let origin = try migration.plan(mappings: [mapping]).steps.map(\.origins)
+        #expect(origin.count == 1 && origin[0].count == 1 && origin[0][0].hasPrefix("mapping in memory BookStore 4 → BookStore 5 ("), "\(origin)")
+        mapping.entityMappings[publication].attributeMappings.removeLast()
+        #expect(try migration.plan(mappings: [mapping]).steps.map(\.origins) != origin)
+    }
+
     @Test("mistakes in a built store are named: a relationship given as a value, a target of the wrong entity, an unknown version")
     func builderErrors() throws {
         #expect(throws: TernError.self) {

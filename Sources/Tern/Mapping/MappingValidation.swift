@@ -1,3 +1,4 @@
+import Foundation
 import TernSQLite
 
 /// A mapping model checked against its source and destination model versions: every value
@@ -39,11 +40,11 @@ extension MappingModel {
     /// - Parameters:
     ///   - source: the version the mapping reads.
     ///   - destination: the version it writes.
-    ///   - now: what `now()` in its expressions gives, seconds since 2001-01-01.
+    ///   - now: what `now()` in its expressions gives, seconds since 2001-01-01 (default: this moment).
     ///   - file: the mapping's file, named in errors.
     ///   - earlierMappings: names of entity mappings from earlier passes of the same step, which
     ///     relationship mappings may refer to.
-    public func validate(source: ObjectModel, destination: ObjectModel, now: Double = 0, file: String? = nil,
+    public func validate(source: ObjectModel, destination: ObjectModel, now: Double = Date().timeIntervalSinceReferenceDate, file: String? = nil,
                          earlierMappings: Set<String> = []) throws -> ValidatedMapping {
         var problems: [String] = []
         var validated: [ValidatedMapping.Entity] = []

@@ -5,10 +5,14 @@ public enum MappingLoader {
     /// Reads Tern's YAML mapping file or Xcode's `.xcmappingmodel` (expressions Xcode generates are
     /// filled from the two versions), then validates it.
     ///
+    /// `now` is what `now()` in its expressions gives (seconds since 2001-01-01): a migration
+    /// passes its `MigrationOptions.now`, so every object of a run gets the same value.
+    ///
     /// - Throws: `TernError` naming the file, and for an invalid mapping every problem with the
     ///   entity mapping and property at fault.
-    public static func load(_ path: String, source: ObjectModel, destination: ObjectModel, earlierMappings: Set<String> = []) throws -> ValidatedMapping {
-        try read(path, source: source, destination: destination).validate(source: source, destination: destination, file: path, earlierMappings: earlierMappings)
+    public static func load(_ path: String, source: ObjectModel, destination: ObjectModel, earlierMappings: Set<String> = [],
+                            now: Double = Date().timeIntervalSinceReferenceDate) throws -> ValidatedMapping {
+        try read(path, source: source, destination: destination).validate(source: source, destination: destination, now: now, file: path, earlierMappings: earlierMappings)
     }
 
     /// Reads a mapping model without validating it (a plan may still add filters).
@@ -29,7 +33,7 @@ public enum MappingLoader {
 
     /// The passes of a step given as a plan file: each pass's mapping model with the pass's
     /// filter added to every entity mapping that reads a source, validated in order.
-    static func loadPasses(ofPlan path: String, source: ObjectModel, destination: ObjectModel) throws -> [(file: String, mapping: ValidatedMapping)] {
+    static func loadPasses(ofPlan path: String, source: ObjectModel, destination: ObjectModel, now: Double) throws -> [(file: String, mapping: ValidatedMapping)] {
         let plan = try MigrationPlanFile.read(at: path)
         var earlier: Set<String> = []
         var passes: [(file: String, mapping: ValidatedMapping)] = []
@@ -41,7 +45,7 @@ public enum MappingLoader {
                     model.entityMappings[position].filterPredicate = own.map { "(\($0)) AND (\(filter))" } ?? filter
                 }
             }
-            let validated = try model.validate(source: source, destination: destination, file: "\(pass.mapping) (pass \(index + 1) of \(path))", earlierMappings: earlier)
+            let validated = try model.validate(source: source, destination: destination, now: now, file: "\(pass.mapping) (pass \(index + 1) of \(path))", earlierMappings: earlier)
             earlier.formUnion(model.entityMappings.map(\.name))
             passes.append((pass.mapping, validated))
         }

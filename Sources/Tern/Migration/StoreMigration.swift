@@ -56,7 +56,15 @@ public struct StoreMigration: Sendable {
     ///
     /// - Throws: `TernError` when no version wrote the store, a step has no mapping, or a mapping
     ///   names a policy the registry does not hold.
-    public func plan(to target: String? = nil, mappingFiles extra: [String] = [], appleHashes: [String: [String: String]] = [:]) throws -> Plan {
+    /// - Parameters:
+    ///   - target: the version to migrate to (default: the model's current version).
+    ///   - extra: mapping files that replace, for the steps they cover, those found beside the model.
+    ///   - models: mapping models built in memory (naming their source and destination versions),
+    ///     which replace files for the steps they cover.
+    ///   - appleHashes: Core Data's version hashes per version (`VersionInfo.plist`), to recognise
+    ///     a store Core Data wrote.
+    public func plan(to target: String? = nil, mappingFiles extra: [String] = [], mappings models: [MappingModel] = [],
+                     appleHashes: [String: [String: String]] = [:]) throws -> Plan {
         let match = try VersionMatch.find(in: model, storeAt: store, appleHashes: appleHashes)
         let version: String
         let targetVersion = target ?? model.currentVersionName
@@ -72,7 +80,7 @@ public struct StoreMigration: Sendable {
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
         let files = MigrationPlanner.mappingFiles(for: model)
-        let steps = try MigrationPlanner.chain(in: model, from: version, to: targetVersion, mappingFiles: files, overriding: extra,
+        let steps = try MigrationPlanner.chain(in: model, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
                                                composing: options.composeSteps, now: options.now)
         try options.registry.checkPolicies(of: steps)
         return Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Works out the chain of steps from a store's version to a target version: an explicit mapping
@@ -43,18 +44,58 @@ public enum MigrationPlanner {
         return (model.sourceVersion, model.destinationVersion)
     }
 
+    /// A mapping model the chain may take for a step: a file, or one a program built in memory.
+    private enum MappingSource {
+        case file(String)
+        /// Named in reports and the run record by its versions and a digest of its YAML text, so
+        /// a resume notices a changed mapping as it notices a changed file.
+        case model(MappingModel, origin: String)
+
+        var origin: String {
+            switch self {
+            case .file(let path): path
+            case .model(_, let origin): origin
+            }
+        }
+
+        var isPlan: Bool {
+            if case .file(let path) = self { return MigrationPlanFile.isPlan(path) }
+            return false
+        }
+
+        func load(source: ObjectModel, destination: ObjectModel, earlier: Set<String>, now: Double) throws -> ValidatedMapping {
+            switch self {
+            case .file(let path):
+                try MappingLoader.load(path, source: source, destination: destination, earlierMappings: earlier, now: now)
+            case .model(let model, let origin):
+                try model.validate(source: source, destination: destination, now: now, file: origin, earlierMappings: earlier)
+            }
+        }
+
+        static func inMemory(_ model: MappingModel) throws -> (MappingSource, source: String, destination: String) {
+            guard let source = model.sourceVersion, let destination = model.destinationVersion else {
+                throw TernError(.badInput, "a mapping model given in memory must name its source and destination versions")
+            }
+            let digest = Data(SHA256.hash(data: Data(try MappingLoader.yaml(model).utf8))).prefix(8).map { String(format: "%02x", $0) }.joined()
+            return (.model(model, origin: "mapping in memory \(source) → \(destination) (\(digest))"), source, destination)
+        }
+    }
+
     /// The steps from `from` to `to`.
     ///
     /// - Throws: `TernError` when a step has neither a mapping file nor an inferable mapping
     ///   (every reason listed), or a mapping file is invalid.
     ///
-    /// Files in `overriding` win over `mappingFiles` for the step they cover: a mapping given on
-    /// the command line replaces the one found beside the model.
+    /// Files in `overriding`, and mapping models in `models` (built in memory, naming their
+    /// versions), win over `mappingFiles` for the step they cover: a mapping given on the command
+    /// line or by a program replaces the one found beside the model. `now` is what `now()` in
+    /// every mapping gives.
     ///
     /// With `composing`, consecutive inferred steps become one (`StepComposition`), so the store
     /// is copied once for all of them; steps that cannot be composed say why (`notComposed`).
     public static func chain(in model: VersionedModel, from: String, to: String, mappingFiles: [String], overriding: [String] = [],
-                             composing: Bool = true, now: Double = 0) throws -> [MigrationStep] {
+                             models: [MappingModel] = [], composing: Bool = true,
+                             now: Double = Date().timeIntervalSinceReferenceDate) throws -> [MigrationStep] {
         let names = model.versions.map(\.versionName)
         guard let start = names.firstIndex(of: from), let end = names.firstIndex(of: to) else {
             throw TernError(.badInput, "no version \(names.contains(from) ? to : from) in \(model.name) (versions: \(names.joined(separator: ", ")))", path: model.path)
@@ -62,47 +103,55 @@ public enum MigrationPlanner {
         guard start < end else {
             throw TernError(.badInput, "cannot migrate from \(from) to the earlier version \(to): give a mapping model for the downgrade", path: model.path)
         }
-        var declared: [(file: String, source: String, destination: String)] = []
+        var declared: [(mapping: MappingSource, source: String, destination: String)] = []
         var overridden: Set<String> = []
+        for built in models {
+            let (mapping, source, destination) = try MappingSource.inMemory(built)
+            declared.append((mapping, source, destination))
+            overridden.insert("\(source)\u{0}\(destination)")
+        }
+        var overridingFiles: Set<String> = []
         for file in overriding {
             let (source, destination) = try versions(of: file)
             guard let source, let destination else {
                 throw TernError(.badInput, "the mapping model does not name its source and destination versions", path: file)
             }
-            declared.append((file, source, destination))
-            overridden.insert("\(source)\u{0}\(destination)")
+            if overridden.contains("\(source)\u{0}\(destination)") { continue }
+            declared.append((.file(file), source, destination))
+            overridingFiles.insert("\(source)\u{0}\(destination)")
         }
+        overridden.formUnion(overridingFiles)
         for file in mappingFiles where !overriding.contains(file) {
             let (source, destination) = try versions(of: file)
-            if let source, let destination, !overridden.contains("\(source)\u{0}\(destination)") { declared.append((file, source, destination)) }
+            if let source, let destination, !overridden.contains("\(source)\u{0}\(destination)") { declared.append((.file(file), source, destination)) }
         }
         var steps: [MigrationStep] = []
         var position = start
         while position < end {
             // The furthest version an explicit mapping reaches from here, else the next one.
             let jumps = declared.filter { $0.source == names[position] }.compactMap { entry in
-                names.firstIndex(of: entry.destination).flatMap { $0 > position && $0 <= end ? ($0, entry.file) : nil }
+                names.firstIndex(of: entry.destination).flatMap { $0 > position && $0 <= end ? ($0, entry.mapping) : nil }
             }
             let source = model.versions[position]
             if let target = jumps.map(\.0).max() {
                 let destination = model.versions[target]
-                let files = jumps.filter { $0.0 == target }.map(\.1)
+                let mappings = jumps.filter { $0.0 == target }.map(\.1)
                 var passes: [ValidatedMapping] = []
                 var origins: [String] = []
-                if let plan = files.first(where: MigrationPlanFile.isPlan) {
+                if let plan = mappings.first(where: \.isPlan) {
                     // A plan says exactly which passes the step has.
-                    for pass in try MappingLoader.loadPasses(ofPlan: plan, source: source, destination: destination) {
+                    for pass in try MappingLoader.loadPasses(ofPlan: plan.origin, source: source, destination: destination, now: now) {
                         passes.append(pass.mapping)
                         origins.append(pass.file)
                     }
                 } else {
                     var earlier: Set<String> = []
-                    for file in files {
-                        let pass = try MappingLoader.load(file, source: source, destination: destination, earlierMappings: earlier)
+                    for mapping in mappings {
+                        let pass = try mapping.load(source: source, destination: destination, earlier: earlier, now: now)
                         earlier.formUnion(pass.model.entityMappings.map(\.name))
                         passes.append(pass)
                     }
-                    origins = files
+                    origins = mappings.map(\.origin)
                 }
                 steps.append(MigrationStep(source: source, destination: destination, passes: passes, isInferred: false, origins: origins))
                 position = target

@@ -144,50 +144,66 @@ final class RelationshipRecreation {
     /// Writes destination links `(owner, target, target_entity, ord, order_key, inverse_ord)` into wherever the
     /// relationship is stored, and marks `unit` done with their count, in one transaction. With
     /// `orderOnly`, the links exist already (the other side wrote them) and only their order is set.
+    ///
+    /// Links go in the order of the rows they land on: the writes then sweep the table's pages
+    /// once instead of dirtying them at random (twice as fast for a million links; five times for
+    /// a join table's order keys, whose primary key may start with either side).
     func apply(pairs: String, relationship: Relationship, ownerEntity: String, storage: RelationshipStorage, orderOnly: Bool = false, unit: WorkUnit) throws {
-        try connection.execute("DROP TABLE IF EXISTS temp.tern_pairs")
-        // In the order of the rows they land on: the writes then sweep the table's pages once
-        // instead of dirtying them at random (twice as fast for a million links; five times for
-        // a join table's order keys, whose primary key may start with either side).
-        let landing = switch storage {
-        case .foreignKey: "owner"
-        case .inverseForeignKey: "target"
-        case .joinTable(let table, let own, _, _):
-            destinationLayout.joinTables.first { $0.table == table }?.ownerColumn == own ? "owner, target" : "target, owner"
+        let destinationEntity = destinationLayout.entities[ownerEntity]!
+        let column: String, landing: String
+        switch storage {
+        case .joinTable(let table, let own, let destination, let order):
+            try insertJoinRows(pairs: pairs, into: table, own: own, destination: destination, order: order, relationship: relationship, ownerEntity: ownerEntity, unit: unit)
+            return
+        case .foreignKey(let own): (column, landing) = (own, "owner")
+        case .inverseForeignKey(_, let inverse, _): (column, landing) = (inverse, "target")
         }
+        // Foreign keys are set by UPDATE … FROM, which joins the pairs: they are sorted into a
+        // table first, once.
+        try connection.execute("DROP TABLE IF EXISTS temp.tern_pairs")
         try connection.execute("CREATE TEMP TABLE tern_pairs AS SELECT * FROM (\(pairs)) ORDER BY \(landing)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.tern_pairs") }
-        let destinationEntity = destinationLayout.entities[ownerEntity]!
         let count = Int(try connection.scalar("SELECT count(*) FROM temp.tern_pairs")?.int64 ?? 0)
         try workspace.commit(unit, done: true) {
-            switch storage {
-            case .foreignKey(let column):
-                var sets = ["\(quoteIdentifier(column)) = p.target"]
-                if let entityColumn = destinationEntity.entityColumns[relationship.name] { sets.append("\(quoteIdentifier(entityColumn)) = p.target_entity") }
-                // The target's to-many inverse is ordered: the object keeps its source position.
-                if let orderColumn = destinationEntity.orderColumns[relationship.name] { sets.append("\(quoteIdentifier(orderColumn)) = p.inverse_ord") }
-                try connection.execute("UPDATE \(quoteIdentifier(destinationEntity.table)) SET \(sets.joined(separator: ", ")) FROM (SELECT owner, target, target_entity, inverse_ord FROM temp.tern_pairs WHERE ord = 2048) p WHERE \(quoteIdentifier(destinationEntity.table)).\"Z_PK\" = p.owner")
-            case .inverseForeignKey(let table, let column, let order):
+            if case .inverseForeignKey(let table, _, let order) = storage {
                 let target = destinationLayout.entities.values.first { $0.table == table && $0.foreignKeyColumns.values.contains(column) }
                 var sets = orderOnly ? [] : ["\(quoteIdentifier(column)) = p.owner"]
                 if let order { sets.append("\(quoteIdentifier(order)) = p.order_key") }
                 if !orderOnly, let inverse = relationship.inverse, let entityColumn = target?.entityColumns[inverse] {
                     sets.append("\(quoteIdentifier(entityColumn)) = \(destinationEntity.number)")
                 }
-                guard !sets.isEmpty else { break }
-                try connection.execute("UPDATE \(quoteIdentifier(table)) SET \(sets.joined(separator: ", ")) FROM temp.tern_pairs p WHERE \(quoteIdentifier(table)).\"Z_PK\" = p.target")
-            case .joinTable(let table, let own, let destination, let order):
-                // The inverse's order too, where it is ordered: its source's positions.
-                let inverseOrder = destinationLayout.inverseOrderColumn(ofRelationship: relationship.name, of: ownerEntity)
-                let orders = [(order, "order_key"), (inverseOrder, "inverse_ord")].compactMap { column, value in column.map { ($0, value) } }
-                let columns = [own, destination] + orders.map(\.0)
-                let values = ["owner", "target"] + orders.map(\.1)
-                // `WHERE true` lets SQLite parse the upsert after INSERT … SELECT.
-                let upsert = orders.isEmpty ? " ON CONFLICT DO NOTHING"
-                    : " ON CONFLICT DO UPDATE SET " + orders.map { "\(quoteIdentifier($0.0)) = excluded.\(quoteIdentifier($0.0))" }.joined(separator: ", ")
-                try connection.execute("INSERT INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM temp.tern_pairs WHERE true\(upsert)")
+                if !sets.isEmpty {
+                    try connection.execute("UPDATE \(quoteIdentifier(table)) SET \(sets.joined(separator: ", ")) FROM temp.tern_pairs p WHERE \(quoteIdentifier(table)).\"Z_PK\" = p.target")
+                }
+            } else {
+                var sets = ["\(quoteIdentifier(column)) = p.target"]
+                if let entityColumn = destinationEntity.entityColumns[relationship.name] { sets.append("\(quoteIdentifier(entityColumn)) = p.target_entity") }
+                // The target's to-many inverse is ordered: the object keeps its source position.
+                if let orderColumn = destinationEntity.orderColumns[relationship.name] { sets.append("\(quoteIdentifier(orderColumn)) = p.inverse_ord") }
+                try connection.execute("UPDATE \(quoteIdentifier(destinationEntity.table)) SET \(sets.joined(separator: ", ")) FROM (SELECT owner, target, target_entity, inverse_ord FROM temp.tern_pairs WHERE ord = 2048) p WHERE \(quoteIdentifier(destinationEntity.table)).\"Z_PK\" = p.owner")
             }
             return StepWorkspace.Progress(count: count)
+        }
+    }
+
+    /// A join table's rows, inserted straight from the pairs in its primary key's order (no copy
+    /// of them to write and read again), with the order keys of whichever sides are ordered. The
+    /// count is of the rows the insert wrote or re-ordered.
+    private func insertJoinRows(pairs: String, into table: String, own: String, destination: String, order: String?, relationship: Relationship,
+                                ownerEntity: String, unit: WorkUnit) throws {
+        let landing = destinationLayout.joinTables.first { $0.table == table }?.ownerColumn == own ? "owner, target" : "target, owner"
+        // The inverse's order too, where it is ordered: its source's positions.
+        let inverseOrder = destinationLayout.inverseOrderColumn(ofRelationship: relationship.name, of: ownerEntity)
+        let orders = [(order, "order_key"), (inverseOrder, "inverse_ord")].compactMap { column, value in column.map { ($0, value) } }
+        let columns = [own, destination] + orders.map(\.0)
+        let values = ["owner", "target"] + orders.map(\.1)
+        // `WHERE true` lets SQLite parse the upsert after INSERT … SELECT.
+        let upsert = orders.isEmpty ? " ON CONFLICT DO NOTHING"
+            : " ON CONFLICT DO UPDATE SET " + orders.map { "\(quoteIdentifier($0.0)) = excluded.\(quoteIdentifier($0.0))" }.joined(separator: ", ")
+        try workspace.commit(unit, done: true) {
+            try connection.execute("INSERT INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) "
+                                   + "SELECT \(values.joined(separator: ", ")) FROM (\(pairs)) WHERE true ORDER BY \(landing)\(upsert)")
+            return StepWorkspace.Progress(count: connection.changes)
         }
     }
 
