@@ -96,6 +96,9 @@ final class RelationshipRecreation {
                 }
                 guard seen.insert("\(table).\(order)").inserted else { continue }
                 let (t, o, k) = (quoteIdentifier(table), quoteIdentifier(owner), quoteIdentifier(order))
+                // A list without keys has members without one: when every member has one (the
+                // ordered side wrote them), one plain scan says so, without grouping the table.
+                guard try connection.scalar("SELECT 1 FROM \(t) WHERE \(k) IS NULL AND \(o) IS NOT NULL LIMIT 1") != nil else { continue }
                 try connection.transaction(.immediate) {
                     try connection.execute("""
                         UPDATE \(t) SET \(k) = x.position FROM (
