@@ -4,7 +4,7 @@ import PackageDescription
 /// Tern: migrate SQLite object stores (Core Data's on-disk layout) between model versions.
 ///
 /// The layering is strict: only `TernSQLite` imports `CSQLite`, only `TernLoop` imports `CLibUV`,
-/// and everything above them speaks Swift.
+/// only `TernInflate` imports `CZlib`, and everything above them speaks Swift.
 let package = Package(
     name: "Tern",
     platforms: [.macOS(.v15)],
@@ -38,10 +38,16 @@ let package = Package(
             pkgConfig: "libuv",
             providers: [.apt(["libuv1-dev"])]
         ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
 
-        // The two thin layers over C.
+        // The thin layers over C.
         .target(name: "TernSQLite", dependencies: ["CSQLite"]),
         .target(name: "TernLoop", dependencies: ["CLibUV"]),
+        .target(name: "TernInflate", dependencies: ["CZlib"]),
 
         // The library other Swift programs import.
         .target(
@@ -49,6 +55,7 @@ let package = Package(
             dependencies: [
                 "TernSQLite",
                 "TernLoop",
+                "TernInflate",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
@@ -84,6 +91,7 @@ let package = Package(
 
         .testTarget(name: "TernSQLiteTests", dependencies: ["TernSQLite", "TernLoop"]),
         .testTarget(name: "TernLoopTests", dependencies: ["TernLoop"]),
+        .testTarget(name: "TernInflateTests", dependencies: ["TernInflate"]),
         .testTarget(name: "TernTests", dependencies: ["Tern", "TernExamples", "TernGenerate", "TernSQLite", "TernTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TernCLITests", dependencies: ["TernCLI", "TernCommands", "TernSQLite"]),
     ],

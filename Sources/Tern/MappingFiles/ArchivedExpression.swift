@@ -15,37 +15,25 @@ public enum ArchivedExpression {
 
     /// Public so the keyed-archive fuzzer reaches it: any bytes give expression text or an error.
     public static func text(from bytes: [UInt8]) throws -> String {
-        let archive: PropertyListValue
+        let archive: KeyedArchive
         do {
-            archive = try BinaryPropertyList.decode(bytes)
+            archive = try KeyedArchive(bytes)
         } catch {
             throw Unsupported(description: "the value expression is not a readable archive: \(error)")
         }
-        guard case .array(let objects)? = archive["$objects"], case .uid(let root)? = archive["$top"]?["root"] else {
-            throw Unsupported(description: "the value expression is not an NSKeyedArchiver archive")
+        do {
+            return try Reader(archive: archive).expression(archive.root, depth: 0)
+        } catch let malformed as KeyedArchive.Malformed {
+            throw Unsupported(description: malformed.description)
         }
-        return try Reader(objects: objects).expression(root, depth: 0)
     }
 
     private struct Reader {
-        let objects: [PropertyListValue]
+        let archive: KeyedArchive
 
-        func object(_ uid: Int) throws -> PropertyListValue {
-            guard uid >= 0, uid < objects.count else { throw Unsupported(description: "archive reference \(uid) out of range") }
-            return objects[uid]
-        }
-
-        func resolve(_ value: PropertyListValue?) throws -> PropertyListValue? {
-            if case .uid(let uid)? = value { return try object(uid) }
-            return value
-        }
-
-        func className(_ object: PropertyListValue) throws -> String {
-            guard let classValue = try resolve(object["$class"]), let name = classValue["$classname"]?.string else {
-                throw Unsupported(description: "an archived object has no class")
-            }
-            return name
-        }
+        func object(_ uid: Int) throws -> PropertyListValue { try archive.object(uid) }
+        func resolve(_ value: PropertyListValue?) throws -> PropertyListValue? { try archive.resolve(value) }
+        func className(_ object: PropertyListValue) throws -> String { try archive.className(object) }
 
         func expression(_ uid: Int, depth: Int) throws -> String {
             guard depth < 64 else { throw Unsupported(description: "the value expression is nested too deeply") }

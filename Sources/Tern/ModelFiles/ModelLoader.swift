@@ -4,6 +4,7 @@ import Foundation
 public enum ModelLoader {
     /// Reads the versioned model at `path`:
     /// - an Xcode `.xcdatamodeld` bundle, or a single `.xcdatamodel`;
+    /// - a compiled `.momd` bundle, or a single `.mom` (`CompiledModelReader`);
     /// - a directory of Tern model files with a `model.yaml`, or a single version `.yaml` file.
     ///
     /// - Throws: `TernError` naming the file, and for an invalid model every problem with the
@@ -18,6 +19,11 @@ public enum ModelLoader {
         switch url.pathExtension {
         case "xcdatamodeld":
             model = try XcodeModelReader.readBundle(at: url)
+        case "momd":
+            model = try CompiledModelReader.readBundle(at: url)
+        case "mom":
+            let version = try CompiledModelReader.readVersion(at: url)
+            model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path)
         case "xcdatamodel":
             let version = try XcodeModelReader.readVersion(at: url)
             model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path)
@@ -26,7 +32,7 @@ public enum ModelLoader {
             model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path)
         default:
             guard isDirectory.boolValue else {
-                throw TernError(.badInput, "not a model: expected an .xcdatamodeld or .xcdatamodel bundle, a directory with model.yaml, or a .yaml model file", path: path)
+                throw TernError(.badInput, "not a model: expected an .xcdatamodeld or .xcdatamodel bundle, a compiled .momd or .mom, a directory with model.yaml, or a .yaml model file", path: path)
             }
             if FileManager.default.fileExists(atPath: url.appendingPathComponent("model.yaml").path) {
                 model = try TernModelFile.readDirectory(at: url)

@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+@testable import Tern
+
+/// Compiled models (`.mom`, `.momd`) decode to the model their Xcode sources describe: checked
+/// against what Apple's compiler wrote for every fixture, by Tern's version hashes and the store
+/// layout, and refused clearly when they are not models.
+@Suite("Compiled models: .mom and .momd")
+struct CompiledModelTests {
+    /// The fixture bundles: compiled, and the Xcode source they were compiled from.
+    static let bundles = [
+        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd", "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"),
+        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd", "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld"),
+    ]
+
+    /// Per entity, Tern's version hash; and the tables a store of the version has.
+    private static func fingerprint(_ version: ObjectModel) -> (hashes: [String: String], tables: [String]) {
+        (Dictionary(uniqueKeysWithValues: version.entities.map { ($0.name, VersionHash.hex(VersionHash.of($0))) }),
+         StoreLayout(model: version).createTableStatements.sorted())
+    }
+
+    /// Uniqueness constraints in a canonical order: neither Core Data nor Xcode keeps one.
+    private static func constraints(_ entity: Entity) -> [String] {
+        entity.uniquenessConstraints.map { $0.sorted().joined(separator: ",") }.sorted()
+    }
+
+    @Test("every .mom of the fixtures equals its Xcode version: entities, hashes, tables, identifiers, constraints, indexes", arguments: bundles)
+    func equalsSource(compiled: String, source: String) throws {
+        let momd = try ModelLoader.load(Fixtures.path(compiled))
+        let xcode = try ModelLoader.load(Fixtures.path(source))
+        #expect(momd.versions.map(\.versionName) == xcode.versions.map(\.versionName))
+        #expect(momd.currentVersionName == xcode.currentVersionName)
+        for version in xcode.versions {
+            let decoded = try #require(momd.version(named: version.versionName))
+            #expect(decoded.entities.map(\.name) == version.entities.map(\.name))
+            let (hashes, tables) = Self.fingerprint(decoded)
+            let (expectedHashes, expectedTables) = Self.fingerprint(version)
+            #expect(hashes == expectedHashes, "\(version.versionName)")
+            #expect(tables == expectedTables, "\(version.versionName)")
+            #expect(decoded.versionIdentifiers == version.versionIdentifiers)
+            for entity in version.entities {
+                let other = try #require(decoded.entity(named: entity.name))
+                #expect(Self.constraints(other) == Self.constraints(entity), "\(entity.name)")
+                #expect(other.fetchIndexes.map(\.properties) == entity.fetchIndexes.map(\.properties), "\(entity.name)")
+                #expect(other.renamingIdentifier == entity.renamingIdentifier, "\(entity.name)")
+                for attribute in entity.attributes {
+                    let decodedAttribute = try #require(other.attributes.first { $0.name == attribute.name })
+                    #expect(decodedAttribute.defaultValue == attribute.defaultValue, "\(entity.name).\(attribute.name)")
+                    #expect(decodedAttribute.valueTransformerName == attribute.valueTransformerName, "\(entity.name).\(attribute.name)")
+                    #expect(decodedAttribute.validation == attribute.validation, "\(entity.name).\(attribute.name)")
+                }
+            }
+        }
+    }
+
+    @Test("a single .mom loads as a one-version model named after the file")
+    func singleMom() throws {
+        let model = try ModelLoader.load(Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/SampleModel2.mom"))
+        #expect(model.versions.map(\.versionName) == ["SampleModel2"])
+        #expect(model.current.entity(named: "LuxuryCar")?.parent == "SportCar")
+        #expect(model.current.entity(named: "LuxuryCar")?.renamingIdentifier == "ExpensiveSportCar")
+    }
+
+    @Test("not a model: garbage, a truncated archive, an archive of something else, a bundle without VersionInfo.plist — each named, never a crash")
+    func badInput() throws {
+        let directory = try TemporaryDirectory()
+        let real = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/SampleModel.mom")))
+        let cases: [(String, Data, String)] = [
+            ("garbage.mom", Data("not a model at all, not even a property list".utf8), "not a readable compiled model: not a readable binary property list"),
+            ("truncated.mom", real.prefix(real.count / 2), "not a readable compiled model"),
+            ("expression.mom", try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/VersionInfo.plist"))),
+             "not a readable compiled model: not an NSKeyedArchiver archive"),
+        ]
+        for (name, bytes, message) in cases {
+            let path = directory.path(name)
+            try bytes.write(to: URL(fileURLWithPath: path))
+            let error = try #require(throws: TernError.self) { try ModelLoader.load(path) }
+            #expect(error.kind == .badInput && error.path == path, "\(name)")
+            #expect(error.message.hasPrefix(message), "\(name): \(error.message)")
+        }
+        // Every byte flipped in turn in the first kilobyte: an error or a model, never a crash.
+        for offset in stride(from: 0, to: min(real.count, 1024), by: 7) {
+            var bytes = [UInt8](real)
+            bytes[offset] ^= 0xFF
+            _ = try? CompiledModelReader.decode(bytes, versionName: "flipped")
+        }
+
+        let bundle = directory.url.appendingPathComponent("Two.momd")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        for name in ["A.mom", "B.mom"] { try real.write(to: bundle.appendingPathComponent(name)) }
+        let noInfo = try #require(throws: TernError.self) { try ModelLoader.load(bundle.path) }
+        #expect(noInfo.message == "several versions and no VersionInfo.plist naming the current one")
+    }
+}
+
+/// The model a store carries in `Z_MODELCACHE`, read for every fixture store that has one.
+@Suite("The model a store carries: Z_MODELCACHE")
+struct StoreModelCacheTests {
+    /// Each store with a cache, and the Xcode version that wrote it where its source is a fixture.
+    static let stores: [(store: String, source: String?, version: String?)] = [
+        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", "SampleModel"),
+        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite", "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", "SampleModel2"),
+        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite", "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld", "SampleModel3"),
+        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite", nil, nil),
+        ("duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite", "duckduckgo__BrowserServicesKit/Sources/Bookmarks/BookmarksModel.xcdatamodeld", "BookmarksModel 3"),
+        ("duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V4.sqlite", "duckduckgo__BrowserServicesKit/Sources/Bookmarks/BookmarksModel.xcdatamodeld", "BookmarksModel 4"),
+        ("wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite",
+         "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld", "CoreDataMigration_Example"),
+        ("wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_2.sqlite",
+         "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld", "CoreDataMigration_Example 2"),
+        ("wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_3.sqlite",
+         "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld", "CoreDataMigration_Example 3"),
+    ]
+
+    @Test("each cache decodes to a model whose layout is the store's schema, and equals its Xcode version where that is a fixture", arguments: stores)
+    func decodes(store: String, source: String?, version: String?) throws {
+        let directory = try TemporaryDirectory()
+        let path = try Fixtures.copy([store] + (FileManager.default.fileExists(atPath: Fixtures.path(store + "-wal")) ? [store + "-wal"] : []), into: directory.url)
+        let cached = try #require(try StoreModelCache.read(storeAt: path, versionName: "cached"))
+        let reader = try ReadOnlyStore(path: path)  // kept: a WAL store is read from a private copy it removes
+        let schema = try withExtendedLifetime(reader) { try LayoutSignature(connection: try reader.connect()) }
+        #expect(LayoutSignature(layout: StoreLayout(model: cached)).differences(from: schema).isEmpty,
+                "\(LayoutSignature(layout: StoreLayout(model: cached)).differences(from: schema))")
+        guard let source, let version else { return }
+        let xcode = try #require(try ModelLoader.load(Fixtures.path(source)).version(named: version))
+        let hashes = Dictionary(uniqueKeysWithValues: cached.entities.map { ($0.name, VersionHash.hex(VersionHash.of($0))) })
+        let expected = Dictionary(uniqueKeysWithValues: xcode.entities.map { ($0.name, VersionHash.hex(VersionHash.of($0))) })
+        #expect(hashes == expected)
+    }
+
+    @Test("a store without a cache gives nil; a damaged cache is an error naming the store and Z_MODELCACHE")
+    func missingAndDamaged() throws {
+        let directory = try TemporaryDirectory()
+        let old = try Fixtures.copy(["hwaxxer__BookMigration/BookMigration/Model1.sqlite"], into: directory.url)
+        #expect(try StoreModelCache.read(storeAt: old, versionName: "x") == nil)
+        let path = try Fixtures.copy(["alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite"], into: directory.url)
+        let connection = try Connection(path: path)
+        try connection.execute("UPDATE Z_MODELCACHE SET Z_CONTENT = substr(Z_CONTENT, 1, length(Z_CONTENT) / 2)")
+        try connection.close()
+        let error = try #require(throws: TernError.self) { try StoreModelCache.read(storeAt: path, versionName: "x") }
+        #expect(error.path == path && error.message.hasPrefix("Z_MODELCACHE: the cached model cannot be inflated"), "\(error)")
+    }
+}
