@@ -5,8 +5,8 @@ import Tern
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Print a store's metadata, version identifiers, entities and row counts.",
-        discussion: "Needs no model: everything comes from the store's Z_METADATA and Z_PRIMARYKEY tables. The store is opened read-only."
+        abstract: "Print a store's metadata, version identifiers, entities, row counts and the model it carries.",
+        discussion: "Needs no model: everything comes from the store's Z_METADATA, Z_PRIMARYKEY and Z_MODELCACHE tables. The store is opened read-only."
     )
 
     @Argument(help: "The store (an SQLite file in Core Data's layout).")
@@ -14,6 +14,9 @@ struct InspectCommand: ParsableCommand {
 
     @Flag(help: "Print JSON (stable keys, documented in the README) instead of text.")
     var json = false
+
+    @Option(name: .customLong("export-model"), help: ArgumentHelp("Write the model the store carries (Z_MODELCACHE) as a Tern model directory.", valueName: "DIR"))
+    var exportModel: String?
 
     @OptionGroup var global: GlobalOptions
 
@@ -23,7 +26,14 @@ struct InspectCommand: ParsableCommand {
             logger.debug("reading metadata", metadata: ["store": "\(store)"])
             var metadata = try StoreMetadata.read(storeAt: store)
             metadata.externalData = try ExternalDataUsage.read(storeAt: store)
-            print(json ? try MetadataReport.json(metadata) : MetadataReport.text(metadata, path: store))
+            let name = URL(fileURLWithPath: store).deletingPathExtension().lastPathComponent
+            let carried = try StoreModelCache.read(storeAt: store, versionName: name)
+            print(json ? try MetadataReport.json(metadata, carried: carried) : MetadataReport.text(metadata, path: store, carried: carried))
+            if let exportModel {
+                guard let carried else { throw TernError(.badInput, "the store carries no model (no Z_MODELCACHE): nothing to export", path: store) }
+                try ModelExporter.export(carried, named: name, to: URL(fileURLWithPath: exportModel))
+                if !json { print("Wrote the model the store carries to \(exportModel) (model.yaml, v1.yaml: version \(name)).") }
+            }
         }
     }
 }

@@ -3,7 +3,8 @@ import Tern
 
 /// Renders store metadata for people (text) and programs (JSON).
 enum MetadataReport {
-    static func text(_ metadata: StoreMetadata, path: String) -> String {
+    /// `carried`: the model the store keeps in `Z_MODELCACHE`, listed after the entities.
+    static func text(_ metadata: StoreMetadata, path: String, carried: ObjectModel? = nil) -> String {
         var lines = ["Store \(path)"]
         lines.append("  UUID:                \(metadata.uuid ?? "none")")
         lines.append("  store type:          \(metadata.storeType ?? "none")")
@@ -29,12 +30,28 @@ enum MetadataReport {
                 lines.append("    \(column.table).\(column.column): \(column.values) values in files, \(Formatting.mebibytes(column.bytes))\(missing)")
             }
         }
+        if let carried {
+            lines.append("  model carried (Z_MODELCACHE), \(carried.entities.count) entities:")
+            for entity in carried.entities {
+                let head = entity.name + (entity.parent.map { " (\($0))" } ?? "") + (entity.isAbstract ? ", abstract" : "")
+                let attributes = entity.attributes.map { "\($0.name) \($0.type.rawValue)\($0.isOptional ? "?" : "")\($0.isTransient ? " transient" : "")" }
+                let relationships = entity.relationships.map { "\($0.name) → \($0.destination)\($0.isToMany ? ($0.isOrdered ? " [ordered]" : " [many]") : "")" }
+                lines.append("    \(head): " + (attributes + relationships).joined(separator: ", "))
+            }
+        } else {
+            lines.append("  model carried:       none (no Z_MODELCACHE)")
+        }
         return lines.joined(separator: "\n")
     }
 
-    static func json(_ metadata: StoreMetadata) throws -> String {
+    /// The metadata's JSON, with `carriedModel` (the YAML text of the model the store carries, or null).
+    static func json(_ metadata: StoreMetadata, carried: ObjectModel? = nil) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(metadata), as: UTF8.self)
+        guard var object = try JSONSerialization.jsonObject(with: try encoder.encode(metadata)) as? [String: Any] else {
+            return String(decoding: try encoder.encode(metadata), as: UTF8.self)
+        }
+        object["carriedModel"] = try carried.map(ModelExporter.yaml) ?? NSNull()
+        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
     }
 }

@@ -88,11 +88,15 @@ struct MigrateCommand: ParsableCommand {
 
 /// Text for people about plans and finished migrations.
 enum MigrationSummary {
+    /// Said first when the store's own model is the source version.
+    static let storeModelNote = "No version of the model wrote the store; it carries its own model (Z_MODELCACHE), which is the source version."
+
     static func plan(_ plan: StoreMigration.Plan) -> String {
         guard !plan.steps.isEmpty else {
             return "The store is at \(plan.storeVersion), the version to migrate to: nothing to migrate."
         }
-        var lines = ["The store is at \(plan.storeVersion); migrating to \(plan.targetVersion) in \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s"):"]
+        var lines = plan.fromStoreModel ? [MigrationSummary.storeModelNote] : []
+        lines += ["The store is at \(plan.storeVersion); migrating to \(plan.targetVersion) in \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s"):"]
         for (index, step) in plan.steps.enumerated() {
             let origin = step.composedFrom.map { "inferred mappings of \($0), composed: the store is copied once" }
                 ?? (step.isInferred ? "inferred mapping" : step.origins.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then "))

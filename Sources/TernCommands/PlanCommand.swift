@@ -40,7 +40,8 @@ struct PlanCommand: ParsableCommand {
             return "The store is at \(estimate.storeVersion), the version to migrate to: nothing to migrate."
         }
         let count = Formatting.count
-        var lines = ["The store is at \(estimate.storeVersion); \(estimate.steps.count) step\(estimate.steps.count == 1 ? "" : "s") to \(estimate.targetVersion), in batches of \(count(estimate.batchSize)) source objects, \(estimate.workers) worker\(estimate.workers == 1 ? "" : "s") for mappings in Swift."]
+        var lines = estimate.fromStoreModel ? [MigrationSummary.storeModelNote] : []
+        lines += ["The store is at \(estimate.storeVersion); \(estimate.steps.count) step\(estimate.steps.count == 1 ? "" : "s") to \(estimate.targetVersion), in batches of \(count(estimate.batchSize)) source objects, \(estimate.workers) worker\(estimate.workers == 1 ? "" : "s") for mappings in Swift."]
         for (index, step) in estimate.steps.enumerated() {
             lines.append("")
             let origin = step.composedFrom.map { "inferred mappings of \($0), composed: the store is copied once" }

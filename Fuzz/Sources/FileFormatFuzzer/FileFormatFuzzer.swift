@@ -4,9 +4,11 @@ import Tern
 
 /// Fuzzes the readers of the files users hand Tern: binary property lists (Core Data's metadata),
 /// the keyed archives of value expressions inside Xcode mapping models, Tern's YAML model and mapping files,
-/// Xcode's model XML and mapping models. Any bytes must give a model, a mapping or an error —
+/// Xcode's model XML and mapping models, compiled models (`.mom`) and the raw-DEFLATE model cache a store
+/// keeps (`Z_MODELCACHE`). Any bytes must give a model, a mapping or an error —
 /// never a crash, a hang or memory beyond libFuzzer's -rss_limit_mb. The target is chosen by
-/// TERN_FUZZ_TARGET: plist, keyed-archive, model-yaml, xcdatamodel, mapping-yaml or xcmapping.
+/// TERN_FUZZ_TARGET: plist, keyed-archive, model-yaml, xcdatamodel, mapping-yaml, xcmapping,
+/// compiled-model or model-cache.
 let target = ProcessInfo.processInfo.environment["TERN_FUZZ_TARGET"] ?? "plist"
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tern-fuzz-\(getpid())")
 
@@ -41,10 +43,14 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = try? ModelLoader.load(URL(fileURLWithPath: file("Fuzz.xcdatamodel/contents", data)).deletingLastPathComponent().path)
     case "mapping-yaml":
         _ = try? MappingLoader.load(file("mapping.yaml", data), source: model, destination: model)
+    case "compiled-model":
+        _ = try? ModelLoader.load(file("Fuzz.mom", data))
+    case "model-cache":
+        _ = try? StoreModelCache.decode([UInt8](data), versionName: "fuzz")
     case "xcmapping":
         _ = try? MappingLoader.load(URL(fileURLWithPath: file("Fuzz.xcmappingmodel/xcmapping.xml", data)).deletingLastPathComponent().path, source: model, destination: model)
     default:
-        fatalError("TERN_FUZZ_TARGET=\(target) is not plist, keyed-archive, model-yaml, xcdatamodel, mapping-yaml or xcmapping")
+        fatalError("TERN_FUZZ_TARGET=\(target) is not plist, keyed-archive, model-yaml, xcdatamodel, mapping-yaml, xcmapping, compiled-model or model-cache")
     }
     return 0
 }

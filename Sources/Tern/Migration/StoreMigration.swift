@@ -15,6 +15,9 @@ public struct StoreMigration: Sendable {
         public let targetVersion: String
         /// The steps in order; empty when the store is at the target already.
         public let steps: [MigrationStep]
+        /// True when no version of the model wrote the store and its own model, read from its
+        /// `Z_MODELCACHE`, is the source version (named `StoreModelCache.versionName`).
+        public var fromStoreModel = false
     }
 
     /// What a finished run did.
@@ -66,24 +69,36 @@ public struct StoreMigration: Sendable {
     public func plan(to target: String? = nil, mappingFiles extra: [String] = [], mappings models: [MappingModel] = [],
                      appleHashes: [String: [String: String]] = [:]) throws -> Plan {
         let match = try VersionMatch.find(in: model, storeAt: store, appleHashes: appleHashes)
-        let version: String
+        var version: String
         let targetVersion = target ?? model.currentVersionName
+        var chainModel = model
+        var fromStoreModel = false
         switch match.verdict {
         case .compatible(let name, _):
             version = name
         case .migrationNeeded(let from, _, _):
             version = from
         case .noMatch(let closest, let differences):
-            throw MigrationError.noVersionMatches(closest: closest, differences: differences, store: store)
+            // The store's own model, when it carries one whose layout is its schema: one step
+            // from it to the target, inferred or by a mapping file naming it as its source.
+            guard let cached = try StoreModelCache.model(ofStoreAt: store), let destination = model.version(named: targetVersion) else {
+                throw MigrationError.noVersionMatches(closest: closest, differences: differences, store: store)
+            }
+            chainModel = VersionedModel(name: model.name, versions: [cached, destination], currentVersionName: targetVersion, path: model.path)
+            version = cached.versionName
+            fromStoreModel = true
+            logger.notice("no version of the model wrote the store: migrating from the model the store carries", metadata: ["store": "\(store)"])
         }
         guard version != targetVersion else {
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
         let files = MigrationPlanner.mappingFiles(for: model)
-        let steps = try MigrationPlanner.chain(in: model, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
+        let steps = try MigrationPlanner.chain(in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
                                                composing: options.composeSteps, now: options.now)
         try options.registry.checkPolicies(of: steps)
-        return Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
+        var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
+        plan.fromStoreModel = fromStoreModel
+        return plan
     }
 
     /// Runs the plan on the calling thread, blocking it until the run ends (its event loop runs

@@ -177,7 +177,8 @@ enum CompiledModelReader {
                 throw KeyedArchive.Malformed(description: "relationship \(name) has no destination entity")
             }
             let inverse = try archive.resolve(object["NSInverseRelationship"]).map { try archive.string($0["NSPropertyName"]) } ?? nil
-            let maxCount = object["NSMaxCount"].flatMap(integer) ?? 1
+            // Unbounded is 0 in Xcode's XML and may be archived as -1 (NSUIntegerMax).
+            let maxCount = max(0, object["NSMaxCount"].flatMap(integer) ?? 1)
             let rules: [Int: DeleteRule] = [0: .noAction, 1: .nullify, 2: .cascade, 3: .deny]
             return Relationship(
                 name: name, destination: destination,

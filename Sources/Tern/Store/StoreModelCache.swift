@@ -10,6 +10,20 @@ public enum StoreModelCache {
     /// fixture's 11 KB), so anything near this is hostile.
     public static let inflatedLimit = 16 << 20
 
+    /// The name the store's own model goes by as a version: what a mapping file from it names
+    /// as its `source`.
+    public static let versionName = "Z_MODELCACHE"
+
+    /// The store's own model, named `versionName`, when it carries one whose layout is the
+    /// store's schema (a cache that disagrees with the tables is not taken).
+    public static func model(ofStoreAt path: String) throws -> ObjectModel? {
+        guard let cached = try read(storeAt: path, versionName: versionName) else { return nil }
+        let store = try ReadOnlyStore(path: path)
+        let schema = try withExtendedLifetime(store) { try LayoutSignature(connection: try store.connect()) }
+        guard LayoutSignature(layout: StoreLayout(model: cached)).differences(from: schema).isEmpty, cached.problems().isEmpty else { return nil }
+        return cached
+    }
+
     /// The store's cached model, named `versionName`; nil when the store has no cache (Core Data
     /// before iOS 11, or a store Tern wrote).
     ///
@@ -22,16 +36,28 @@ public enum StoreModelCache {
         guard table != nil, case .blob(let compressed)? = try connection.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") else {
             return withExtendedLifetime(store) { nil }
         }
+        do {
+            return try withExtendedLifetime(store) { try decode(compressed, versionName: versionName) }
+        } catch let error as TernError {
+            throw TernError(error.kind, error.message, path: path)
+        }
+    }
+
+    /// Decodes a cache's `Z_CONTENT`: inflated (at most `inflatedLimit` bytes), then read as a
+    /// compiled model named `versionName`. Public so the fuzzer reaches it.
+    ///
+    /// - Throws: `TernError` (bad input) beginning "Z_MODELCACHE:", saying what is wrong.
+    public static func decode(_ compressed: [UInt8], versionName: String) throws -> ObjectModel {
         let archive: [UInt8]
         do {
             archive = try Inflate.raw(compressed, limit: inflatedLimit)
         } catch {
-            throw TernError(.badInput, "Z_MODELCACHE: the cached model cannot be inflated: \(error)", path: path)
+            throw TernError(.badInput, "Z_MODELCACHE: the cached model cannot be inflated: \(error)")
         }
         do {
-            return try withExtendedLifetime(store) { try CompiledModelReader.decode(archive, versionName: versionName) }
+            return try CompiledModelReader.decode(archive, versionName: versionName)
         } catch let error as TernError {
-            throw TernError(error.kind, "Z_MODELCACHE: \(error.message)", path: path)
+            throw TernError(error.kind, "Z_MODELCACHE: \(error.message)")
         }
     }
 }

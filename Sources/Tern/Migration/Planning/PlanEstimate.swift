@@ -103,6 +103,9 @@ public struct PlanEstimate: Sendable, Codable {
     public var workers: Int
     /// The steps, in order.
     public var steps: [Step]
+    /// True when the store's own model (`Z_MODELCACHE`) is the source version: no version of the
+    /// model given wrote it.
+    public var fromStoreModel = false
 }
 
 extension StoreMigration {
@@ -158,8 +161,10 @@ extension StoreMigration {
                                            dropped: index == 0 ? try DataLoss.count(dropped, of: step, in: store) : dropped))
             objects = created
         }
-        return PlanEstimate(storeVersion: plan.storeVersion, targetVersion: plan.targetVersion, batchSize: options.batchSize,
-                            workers: options.workers, steps: steps)
+        var estimate = PlanEstimate(storeVersion: plan.storeVersion, targetVersion: plan.targetVersion, batchSize: options.batchSize,
+                                    workers: options.workers, steps: steps)
+        estimate.fromStoreModel = plan.fromStoreModel
+        return estimate
     }
 
     private static func batches(_ rows: Int, _ size: Int) -> Int {

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+/// `SampleModel2_V2.sqlite` (CoreDataPlus) was written by a model defined in code: it exists
+/// nowhere but in the store's `Z_MODELCACHE`. Tern reads it, exports it, and migrates the store
+/// from it to a version written for it.
+@Suite("A store migrated from the model it carries")
+struct StoreModelTests {
+    let directory: URL
+    let store: String
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-storemodel-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        store = directory.appendingPathComponent("SampleModel2_V2.sqlite").path
+        try FileManager.default.copyItem(atPath: CheckAndGenerateCommandTests.fixtures + "/alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite",
+                                         toPath: store)
+    }
+
+    /// Every row of `table` in `store`, over `columns`, as text: content, not counts.
+    private func rows(_ store: String, _ table: String, _ columns: String) throws -> String {
+        try SQLiteShell.run(store, "SELECT \(columns) FROM \(table) ORDER BY Z_PK;")
+    }
+
+    @Test("inspect lists the carried model and exports it; the export recognises the store; a version written from it migrates the store, every row kept")
+    func inspectExportMigrate() throws {
+        let exported = directory.appendingPathComponent("exported").path
+        let inspected = try TernProcess.run(["inspect", store, "--export-model", exported])
+        #expect(inspected.status == 0, "\(inspected.standardError)")
+        #expect(inspected.standardOutput.contains("model carried (Z_MODELCACHE), 6 entities:"))
+        #expect(inspected.standardOutput.contains("Writer, abstract: age integer16"))
+        let check = try TernProcess.run(["check", store, "--model", exported])
+        #expect(check.status == 0 && check.standardOutput.hasPrefix("compatible: the store was written by SampleModel2_V2"), "\(check.standardOutput)\(check.standardError)")
+
+        // The target: the carried model with a new attribute, given as the only version.
+        let target = directory.appendingPathComponent("target")
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        let version = try String(contentsOfFile: exported + "/v1.yaml", encoding: .utf8)
+            .replacingOccurrences(of: "version: SampleModel2_V2", with: "version: SampleModel2_V3")
+            .replacingOccurrences(of: "  Book:\n    attributes:\n", with: "  Book:\n    attributes:\n      subtitle:\n        optional: true\n        type: string\n")
+        try version.write(to: target.appendingPathComponent("v2.yaml"), atomically: true, encoding: .utf8)
+        try "name: SampleModel2\ncurrent: SampleModel2_V3\nversions: [v2.yaml]\n".write(to: target.appendingPathComponent("model.yaml"), atomically: true, encoding: .utf8)
+
+        let plan = try TernProcess.run(["plan", store, "--model", target.path])
+        #expect(plan.status == 0, "\(plan.standardError)")
+        #expect(plan.standardOutput.hasPrefix("No version of the model wrote the store; it carries its own model (Z_MODELCACHE), which is the source version."))
+        let output = directory.appendingPathComponent("Out.sqlite").path
+        let migrated = try TernProcess.run(["migrate", store, "--model", target.path, "--out", output, "--progress", "none"])
+        #expect(migrated.status == 0, "\(migrated.standardError)")
+        #expect(try TernProcess.run(["check", output, "--model", target.path]).status == 0)
+        for (table, columns) in [("ZBOOK", "Z_PK, Z_ENT, ZTITLE, ZPRICE, hex(ZUNIQUEID), ZPUBLISHEDAT, hex(ZFRONTCOVER), ZAUTHOR, ZISBLACKANDWHITE"),
+                                 ("ZPAGE", "Z_PK, ZNUMBER, ZISBOOKMARKED, hex(ZCONTENT), ZBOOK"), ("ZFEEDBACK", "*"), ("ZWRITER", "*")] {
+            #expect(try rows(output, table, columns) == rows(store, table, columns), "\(table)")
+        }
+        #expect(try rows(output, "ZBOOK", "count(ZSUBTITLE)") == "0\n")
+    }
+}
