@@ -141,3 +141,30 @@ struct StoreModelCacheTests {
         #expect(error.path == path && error.message.hasPrefix("Z_MODELCACHE: the cached model cannot be inflated"), "\(error)")
     }
 }
+
+/// A store Tern migrates with a `.momd` carries Core Data's own version hashes, so Core Data's
+/// compatibility check passes; Tern's hashes are kept under Tern's key.
+@Suite("Stores that Core Data opens: Apple's hashes in the migrated store")
+struct AppleHashesTests {
+    @Test("SampleModel_V1 migrated to SampleModel3 with the .momd: its hashes are VersionInfo.plist's for version 3, and both kinds of check recognise it")
+    func migratedWithMomd() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Fixtures.copy(["alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"], into: directory.url)
+        let bundle = Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd")
+        let model = try ModelLoader.load(bundle)
+        let migration = StoreMigration(store: store, model: model)
+        let plan = try migration.plan(to: "SampleModel3")
+        let apple = try VersionMatch.appleHashes(versionInfoAt: bundle + "/VersionInfo.plist")
+        #expect(plan.targetAppleHashes == apple["SampleModel3"])
+        let output = directory.path("Out.sqlite")
+        _ = try await migration.run(plan, output: output)
+
+        let metadata = try StoreMetadata.read(storeAt: output)
+        #expect(metadata.versionHashes == apple["SampleModel3"])
+        let version = try #require(model.version(named: "SampleModel3"))
+        #expect(metadata.ternVersionHashes == version.versionHashes.mapValues(VersionHash.hex))
+        #expect(metadata.keys.contains(StoreFile.ternVersionHashesKey))
+        #expect(try VersionMatch.find(in: model, storeAt: output, appleHashes: apple).verdict == .migrationNeeded(from: "SampleModel3", to: "SampleModel", evidence: .appleHashes))
+        #expect(try VersionMatch.find(in: model, storeAt: output).verdict == .migrationNeeded(from: "SampleModel3", to: "SampleModel", evidence: .ternHashes))
+    }
+}

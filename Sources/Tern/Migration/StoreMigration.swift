@@ -18,6 +18,9 @@ public struct StoreMigration: Sendable {
         /// True when no version of the model wrote the store and its own model, read from its
         /// `Z_MODELCACHE`, is the source version (named `StoreModelCache.versionName`).
         public var fromStoreModel = false
+        /// Core Data's own version hashes of the target version (entity → hex), when known (a
+        /// `.momd`'s `VersionInfo.plist`): the migrated store carries them, so Core Data opens it.
+        public var targetAppleHashes: [String: String]?
     }
 
     /// What a finished run did.
@@ -68,6 +71,11 @@ public struct StoreMigration: Sendable {
     ///     a store Core Data wrote.
     public func plan(to target: String? = nil, mappingFiles extra: [String] = [], mappings models: [MappingModel] = [],
                      appleHashes: [String: [String: String]] = [:]) throws -> Plan {
+        // A compiled model's bundle says what Core Data's hashes of each version are.
+        var appleHashes = appleHashes
+        if appleHashes.isEmpty, model.path.hasSuffix(".momd") {
+            appleHashes = (try? VersionMatch.appleHashes(versionInfoAt: model.path + "/VersionInfo.plist")) ?? [:]
+        }
         let match = try VersionMatch.find(in: model, storeAt: store, appleHashes: appleHashes)
         var version: String
         let targetVersion = target ?? model.currentVersionName
@@ -98,6 +106,7 @@ public struct StoreMigration: Sendable {
         try options.registry.checkPolicies(of: steps)
         var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
         plan.fromStoreModel = fromStoreModel
+        plan.targetAppleHashes = appleHashes[targetVersion]
         return plan
     }
 
@@ -223,6 +232,7 @@ public struct StoreMigration: Sendable {
                 let connection = try Connection(path: final, configuration: .init(mode: .readWrite))
                 try connection.setPragma("user_version", .integer(0))  // a finished store looks like Core Data's
                 if let inputs = run.inputs { try StoreFile.setMetadata(StoreFile.migratedFromKey, to: inputs.fingerprint, in: connection, path: final) }
+                if let apple = plan.targetAppleHashes { try StoreFile.useAppleHashes(apple, in: connection, path: final) }
                 // The main file alone is delivered (a hard link): nothing may stay in its -wal.
                 try connection.checkpointWAL()
                 try connection.close()

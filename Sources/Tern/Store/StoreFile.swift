@@ -15,14 +15,42 @@ public enum StoreFile {
     /// source's content digest, the versions, the mappings): how a `--resume` whose record was
     /// already removed knows an existing output is its own, and anyone can tell what it came from.
     public static let migratedFromKey = "TernMigratedFrom"
+    /// Where a store that carries Apple's version hashes (so Core Data opens it) keeps Tern's.
+    public static let ternVersionHashesKey = "TernStoreModelVersionHashes"
+
+    /// Makes the store's metadata carry Core Data's own version hashes (`apple`: entity → hex,
+    /// from `VersionInfo.plist`) as `NSStoreModelVersionHashes`, with the digest and checksum
+    /// Core Data derives from them, so Core Data's compatibility check passes; Tern's hashes
+    /// move to `ternVersionHashesKey`.
+    static func useAppleHashes(_ apple: [String: String], in connection: Connection, path: String) throws {
+        try updateMetadata(in: connection, path: path) { plist in
+            guard plist[ternVersionHashesKey] == nil else { return }
+            var bytes: [String: [UInt8]] = [:]
+            for (entity, hex) in apple {
+                bytes[entity] = stride(from: 0, to: hex.count - 1, by: 2).compactMap { offset in
+                    let start = hex.index(hex.startIndex, offsetBy: offset)
+                    return UInt8(hex[start...hex.index(after: start)], radix: 16)
+                }
+            }
+            plist[ternVersionHashesKey] = plist["NSStoreModelVersionHashes"]
+            plist["NSStoreModelVersionHashes"] = bytes.mapValues { Data($0) }
+            plist["NSStoreModelVersionHashesDigest"] = VersionHash.digest(bytes)
+            plist["NSStoreModelVersionChecksumKey"] = VersionHash.checksum(bytes)
+        }
+    }
 
     /// Sets one key of the store's metadata plist, keeping every other.
     static func setMetadata(_ key: String, to value: String, in connection: Connection, path: String) throws {
+        try updateMetadata(in: connection, path: path) { $0[key] = value }
+    }
+
+    /// Rewrites the store's metadata plist through `change`.
+    private static func updateMetadata(in connection: Connection, path: String, _ change: (inout [String: Any]) -> Void) throws {
         guard let bytes = try connection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob,
               var plist = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any] else {
             throw TernError(.badInput, "Z_METADATA.Z_PLIST is missing or not a dictionary", path: path)
         }
-        plist[key] = value
+        change(&plist)
         let encoded = [UInt8](try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0))
         try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", encoded)
     }

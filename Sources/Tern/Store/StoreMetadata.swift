@@ -41,8 +41,11 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
     public var digest: String?
     /// The version that wrote the store, when Tern wrote it.
     public var versionName: String?
-    /// The hash scheme of `versionHashes` when Tern wrote the store (`tern.v1`); nil for Core Data.
+    /// The hash scheme of Tern's hashes when Tern wrote the store (`tern.v1`); nil for Core Data.
     public var hashScheme: String?
+    /// Tern's own version hashes, when Tern wrote the store: under `StoreFile.ternVersionHashesKey`
+    /// when `versionHashes` are Apple's (a store Core Data is to open), else `versionHashes`.
+    public var ternVersionHashes: [String: String]?
     /// The fingerprint of the inputs of the migration that wrote this store, if Tern migrated it
     /// (`StoreFile.migratedFromKey`).
     public var migratedFrom: String?
@@ -128,13 +131,19 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         checksum = plist["NSStoreModelVersionChecksumKey"] as? String
         digest = plist["NSStoreModelVersionHashesDigest"] as? String
         versionIdentifiers = (plist["NSStoreModelVersionIdentifiers"] as? [Any])?.compactMap { $0 as? String } ?? []
-        if let hashes = plist["NSStoreModelVersionHashes"] as? [String: Any] {
-            for (entity, value) in hashes {
-                if let bytes = value as? Data {
-                    versionHashes[entity] = bytes.map { String(format: "%02x", $0) }.joined()
-                }
-            }
+        versionHashes = Self.hexHashes(plist["NSStoreModelVersionHashes"])
+        if hashScheme == StoreFile.hashScheme {
+            ternVersionHashes = plist[StoreFile.ternVersionHashesKey] == nil ? versionHashes : Self.hexHashes(plist[StoreFile.ternVersionHashesKey])
         }
+    }
+
+    /// Entity name → hash bytes, hex-encoded, from a metadata dictionary of `Data` values.
+    private static func hexHashes(_ value: Any?) -> [String: String] {
+        var hashes: [String: String] = [:]
+        for (entity, value) in value as? [String: Any] ?? [:] {
+            if let bytes = value as? Data { hashes[entity] = bytes.map { String(format: "%02x", $0) }.joined() }
+        }
+        return hashes
     }
 
     private static func readEntities(_ connection: Connection, tables: Set<String>) throws -> [Entity] {

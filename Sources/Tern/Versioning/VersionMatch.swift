@@ -43,15 +43,17 @@ public struct VersionMatch: Sendable, Equatable {
                 ? VersionMatch(verdict: .compatible(version: version, evidence: evidence))
                 : VersionMatch(verdict: .migrationNeeded(from: version, to: model.currentVersionName, evidence: evidence))
         }
-        let isTernStore = metadata.hashScheme == StoreFile.hashScheme
-        if isTernStore {
-            // Newest first: two versions with identical hashes are the same schema; prefer current.
-            for version in model.versions.reversed() where version.versionHashes.mapValues(VersionHash.hex) == metadata.versionHashes {
-                return verdict(version.versionName, .ternHashes)
-            }
-        } else if !metadata.versionHashes.isEmpty {
+        // Apple's hashes when the store carries them (Core Data wrote it, or Tern wrote them for
+        // Core Data), then Tern's own; newest first: two versions with identical hashes are the
+        // same schema, and the current one is preferred.
+        if metadata.ternVersionHashes != metadata.versionHashes, !metadata.versionHashes.isEmpty {
             for version in model.versions.reversed() where appleHashes[version.versionName] == metadata.versionHashes {
                 return verdict(version.versionName, .appleHashes)
+            }
+        }
+        if let tern = metadata.ternVersionHashes {
+            for version in model.versions.reversed() where version.versionHashes.mapValues(VersionHash.hex) == tern {
+                return verdict(version.versionName, .ternHashes)
             }
         }
         var closest: (name: String, differences: [String])?
