@@ -18,7 +18,7 @@ struct CheckCommand: ParsableCommand {
     @Argument(help: "The store.")
     var store: String
 
-    @Option(help: "The model: an .xcdatamodeld bundle, an .xcdatamodel, a directory with model.yaml, or a .yaml version file.")
+    @Option(help: "The model: an .xcdatamodeld bundle, an .xcdatamodel, a compiled .momd or .mom, a directory with model.yaml, or a .yaml version file.")
     var model: String
 
     @Option(help: "A compiled model's VersionInfo.plist (inside .momd), to recognise Core Data stores by Apple's hashes.")
@@ -34,12 +34,15 @@ struct CheckCommand: ParsableCommand {
         var status: Int32 = 0
         try reportingErrors {
             let versioned = try ModelLoader.load(model)
-            let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
+            // A compiled model's bundle carries its VersionInfo.plist.
+            let info = versionInfo ?? (model.hasSuffix(".momd") ? model + "/VersionInfo.plist" : nil)
+            let apple = try info.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
             let match = try VersionMatch.find(in: versioned, storeAt: store, appleHashes: apple)
             logger.debug("checked", metadata: ["store": "\(store)", "verdict": "\(match.verdict)"])
             var report = CheckReport(match: match, model: versioned)
             report.addLightweight(in: versioned)
             try report.addAnomalies(store: store, model: versioned)
+            if report.status == "no-match" { report.carriesModel = try StoreModelCache.model(ofStoreAt: store) != nil }
             print(json ? try report.json() : report.text)
             status = report.exitCode
         }
@@ -64,6 +67,9 @@ struct CheckReport: Encodable {
     var lightweightProblems: [String] = []
     /// Rows Core Data never writes, which `tern migrate` refuses (see `StoreAnomalies`).
     var anomalies: [String] = []
+    /// For "no-match": whether the store carries its own model (`Z_MODELCACHE`, its layout the
+    /// store's schema), which `tern plan` and `tern migrate` then take as the source version.
+    var carriesModel = false
 
     init(match: VersionMatch, model: VersionedModel) {
         currentVersion = model.currentVersionName
@@ -131,6 +137,9 @@ struct CheckReport: Encodable {
             if let closestVersion {
                 lines.append("closest version: \(closestVersion), which differs:")
                 lines += differences.map { "  - \($0)" }
+            }
+            if carriesModel {
+                lines.append("the store carries its own model (Z_MODELCACHE): tern plan and tern migrate take it as the source version")
             }
             return lines.joined(separator: "\n")
         }
