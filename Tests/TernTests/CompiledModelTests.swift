@@ -85,6 +85,23 @@ struct CompiledModelTests {
             _ = try? CompiledModelReader.decode(bytes, versionName: "flipped")
         }
 
+        // An entity that is its own superentity (a cycle through the archive's references).
+        let cyclic = directory.path("cyclic.mom")
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        python.arguments = ["-c", """
+            import plistlib, sys
+            d = plistlib.load(open(sys.argv[1], 'rb')); objects = d['$objects']
+            for i, o in enumerate(objects):
+                if isinstance(o, dict) and 'NSSuperentity' in o and objects[o['NSEntityName'].data] == 'Car':
+                    o['NSSuperentity'] = plistlib.UID(i)
+            plistlib.dump(d, open(sys.argv[2], 'wb'), fmt=plistlib.FMT_BINARY)
+            """, Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/SampleModel.mom"), cyclic]
+        try python.run()
+        python.waitUntilExit()
+        let cycle = try #require(throws: TernError.self) { try ModelLoader.load(cyclic) }
+        #expect(cycle.message.contains("Car") && cycle.message.contains("cycle"), "\(cycle.message)")
+
         let bundle = directory.url.appendingPathComponent("Two.momd")
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
         for name in ["A.mom", "B.mom"] { try real.write(to: bundle.appendingPathComponent(name)) }

@@ -17,10 +17,11 @@ public enum StoreModelCache {
     /// The store's own model, named `versionName`, when it carries one whose layout is the
     /// store's schema (a cache that disagrees with the tables is not taken).
     public static func model(ofStoreAt path: String) throws -> ObjectModel? {
-        guard let cached = try read(storeAt: path, versionName: versionName) else { return nil }
+        // A model with problems (an inheritance cycle, a dangling inverse) has no layout to compare.
+        guard let cached = try read(storeAt: path, versionName: versionName), cached.problems().isEmpty else { return nil }
         let store = try ReadOnlyStore(path: path)
         let schema = try withExtendedLifetime(store) { try LayoutSignature(connection: try store.connect()) }
-        guard LayoutSignature(layout: StoreLayout(model: cached)).differences(from: schema).isEmpty, cached.problems().isEmpty else { return nil }
+        guard LayoutSignature(layout: StoreLayout(model: cached)).differences(from: schema).isEmpty else { return nil }
         return cached
     }
 
