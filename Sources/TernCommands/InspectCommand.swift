@@ -27,10 +27,14 @@ struct InspectCommand: ParsableCommand {
             var metadata = try StoreMetadata.read(storeAt: store)
             metadata.externalData = try ExternalDataUsage.read(storeAt: store)
             let name = URL(fileURLWithPath: store).deletingPathExtension().lastPathComponent
-            let carried = try StoreModelCache.read(storeAt: store, versionName: name)
-            print(json ? try MetadataReport.json(metadata, carried: carried) : MetadataReport.text(metadata, path: store, carried: carried))
+            // An unreadable cache does not hide the rest of what the store says.
+            let carried = Result { try StoreModelCache.read(storeAt: store, versionName: name) }
+            print(json ? try MetadataReport.json(metadata, carried: try? carried.get()) : MetadataReport.text(metadata, path: store, carried: carried))
             if let exportModel {
-                guard let carried else { throw TernError(.badInput, "the store carries no model (no Z_MODELCACHE): nothing to export", path: store) }
+                guard let carried = try carried.get() else { throw TernError(.badInput, "the store carries no model (no Z_MODELCACHE): nothing to export", path: store) }
+                if let existing = try? FileManager.default.contentsOfDirectory(atPath: exportModel), !existing.isEmpty {
+                    throw TernError(.badInput, "exists and is not empty: Tern never overwrites a model (name a new directory)", path: exportModel)
+                }
                 try ModelExporter.export(carried, named: name, to: URL(fileURLWithPath: exportModel))
                 if !json { print("Wrote the model the store carries to \(exportModel) (model.yaml, v1.yaml: version \(name)).") }
             }

@@ -4,7 +4,7 @@ import Tern
 /// Renders store metadata for people (text) and programs (JSON).
 enum MetadataReport {
     /// `carried`: the model the store keeps in `Z_MODELCACHE`, listed after the entities.
-    static func text(_ metadata: StoreMetadata, path: String, carried: ObjectModel? = nil) -> String {
+    static func text(_ metadata: StoreMetadata, path: String, carried: Result<ObjectModel?, any Error> = .success(nil)) -> String {
         var lines = ["Store \(path)"]
         lines.append("  UUID:                \(metadata.uuid ?? "none")")
         lines.append("  store type:          \(metadata.storeType ?? "none")")
@@ -30,7 +30,12 @@ enum MetadataReport {
                 lines.append("    \(column.table).\(column.column): \(column.values) values in files, \(Formatting.mebibytes(column.bytes))\(missing)")
             }
         }
-        if let carried {
+        switch carried {
+        case .failure(let error):
+            lines.append("  model carried:       unreadable (\(error))")
+        case .success(nil):
+            lines.append("  model carried:       none (no Z_MODELCACHE)")
+        case .success(let carried?):
             lines.append("  model carried (Z_MODELCACHE), \(carried.entities.count) entities:")
             for entity in carried.entities {
                 let head = entity.name + (entity.parent.map { " (\($0))" } ?? "") + (entity.isAbstract ? ", abstract" : "")
@@ -38,8 +43,6 @@ enum MetadataReport {
                 let relationships = entity.relationships.map { "\($0.name) → \($0.destination)\($0.isToMany ? ($0.isOrdered ? " [ordered]" : " [many]") : "")" }
                 lines.append("    \(head): " + (attributes + relationships).joined(separator: ", "))
             }
-        } else {
-            lines.append("  model carried:       none (no Z_MODELCACHE)")
         }
         return lines.joined(separator: "\n")
     }

@@ -29,6 +29,8 @@ struct StoreModelTests {
         #expect(inspected.status == 0, "\(inspected.standardError)")
         #expect(inspected.standardOutput.contains("model carried (Z_MODELCACHE), 6 entities:"))
         #expect(inspected.standardOutput.contains("Writer, abstract: age integer16"))
+        let again = try TernProcess.run(["inspect", store, "--export-model", exported])
+        #expect(again.status == 65 && again.standardError.contains("exists and is not empty: Tern never overwrites a model"), "\(again.standardError)")
         let recognised = try TernProcess.run(["check", store, "--model", exported])
         #expect(recognised.status == 0 && recognised.standardOutput.hasPrefix("compatible: the store was written by SampleModel2_V2"), "\(recognised.standardOutput)\(recognised.standardError)")
 

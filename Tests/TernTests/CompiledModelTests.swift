@@ -185,3 +185,54 @@ struct AppleHashesTests {
         #expect(try VersionMatch.find(in: model, storeAt: output).verdict == .migrationNeeded(from: "SampleModel3", to: "SampleModel", evidence: .ternHashes))
     }
 }
+
+/// What a hostile review of the compiled-model and carried-model paths found, kept fixed.
+@Suite("Versions told apart by their entities, not only their tables")
+struct EntityNumberingTests {
+    @Test("a version with the same tables but a subentity moved under another parent is not taken for the store's")
+    func movedSubentity() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Fixtures.copy(["alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"], into: directory.url)
+        let cached = try #require(try StoreModelCache.read(storeAt: store, versionName: "A"))
+        let moved = ObjectModel(versionName: "B", versionIdentifiers: cached.versionIdentifiers, entities: cached.entities.map { entity in
+            var entity = entity
+            if entity.name == "ExpensiveSportCar" { entity.parent = "Car" }
+            return entity
+        })
+        #expect(StoreLayout(model: moved).createTableStatements.sorted() == StoreLayout(model: cached).createTableStatements.sorted())
+
+        let onlyMoved = VersionedModel(name: "M", versions: [moved], currentVersionName: "B", path: directory.path("m"))
+        guard case .noMatch(_, let differences) = try VersionMatch.find(in: onlyMoved, storeAt: store).verdict else {
+            Issue.record("the moved version was taken for the store's")
+            return
+        }
+        #expect(differences.contains { $0.hasPrefix("Z_PRIMARYKEY numbers its entities otherwise") }, "\(differences)")
+        let both = VersionedModel(name: "M", versions: [cached, moved], currentVersionName: "B", path: directory.path("m"))
+        #expect(try VersionMatch.find(in: both, storeAt: store).verdict == .migrationNeeded(from: "A", to: "B", evidence: .schema))
+    }
+
+    @Test("a fetch index named like its one property is made once (Bookmarks' models have one)")
+    func indexNamedLikeItsProperty() throws {
+        let version = ObjectModel(versionName: "V", entities: [
+            Entity(name: "Note", attributes: [Attribute(name: "title", type: .string)], fetchIndexes: [FetchIndex(name: "title", properties: ["title"])]),
+        ])
+        let names = StoreLayout(model: version).indexStatements.map { $0.split(separator: " ")[2] }
+        #expect(Set(names).count == names.count, "\(names)")
+        let directory = try TemporaryDirectory()
+        let connection = try StoreFile.create(at: directory.path("n.sqlite"), model: version)
+        let writer = try ObjectWriter(connection: connection, layout: StoreLayout(model: version))
+        try writer.insert("Note", ["title": "a"])
+        try writer.finish()
+    }
+
+    @Test("a store migrated in place no longer carries the old version's cached model")
+    func cacheDroppedInPlace() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Fixtures.copy(["alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"], into: directory.url)
+        let model = try ModelLoader.load(Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd"))
+        let migration = StoreMigration(store: store, model: model)
+        _ = try await migration.run(try migration.plan(to: "SampleModel2"))
+        #expect(try StoreModelCache.read(storeAt: store, versionName: "x") == nil)
+        #expect(try StoreModelCache.read(storeAt: StoreMigration.backupPath(for: store), versionName: "x") != nil)
+    }
+}

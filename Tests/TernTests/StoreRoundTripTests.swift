@@ -98,8 +98,7 @@ struct VersionRecognitionTests {
     func byAppleHashes(store: String, version: String) throws {
         let model = try ModelLoader.load(Fixtures.path(FixtureStore.sampleModel))
         let apple = try VersionMatch.appleHashes(versionInfoAt: Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/VersionInfo.plist"))
-        let metadata = try StoreMetadata.read(storeAt: Fixtures.path(store))
-        let match = VersionMatch.find(in: model, metadata: metadata, signature: LayoutSignature(entityTables: [:], joinTables: []), appleHashes: apple)
+        let match = try VersionMatch.find(in: model, storeAt: Fixtures.path(store), appleHashes: apple)
         switch match.verdict {
         case .compatible(let name, let evidence), .migrationNeeded(let name, _, let evidence):
             #expect(name == version)

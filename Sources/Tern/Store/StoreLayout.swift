@@ -183,7 +183,9 @@ public struct StoreLayout: Sendable {
             guard names.count == index.properties.count, !names.isEmpty else { continue }
             let list = names.map { "\(quoteIdentifier($0)) COLLATE BINARY ASC" }.joined(separator: ", ")
             statements.append("CREATE INDEX \(quoteIdentifier("Z_\(entity.name)_\(index.name)")) ON \(quoteIdentifier(table)) (\(list))")
-            if index.properties.count == 1 {
+            // Core Data also indexes a one-property fetch index under the property's name; when
+            // the index is named like its property, that is the same index, made once.
+            if index.properties.count == 1, index.properties[0] != index.name {
                 statements.append("CREATE INDEX \(quoteIdentifier("Z_\(entity.name)_\(index.properties[0])")) ON \(quoteIdentifier(table)) (\(list))")
             }
         }

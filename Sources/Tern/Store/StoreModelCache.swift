@@ -7,8 +7,9 @@ import TernSQLite
 /// model exists nowhere else (defined in code) can still be checked and migrated from it.
 public enum StoreModelCache {
     /// The most bytes a cache may inflate to: real caches are a few kilobytes (the largest
-    /// fixture's 11 KB), so anything near this is hostile.
-    public static let inflatedLimit = 16 << 20
+    /// fixture's 11 KB; a model of hundreds of entities a few hundred), so anything near this is
+    /// hostile. Decoding holds about a hundred times the archive's size at its peak.
+    public static let inflatedLimit = 4 << 20
 
     /// The name the store's own model goes by as a version: what a mapping file from it names
     /// as its `source`.
@@ -20,8 +21,11 @@ public enum StoreModelCache {
         // A model with problems (an inheritance cycle, a dangling inverse) has no layout to compare.
         guard let cached = try read(storeAt: path, versionName: versionName), cached.problems().isEmpty else { return nil }
         let store = try ReadOnlyStore(path: path)
-        let schema = try withExtendedLifetime(store) { try LayoutSignature(connection: try store.connect()) }
-        guard LayoutSignature(layout: StoreLayout(model: cached)).differences(from: schema).isEmpty else { return nil }
+        let (metadata, schema) = try withExtendedLifetime(store) {
+            let connection = try store.connect()
+            return (try StoreMetadata.read(from: connection, path: path), try LayoutSignature(connection: connection))
+        }
+        guard VersionMatch.differences(of: cached, from: metadata, signature: schema).isEmpty else { return nil }
         return cached
     }
 

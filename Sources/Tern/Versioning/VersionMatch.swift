@@ -45,21 +45,23 @@ public struct VersionMatch: Sendable, Equatable {
         }
         // Apple's hashes when the store carries them (Core Data wrote it, or Tern wrote them for
         // Core Data), then Tern's own; newest first: two versions with identical hashes are the
-        // same schema, and the current one is preferred.
+        // same schema, and the current one is preferred. Hashes are only believed when the tables
+        // and the entities agree too: a plist or a bundle can be wrong.
         if metadata.ternVersionHashes != metadata.versionHashes, !metadata.versionHashes.isEmpty {
-            for version in model.versions.reversed() where appleHashes[version.versionName] == metadata.versionHashes {
+            for version in model.versions.reversed() where appleHashes[version.versionName] == metadata.versionHashes
+                && differences(of: version, from: metadata, signature: signature).isEmpty {
                 return verdict(version.versionName, .appleHashes)
             }
         }
         if let tern = metadata.ternVersionHashes {
-            for version in model.versions.reversed() where version.versionHashes.mapValues(VersionHash.hex) == tern {
+            for version in model.versions.reversed() where version.versionHashes.mapValues(VersionHash.hex) == tern
+                && differences(of: version, from: metadata, signature: signature).isEmpty {
                 return verdict(version.versionName, .ternHashes)
             }
         }
         var closest: (name: String, differences: [String])?
         for version in model.versions.reversed() {
-            let expected = LayoutSignature(layout: StoreLayout(model: version))
-            let differences = expected.differences(from: signature)
+            let differences = differences(of: version, from: metadata, signature: signature)
             if differences.isEmpty {
                 return verdict(version.versionName, .schema)
             }
@@ -68,6 +70,32 @@ public struct VersionMatch: Sendable, Equatable {
             }
         }
         return VersionMatch(verdict: .noMatch(closest: closest?.name, differences: closest?.differences ?? []))
+    }
+
+    /// How a store differs from what `version` would have written: its tables and columns, and
+    /// the entities `Z_PRIMARYKEY` numbers — number, parent, and name (or the renaming
+    /// identifier: Core Data keeps an entity's old name there after a rename) — since two
+    /// versions can share every table and still differ in which entity a row's `Z_ENT` means (a
+    /// subentity moved). Persistent-history entities (numbered from 16000) are not the model's.
+    public static func differences(of version: ObjectModel, from metadata: StoreMetadata, signature: LayoutSignature) -> [String] {
+        var found = LayoutSignature(layout: StoreLayout(model: version)).differences(from: signature)
+        guard !metadata.entities.isEmpty else { return found }
+        let numbers = version.entityNumbers
+        let byNumber = Dictionary(version.entities.map { (numbers[$0.name] ?? 0, $0) }, uniquingKeysWith: { first, _ in first })
+        let stored = metadata.entities.filter { $0.number < 16000 }
+        var mismatched: [String] = []
+        for entity in stored {
+            guard let expected = byNumber[entity.number], [expected.name, expected.renamingKey].contains(entity.name),
+                  expected.parent.flatMap({ numbers[$0] }) == entity.parentNumber else {
+                mismatched.append("\(entity.number) \(entity.name)")
+                continue
+            }
+        }
+        if !mismatched.isEmpty || stored.count != version.entities.count {
+            let expected = version.entities.map { "\(numbers[$0.name] ?? 0) \($0.name)\($0.parent.map { " (parent \($0))" } ?? "")" }.sorted()
+            found.append("Z_PRIMARYKEY numbers its entities otherwise (\(mismatched.isEmpty ? "\(stored.count) entities" : mismatched.joined(separator: ", "))); this version has " + expected.joined(separator: ", "))
+        }
+        return found
     }
 
     /// Reads the store at `path` (without leaving files beside it) and decides which version of
