@@ -225,6 +225,20 @@ struct EntityNumberingTests {
         try writer.finish()
     }
 
+    @Test("a cache of another model is not taken for the store's, and the error says so")
+    func cacheOfAnotherModel() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Fixtures.copy(["alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite"], into: directory.url)
+        let other = try Fixtures.copy(["alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"], into: directory.url)
+        let blob = try Connection(path: other, configuration: .init(mode: .readOnly)).scalar("SELECT Z_CONTENT FROM Z_MODELCACHE")
+        let connection = try Connection(path: store)
+        try connection.execute("UPDATE Z_MODELCACHE SET Z_CONTENT = ?", try #require(blob))
+        try connection.close()
+        #expect(try StoreModelCache.model(ofStoreAt: store) == nil)
+        let error = try #require(throws: MigrationError.self) { try StoreMigration(store: store, model: ModelLoader.load(Configs.path("bookstore"))).plan() }
+        #expect("\(error)".contains("the model the store carries (Z_MODELCACHE) does not match its tables and entities either"), "\(error)")
+    }
+
     @Test("a store migrated in place no longer carries the old version's cached model")
     func cacheDroppedInPlace() async throws {
         let directory = try TemporaryDirectory()
