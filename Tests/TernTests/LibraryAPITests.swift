@@ -28,6 +28,13 @@ struct LibraryAPITests {
         return result
     }
 
+    /// Every row of every Bench 2 table of the two stores is the same, by content.
+    private static func expectSameTables(_ store: String, _ other: String) throws {
+        for table in ["ZPUBLICATION", "ZCATEGORY", "ZPAGE"] {
+            #expect(try rows(store, "SELECT * FROM \(table) ORDER BY Z_PK") == rows(other, "SELECT * FROM \(table) ORDER BY Z_PK"), "\(table)")
+        }
+    }
+
     @Test("events read as an async sequence in a detached task while the run goes on; the same store as an awaited run")
     func asyncRun() async throws {
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 500))
@@ -51,9 +58,7 @@ struct LibraryAPITests {
 
         let awaited = directory.path("awaited.sqlite")
         _ = try await migration.run(plan, output: awaited)
-        for table in ["ZPUBLICATION", "ZPAGE", "ZCATEGORY"] {
-            #expect(try Self.rows(output, "SELECT * FROM \(table) ORDER BY Z_PK") == Self.rows(awaited, "SELECT * FROM \(table) ORDER BY Z_PK"), "\(table)")
-        }
+        try Self.expectSameTables(output, awaited)
     }
 
     @Test("cancelling the awaiting task stops the run with the work saved; resuming gives the store an uninterrupted run gives")
@@ -99,9 +104,7 @@ struct LibraryAPITests {
         #expect(resumed.destination == output)
         let uninterrupted = directory.path("uninterrupted.sqlite")
         _ = try await migration.run(plan, output: uninterrupted)
-        for table in ["ZPUBLICATION", "ZCATEGORY", "ZPAGE"] {
-            #expect(try Self.rows(output, "SELECT * FROM \(table) ORDER BY Z_PK") == Self.rows(uninterrupted, "SELECT * FROM \(table) ORDER BY Z_PK"), "\(table)")
-        }
+        try Self.expectSameTables(output, uninterrupted)
     }
 
     @Test("a mapping naming a policy that is not registered fails at plan(), naming both")

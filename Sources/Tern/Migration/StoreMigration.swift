@@ -89,9 +89,9 @@ public struct StoreMigration: Sendable {
         case .noMatch(let closest, let differences):
             // The store's own model, when it carries one whose layout is its schema: one step
             // from it to the target, inferred or by a mapping file naming it as its source.
-            guard let cached = try StoreModelCache.model(ofStoreAt: store), let destination = model.version(named: targetVersion) else {
+            let carried = try StoreModelCache.read(storeAt: store, versionName: StoreModelCache.versionName)
+            guard let cached = carried, try StoreModelCache.describes(cached, storeAt: store), let destination = model.version(named: targetVersion) else {
                 // Say why the store's own model was not taken either, when it has one.
-                let carried = (try? StoreModelCache.read(storeAt: store, versionName: StoreModelCache.versionName)) ?? nil
                 let note = carried.map { _ in ["the model the store carries (Z_MODELCACHE) does not match its tables and entities either"] } ?? []
                 throw MigrationError.noVersionMatches(closest: closest, differences: differences + note, store: store)
             }

@@ -155,7 +155,7 @@ enum CompiledModelReader {
             do {
                 return Attribute(
                     name: name, type: type,
-                    isOptional: try isOptional(object), isTransient: try isTransient(object),
+                    isOptional: isOptional(object), isTransient: isTransient(object),
                     defaultValue: try defaultValue(object["NSDefaultValue"], type: type),
                     validation: try validation(object["NSValidationPredicates"], type: type),
                     renamingIdentifier: try renaming(object["NSRenamingIdentifier"], name: name),
@@ -185,7 +185,7 @@ enum CompiledModelReader {
                 inverse: try inverse ?? archive.string(object["_NSInverseRelationshipName"]),
                 isToMany: maxCount != 1,
                 isOrdered: object["NSIsOrdered"] == .bool(true) || (flagBits(object) & 1024 != 0),
-                isOptional: try isOptional(object), isTransient: try isTransient(object),
+                isOptional: isOptional(object), isTransient: isTransient(object),
                 minCount: object["NSMinCount"].flatMap(integer) ?? 0,
                 maxCount: maxCount,
                 deleteRule: rules[object["NSDeleteRule"].flatMap(integer) ?? 1] ?? .nullify,
@@ -207,11 +207,11 @@ enum CompiledModelReader {
             object["_P"].flatMap(integer) ?? 0
         }
 
-        private func isOptional(_ object: PropertyListValue) throws -> Bool {
+        private func isOptional(_ object: PropertyListValue) -> Bool {
             object["NSIsOptional"] == .bool(true) || flagBits(object) & 2 != 0
         }
 
-        private func isTransient(_ object: PropertyListValue) throws -> Bool {
+        private func isTransient(_ object: PropertyListValue) -> Bool {
             object["NSIsTransient"] == .bool(true) || flagBits(object) & 8 != 0
         }
 

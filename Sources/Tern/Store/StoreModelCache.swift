@@ -18,15 +18,20 @@ public enum StoreModelCache {
     /// The store's own model, named `versionName`, when it carries one whose layout is the
     /// store's schema (a cache that disagrees with the tables is not taken).
     public static func model(ofStoreAt path: String) throws -> ObjectModel? {
+        guard let cached = try read(storeAt: path, versionName: versionName), try describes(cached, storeAt: path) else { return nil }
+        return cached
+    }
+
+    /// Whether `cached` is the store's model: its tables and the entities `Z_PRIMARYKEY` numbers.
+    static func describes(_ cached: ObjectModel, storeAt path: String) throws -> Bool {
         // A model with problems (an inheritance cycle, a dangling inverse) has no layout to compare.
-        guard let cached = try read(storeAt: path, versionName: versionName), cached.problems().isEmpty else { return nil }
+        guard cached.problems().isEmpty else { return false }
         let store = try ReadOnlyStore(path: path)
         let (metadata, schema) = try withExtendedLifetime(store) {
             let connection = try store.connect()
             return (try StoreMetadata.read(from: connection, path: path), try LayoutSignature(connection: connection))
         }
-        guard VersionMatch.differences(of: cached, from: metadata, signature: schema).isEmpty else { return nil }
-        return cached
+        return VersionMatch.differences(of: cached, from: metadata, signature: schema).isEmpty
     }
 
     /// The store's cached model, named `versionName`; nil when the store has no cache (Core Data
