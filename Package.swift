@@ -84,6 +84,7 @@ let package = Package(
                 "TernLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The `tern` executable: the command line with the built-in policies.

@@ -20,10 +20,15 @@ enum TernExitCode {
     static let inUse: Int32 = 8
     /// `tern migrate`: the source changed while it was being migrated; nothing was replaced.
     static let sourceChanged: Int32 = 9
+    /// `tern fleet run` and `tern fleet status`: a store failed in a way retrying cannot help (bad
+    /// input, validation, verification; or the manifest no longer matches the files), and no
+    /// store is left for a retry. For `podFailurePolicy: FailIndex` and AWS Batch's
+    /// `evaluateOnExit: EXIT`.
+    static let fleetPermanentFailure: Int32 = 12
     /// An output file already exists (EX_CANTCREAT).
     static let cannotCreate: Int32 = 73
     /// `tern migrate`: interrupted, or an earlier run did not finish; `--resume` continues it
-    /// (EX_TEMPFAIL).
+    /// (EX_TEMPFAIL). `tern fleet run`: some store is left for a retry of the shard.
     static let resumable: Int32 = 75
     /// Bad input data: a file that is not a store, a malformed model (sysexits EX_DATAERR).
     static let badInput: Int32 = 65

@@ -1,0 +1,43 @@
+import Crypto
+import Foundation
+import Tern
+
+/// The SHA-256 of a model or mapping file as it is on disk, so every task of a fleet can prove it
+/// runs the migration the manifest was planned with.
+enum ContentHash {
+    /// Hex SHA-256 of the file at `path`, or of a directory's regular files in name order (each
+    /// one's relative path, size and bytes), links followed. Read in 1 MiB pieces.
+    static func of(_ path: String) throws -> String {
+        var hash = SHA256()
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw TernError(.missingInput, "no such file", path: path)
+        }
+        if isDirectory.boolValue {
+            let root = URL(fileURLWithPath: path).resolvingSymlinksInPath()
+            let files = (FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]) ?? FileManager.DirectoryEnumerator())
+                .compactMap { $0 as? URL }
+                .filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
+                .map { String($0.resolvingSymlinksInPath().path.dropFirst(root.path.count)) }
+                .sorted()
+            for relative in files {
+                hash.update(data: Data("\(relative)\u{0}".utf8))
+                try add(root.path + relative, to: &hash)
+            }
+        } else {
+            try add(path, to: &hash)
+        }
+        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    private static func add(_ file: String, to hash: inout SHA256) throws {
+        guard let handle = FileHandle(forReadingAtPath: file) else { throw TernError(.io, "cannot read", path: file) }
+        defer { try? handle.close() }
+        var size = 0
+        while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty {
+            hash.update(data: piece)
+            size += piece.count
+        }
+        hash.update(data: Data("\u{0}\(size)\u{0}".utf8))
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import Logging
+import Synchronization
+import Tern
+import TernLoop
+
+/// Runs one shard of a fleet: every store of the shard, `parallel` at once, each under its lease,
+/// each outcome recorded; one store's failure never stops the others.
+struct FleetRunner: Sendable {
+    struct Settings: Sendable {
+        var parallel = 1
+        /// Seconds a lease lasts unless renewed.
+        var leaseLength = 60.0
+        /// Seconds to wait for a store whose lease another live task holds before giving up on it
+        /// (retryably).
+        var leaseWait = 300.0
+        var keepBackups = true
+        var batchSize = 10_000
+        var workers = 1
+        var memoryBudget = MigrationOptions.defaultMemoryBudget
+    }
+
+    /// What the shard's run came to: the exit status follows from it.
+    struct Summary: Sendable {
+        var counts: [StoreOutcome.Status: Int] = [:]
+        /// Stores left for a retry: interrupted, their lease held elsewhere, or not reached.
+        var retryable = 0
+        var permanent = 0
+
+        var exitCode: Int32 {
+            retryable > 0 ? TernExitCode.resumable : (permanent > 0 ? TernExitCode.fleetPermanentFailure : 0)
+        }
+    }
+
+    let manifest: FleetManifest
+    let model: VersionedModel
+    let appleHashes: [String: [String: String]]
+    let shard: Shard
+    let results: ResultsFolder
+    let identity: LeaseIdentity
+    let settings: Settings
+    let registry: PolicyRegistry
+    let shouldStop: @Sendable () -> Bool
+    let logger: Logger
+
+    /// Runs the shard to its end, or until a stop is asked for.
+    func run() -> Summary {
+        let stores = shard.stores(of: manifest)
+        let queue = Mutex(StoreQueue(stores: stores))
+        let summary = Mutex(Summary())
+        let keeper = LeaseKeeper(interval: settings.leaseLength / 3)
+        onThreads(min(settings.parallel, stores.count)) { _ in
+            while !shouldStop() {
+                guard let next = queue.withLock({ $0.next(now: Date().timeIntervalSince1970) }) else { return }
+                guard case .store(let entry, let heldSince) = next else {
+                    if case .wait(let seconds) = next { usleep(UInt32(min(seconds, 1) * 1_000_000)) }
+                    continue
+                }
+                switch attempt(entry, heldSince: heldSince, keeper: keeper) {
+                case .done(let outcome):
+                    summary.withLock {
+                        $0.counts[outcome.status, default: 0] += 1
+                        if outcome.status == .failed { $0.permanent += 1 }
+                        if outcome.status == .interrupted { $0.retryable += 1 }
+                    }
+                    report(outcome)
+                case .held(let holder, let since):
+                    if Date().timeIntervalSince1970 - since >= settings.leaseWait {
+                        summary.withLock { $0.retryable += 1 }
+                        say("held        \(entry.path): its lease is held by \(holder.summary) until \(Self.time(holder.expires)); left for a retry")
+                    } else {
+                        queue.withLock { $0.later(entry, heldSince: since, now: Date().timeIntervalSince1970) }
+                    }
+                }
+            }
+        }
+        keeper.stop()
+        var final = summary.withLock { $0 }
+        let untouched = queue.withLock { $0.remaining }
+        final.retryable += untouched
+        if untouched > 0 { say("stopped: \(untouched) stores of this shard were not reached; a retry of the shard continues") }
+        return final
+    }
+
+    private enum Attempt {
+        case done(StoreOutcome)
+        case held(LeaseHolder, since: Double)
+    }
+
+    private func attempt(_ entry: FleetManifest.Entry, heldSince: Double?, keeper: LeaseKeeper) -> Attempt {
+        let path = manifest.storePath(entry)
+        let lease: StoreLease
+        do {
+            switch try StoreLease.acquire(store: path, identity: identity, length: settings.leaseLength) {
+            case .acquired(let acquired): lease = acquired
+            case .held(let holder): return .held(holder, since: heldSince ?? Date().timeIntervalSince1970)
+            }
+        } catch {
+            // No lease can be written beside the store (a missing folder, permissions): no result
+            // file either, since the lease is what makes writing it safe.
+            return .done(unrecorded(FleetError(error)))
+        }
+        keeper.hold(lease)
+        defer { keeper.drop(lease); lease.release() }
+        var outcome = StoreOutcome(id: entry.id, path: entry.path, status: .started, from: nil, to: manifest.header.target,
+                                   attempt: results.outcomes(of: entry.id).filter { $0.status == .started }.count + 1,
+                                   shard: shard.description, task: identity.task, host: identity.host, started: Date().timeIntervalSince1970)
+        do { try results.append(outcome) } catch {
+            return .done(unrecorded(FleetError(error)))
+        }
+        do {
+            try migrate(path, lease: lease, into: &outcome)
+        } catch {
+            outcome.error = lease.isLost
+                ? FleetError(class: "retryable", kind: "leaseLost", message: "the store's lease was lost (taken over after it expired, or removed): stopped so two tasks never migrate it at once")
+                : FleetError(error)
+            outcome.status = outcome.error!.isPermanent ? .failed : .interrupted
+        }
+        outcome.finished = Date().timeIntervalSince1970
+        outcome.seconds = outcome.finished! - outcome.started
+        // A lost lease is someone else's now, and so is the results file.
+        if !lease.isLost {
+            do { try results.append(outcome) } catch {
+                return .done(unrecorded(FleetError(error)))
+            }
+        }
+        return .done(outcome)
+
+        /// An attempt that could not record its outcome: left for a retry when one may help.
+        func unrecorded(_ failure: FleetError) -> StoreOutcome {
+            StoreOutcome(id: entry.id, path: entry.path, status: failure.isPermanent ? .failed : .interrupted, attempt: 0, error: failure,
+                         shard: shard.description, task: identity.task, host: identity.host, started: Date().timeIntervalSince1970)
+        }
+    }
+
+    /// Migrates one store in place with the default process — or finds it at the target, or
+    /// resumes what a killed attempt began.
+    private func migrate(_ path: String, lease: StoreLease, into outcome: inout StoreOutcome) throws {
+        var options = MigrationOptions(batchSize: settings.batchSize, workers: settings.workers, registry: registry)
+        options.memoryBudget = settings.memoryBudget
+        options.composeSteps = !manifest.header.stepByStep
+        let stop = shouldStop
+        options.shouldStop = { stop() || lease.isLost }
+        let migration = StoreMigration(store: path, model: model, options: options, logger: logger)
+        let plan = try migration.plan(to: manifest.header.target, mappingFiles: manifest.header.mappingOverrides.map(manifest.resolve), appleHashes: appleHashes)
+        outcome.from = plan.storeVersion
+        guard !plan.steps.isEmpty else {
+            _ = try migration.run(plan)  // finishes the clean-up of an attempt killed right after its swap
+            outcome.status = .skipped
+            return
+        }
+        let report = try migration.run(plan, resume: try MigrationStatus.read(finalPath: path) != nil)
+        // The objects of the migrated store: what its last step created.
+        outcome.objects = report.steps.last?.mappings.reduce(0) { $0 + $1.created } ?? 0
+        outcome.peakMemory = report.steps.flatMap(\.passes).map(\.peakResidentMemory).max()
+        if !settings.keepBackups, let backup = report.backup {
+            StoreMigration.remove(backup)
+            try? FileManager.default.removeItem(atPath: ExternalBinaryData.folder(forStore: backup))
+        }
+        outcome.status = .migrated
+    }
+
+    /// One line per store: what happened, and why when it failed.
+    private func report(_ outcome: StoreOutcome) {
+        var line = outcome.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + outcome.path
+        switch outcome.status {
+        case .migrated:
+            line += ": \(outcome.from ?? "?") → \(outcome.to ?? "?"), \(Formatting.count(outcome.objects)) objects, " + String(format: "%.2f s", outcome.seconds)
+        case .skipped:
+            line += ": at \(outcome.from ?? "the target") already"
+        case .failed, .interrupted, .started:
+            line += outcome.error.map { ": \($0.class), \($0.kind): \($0.message)" } ?? ""
+        }
+        say(line)
+    }
+
+    private func say(_ line: String) { print(line) }
+
+    static func time(_ seconds: Double) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+    }
+}
+
+/// The stores a shard has yet to try, and those whose lease was held, tried again every second.
+struct StoreQueue {
+    enum Next {
+        /// Try this store; `heldSince` is set for one whose lease was held before.
+        case store(FleetManifest.Entry, heldSince: Double?)
+        /// Only held stores are left: try again after this many seconds.
+        case wait(Double)
+    }
+
+    private var waiting: [FleetManifest.Entry]
+    private var position = 0
+    private var held: [(entry: FleetManifest.Entry, since: Double, retryAt: Double)] = []
+
+    init(stores: [FleetManifest.Entry]) { waiting = stores }
+
+    /// What to do next; nil when no store is left.
+    mutating func next(now: Double) -> Next? {
+        if position < waiting.count {
+            position += 1
+            return .store(waiting[position - 1], heldSince: nil)
+        }
+        guard let first = held.first else { return nil }
+        guard first.retryAt <= now else { return .wait(first.retryAt - now) }
+        held.removeFirst()
+        return .store(first.entry, heldSince: first.since)
+    }
+
+    mutating func later(_ entry: FleetManifest.Entry, heldSince: Double, now: Double) {
+        held.append((entry, heldSince, now + 1))
+    }
+
+    /// Stores never tried, or held and not tried again.
+    var remaining: Int { waiting.count - position + held.count }
+}

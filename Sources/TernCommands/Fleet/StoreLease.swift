@@ -1,0 +1,192 @@
+import Foundation
+import Synchronization
+import Tern
+
+/// Who holds a store's lease: written into the lease file, read by every other task.
+struct LeaseHolder: Codable, Equatable, Sendable {
+    /// Unique to one attempt of one task.
+    var owner: String
+    /// For people: the shard and the engine's job, as the task knows them.
+    var task: String
+    var host: String
+    var pid: Int32
+    /// The boot and the process-id namespace `pid` belongs to: only a task that shares both can
+    /// tell from `pid` whether the holder is alive (two containers may share a host name).
+    var processSpace: String
+    /// Unix seconds.
+    var acquired: Double
+    var expires: Double
+
+    var summary: String { "\(task) (pid \(pid) on \(host))" }
+}
+
+/// This task, as a lease holder.
+struct LeaseIdentity: Sendable {
+    var owner = UUID().uuidString
+    var task: String
+    var host = ProcessInfo.processInfo.hostName
+    var pid = getpid()
+    var processSpace = LeaseIdentity.currentProcessSpace()
+
+    func holder(now: Double, length: Double) -> LeaseHolder {
+        LeaseHolder(owner: owner, task: task, host: host, pid: pid, processSpace: processSpace, acquired: now, expires: now + length)
+    }
+
+    /// The boot id and the pid namespace of this process (empty where /proc has neither).
+    static func currentProcessSpace() -> String {
+        let boot = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let namespace = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/pid")) ?? ""
+        return boot.isEmpty || namespace.isEmpty ? "" : "\(boot)/\(namespace)"
+    }
+
+    /// Whether `holder` has certainly ended: its lease expired, or it ran in this process space
+    /// and its process is gone (a task SIGKILLed and retried on the same machine need not wait).
+    func isStale(_ holder: LeaseHolder, now: Double) -> Bool {
+        if holder.expires < now { return true }
+        guard !processSpace.isEmpty, holder.processSpace == processSpace, holder.host == host, holder.pid != pid else { return false }
+        return kill(holder.pid, 0) != 0 && errno == ESRCH
+    }
+}
+
+/// A store's lease: a file beside the store (`.NAME.tern-lease`) that says which task is
+/// migrating it and until when. Made for shared storage where `flock` may not reach across
+/// machines (NFS without lockd, object-store mounts), and for engines that run one task twice:
+///
+/// - it is created whole and atomically: written under a name of its own, then hard-linked to the
+///   lease's name, which fails when a lease exists (and the link count proves success on NFS,
+///   where a retried `link` can report a failure that happened);
+/// - its holder renews it every third of its length by renaming a new file over it, and stops
+///   its migration when it finds the lease gone or someone else's (`isLost`);
+/// - it is taken over only when it has expired or its process is known to be dead, by renaming
+///   it aside first, so two tasks breaking one stale lease cannot both win.
+///
+/// Clocks of the machines must agree to within a few seconds of the lease's length.
+final class StoreLease: Sendable {
+    enum Acquisition {
+        case acquired(StoreLease)
+        case held(LeaseHolder)
+    }
+
+    let path: String
+    let identity: LeaseIdentity
+    let length: Double
+    private let lost = Atomic<Bool>(false)
+    private let expires: Mutex<Double>
+
+    /// The lease file of a store.
+    static func path(for store: String) -> String {
+        let url = URL(fileURLWithPath: store)
+        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tern-lease").path
+    }
+
+    private init(path: String, identity: LeaseIdentity, length: Double, expires: Double) {
+        self.path = path
+        self.identity = identity
+        self.length = length
+        self.expires = Mutex(expires)
+    }
+
+    /// Takes the lease of `store` for `length` seconds, or says who holds it.
+    static func acquire(store: String, identity: LeaseIdentity, length: Double) throws -> Acquisition {
+        let path = path(for: store)
+        var holder: LeaseHolder?
+        for _ in 0..<8 {
+            let now = Date().timeIntervalSince1970
+            let mine = identity.holder(now: now, length: length)
+            if try create(path, holding: mine, scratch: "\(path).\(identity.owner).new") {
+                return .acquired(StoreLease(path: path, identity: identity, length: length, expires: mine.expires))
+            }
+            guard let current = try read(path, length: length) else { continue }  // released meanwhile
+            guard identity.isStale(current, now: now) else { return .held(current) }
+            try breakStale(path, seen: current, identity: identity, length: length)
+            holder = current
+        }
+        // Eight rounds lost to other tasks breaking and taking it: someone has it now.
+        return .held(try read(path, length: length) ?? holder!)
+    }
+
+    /// True once the lease was found gone or taken: the migration under it must stop.
+    var isLost: Bool { lost.load(ordering: .relaxed) }
+
+    /// Extends the lease by its length. Returns false, and marks it lost, when it is no longer
+    /// this task's: taken over after expiring, or removed by someone.
+    @discardableResult
+    func renew() -> Bool {
+        guard !isLost else { return false }
+        let now = Date().timeIntervalSince1970
+        guard let current = try? Self.read(path, length: length), current.owner == identity.owner, now < expires.withLock({ $0 }) else {
+            lost.store(true, ordering: .relaxed)
+            return false
+        }
+        var holder = current
+        holder.expires = now + length
+        let scratch = "\(path).\(identity.owner).renew"
+        guard (try? Self.writeNew(scratch, holder)) != nil, rename(scratch, path) == 0 else {
+            unlink(scratch)
+            return true  // not renewed this time; the next try may succeed before it expires
+        }
+        expires.withLock { $0 = holder.expires }
+        return true
+    }
+
+    /// Gives the lease up, if it is still this task's.
+    func release() {
+        if let current = try? Self.read(path, length: length), current.owner == identity.owner { unlink(path) }
+        lost.store(true, ordering: .relaxed)
+    }
+
+    // MARK: Files
+
+    /// Creates the lease file holding `holder`, atomically; false when a lease file exists.
+    private static func create(_ path: String, holding holder: LeaseHolder, scratch: String) throws -> Bool {
+        try writeNew(scratch, holder)
+        defer { unlink(scratch) }
+        let linked = link(scratch, path) == 0
+        let code = errno
+        var info = stat()
+        if linked || (stat(scratch, &info) == 0 && info.st_nlink == 2) { return true }
+        guard code == EEXIST else { throw TernError(.io, "cannot create the lease file: \(String(cString: strerror(code)))", path: path) }
+        return false
+    }
+
+    private static func writeNew(_ path: String, _ holder: LeaseHolder) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let bytes = Array(try encoder.encode(holder)) + [UInt8(ascii: "\n")]
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw TernError(.io, "cannot write a lease file: \(String(cString: strerror(errno)))", path: path) }
+        defer { close(descriptor) }
+        let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(descriptor) == 0 else { throw TernError(.io, "cannot write a lease file: \(String(cString: strerror(errno)))", path: path) }
+    }
+
+    /// The holder a lease file names; nil when there is none. A file that is not a lease (never
+    /// written by a task, which writes whole files) counts as a holder whose lease ends one
+    /// length after the file was last changed.
+    static func read(_ path: String, length: Double) throws -> LeaseHolder? {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            guard errno == ENOENT else { throw TernError(.io, "cannot read the lease file: \(String(cString: strerror(errno)))", path: path) }
+            return nil
+        }
+        defer { try? handle.close() }
+        let data = (try? handle.read(upToCount: 64 << 10)) ?? Data()
+        if let holder = try? JSONDecoder().decode(LeaseHolder.self, from: data) { return holder }
+        let changed = ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        return LeaseHolder(owner: "unknown", task: "not a lease file", host: "", pid: 0, processSpace: "", acquired: changed, expires: changed + length)
+    }
+
+    /// Removes a stale lease so it can be created again; only one of the tasks breaking it at once
+    /// moves it aside, and a lease renewed in the meantime is put back.
+    private static func breakStale(_ path: String, seen: LeaseHolder, identity: LeaseIdentity, length: Double) throws {
+        let aside = "\(path).\(identity.owner).stale"
+        guard rename(path, aside) == 0 else {
+            guard errno == ENOENT else { throw TernError(.io, "cannot take over an expired lease: \(String(cString: strerror(errno)))", path: path) }
+            return  // another task moved it first
+        }
+        defer { unlink(aside) }
+        let moved = try read(aside, length: length)
+        if let moved, moved != seen, !identity.isStale(moved, now: Date().timeIntervalSince1970) {
+            _ = link(aside, path)  // renewed just now: its holder keeps it
+        }
+    }
+}
