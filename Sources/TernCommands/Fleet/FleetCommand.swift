@@ -84,8 +84,9 @@ struct FleetPlanCommand: ParsableCommand {
             print("Planned \(Formatting.count(planned.entries.count)) stores to \(planned.header.target) in \(manifest): "
                   + "\(Formatting.count(count(.pending))) to migrate (\(Formatting.count(pendingObjects)) objects), \(Formatting.count(count(.current))) at the target, \(Formatting.count(count(.unreadable))) unreadable")
             for entry in planned.entries where entry.state == .unreadable {
-                let reason = entry.error?.message ?? ""
-                print("  unreadable: " + (reason.contains(entry.path) ? reason : "\(entry.path): \(reason)"))
+                // Messages name the store by its full path; the manifest's path is shorter.
+                let reason = (entry.error?.message ?? "").replacingOccurrences(of: planned.storePath(entry) + ": ", with: "")
+                print("  unreadable: \(entry.path): \(reason)")
             }
         }
     }

@@ -31,6 +31,8 @@ struct StoreOutcome: Codable, Equatable, Sendable {
     /// 1 for the first attempt at this store, counting attempts that were killed.
     var attempt: Int
     var error: FleetError?
+    /// Anything else a person reading the outcome should know.
+    var note: String?
     /// "index/count".
     var shard: String
     var task: String

@@ -109,7 +109,7 @@ struct FleetRunner: Sendable {
             return .done(unrecorded(FleetError(error)))
         }
         do {
-            try migrate(path, lease: lease, into: &outcome)
+            try migrate(entry, at: path, lease: lease, into: &outcome)
         } catch {
             outcome.error = lease.isLost
                 ? FleetError(class: "retryable", kind: "leaseLost", message: "the store's lease was lost (taken over after it expired, or removed): stopped so two tasks never migrate it at once")
@@ -135,7 +135,7 @@ struct FleetRunner: Sendable {
 
     /// Migrates one store in place with the default process — or finds it at the target, or
     /// resumes what a killed attempt began.
-    private func migrate(_ path: String, lease: StoreLease, into outcome: inout StoreOutcome) throws {
+    private func migrate(_ entry: FleetManifest.Entry, at path: String, lease: StoreLease, into outcome: inout StoreOutcome) throws {
         var options = MigrationOptions(batchSize: settings.batchSize, workers: settings.workers, registry: registry)
         options.memoryBudget = settings.memoryBudget
         options.composeSteps = !manifest.header.stepByStep
@@ -147,6 +147,14 @@ struct FleetRunner: Sendable {
         guard !plan.steps.isEmpty else {
             _ = try migration.run(plan)  // finishes the clean-up of an attempt killed right after its swap
             outcome.status = .skipped
+            if entry.state == .pending, !results.outcomes(of: entry.id).contains(where: { $0.status == .migrated }) {
+                // Planned as pending, never recorded as migrated: an attempt was stopped between
+                // putting the migrated store in place and recording it. Recorded now, once.
+                outcome.status = .migrated
+                outcome.from = entry.version
+                outcome.objects = try model.version(named: plan.targetVersion).map { try FleetPlanner.objects(inStoreAt: path, model: $0) } ?? 0
+                outcome.note = "found at the target: an earlier attempt put it in place and was stopped before recording it"
+            }
             return
         }
         let report = try migration.run(plan, resume: try MigrationStatus.read(finalPath: path) != nil)
