@@ -6,18 +6,28 @@ public enum RecoveryWording: Sendable {
     case library
     /// Words for a person at the command line: flags (`--resume`).
     case commandLine
+    /// Words for a store of a fleet (`tern fleet run`): each attempt resumes what the last began.
+    case fleet
 
     /// The wording messages made in this task (or on this thread) use.
     @TaskLocal public static var current: RecoveryWording = .library
 
     /// Continue an unfinished migration where it stopped.
     static var resume: String {
-        current == .library ? "run the same migration again with resume: true" : "run the same command with --resume"
+        switch current {
+        case .library: "run the same migration again with resume: true"
+        case .commandLine: "run the same command with --resume"
+        case .fleet: "the shard's next attempt (tern fleet run) resumes it"
+        }
     }
 
     /// Throw an unfinished migration away and begin again.
     static var restart: String {
-        current == .library ? "discard it (StoreMigration.discardUnfinished(into:)) and run the migration again" : "run the same command with --restart"
+        switch current {
+        case .library: "discard it (StoreMigration.discardUnfinished(into:)) and run the migration again"
+        case .commandLine: "run the same command with --restart"
+        case .fleet: "discard it (tern migrate STORE --model MODEL --restart) and run the shard again"
+        }
     }
 
     /// The migrated store's path, as the user gave it.

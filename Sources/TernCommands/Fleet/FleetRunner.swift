@@ -109,7 +109,7 @@ struct FleetRunner: Sendable {
             return .done(unrecorded(FleetError(error)))
         }
         do {
-            try migrate(entry, at: path, lease: lease, into: &outcome)
+            try RecoveryWording.$current.withValue(.fleet) { try migrate(entry, at: path, lease: lease, into: &outcome) }
         } catch {
             outcome.error = lease.isLost
                 ? FleetError(class: "retryable", kind: "leaseLost", message: "the store's lease was lost (taken over after it expired, or removed): stopped so two tasks never migrate it at once")
