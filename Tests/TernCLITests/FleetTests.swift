@@ -220,6 +220,9 @@ struct FleetTests {
         #expect(try Shard.resolve(index: nil, count: 3, environment: ["AWS_BATCH_JOB_ARRAY_INDEX": "2"]).source == "AWS_BATCH_JOB_ARRAY_INDEX")
         #expect(try Shard.resolve(index: nil, count: nil, environment: ["SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_MIN": "4", "SLURM_ARRAY_TASK_COUNT": "4"]) == Shard(index: 3, count: 4, source: "SLURM_ARRAY_TASK_ID"))
         #expect(try Shard.resolve(index: 1, count: 2, environment: ["JOB_COMPLETION_INDEX": "0"]).index == 1, "the flag wins")
+        // --array=10-16:2 numbers its four tasks 10, 12, 14, 16; --array=1,4,9 cannot name shards.
+        #expect(try Shard.resolve(index: nil, count: nil, environment: ["SLURM_ARRAY_TASK_ID": "14", "SLURM_ARRAY_TASK_MIN": "10", "SLURM_ARRAY_TASK_STEP": "2", "SLURM_ARRAY_TASK_COUNT": "4"]).index == 2)
+        #expect(throws: (any Error).self) { try Shard.resolve(index: nil, count: nil, environment: ["SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_STEP": "1", "SLURM_ARRAY_TASK_COUNT": "3"]) }
         #expect(throws: (any Error).self) { try Shard.resolve(index: nil, count: nil, environment: ["JOB_COMPLETION_INDEX": "0"]) }
         #expect(throws: (any Error).self) { try Shard.resolve(index: 4, count: 4, environment: [:]) }
         #expect(throws: (any Error).self) { try Shard.resolve(index: nil, count: 4, environment: ["JOB_COMPLETION_INDEX": "x"]) }

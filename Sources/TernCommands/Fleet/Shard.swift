@@ -30,7 +30,11 @@ struct Shard: Equatable, Sendable, CustomStringConvertible {
         } else if let value = try number("AWS_BATCH_JOB_ARRAY_INDEX") {
             found = (value, nil, "AWS_BATCH_JOB_ARRAY_INDEX")
         } else if let value = try number("SLURM_ARRAY_TASK_ID") {
-            found = (value - (try number("SLURM_ARRAY_TASK_MIN") ?? 0), try number("SLURM_ARRAY_TASK_COUNT"), "SLURM_ARRAY_TASK_ID")
+            // `--array=0-7` and `--array=10-24:2` number their tasks evenly; `--array=1,4,9` does
+            // not, and cannot name shards: refused below, as its index falls outside the count.
+            let offset = value - (try number("SLURM_ARRAY_TASK_MIN") ?? 0), step = max(1, try number("SLURM_ARRAY_TASK_STEP") ?? 1)
+            guard offset % step == 0 else { throw TernError(.badInput, "SLURM_ARRAY_TASK_ID=\(value) is not on the array's step of \(step): submit an evenly numbered array (--array=0-N) or pass --shard-index") }
+            found = (offset / step, try number("SLURM_ARRAY_TASK_COUNT"), "SLURM_ARRAY_TASK_ID")
         }
         guard let found else {
             guard count == nil || count == 1 else { throw TernError(.badInput, "--shard-count \(count!) needs --shard-index, or a job engine's index variable") }
@@ -40,7 +44,8 @@ struct Shard: Equatable, Sendable, CustomStringConvertible {
             throw TernError(.badInput, "the shard index comes from \(found.source), but not the number of shards: pass --shard-count (the job's completions or array size)")
         }
         guard total >= 1, (0..<total).contains(found.index) else {
-            throw TernError(.badInput, "shard index \(found.index) (from \(found.source)) is not within 0..<\(total)")
+            let hint = found.source == "SLURM_ARRAY_TASK_ID" ? ": submit an evenly numbered array (--array=0-N, or A-B:STEP), or pass --shard-index" : ""
+            throw TernError(.badInput, "shard index \(found.index) (from \(found.source)) is not within 0..<\(total)\(hint)")
         }
         return Shard(index: found.index, count: total, source: found.source)
     }
