@@ -112,4 +112,59 @@ struct CrashResumeTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: backup)) == original)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(".") }.isEmpty)
     }
+
+    @Test("a step store killed inside a transaction (a hot rollback journal): tern status reads its committed checkpoint, --resume finishes")
+    func hotJournalInStepStore() throws {
+        let store = path("Hot.sqlite")
+        #expect(try TernProcess.run(["generate", "--model", Self.library, "--version", "Library 1", "--rows", "300", "--seed", "8", store]).status == 0)
+        let reference = path("hot-reference.sqlite")
+        #expect(try run(["migrate", store, "--model", Self.library, "--out", reference], killAfter: nil) == 0)
+        // Stopped after its first committed batches: its reader (standard output) goes away.
+        let migrating = Process()
+        migrating.executableURL = TernProcess.executable
+        migrating.arguments = ["migrate", store, "--model", Self.library, "--batch-size", "20", "--progress", "json"]
+        let events = Pipe()
+        migrating.standardOutput = events
+        migrating.standardError = FileHandle.nullDevice
+        try migrating.run()
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("batchCommitted") {
+            let chunk = events.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += chunk
+        }
+        try events.fileHandleForReading.close()
+        migrating.waitUntilExit()
+        #expect(migrating.terminationStatus == 75)
+        let before = try TernProcess.run(["status", store, "--json"])
+        #expect(before.status == 0, "\(before.standardError)")
+        #expect(before.standardOutput.contains("\"lastKey\""), "\(before.standardOutput)")
+
+        // Another process dies inside a transaction on the step store, leaving a hot journal
+        // that a read-only reader may not roll back (SQLITE_READONLY_ROLLBACK).
+        let step = path(".Hot.sqlite.tern-step1.sqlite")
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        shell.arguments = [step]
+        let input = Pipe(), output = Pipe()
+        shell.standardInput = input
+        shell.standardOutput = output
+        try shell.run()
+        input.fileHandleForWriting.write(Data("PRAGMA journal_mode=DELETE;\nPRAGMA cache_size=1;\nBEGIN IMMEDIATE;\nDELETE FROM TERN_PROGRESS;\nSELECT 'in-transaction';\n".utf8))
+        var printed = Data()
+        while !String(decoding: printed, as: UTF8.self).contains("in-transaction") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            printed += chunk
+        }
+        kill(shell.processIdentifier, SIGKILL)
+        shell.waitUntilExit()
+        #expect(FileManager.default.fileExists(atPath: step + "-journal"))
+
+        let after = try TernProcess.run(["status", store, "--json"])
+        #expect(after.status == 0, "\(after.standardError)")
+        #expect(after.standardOutput == before.standardOutput, "the checkpoint read is the committed one")
+        #expect(try run(["migrate", store, "--model", Self.library, "--resume"], killAfter: nil) == 0)
+        #expect(try StoreDump.lines(store) == StoreDump.lines(reference))
+    }
 }

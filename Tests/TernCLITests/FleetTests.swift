@@ -176,6 +176,7 @@ struct FleetTests {
         let results = ResultsFolder(reading: path("fleet.results"))
         let outcomes = results.outcomes(of: FleetManifest.id(forPath: "stores/big.sqlite"))
         #expect(outcomes.map(\.status) == [.started, .interrupted], "\(outcomes)")
+        #expect(outcomes.last?.error?.message.contains("the shard's next attempt (tern fleet run) resumes it") == true, "\(outcomes)")
 
         let retry = try TernProcess.run(["fleet", "run", "--manifest", manifest])
         #expect(retry.status == 0, "\(retry.standardOutput)\(retry.standardError)")
@@ -205,6 +206,77 @@ struct FleetTests {
         let cut = TernCommandLine.run(["fleet", "run", "--manifest", manifest])
         #expect(cut.status == 12)
         #expect(cut.errors.contains("line 2"), "\(cut.errors)")
+    }
+
+    @Test("plan leaves out tern's backups and working files, and a store named twice or through a link; a FIFO, a store whose folder is gone and a backup in a hand-made manifest fail permanently, recorded with their reasons")
+    func awkwardFleet() throws {
+        let stores = path("stores")
+        for (name, version) in [("a", "BookStore 1"), ("b", "BookStore 2")] {
+            #expect(TernCommandLine.run(["generate", "--model", Self.model, "--version", version, "--rows", "10", "\(stores)/\(name).sqlite"]).status == 0)
+        }
+        // A fleet migrated before: a backup, a step store left by a killed run, a journal, links.
+        try FileManager.default.copyItem(atPath: "\(stores)/a.sqlite", toPath: "\(stores)/a~.sqlite")
+        try FileManager.default.copyItem(atPath: "\(stores)/a.sqlite", toPath: "\(stores)/.a.sqlite.tern-step1.sqlite")
+        try Data().write(to: URL(fileURLWithPath: "\(stores)/b.sqlite-journal"))
+        try FileManager.default.createSymbolicLink(atPath: "\(stores)/link.sqlite", withDestinationPath: "\(stores)/b.sqlite")
+        try FileManager.default.linkItem(atPath: "\(stores)/a.sqlite", toPath: "\(stores)/hard.sqlite")
+        #expect(mkfifo("\(stores)/fifo.sqlite", 0o644) == 0)
+        try FileManager.default.createDirectory(atPath: path("gone"), withIntermediateDirectories: true)
+        #expect(TernCommandLine.run(["generate", "--model", Self.model, "--version", "BookStore 1", "--rows", "10", path("gone/c.sqlite")]).status == 0)
+        let names = ["stores/a.sqlite", "./stores/a.sqlite", path("stores/../stores/b.sqlite"), "stores/*"].map { $0.hasPrefix("/") ? $0 : path($0) }
+        let list = try listFile(names.dropLast() + (try FileManager.default.contentsOfDirectory(atPath: stores).map { "\(stores)/\($0)" }) + [path("gone/c.sqlite")])
+        let manifest = path("fleet.jsonl")
+        let planned = TernCommandLine.run(["fleet", "plan", "--model", Self.model, "--list", list, "--manifest", manifest])
+        #expect(planned.status == 0, "\(planned.errors)")
+        let read = try FleetManifest.read(manifest)
+        #expect(read.entries.map(\.path).sorted() == ["gone/c.sqlite", "stores/a.sqlite", "stores/b.sqlite", "stores/fifo.sqlite"], "\(planned.output)")
+        for (left, reason) in [("a~.sqlite", "a backup"), (".a.sqlite.tern-step1.sqlite", "a working file"), ("b.sqlite-journal", "a journal file"),
+                               ("link.sqlite", "the same file as"), ("hard.sqlite", "the same file as")] {
+            #expect(planned.output.contains("left out: \(stores)/\(left): \(reason)"), "\(left): \(planned.output)")
+        }
+        #expect(read.entries.first { $0.path == "stores/fifo.sqlite" }?.error?.message.contains("not a regular file") == true)
+
+        // A hand-made manifest naming a backup, and a store whose folder went after planning.
+        var edited = read
+        let backup = FleetManifest.Entry(id: FleetManifest.id(forPath: "stores/a~.sqlite"), path: "stores/a~.sqlite", state: .pending, version: "BookStore 1", objects: 30, steps: 4)
+        edited.entries.append(backup)
+        edited.header.stores += 1
+        try edited.text().write(toFile: manifest, atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: path("gone"))
+        let run = TernCommandLine.run(["fleet", "run", "--manifest", manifest])
+        #expect(run.status == 12, "\(run.output)\(run.errors)")
+        let status = TernCommandLine.run(["fleet", "status", "--manifest", manifest, "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
+        #expect(report["counts"] as? [String: Int] == ["migrated": 1, "skipped": 0, "failed": 4, "interrupted": 0, "running": 0, "pending": 0], "\(status.output)")
+        let reasons = (report["failures"] as? [[String: Any]] ?? []).map { "\($0["path"]!): \(($0["error"] as? [String: Any])?["message"] ?? "")" }
+        #expect(reasons.contains { $0.hasPrefix("stores/a~.sqlite") && $0.contains("not a store but a backup") }, "\(reasons)")
+        // b migrates; a cannot, as its backup's name is taken (by the file planted above).
+        #expect(reasons.contains { $0.hasPrefix("stores/a.sqlite") && $0.contains("a~.sqlite") }, "\(reasons)")
+        #expect(reasons.contains { $0.hasPrefix("gone/c.sqlite") && $0.contains("c.sqlite: cannot create the store's lease beside it (its folder does not exist)") }, "\(reasons)")
+        #expect(reasons.contains { $0.hasPrefix("stores/fifo.sqlite") && $0.contains("not a regular file") }, "\(reasons)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(stores)/a~.sqlite")) == Data(contentsOf: URL(fileURLWithPath: path("stores/.a.sqlite.tern-step1.sqlite"))), "the backup untouched")
+
+        // A manifest inside the model's folder would change the model's hash: refused.
+        let model = path("model")
+        try FileManager.default.copyItem(atPath: Self.model, toPath: model)
+        let inside = TernCommandLine.run(["fleet", "plan", "--model", model, "--list", list, "--manifest", model + "/fleet.jsonl"])
+        #expect(inside.status == 65 && inside.errors.contains("inside the model's folder"), "\(inside.errors)")
+    }
+
+    @Test("results: a line a kill cut short does not swallow the next; a lease from a wrong clock, a day ahead, is stale")
+    func tornLinesAndForgedLeases() throws {
+        let folder = try ResultsFolder(path: path("results"))
+        try Data("{\"id\":\"x\",\"status\":\"sta".utf8).write(to: URL(fileURLWithPath: folder.file(for: "x")))
+        let outcome = StoreOutcome(id: "x", path: "x.sqlite", status: .started, attempt: 1, shard: "0/1", task: "t", host: "h", started: 1)
+        try folder.append(outcome)
+        #expect(folder.outcomes(of: "x") == [outcome])
+
+        let here = LeaseIdentity(task: "here")
+        var forged = here.holder(now: Date().timeIntervalSince1970, length: 60)
+        forged.host = "elsewhere"
+        #expect(!here.isStale(forged, now: Date().timeIntervalSince1970))
+        forged.expires += 3 * StoreLease.longest
+        #expect(here.isStale(forged, now: Date().timeIntervalSince1970))
     }
 
     private func listFile(_ stores: [String]) throws -> String {

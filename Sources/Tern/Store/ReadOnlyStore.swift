@@ -32,9 +32,14 @@ public final class ReadOnlyStore: Sendable {
         guard fileManager.fileExists(atPath: path) else {
             throw TernError(.missingInput, "no such store", path: path)
         }
-        var isDirectory: ObjCBool = false
-        if fileManager.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw TernError(.badInput, "is a directory, not a store file (give the .sqlite file inside it)", path: path)
+        var info = stat()
+        if stat(path, &info) == 0 {
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: break
+            case S_IFDIR: throw TernError(.badInput, "is a directory, not a store file (give the .sqlite file inside it)", path: path)
+            // Reading a FIFO would wait for a writer forever; a device is no store either.
+            default: throw TernError(.badInput, "is not a regular file (a FIFO, device or socket), not a store", path: path)
+            }
         }
         self.path = path
         let isWAL = try Self.isWALMode(path)

@@ -66,11 +66,14 @@ struct FleetPlanCommand: ParsableCommand {
             if !replace, FileManager.default.fileExists(atPath: manifest) {
                 throw MigrationError.destinationExists(manifest)
             }
-            let paths = try stores.map(StoreList.matching) ?? StoreList.read(list!)
-            guard !paths.isEmpty else { throw TernError(.badInput, "no stores: \(stores.map { "the pattern \($0) matches nothing" } ?? "the list is empty")") }
+            try FleetInputs.checkPlace(of: manifest, what: "manifest", model: model)
+            let listing = StoreList.stores(try stores.map(StoreList.matching) ?? StoreList.read(list!))
+            guard !listing.stores.isEmpty else {
+                throw TernError(.badInput, "no stores: \(stores.map { "the pattern \($0) matches none" } ?? "the list names none")\(listing.leftOut.isEmpty ? "" : " (\(listing.leftOut.count) files left out: tern's own, or links)")")
+            }
             let planner = FleetPlanner(modelPath: model, target: to, mappingOverrides: mapping, versionInfo: versionInfo, stepByStep: stepByStep,
                                        registry: CommandEnvironment.current.registry)
-            let planned = try planner.manifest(stores: paths, at: manifest, parallel: parallel)
+            let planned = try planner.manifest(stores: listing.stores, at: manifest, parallel: parallel)
             let partial = manifest + ".tern-partial"
             do {
                 try Data(try planned.text().utf8).write(to: URL(fileURLWithPath: partial))
@@ -83,6 +86,8 @@ struct FleetPlanCommand: ParsableCommand {
             let pendingObjects = planned.entries.filter { $0.state == .pending }.reduce(0) { $0 + $1.objects }
             print("Planned \(Formatting.count(planned.entries.count)) stores to \(planned.header.target) in \(manifest): "
                   + "\(Formatting.count(count(.pending))) to migrate (\(Formatting.count(pendingObjects)) objects), \(Formatting.count(count(.current))) at the target, \(Formatting.count(count(.unreadable))) unreadable")
+            for (path, reason) in listing.leftOut.prefix(10) { print("  left out: \(path): \(reason)") }
+            if listing.leftOut.count > 10 { print("  left out: \(listing.leftOut.count - 10) more") }
             for entry in planned.entries where entry.state == .unreadable {
                 // Messages name the store by its full path; the manifest's path is shorter.
                 let reason = (entry.error?.message ?? "").replacingOccurrences(of: planned.storePath(entry) + ": ", with: "")
@@ -144,7 +149,8 @@ struct FleetRunCommand: ParsableCommand {
 
     func validate() throws {
         guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be from 1 to 256") }
-        guard leaseSeconds >= 1, leaseWait >= 0 else { throw ValidationError("--lease-seconds must be at least 1, --lease-wait at least 0") }
+        guard (1...StoreLease.longest).contains(leaseSeconds) else { throw ValidationError("--lease-seconds must be from 1 to 86400 (a day)") }
+        guard (0...604_800).contains(leaseWait) else { throw ValidationError("--lease-wait must be from 0 to 604800 (a week)") }
         guard batchSize >= 1, (1...1 << 20).contains(memoryBudgetMiB) else { throw ValidationError("--batch-size must be at least 1, --memory-budget from 1 to 1048576") }
         guard workers.map({ (1...256).contains($0) }) ?? true else { throw ValidationError("--workers must be from 1 to 256") }
     }
@@ -156,8 +162,13 @@ struct FleetRunCommand: ParsableCommand {
         let summary = try reportingFleetErrors { () -> FleetRunner.Summary in
             let manifest = try FleetManifest.read(manifest)
             try FleetInputs.check(manifest)
-            let shard = try Shard.resolve(index: shardIndex, count: shardCount, environment: ProcessInfo.processInfo.environment)
-            let folder = try ResultsFolder(path: results ?? manifest.defaultResultsFolder)
+            let shard: Shard
+            do { shard = try Shard.resolve(index: shardIndex, count: shardCount, environment: ProcessInfo.processInfo.environment) } catch {
+                throw ValidationError("\(error)")  // the task's command line or the engine's job is wrong: 64
+            }
+            let resultsPath = results ?? manifest.defaultResultsFolder
+            try FleetInputs.checkPlace(of: resultsPath, what: "results folder", model: manifest.resolve(manifest.header.model.path))
+            let folder = try ResultsFolder(path: resultsPath)
             let model = try ModelLoader.load(manifest.resolve(manifest.header.model.path))
             let apple = try manifest.header.versionInfo.map { try VersionMatch.appleHashes(versionInfoAt: manifest.resolve($0.path)) } ?? [:]
             var settings = FleetRunner.Settings(parallel: parallel, leaseLength: leaseSeconds, leaseWait: leaseWait, keepBackups: !discardBackups, batchSize: batchSize,
@@ -207,13 +218,23 @@ struct FleetStatusCommand: ParsableCommand {
     @Option(help: "Seconds between looks with --wait.")
     var interval = 5.0
 
+    func validate() throws {
+        guard (0.1...3600).contains(interval) else { throw ValidationError("--interval must be from 0.1 to 3600 seconds") }
+    }
+
     func run() throws {
         let report = try reportingFleetErrors { () -> FleetStatusReport in
             let manifest = try FleetManifest.read(manifest)
             let folder = ResultsFolder(reading: results ?? manifest.defaultResultsFolder)
+            var isDirectory: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) {
+                try? CommandEnvironment.current.errors.write("tern: note: no results folder at \(folder.path) yet: no task has recorded an outcome\n")
+            } else if !isDirectory.boolValue {
+                throw TernError(.badInput, "is not a folder: name the fleet's results folder", path: folder.path)
+            }
             var report = FleetStatusReport(manifest: manifest, results: folder)
             while wait, !report.finished, !CommandEnvironment.current.stop.isRequested() {
-                usleep(UInt32(max(0.1, interval) * 1_000_000))
+                usleep(UInt32(interval * 1_000_000))
                 report = FleetStatusReport(manifest: manifest, results: folder)
             }
             if json {
@@ -245,6 +266,21 @@ func reportingFleetErrors<Result>(_ body: () throws -> Result) throws -> Result 
 
 /// The model and mapping files, as the manifest was planned with them.
 enum FleetInputs {
+    /// Refuses a manifest or results folder inside a model folder (whose every file is hashed: the
+    /// fleet's own writes would look like a changed model), and one whose folder does not exist.
+    static func checkPlace(of path: String, what: String, model: String) throws {
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        let modelFolder = URL(fileURLWithPath: model).standardizedFileURL.path
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: modelFolder, isDirectory: &isDirectory), isDirectory.boolValue, absolute.hasPrefix(modelFolder + "/") {
+            throw TernError(.badInput, "the \(what) is inside the model's folder, whose files are hashed to prove every task runs the same migration: put it elsewhere", path: path)
+        }
+        let folder = URL(fileURLWithPath: absolute).deletingLastPathComponent().path
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw TernError(.missingInput, "the folder to write the \(what) in does not exist", path: folder)
+        }
+    }
+
     /// Throws, naming the file, when one changed, went or came since `tern fleet plan`: every task
     /// must run the same migration.
     static func check(_ manifest: FleetManifest) throws {

@@ -106,11 +106,10 @@ struct FleetManifest: Equatable {
 
     /// Reads a manifest, naming the line at fault when one is not what `fleet plan` writes.
     static func read(_ path: String) throws -> FleetManifest {
-        let attributes: [FileAttributeKey: Any]
-        do { attributes = try FileManager.default.attributesOfItem(atPath: path) } catch {
-            throw TernError(.missingInput, "no such manifest (make one with tern fleet plan)", path: path)
-        }
-        guard (attributes[.size] as? Int ?? 0) <= maximumSize else { throw TernError(.badInput, "the manifest is larger than 1 GiB", path: path) }
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw TernError(.missingInput, "no such manifest (make one with tern fleet plan)", path: path) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw TernError(.badInput, "is not a file: name the manifest tern fleet plan wrote", path: path) }
+        guard info.st_size <= maximumSize else { throw TernError(.badInput, "the manifest is larger than 1 GiB", path: path) }
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let decoder = JSONDecoder()
         var header: Header?
@@ -130,8 +129,9 @@ struct FleetManifest: Equatable {
             do { entry = try decoder.decode(Entry.self, from: line) } catch {
                 throw TernError(.badInput, "line \(number): not a store entry: \(Self.describe(error))", path: path)
             }
-            guard entry.id == id(forPath: entry.path) else { throw TernError(.badInput, "line \(number): the id of \(entry.path) is not its path's", path: path) }
-            guard ids.insert(entry.id).inserted else { throw TernError(.badInput, "line \(number): \(entry.path) is listed twice", path: path) }
+            let shown = entry.path.count > 200 ? entry.path.prefix(200) + "…" : entry.path[...]
+            guard entry.id == id(forPath: entry.path) else { throw TernError(.badInput, "line \(number): the id of \(shown) is not its path's", path: path) }
+            guard ids.insert(entry.id).inserted else { throw TernError(.badInput, "line \(number): \(shown) is listed twice", path: path) }
             entries.append(entry)
         }
         guard let header else { throw TernError(.badInput, "the manifest is empty", path: path) }
@@ -169,12 +169,15 @@ struct FleetError: Codable, Equatable, Error, CustomStringConvertible {
 
     /// Classifies any error: the kinds a later attempt can get past are retryable.
     init(_ error: any Error) {
-        let kind = FailureKind(of: error)
-        self.kind = "\(kind)"
-        message = "\(error)"
-        switch kind {
-        case .interrupted, .inUse, .sourceChanged, .io: self.class = "retryable"
-        case .badInput, .missingInput, .validation, .verification, .noVersionMatches, .outputExists, .internal: self.class = "permanent"
+        if let error = error as? LeaseError {
+            self.init(class: error.isPermanent ? "permanent" : "retryable", kind: error.code == ENOENT || error.code == ENOTDIR ? "missingInput" : "io", message: error.description)
+            return
         }
+        let kind = FailureKind(of: error)
+        let retryable: Bool = switch kind {
+        case .interrupted, .inUse, .sourceChanged, .io: true
+        case .badInput, .missingInput, .validation, .verification, .noVersionMatches, .outputExists, .internal: false
+        }
+        self.init(class: retryable ? "retryable" : "permanent", kind: "\(kind)", message: "\(error)")
     }
 }

@@ -66,11 +66,15 @@ struct ResultsFolder: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let bytes = Array(try encoder.encode(outcome)) + [UInt8(ascii: "\n")]
         let file = file(for: outcome.id)
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let descriptor = open(file, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw TernError(.io, "cannot open the results file: \(String(cString: strerror(errno)))", path: file) }
         defer { close(descriptor) }
-        let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(descriptor) == 0 else { throw TernError(.io, "cannot write the results file: \(String(cString: strerror(errno)))", path: file) }
+        // A line a kill cut short is ended first, so it cannot swallow this one.
+        var info = stat(), last: UInt8 = 0
+        let line = fstat(descriptor, &info) == 0 && info.st_size > 0 && pread(descriptor, &last, 1, info.st_size - 1) == 1 && last != UInt8(ascii: "\n")
+            ? [UInt8(ascii: "\n")] + bytes : bytes
+        let written = line.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        guard written == line.count, fsync(descriptor) == 0 else { throw TernError(.io, "cannot write the results file: \(String(cString: strerror(errno)))", path: file) }
     }
 
     /// Every attempt recorded for a store, in order; a line cut short by a kill is skipped.

@@ -89,6 +89,10 @@ struct FleetRunner: Sendable {
 
     private func attempt(_ entry: FleetManifest.Entry, heldSince: Double?, keeper: LeaseKeeper) -> Attempt {
         let path = manifest.storePath(entry)
+        // A hand-made manifest may name what `fleet plan` leaves out: never migrate a backup.
+        if let reason = StoreList.ternsOwnFile(path) {
+            return .done(withoutLease(entry, FleetError(class: "permanent", kind: "badInput", message: "\(path): not a store but \(reason)")))
+        }
         let lease: StoreLease
         do {
             switch try StoreLease.acquire(store: path, identity: identity, length: settings.leaseLength) {
@@ -96,9 +100,7 @@ struct FleetRunner: Sendable {
             case .held(let holder): return .held(holder, since: heldSince ?? Date().timeIntervalSince1970)
             }
         } catch {
-            // No lease can be written beside the store (a missing folder, permissions): no result
-            // file either, since the lease is what makes writing it safe.
-            return .done(unrecorded(FleetError(error)))
+            return .done(withoutLease(entry, FleetError(error)))
         }
         keeper.hold(lease)
         defer { keeper.drop(lease); lease.release() }
@@ -106,31 +108,45 @@ struct FleetRunner: Sendable {
                                    attempt: results.outcomes(of: entry.id).filter { $0.status == .started }.count + 1,
                                    shard: shard.description, task: identity.task, host: identity.host, started: Date().timeIntervalSince1970)
         do { try results.append(outcome) } catch {
-            return .done(unrecorded(FleetError(error)))
+            return .done(unrecorded(entry, FleetError(error)))
         }
-        do {
-            try RecoveryWording.$current.withValue(.fleet) { try migrate(entry, at: path, lease: lease, into: &outcome) }
-        } catch {
-            outcome.error = lease.isLost
-                ? FleetError(class: "retryable", kind: "leaseLost", message: "the store's lease was lost (taken over after it expired, or removed): stopped so two tasks never migrate it at once")
-                : FleetError(error)
-            outcome.status = outcome.error!.isPermanent ? .failed : .interrupted
+        // Messages are made in the fleet's words: the next attempt resumes, not a flag.
+        RecoveryWording.$current.withValue(.fleet) {
+            do {
+                try migrate(entry, at: path, lease: lease, into: &outcome)
+            } catch {
+                outcome.error = lease.isLost
+                    ? FleetError(class: "retryable", kind: "leaseLost", message: "the store's lease was lost (taken over after it expired, or removed): stopped so two tasks never migrate it at once")
+                    : FleetError(error)
+                outcome.status = outcome.error!.isPermanent ? .failed : .interrupted
+            }
         }
         outcome.finished = Date().timeIntervalSince1970
         outcome.seconds = outcome.finished! - outcome.started
         // A lost lease is someone else's now, and so is the results file.
         if !lease.isLost {
             do { try results.append(outcome) } catch {
-                return .done(unrecorded(FleetError(error)))
+                return .done(unrecorded(entry, FleetError(error)))
             }
         }
         return .done(outcome)
+    }
 
-        /// An attempt that could not record its outcome: left for a retry when one may help.
-        func unrecorded(_ failure: FleetError) -> StoreOutcome {
-            StoreOutcome(id: entry.id, path: entry.path, status: failure.isPermanent ? .failed : .interrupted, attempt: 0, error: failure,
-                         shard: shard.description, task: identity.task, host: identity.host, started: Date().timeIntervalSince1970)
-        }
+    /// An attempt that could not record its outcome: left for a retry when one may help.
+    private func unrecorded(_ entry: FleetManifest.Entry, _ failure: FleetError) -> StoreOutcome {
+        StoreOutcome(id: entry.id, path: entry.path, status: failure.isPermanent ? .failed : .interrupted, attempt: 0, error: failure,
+                     shard: shard.description, task: identity.task, host: identity.host, started: Date().timeIntervalSince1970)
+    }
+
+    /// A failure before any lease could be taken — the store is tern's own file, or its folder is
+    /// gone or not writable, for every task alike — recorded all the same, so `fleet status`
+    /// shows it with its reason.
+    private func withoutLease(_ entry: FleetManifest.Entry, _ failure: FleetError) -> StoreOutcome {
+        var outcome = unrecorded(entry, failure)
+        outcome.attempt = results.outcomes(of: entry.id).filter { $0.status == .started }.count + 1
+        outcome.finished = outcome.started
+        try? results.append(outcome)
+        return outcome
     }
 
     /// Migrates one store in place with the default process — or finds it at the target, or
@@ -157,7 +173,8 @@ struct FleetRunner: Sendable {
             }
             return
         }
-        let report = try migration.run(plan, resume: try MigrationStatus.read(finalPath: path) != nil)
+        // An earlier attempt's record means its work is there to resume.
+        let report = try migration.run(plan, resume: try MigrationRun.load(at: MigrationRun.path(for: path)) != nil)
         // The objects of the migrated store: what its last step created.
         outcome.objects = report.steps.last?.mappings.reduce(0) { $0 + $1.created } ?? 0
         outcome.peakMemory = report.steps.flatMap(\.passes).map(\.peakResidentMemory).max()

@@ -72,8 +72,12 @@ struct FleetStatusReport: Encodable {
         slowest = Array(timings.sorted { $0.seconds > $1.seconds }.prefix(5))
     }
 
+    /// This process, to judge leases as a task here would.
+    private static let observer = LeaseIdentity(task: "tern fleet status")
+
     private static func standing(of entry: FleetManifest.Entry, outcomes: [StoreOutcome], manifest: FleetManifest, now: Double) -> Standing {
-        if let lease = try? StoreLease.read(StoreLease.path(for: manifest.storePath(entry)), length: 0), lease.expires >= now { return .running }
+        // A live lease: not expired, and not a task of this machine that has ended.
+        if let lease = try? StoreLease.read(StoreLease.path(for: manifest.storePath(entry)), length: 0), !observer.isStale(lease, now: now) { return .running }
         switch outcomes.last?.status {
         case nil: return .pending
         case .started?: return .interrupted  // began and recorded no end: killed

@@ -42,7 +42,8 @@ struct LeaseIdentity: Sendable {
     /// Whether `holder` has certainly ended: its lease expired, or it ran in this process space
     /// and its process is gone (a task SIGKILLed and retried on the same machine need not wait).
     func isStale(_ holder: LeaseHolder, now: Double) -> Bool {
-        if holder.expires < now { return true }
+        // An expiry further off than the longest lease is a wrong clock or a forged file.
+        if holder.expires < now || holder.expires > now + StoreLease.longest + 60 { return true }
         guard !processSpace.isEmpty, holder.processSpace == processSpace, holder.host == host, holder.pid != pid else { return false }
         return kill(holder.pid, 0) != 0 && errno == ESRCH
     }
@@ -73,9 +74,13 @@ final class StoreLease: Sendable {
     private let lost = Atomic<Bool>(false)
     private let expires: Mutex<Double>
 
-    /// The lease file of a store.
+    /// The longest a lease may last, in seconds: a day.
+    static let longest = 86_400.0
+
+    /// The lease file of a store: beside the file itself, a symbolic link followed, so two names
+    /// of one store share one lease.
     static func path(for store: String) -> String {
-        let url = URL(fileURLWithPath: store)
+        let url = URL(fileURLWithPath: store).resolvingSymlinksInPath()
         return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tern-lease").path
     }
 
@@ -112,66 +117,91 @@ final class StoreLease: Sendable {
     /// this task's: taken over after expiring, or removed by someone.
     @discardableResult
     func renew() -> Bool {
-        guard !isLost else { return false }
-        let now = Date().timeIntervalSince1970
-        guard let current = try? Self.read(path, length: length), current.owner == identity.owner, now < expires.withLock({ $0 }) else {
-            lost.store(true, ordering: .relaxed)
-            return false
+        // Under the lock `release` takes too: a renewal racing a release would rename a new
+        // lease file into the place the release just emptied.
+        expires.withLock { expires in
+            guard !isLost else { return false }
+            let now = Date().timeIntervalSince1970
+            guard let current = try? Self.read(path, length: length), current.owner == identity.owner, now < expires else {
+                lost.store(true, ordering: .relaxed)
+                return false
+            }
+            var holder = current
+            holder.expires = now + length
+            let scratch = "\(path).\(identity.owner).renew"
+            guard (try? Self.writeNew(scratch, holder)) != nil, rename(scratch, path) == 0 else {
+                unlink(scratch)
+                return true  // not renewed this time; the next try may succeed before it expires
+            }
+            expires = holder.expires
+            return true
         }
-        var holder = current
-        holder.expires = now + length
-        let scratch = "\(path).\(identity.owner).renew"
-        guard (try? Self.writeNew(scratch, holder)) != nil, rename(scratch, path) == 0 else {
-            unlink(scratch)
-            return true  // not renewed this time; the next try may succeed before it expires
-        }
-        expires.withLock { $0 = holder.expires }
-        return true
     }
 
     /// Gives the lease up, if it is still this task's.
     func release() {
-        if let current = try? Self.read(path, length: length), current.owner == identity.owner { unlink(path) }
-        lost.store(true, ordering: .relaxed)
+        expires.withLock { _ in
+            if !isLost, let current = try? Self.read(path, length: length), current.owner == identity.owner { unlink(path) }
+            lost.store(true, ordering: .relaxed)
+        }
     }
 
     // MARK: Files
 
     /// Creates the lease file holding `holder`, atomically; false when a lease file exists.
     private static func create(_ path: String, holding holder: LeaseHolder, scratch: String) throws -> Bool {
-        try writeNew(scratch, holder)
+        do { try writeNew(scratch, holder) } catch let error as CannotWrite {
+            unlink(scratch)
+            throw LeaseError(path: path, code: error.code)
+        }
         defer { unlink(scratch) }
         let linked = link(scratch, path) == 0
         let code = errno
         var info = stat()
         if linked || (stat(scratch, &info) == 0 && info.st_nlink == 2) { return true }
-        guard code == EEXIST else { throw TernError(.io, "cannot create the lease file: \(String(cString: strerror(code)))", path: path) }
+        guard code == EEXIST else { throw LeaseError(path: path, code: code) }
         return false
     }
+
+    /// A system call's failure while writing a lease file.
+    private struct CannotWrite: Error { var code: Int32 }
 
     private static func writeNew(_ path: String, _ holder: LeaseHolder) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let bytes = Array(try encoder.encode(holder)) + [UInt8(ascii: "\n")]
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw TernError(.io, "cannot write a lease file: \(String(cString: strerror(errno)))", path: path) }
+        guard descriptor >= 0 else { throw CannotWrite(code: errno) }
         defer { close(descriptor) }
         let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(descriptor) == 0 else { throw TernError(.io, "cannot write a lease file: \(String(cString: strerror(errno)))", path: path) }
+        guard written == bytes.count, fsync(descriptor) == 0 else { throw CannotWrite(code: written < 0 ? errno : (errno == 0 ? EIO : errno)) }
     }
 
     /// The holder a lease file names; nil when there is none. A file that is not a lease (never
     /// written by a task, which writes whole files) counts as a holder whose lease ends one
     /// length after the file was last changed.
     static func read(_ path: String, length: Double) throws -> LeaseHolder? {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            guard errno == ENOENT else { throw TernError(.io, "cannot read the lease file: \(String(cString: strerror(errno)))", path: path) }
+        // Never through a link, never waiting on a FIFO: anything but a regular file is no lease.
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            guard errno == ENOENT else {
+                guard errno == ELOOP || errno == ENXIO else { throw TernError(.io, "cannot read the lease file: \(String(cString: strerror(errno)))", path: path) }
+                return notALease(path, length: length)
+            }
             return nil
         }
-        defer { try? handle.close() }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return notALease(path, length: length) }
         let data = (try? handle.read(upToCount: 64 << 10)) ?? Data()
-        if let holder = try? JSONDecoder().decode(LeaseHolder.self, from: data) { return holder }
-        let changed = ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        return (try? JSONDecoder().decode(LeaseHolder.self, from: data)) ?? notALease(path, length: length)
+    }
+
+    /// A file in the lease's place that no task wrote (tasks write whole files): it counts as a
+    /// holder whose lease ends one length after the file last changed.
+    private static func notALease(_ path: String, length: Double) -> LeaseHolder {
+        var info = stat()
+        let changed = lstat(path, &info) == 0 ? Double(info.st_mtim.tv_sec) : 0
         return LeaseHolder(owner: "unknown", task: "not a lease file", host: "", pid: 0, processSpace: "", acquired: changed, expires: changed + length)
     }
 
@@ -183,10 +213,31 @@ final class StoreLease: Sendable {
             guard errno == ENOENT else { throw TernError(.io, "cannot take over an expired lease: \(String(cString: strerror(errno)))", path: path) }
             return  // another task moved it first
         }
-        defer { unlink(aside) }
+        defer { unlink(aside); rmdir(aside) }  // a directory in the lease's place goes too, if empty
         let moved = try read(aside, length: length)
         if let moved, moved != seen, !identity.isStale(moved, now: Date().timeIntervalSince1970) {
             _ = link(aside, path)  // renewed just now: its holder keeps it
         }
+    }
+}
+
+/// A lease file could not be written beside a store: its folder is gone, or not writable.
+struct LeaseError: Error, CustomStringConvertible {
+    /// The lease file's path.
+    var path: String
+    var code: Int32
+
+    /// The store the lease is for.
+    var store: String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().appendingPathComponent(String(url.lastPathComponent.dropFirst().dropLast(".tern-lease".count))).path
+    }
+
+    /// A missing folder or a permission is no better on a retry; anything else may be.
+    var isPermanent: Bool { [ENOENT, ENOTDIR, EACCES, EPERM, EROFS].contains(code) }
+
+    var description: String {
+        let reason = code == ENOENT || code == ENOTDIR ? "its folder does not exist" : String(cString: strerror(code))
+        return "\(store): cannot create the store's lease beside it (\(reason)); tern writes its lease, its backup and the migrated store there"
     }
 }

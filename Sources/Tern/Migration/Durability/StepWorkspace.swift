@@ -123,7 +123,32 @@ final class StepWorkspace {
     ///
     /// - Throws: `TernError(.badInput)` naming the store and the unit when one is not Tern's.
     static func recorded(inStoreAt path: String) throws -> [(WorkUnit, Progress)] {
-        let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+        do {
+            let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+            defer { try? connection.close() }
+            guard try connection.scalar("SELECT count(*) FROM sqlite_master WHERE name = ?", progressTable) == .integer(1) else { return [] }
+            return try recorded(in: connection, path: path)
+        } catch let error as SQLiteError where error.code == .SQLITE_READONLY_ROLLBACK {
+            // Killed inside a transaction: the committed checkpoint is what rolling the journal
+            // back leaves, which a read-only reader may not do. Roll back a copy instead; the
+            // resume rolls back the store itself.
+            return try recordedInCopy(of: path)
+        }
+    }
+
+    private static func recordedInCopy(of path: String) throws -> [(WorkUnit, Progress)] {
+        let fileManager = FileManager.default
+        let directory = fileManager.temporaryDirectory.appendingPathComponent("tern-checkpoint-\(UUID().uuidString)")
+        defer { try? fileManager.removeItem(at: directory) }
+        let copy = directory.appendingPathComponent("step.sqlite").path
+        do {
+            try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+            try fileManager.copyItem(atPath: path, toPath: copy)
+            try fileManager.copyItem(atPath: path + "-journal", toPath: copy + "-journal")
+        } catch {
+            throw TernError(.io, "cannot copy the step store and its journal to read their checkpoint: \(error.localizedDescription)", path: path)
+        }
+        let connection = try Connection(path: copy)
         defer { try? connection.close() }
         guard try connection.scalar("SELECT count(*) FROM sqlite_master WHERE name = ?", progressTable) == .integer(1) else { return [] }
         return try recorded(in: connection, path: path)
