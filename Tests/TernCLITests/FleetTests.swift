@@ -9,7 +9,7 @@ import TernSQLite
 /// at the target, equal by content to a reference migration of the store it was copied from,
 /// migrated exactly once; the broken ones reported with their reasons and the permanent code.
 @Suite("Fleets", .serialized)
-struct FleetTests {
+final class FleetTests: Sendable {
     static let model = CheckAndGenerateCommandTests.bookStore
     let directory: URL
 
@@ -17,6 +17,9 @@ struct FleetTests {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-fleet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("stores"), withIntermediateDirectories: true)
     }
+
+    /// A fleet is hundreds of stores: never left behind.
+    deinit { try? FileManager.default.removeItem(at: directory) }
 
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

@@ -42,12 +42,19 @@ struct StepValidation {
                 break
             }
         }
+        guard !rules.isEmpty else { return [] }
+        // One scan for every rule at once, not one per rule: the objects that break any rule,
+        // each with a flag per rule (SQLite's column limit bounds the rules of one scan).
         var violations: [ValidationViolation] = []
-        for (condition, rule) in rules where violations.count < limit {
-            let statement = try connection.prepare("SELECT d.\"Z_PK\" FROM \(quoteIdentifier(destination.table)) d WHERE \(inputs.created(entry)) AND \(condition) ORDER BY d.\"Z_PK\" LIMIT \(limit - violations.count)")
+        for group in stride(from: 0, to: rules.count, by: 500).map({ rules[$0..<min($0 + 500, rules.count)] }) where violations.count < limit {
+            let flags = group.map { "coalesce((\($0.condition)), 0)" }.joined(separator: ", ")
+            let broken = group.map { "coalesce((\($0.condition)), 0)" }.joined(separator: " OR ")
+            let statement = try connection.prepare("SELECT d.\"Z_PK\", \(flags) FROM \(quoteIdentifier(destination.table)) d WHERE \(inputs.created(entry)) AND (\(broken)) ORDER BY d.\"Z_PK\" LIMIT \(limit - violations.count)")
             var rows = statement.rows()
-            while let row = try rows.next() {
-                violations.append(ValidationViolation(entity: entityName, key: row.int64(at: 0), rule: rule))
+            while let row = try rows.next(), violations.count < limit {
+                for (index, rule) in group.enumerated() where row.int64(at: index + 1) != 0 && violations.count < limit {
+                    violations.append(ValidationViolation(entity: entityName, key: row.int64(at: 0), rule: rule.rule))
+                }
             }
         }
         return violations
