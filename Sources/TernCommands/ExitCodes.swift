@@ -64,6 +64,12 @@ func reportingErrors(_ body: () throws -> Void) throws {
 }
 
 extension TernExitCode {
+    /// The fleet's contract with job engines, decided here once: a store left for a retry wins
+    /// (a retry may still finish it), then a permanent failure, else 0.
+    static func fleet(retryable: Bool, permanent: Bool) -> Int32 {
+        retryable ? resumable : (permanent ? fleetPermanentFailure : 0)
+    }
+
     /// The exit code of each kind of failure.
     static func of(_ kind: FailureKind) -> Int32 {
         switch kind {

@@ -52,10 +52,12 @@ final class FleetTests: Sendable {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        if let delay {
-            let deadline = Date().addingTimeInterval(delay)
-            while process.isRunning && Date() < deadline { usleep(1000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        // A task that never ends is a failure too, not a test that hangs.
+        let deadline = Date().addingTimeInterval(delay ?? 120)
+        while process.isRunning && Date() < deadline { usleep(1000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            if delay == nil { Issue.record("fleet run \(arguments) ran for more than 120 s") }
         }
         process.waitUntilExit()
         try output.close()
@@ -105,14 +107,14 @@ final class FleetTests: Sendable {
                 seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 let fraction = Double(seed >> 11) / Double(1 << 53)
                 return fraction < 0.75 ? 0.05 + fraction * 2 : nil
-            } + [nil])
+            } + [nil, nil, nil])  // then up to three plain retries, as an engine's backoff allows
         }
         let kills = KillCount()
         let schedule = delays
         DispatchQueue.concurrentPerform(iterations: shards.count) { number in
             let (arguments, environment) = shards[number]
             for delay in schedule[number] {
-                let status = try? task(["--manifest", manifest, "--lease-seconds", "3"] + arguments, environment: environment, killAfter: delay,
+                let status = try? task(["--manifest", manifest, "--lease-seconds", "10"] + arguments, environment: environment, killAfter: delay,
                                        log: path("task-\(number).log"))
                 guard let status else { kills.add(); continue }  // killed: the engine retries
                 if status == 75 { continue }  // retryable: the engine retries
@@ -341,6 +343,15 @@ final class FleetTests: Sendable {
         #expect(mine.renew(), "releasing a lost lease leaves the new holder's alone")
         mine.release()
         #expect(!FileManager.default.fileExists(atPath: mine.path))
+
+        // Never renewed (a stalled renewal, a paused process): lost a sixth of its length before
+        // it expires, so its holder stops before another task may take the store.
+        guard case .acquired(let unrenewed) = try StoreLease.acquire(store: store, identity: here, length: 1.2) else { Issue.record("not acquired"); return }
+        #expect(!unrenewed.isLost)
+        usleep(1_050_000)
+        #expect(unrenewed.isLost)
+        #expect(!unrenewed.renew(), "too late to renew")
+        unrenewed.release()
 
         // Held by a process of this machine that has ended: taken over at once.
         var dead = LeaseIdentity(task: "killed")

@@ -14,15 +14,20 @@ enum ContentHash {
             throw TernError(.missingInput, "no such file", path: path)
         }
         if isDirectory.boolValue {
-            let root = URL(fileURLWithPath: path).resolvingSymlinksInPath()
-            let files = (FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]) ?? FileManager.DirectoryEnumerator())
-                .compactMap { $0 as? URL }
-                .filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
-                .map { String($0.resolvingSymlinksInPath().path.dropFirst(root.path.count)) }
-                .sorted()
-            for relative in files {
-                hash.update(data: Data("\(relative)\u{0}".utf8))
-                try add(root.path + relative, to: &hash)
+            // Names as they appear under the folder; contents wherever a link leads, so a changed
+            // file behind a link is a changed model too.
+            let root = URL(fileURLWithPath: path).standardizedFileURL
+            let prefix = root.path.hasSuffix("/") ? root.path : root.path + "/"
+            var files: [(relative: String, target: String)] = []
+            for case let url as URL in FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) ?? FileManager.DirectoryEnumerator() {
+                let name = url.standardizedFileURL.path
+                var info = stat()
+                guard name.hasPrefix(prefix), stat(name, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+                files.append((String(name.dropFirst(prefix.count)), name))
+            }
+            for file in files.sorted(by: { $0.relative < $1.relative }) {
+                hash.update(data: Data("\(file.relative)\u{0}".utf8))
+                try add(file.target, to: &hash)
             }
         } else {
             try add(path, to: &hash)

@@ -94,8 +94,7 @@ struct FleetManifest: Equatable {
 
     /// The JSON Lines text: the header, then the entries.
     func text() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoder = JSONEncoder.fleetLine()
         var lines = [String(decoding: try encoder.encode(header), as: UTF8.self)]
         for entry in entries { lines.append(String(decoding: try encoder.encode(entry), as: UTF8.self)) }
         return lines.joined(separator: "\n") + "\n"
@@ -148,36 +147,5 @@ struct FleetManifest: Equatable {
             "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
         default: "not JSON"
         }
-    }
-}
-
-/// Why a store failed, as a fleet records it: retrying can help or it cannot.
-struct FleetError: Codable, Equatable, Error, CustomStringConvertible {
-    /// "permanent": bad input, validation or verification — retrying cannot help. "retryable":
-    /// I/O, an interruption, the store in use or its lease held elsewhere.
-    var `class`: String
-    /// The failure's kind (`FailureKind`), as the single-store exit codes have it.
-    var kind: String
-    var message: String
-
-    var isPermanent: Bool { self.class == "permanent" }
-    var description: String { message }
-
-    init(class: String, kind: String, message: String) {
-        self.class = `class`; self.kind = kind; self.message = message
-    }
-
-    /// Classifies any error: the kinds a later attempt can get past are retryable.
-    init(_ error: any Error) {
-        if let error = error as? LeaseError {
-            self.init(class: error.isPermanent ? "permanent" : "retryable", kind: error.code == ENOENT || error.code == ENOTDIR ? "missingInput" : "io", message: error.description)
-            return
-        }
-        let kind = FailureKind(of: error)
-        let retryable: Bool = switch kind {
-        case .interrupted, .inUse, .sourceChanged, .io: true
-        case .badInput, .missingInput, .validation, .verification, .noVersionMatches, .outputExists, .internal: false
-        }
-        self.init(class: retryable ? "retryable" : "permanent", kind: "\(kind)", message: "\(error)")
     }
 }

@@ -62,9 +62,7 @@ struct ResultsFolder: Sendable {
 
     /// Appends one line and makes it durable.
     func append(_ outcome: StoreOutcome) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let bytes = Array(try encoder.encode(outcome)) + [UInt8(ascii: "\n")]
+        let bytes = Array(try JSONEncoder.fleetLine().encode(outcome)) + [UInt8(ascii: "\n")]
         let file = file(for: outcome.id)
         let descriptor = open(file, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw TernError(.io, "cannot open the results file: \(String(cString: strerror(errno)))", path: file) }
@@ -77,6 +75,11 @@ struct ResultsFolder: Sendable {
         guard written == line.count, fsync(descriptor) == 0 else { throw TernError(.io, "cannot write the results file: \(String(cString: strerror(errno)))", path: file) }
     }
 
+    /// The number of the next attempt at a store: one more than the attempts that began.
+    func nextAttempt(of id: String) -> Int {
+        outcomes(of: id).filter { $0.status == .started }.count + 1
+    }
+
     /// Every attempt recorded for a store, in order; a line cut short by a kill is skipped.
     func outcomes(of id: String) -> [StoreOutcome] {
         guard let handle = FileHandle(forReadingAtPath: file(for: id)) else { return [] }
@@ -85,5 +88,14 @@ struct ResultsFolder: Sendable {
         let data = (try? handle.read(upToCount: 16 << 20)) ?? Data()
         let decoder = JSONDecoder()
         return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(StoreOutcome.self, from: $0) }
+    }
+}
+
+extension JSONEncoder {
+    /// How the fleet's files write a line: one object, keys sorted (files compare and diff well).
+    static func fleetLine() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
     }
 }

@@ -27,9 +27,7 @@ struct FleetRunner: Sendable {
         var retryable = 0
         var permanent = 0
 
-        var exitCode: Int32 {
-            retryable > 0 ? TernExitCode.resumable : (permanent > 0 ? TernExitCode.fleetPermanentFailure : 0)
-        }
+        var exitCode: Int32 { TernExitCode.fleet(retryable: retryable > 0, permanent: permanent > 0) }
     }
 
     let manifest: FleetManifest
@@ -67,7 +65,7 @@ struct FleetRunner: Sendable {
                 case .held(let holder, let since):
                     if Date().timeIntervalSince1970 - since >= settings.leaseWait {
                         summary.withLock { $0.retryable += 1 }
-                        say("held        \(entry.path): its lease is held by \(holder.summary) until \(Self.time(holder.expires)); left for a retry")
+                        print("held        \(entry.path): its lease is held by \(holder.summary) until \(Date(timeIntervalSince1970: holder.expires).formatted(.iso8601)); left for a retry")
                     } else {
                         queue.withLock { $0.later(entry, heldSince: since, now: Date().timeIntervalSince1970) }
                     }
@@ -78,7 +76,7 @@ struct FleetRunner: Sendable {
         var final = summary.withLock { $0 }
         let untouched = queue.withLock { $0.remaining }
         final.retryable += untouched
-        if untouched > 0 { say("stopped: \(untouched) stores of this shard were not reached; a retry of the shard continues") }
+        if untouched > 0 { print("stopped: \(untouched) stores of this shard were not reached; a retry of the shard continues") }
         return final
     }
 
@@ -100,12 +98,13 @@ struct FleetRunner: Sendable {
             case .held(let holder): return .held(holder, since: heldSince ?? Date().timeIntervalSince1970)
             }
         } catch {
-            return .done(withoutLease(entry, FleetError(error)))
+            let failure = FleetError(error)
+            return .done(failure.isPermanent ? withoutLease(entry, failure) : unrecorded(entry, failure))
         }
         keeper.hold(lease)
         defer { keeper.drop(lease); lease.release() }
         var outcome = StoreOutcome(id: entry.id, path: entry.path, status: .started, from: nil, to: manifest.header.target,
-                                   attempt: results.outcomes(of: entry.id).filter { $0.status == .started }.count + 1,
+                                   attempt: results.nextAttempt(of: entry.id),
                                    shard: shard.description, task: identity.task, host: identity.host, started: Date().timeIntervalSince1970)
         do { try results.append(outcome) } catch {
             return .done(unrecorded(entry, FleetError(error)))
@@ -123,11 +122,13 @@ struct FleetRunner: Sendable {
         }
         outcome.finished = Date().timeIntervalSince1970
         outcome.seconds = outcome.finished! - outcome.started
-        // A lost lease is someone else's now, and so is the results file.
-        if !lease.isLost {
-            do { try results.append(outcome) } catch {
-                return .done(unrecorded(entry, FleetError(error)))
-            }
+        // A lost lease is someone else's now, and so is the results file: what this attempt did
+        // is left for the next one to find and record (a store at the target is recorded then).
+        guard !lease.isLost else {
+            return .done(unrecorded(entry, FleetError(class: "retryable", kind: "leaseLost", message: "the store's lease was lost before its outcome was recorded: the next attempt records it")))
+        }
+        do { try results.append(outcome) } catch {
+            return .done(unrecorded(entry, FleetError(error)))
         }
         return .done(outcome)
     }
@@ -138,12 +139,12 @@ struct FleetRunner: Sendable {
                      shard: shard.description, task: identity.task, host: identity.host, started: Date().timeIntervalSince1970)
     }
 
-    /// A failure before any lease could be taken — the store is tern's own file, or its folder is
-    /// gone or not writable, for every task alike — recorded all the same, so `fleet status`
-    /// shows it with its reason.
+    /// A permanent failure before any lease could be taken — the store is tern's own file, or its
+    /// folder is gone or not writable, for every task alike, so no task holds its lease either —
+    /// recorded all the same, so `fleet status` shows it with its reason.
     private func withoutLease(_ entry: FleetManifest.Entry, _ failure: FleetError) -> StoreOutcome {
         var outcome = unrecorded(entry, failure)
-        outcome.attempt = results.outcomes(of: entry.id).filter { $0.status == .started }.count + 1
+        outcome.attempt = results.nextAttempt(of: entry.id)
         outcome.finished = outcome.started
         try? results.append(outcome)
         return outcome
@@ -163,9 +164,10 @@ struct FleetRunner: Sendable {
         guard !plan.steps.isEmpty else {
             _ = try migration.run(plan)  // finishes the clean-up of an attempt killed right after its swap
             outcome.status = .skipped
-            if entry.state == .pending, !results.outcomes(of: entry.id).contains(where: { $0.status == .migrated }) {
-                // Planned as pending, never recorded as migrated: an attempt was stopped between
-                // putting the migrated store in place and recording it. Recorded now, once.
+            if entry.state != .current, !results.outcomes(of: entry.id).contains(where: { $0.status == .migrated }) {
+                // Not at the target when planned, never recorded as migrated: an attempt was
+                // stopped between putting the migrated store in place and recording it.
+                // Recorded now, once.
                 outcome.status = .migrated
                 outcome.from = entry.version
                 outcome.objects = try model.version(named: plan.targetVersion).map { try FleetPlanner.objects(inStoreAt: path, model: $0) } ?? 0
@@ -196,13 +198,7 @@ struct FleetRunner: Sendable {
         case .failed, .interrupted, .started:
             line += outcome.error.map { ": \($0.class), \($0.kind): \($0.message)" } ?? ""
         }
-        say(line)
-    }
-
-    private func say(_ line: String) { print(line) }
-
-    static func time(_ seconds: Double) -> String {
-        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+        print(line)
     }
 }
 

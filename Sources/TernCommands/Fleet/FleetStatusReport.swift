@@ -91,9 +91,7 @@ struct FleetStatusReport: Encodable {
 
     /// 0 when every store is at the target, 12 when the rest failed permanently, 75 while stores
     /// are pending, running or left for a retry: `--wait` waits for the last two to end.
-    var exitCode: Int32 {
-        !finished ? TernExitCode.resumable : (counts["failed"]! > 0 ? TernExitCode.fleetPermanentFailure : 0)
-    }
+    var exitCode: Int32 { TernExitCode.fleet(retryable: !finished, permanent: counts["failed"]! > 0) }
 
     var text: String {
         var lines = ["Fleet \(manifest): \(stores) stores to \(target) (model \(model))"]

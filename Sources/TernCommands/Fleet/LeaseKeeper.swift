@@ -10,12 +10,12 @@ final class LeaseKeeper: Sendable {
 
     init(interval: Double) {
         let thread = Thread { [self] in
-            var waited = 0.0
+            // By the clock, not by turns of the loop: a process paused for minutes renews at once.
+            var due = Date().timeIntervalSince1970 + interval
             while !stopped.load(ordering: .relaxed) {
                 usleep(100_000)
-                waited += 0.1
-                guard waited >= interval else { continue }
-                waited = 0
+                guard Date().timeIntervalSince1970 >= due else { continue }
+                due = Date().timeIntervalSince1970 + interval
                 for lease in leases.withLock({ Array($0.values) }) { lease.renew() }
             }
             finished.signal()

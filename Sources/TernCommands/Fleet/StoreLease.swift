@@ -57,7 +57,9 @@ struct LeaseIdentity: Sendable {
 ///   lease's name, which fails when a lease exists (and the link count proves success on NFS,
 ///   where a retried `link` can report a failure that happened);
 /// - its holder renews it every third of its length by renaming a new file over it, and stops
-///   its migration when it finds the lease gone or someone else's (`isLost`);
+///   its migration (`isLost`) when it finds the lease gone or someone else's, or when the lease
+///   is within a sixth of its length of expiring unrenewed (a stalled renewal, a paused process):
+///   a holder never works on past its expiry, when another task may take the store;
 /// - it is taken over only when it has expired or its process is known to be dead, by renaming
 ///   it aside first, so two tasks breaking one stale lease cannot both win.
 ///
@@ -91,9 +93,12 @@ final class StoreLease: Sendable {
         self.expires = Mutex(expires)
     }
 
-    /// Takes the lease of `store` for `length` seconds, or says who holds it.
-    static func acquire(store: String, identity: LeaseIdentity, length: Double) throws -> Acquisition {
+    /// Takes the lease of `store` for `length` seconds, or says who holds it. Each lease gets an
+    /// owner of its own, so two leases of one task (a store and a link to it) never pass for one.
+    static func acquire(store: String, identity task: LeaseIdentity, length: Double) throws -> Acquisition {
         let path = path(for: store)
+        var identity = task
+        identity.owner = UUID().uuidString
         var holder: LeaseHolder?
         for _ in 0..<8 {
             let now = Date().timeIntervalSince1970
@@ -106,12 +111,20 @@ final class StoreLease: Sendable {
             try breakStale(path, seen: current, identity: identity, length: length)
             holder = current
         }
-        // Eight rounds lost to other tasks breaking and taking it: someone has it now.
-        return .held(try read(path, length: length) ?? holder!)
+        // Eight rounds lost to other tasks breaking, taking and releasing it: busy; try later.
+        let now = Date().timeIntervalSince1970
+        return .held(try read(path, length: length) ?? holder
+                     ?? LeaseHolder(owner: "unknown", task: "other tasks, taking and releasing it", host: "", pid: 0, processSpace: "", acquired: now, expires: now))
     }
 
-    /// True once the lease was found gone or taken: the migration under it must stop.
-    var isLost: Bool { lost.load(ordering: .relaxed) }
+    /// How close to its expiry an unrenewed lease counts as lost.
+    private var margin: Double { length / 6 }
+
+    /// True once the lease was found gone or taken, or is about to expire unrenewed: the
+    /// migration under it must stop.
+    var isLost: Bool {
+        lost.load(ordering: .relaxed) || Date().timeIntervalSince1970 >= expires.withLock { $0 } - margin
+    }
 
     /// Extends the lease by its length. Returns false, and marks it lost, when it is no longer
     /// this task's: taken over after expiring, or removed by someone.
@@ -120,9 +133,17 @@ final class StoreLease: Sendable {
         // Under the lock `release` takes too: a renewal racing a release would rename a new
         // lease file into the place the release just emptied.
         expires.withLock { expires in
-            guard !isLost else { return false }
             let now = Date().timeIntervalSince1970
-            guard let current = try? Self.read(path, length: length), current.owner == identity.owner, now < expires else {
+            // Too late: another task may be taking it over this moment.
+            guard !lost.load(ordering: .relaxed), now < expires - margin else {
+                lost.store(true, ordering: .relaxed)
+                return false
+            }
+            let current: LeaseHolder?
+            do { current = try Self.read(path, length: length) } catch {
+                return true  // unreadable just now (NFS): not renewed this time, not lost either
+            }
+            guard let current, current.owner == identity.owner else {
                 lost.store(true, ordering: .relaxed)
                 return false
             }
@@ -141,7 +162,8 @@ final class StoreLease: Sendable {
     /// Gives the lease up, if it is still this task's.
     func release() {
         expires.withLock { _ in
-            if !isLost, let current = try? Self.read(path, length: length), current.owner == identity.owner { unlink(path) }
+            // Still ours in the file (even if given up as about to expire): remove it.
+            if let current = try? Self.read(path, length: length), current.owner == identity.owner { unlink(path) }
             lost.store(true, ordering: .relaxed)
         }
     }
@@ -159,7 +181,7 @@ final class StoreLease: Sendable {
         let code = errno
         var info = stat()
         if linked || (stat(scratch, &info) == 0 && info.st_nlink == 2) { return true }
-        guard code == EEXIST else { throw LeaseError(path: path, code: code) }
+        guard code == EEXIST else { throw LeaseError(path: path, code: code, linking: true) }
         return false
     }
 
@@ -167,9 +189,7 @@ final class StoreLease: Sendable {
     private struct CannotWrite: Error { var code: Int32 }
 
     private static func writeNew(_ path: String, _ holder: LeaseHolder) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let bytes = Array(try encoder.encode(holder)) + [UInt8(ascii: "\n")]
+        let bytes = Array(try JSONEncoder.fleetLine().encode(holder)) + [UInt8(ascii: "\n")]
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw CannotWrite(code: errno) }
         defer { close(descriptor) }
@@ -221,11 +241,14 @@ final class StoreLease: Sendable {
     }
 }
 
-/// A lease file could not be written beside a store: its folder is gone, or not writable.
+/// A lease file could not be written beside a store: its folder is gone, or not writable, or
+/// the storage has no hard links.
 struct LeaseError: Error, CustomStringConvertible {
     /// The lease file's path.
     var path: String
     var code: Int32
+    /// Whether the hard link into place failed (the file itself was written).
+    var linking = false
 
     /// The store the lease is for.
     var store: String {
@@ -233,11 +256,16 @@ struct LeaseError: Error, CustomStringConvertible {
         return url.deletingLastPathComponent().appendingPathComponent(String(url.lastPathComponent.dropFirst().dropLast(".tern-lease".count))).path
     }
 
-    /// A missing folder or a permission is no better on a retry; anything else may be.
-    var isPermanent: Bool { [ENOENT, ENOTDIR, EACCES, EPERM, EROFS].contains(code) }
+    /// A missing folder, a permission or a filesystem without hard links is no better on a retry;
+    /// anything else may be.
+    var isPermanent: Bool { [ENOENT, ENOTDIR, EACCES, EPERM, EROFS, ENOTSUP, EOPNOTSUPP, ENOSYS, EXDEV].contains(code) }
 
     var description: String {
-        let reason = code == ENOENT || code == ENOTDIR ? "its folder does not exist" : String(cString: strerror(code))
+        let reason = switch code {
+        case ENOENT, ENOTDIR: "its folder does not exist"
+        case _ where linking && [EPERM, ENOTSUP, EOPNOTSUPP, ENOSYS, EXDEV].contains(code): "the storage has no hard links, which leases need"
+        default: String(cString: strerror(code))
+        }
         return "\(store): cannot create the store's lease beside it (\(reason)); tern writes its lease, its backup and the migrated store there"
     }
 }

@@ -136,17 +136,31 @@ final class StepWorkspace {
         }
     }
 
-    private static func recordedInCopy(of path: String) throws -> [(WorkUnit, Progress)] {
+    /// The copy goes beside the step store, on the same volume (a pod's temporary folder may be
+    /// too small for it); a resume rolling the journal back meanwhile makes the pair torn, so the
+    /// files are compared before and after copying, and the read is tried again when they moved.
+    private static func recordedInCopy(of path: String, attempts: Int = 3) throws -> [(WorkUnit, Progress)] {
         let fileManager = FileManager.default
-        let directory = fileManager.temporaryDirectory.appendingPathComponent("tern-checkpoint-\(UUID().uuidString)")
-        defer { try? fileManager.removeItem(at: directory) }
-        let copy = directory.appendingPathComponent("step.sqlite").path
+        let copy = path + ".tern-checkpoint-\(UUID().uuidString)"
+        defer { for suffix in ["", "-journal"] { try? fileManager.removeItem(atPath: copy + suffix) } }
+        func identity() -> [String] {
+            [path, path + "-journal"].map { file in
+                var info = stat()
+                return stat(file, &info) == 0 ? "\(info.st_ino):\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)" : "-"
+            }
+        }
+        let before = identity()
         do {
-            try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
             try fileManager.copyItem(atPath: path, toPath: copy)
             try fileManager.copyItem(atPath: path + "-journal", toPath: copy + "-journal")
         } catch {
+            // The journal went (a resume rolled it back): the store reads as it is now.
+            if attempts > 1, !fileManager.fileExists(atPath: path + "-journal") { return try recorded(inStoreAt: path) }
             throw TernError(.io, "cannot copy the step store and its journal to read their checkpoint: \(error.localizedDescription)", path: path)
+        }
+        guard identity() == before else {
+            guard attempts > 1 else { throw TernError(.io, "the step store changed while its checkpoint was read: a resume is running", path: path) }
+            return try recordedInCopy(of: path, attempts: attempts - 1)
         }
         let connection = try Connection(path: copy)
         defer { try? connection.close() }
