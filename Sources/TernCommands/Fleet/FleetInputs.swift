@@ -33,9 +33,9 @@ enum FleetInputs {
         }
     }
 
-    /// Throws, naming the file, when one changed, went or came since `tern fleet plan`: every task
-    /// must run the same migration.
-    static func check(_ manifest: FleetManifest) throws {
+    /// The model the manifest was planned with, loaded once. Throws, naming the file, when one
+    /// changed, went or came since `tern fleet plan`: every task must run the same migration.
+    static func check(_ manifest: FleetManifest) throws -> VersionedModel {
         let header = manifest.header
         for input in [header.model] + header.mappings + (header.versionInfo.map { [$0] } ?? []) {
             let now = try ContentHash.of(manifest.resolve(input.path))
@@ -50,5 +50,6 @@ enum FleetInputs {
             let added = found.subtracting(planned).sorted(), removed = planned.subtracting(found).sorted()
             throw TernError(.badInput, "the mapping files beside the model changed since the fleet was planned (\((added.map { "new: \($0)" } + removed.map { "gone: \($0)" }).joined(separator: ", "))): plan the fleet again", path: manifest.path)
         }
+        return model
     }
 }

@@ -65,23 +65,16 @@ struct FleetPlanner {
             options.composeSteps = !stepByStep
             let migration = StoreMigration(store: store, model: model, options: options, logger: Logger(label: "tern.fleet.plan", factory: { _ in SwiftLogNoOpLogHandler() }))
             let plan = try migration.plan(to: target, mappingFiles: mappingOverrides, appleHashes: appleHashes)
-            guard let source = plan.steps.first?.source ?? model.version(named: plan.storeVersion) else {
-                throw TernError(.badInput, "the store's version \(plan.storeVersion) is not in the model", path: store)
-            }
             return FleetManifest.Entry(id: id, path: written, state: plan.steps.isEmpty ? .current : .pending, version: plan.storeVersion,
-                                       objects: try Self.objects(inStoreAt: store, model: source), steps: plan.steps.count, error: nil)
+                                       objects: try Self.objects(inStoreAt: store), steps: plan.steps.count, error: nil)
         } catch {
             return FleetManifest.Entry(id: id, path: written, state: .unreadable, version: nil, objects: 0, steps: 0, error: FleetError(error))
         }
     }
 
-    /// Objects in a store of `model`'s layout: the rows of its entity tables.
-    static func objects(inStoreAt path: String, model: ObjectModel) throws -> Int {
-        let connection = try ReadOnlyStore(path: path).connect()
-        defer { try? connection.close() }
-        let tables = Set(StoreLayout(model: model).entities.values.map(\.table)).sorted()
-        return try tables.reduce(0) { total, table in
-            total + Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
-        }
+    /// Objects in a store: the rows of each entity `Z_PRIMARYKEY` names, as `StoreMigration`
+    /// counts them for its progress.
+    static func objects(inStoreAt path: String) throws -> Int {
+        try StoreMetadata.read(storeAt: path).entities.reduce(0) { $0 + Int($1.rowCount ?? 0) }
     }
 }

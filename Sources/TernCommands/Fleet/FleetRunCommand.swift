@@ -67,7 +67,7 @@ struct FleetRunCommand: ParsableCommand {
         stop.installSignalHandlers()
         let summary = try reportingFleetErrors { () -> FleetRunner.Summary in
             let manifest = try FleetManifest.read(manifest)
-            try FleetInputs.check(manifest)
+            let model = try FleetInputs.check(manifest)
             let shard: Shard
             do { shard = try Shard.resolve(index: shardIndex, count: shardCount, environment: ProcessInfo.processInfo.environment) } catch {
                 throw ValidationError("\(error)")  // the task's command line or the engine's job is wrong: 64
@@ -75,7 +75,6 @@ struct FleetRunCommand: ParsableCommand {
             let resultsPath = results ?? manifest.defaultResultsFolder
             try FleetInputs.checkPlace(of: resultsPath, what: "results folder", model: manifest.resolve(manifest.header.model.path))
             let folder = try ResultsFolder(path: resultsPath)
-            let model = try ModelLoader.load(manifest.resolve(manifest.header.model.path))
             let apple = try manifest.header.versionInfo.map { try VersionMatch.appleHashes(versionInfoAt: manifest.resolve($0.path)) } ?? [:]
             var settings = FleetRunner.Settings(parallel: parallel, leaseLength: leaseSeconds, leaseWait: leaseWait, keepBackups: !discardBackups, batchSize: batchSize,
                                                 workers: workers ?? max(1, ProcessStats.availableParallelism / parallel))

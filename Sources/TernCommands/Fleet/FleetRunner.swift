@@ -170,7 +170,7 @@ struct FleetRunner: Sendable {
                 // Recorded now, once.
                 outcome.status = .migrated
                 outcome.from = entry.version
-                outcome.objects = try model.version(named: plan.targetVersion).map { try FleetPlanner.objects(inStoreAt: path, model: $0) } ?? 0
+                outcome.objects = try FleetPlanner.objects(inStoreAt: path)
                 outcome.note = "found at the target: an earlier attempt put it in place and was stopped before recording it"
             }
             return
