@@ -27,6 +27,17 @@ struct BenchCommandTests {
                     "tern (composed) / hand-written SQL in one pass:", "tern (composed) / naive row by row:", "composed / step by step:"] {
             #expect(markdown.contains(row), "missing: \(row)")
         }
+        // Every migration of the main size (and of each section) is a multiple of its section's
+        // SQL script and naive program; each reference is 1.00× itself.
+        let rowsOfTables = markdown.split(separator: "\n").filter { $0.hasPrefix("| ") && !$0.hasPrefix("| run") && !$0.hasPrefix("| ---") && !$0.contains("generate") && !$0.contains("| 300 |") }
+        #expect(rowsOfTables.count == 15)
+        for row in rowsOfTables {
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            let ratios = cells.filter { $0.hasSuffix("×") }
+            #expect(ratios.count == 2, "\(row)")
+            if row.contains("hand-written") { #expect(ratios.first == "1.00×", "\(row)") }
+            if row.contains("naive") { #expect(ratios.last == "1.00×", "\(row)") }
+        }
         // `tern bench report` renders the same Markdown again from the JSON alone.
         try FileManager.default.removeItem(atPath: results + "/latest.md")
         #expect(try TernProcess.run(["bench", "report", "--results", results]).status == 0)

@@ -21,22 +21,51 @@ public struct StoreDigest: Codable, Sendable, Equatable {
     /// Table name → what it holds, for every table of the store but SQLite's own (`sqlite_…`).
     public var tables: [String: Table]
 
-    /// Reads every table of the store at `path` (a path or a `file:` URI), a few at a time.
+    /// Reads every table of the store at `path` (a path or a `file:` URI), a few scans at a time.
+    /// A large table is read in ranges of its rowids, summed afterwards (counts and checksums
+    /// add up), so the workers share it rather than one of them reading it alone.
     public static func read(storeAt path: String, workers: Int = 2, shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StoreDigest {
+        try read(storeAt: path, workers: workers, rowidsPerScan: rowidsPerScan, shouldStop: shouldStop)
+    }
+
+    static func read(storeAt path: String, workers: Int, rowidsPerScan: Int64, shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StoreDigest {
         let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+        var scans: [(table: String, query: SQLFragment)] = []
         let tables = try connection.tableColumns()
-        try connection.close()
-        let queries = tables.map { table, columns in
+        for (table, columns) in tables {
             let values = columns.map(quoteIdentifier).joined(separator: ", ")
             let affinities = String(repeating: "B", count: columns.count)
-            return SQLFragment("SELECT count(*), tern_checksum('\(affinities)', \(values)) FROM \(quoteIdentifier(table))")
+            let whole = "SELECT count(*), tern_checksum('\(affinities)', \(values)) FROM \(quoteIdentifier(table))"
+            for range in try rowidRanges(of: table, columns: columns, in: connection, rowidsPerScan: rowidsPerScan) {
+                scans.append((table, SQLFragment(whole + range)))
+            }
         }
-        let results = try ParallelScans.run(queries, store: path, workers: workers, shouldStop: shouldStop)
-        var digest = StoreDigest(tables: [:])
-        for ((table, _), result) in zip(tables, results) {
-            digest.tables[table] = Table(rows: result.count, checksum: result.value ?? 0)
+        try connection.close()
+        let results = try ParallelScans.run(scans.map(\.query), store: path, workers: workers, shouldStop: shouldStop)
+        var digest = StoreDigest(tables: Dictionary(uniqueKeysWithValues: tables.map { ($0.table, Table(rows: 0, checksum: 0)) }))
+        for ((table, _), result) in zip(scans, results) {
+            digest.tables[table]!.rows += result.count
+            digest.tables[table]!.checksum &+= result.value ?? 0
         }
         return digest
+    }
+
+    /// Rowids per scan of a table read in ranges, and the most ranges one table is cut into
+    /// (keys far apart make wide, sparse ranges, not millions of scans).
+    static let rowidsPerScan: Int64 = 1 << 18, mostRanges: Int64 = 64
+
+    /// The `WHERE` clauses that cut `table` into ranges of about `rowidsPerScan` rowids, the
+    /// first and the last open-ended so that no row is left out whatever the bounds; one empty
+    /// clause for a small table, a table without rowids, or one whose column hides the rowid.
+    static func rowidRanges(of table: String, columns: [String], in connection: Connection, rowidsPerScan: Int64) throws -> [String] {
+        let hidden = columns.contains { ["rowid", "_rowid_", "oid"].contains($0.lowercased()) }
+        guard !hidden, let bounds = try? connection.prepare("SELECT min(rowid), max(rowid) FROM \(quoteIdentifier(table))") else { return [""] }
+        guard try bounds.step(), let low = bounds.row.value(at: 0).int64, let high = bounds.row.value(at: 1).int64,
+              case (let span, false) = high.subtractingReportingOverflow(low), case let ranges = min(mostRanges, span / rowidsPerScan), ranges >= 2 else { return [""] }
+        let cuts = (1..<ranges).map { low + span / ranges * $0 }
+        return [" WHERE rowid < \(cuts[0])"]
+            + zip(cuts, cuts.dropFirst()).map { " WHERE rowid >= \($0) AND rowid < \($1)" }
+            + [" WHERE rowid >= \(cuts[cuts.count - 1])"]
     }
 
     /// How the store changed since `earlier` was read, one line per table, in words.

@@ -34,10 +34,11 @@ struct BenchReport: Codable {
         func mebibytes(_ bytes: Int?) -> String { bytes.map(Formatting.mebibytes) ?? "—" }
         let count = Formatting.count
         var lines = ["Benchmark: \(count(books)) books, \(count(3 * books)) pages, 1,000 categories (Bench 1 → Bench 2: rename, `price * 1.04`, author split, relationships recreated). \(machine).", "",
-                     "| run | books | wall time | objects/s | peak RSS (per pass) |", "| --- | --- | --- | --- | --- |"]
+                     "| run | books | wall time | × SQL script | × naive | objects/s | peak RSS (per pass) |", "| --- | --- | --- | --- | --- | --- | --- |"]
         for result in bookResults {
             let passes = result.passes.count > 1 ? " (" + result.passes.map { mebibytes($0.peakResidentMemory) }.joined(separator: ", ") + ")" : ""
-            lines.append("| \(result.name) | \(count(result.books)) | \(String(format: "%.2f s", result.seconds)) | \(count(Int(result.objectsPerSecond))) | \(mebibytes(result.peakResidentMemory))\(passes) |")
+            let ratios = Self.ratios(result, script: self.result("hand-written SQL", books: result.books), naive: self.result("naive", books: result.books))
+            lines.append("| \(result.name) | \(count(result.books)) | \(String(format: "%.2f s", result.seconds)) | \(ratios) | \(count(Int(result.objectsPerSecond))) | \(mebibytes(result.peakResidentMemory))\(passes) |")
         }
         lines.append("")
         if let tern = result("tern: all pushed down"), let ceiling = result("hand-written SQL") {
@@ -76,7 +77,7 @@ struct BenchReport: Codable {
         guard let chainObjects, !chainResults.isEmpty else { return [] }
         let count = Formatting.count
         var lines = Self.table("Chain: \(count(chainObjects)) objects (authors and books)\(chainLinks.map { " with \(count($0)) many-to-many links" } ?? ""), Chain 1 → 4 through three inferred steps: Book renamed Publication, its notes dropped; its authors made ordered, an edition added with a default; an author's name renamed (configs/chain).",
-                               chainResults, prefix: Self.chain)
+                               chainResults, prefix: Self.chain, script: result("chain: hand-written"), naive: result("chain: naive"))
         if let tern = result("chain: tern, 3"), let ceiling = result("chain: hand-written") {
             lines.append("- tern (composed) / hand-written SQL in one pass: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
         }
@@ -94,7 +95,7 @@ struct BenchReport: Codable {
         guard let documents, !attachmentResults.isEmpty else { return [] }
         let count = Formatting.count
         var lines = Self.table("Attachments: \(count(documents)) documents in 100 folders, a quarter of their attachments in files of 100–160 KiB beside the store (configs/attachments).",
-                               attachmentResults, prefix: Self.attachments)
+                               attachmentResults, prefix: Self.attachments, script: result("attachments: hand-written"), naive: result("attachments: naive"))
         if let tern = result("attachments: tern, copied"), let ceiling = result("attachments: hand-written") {
             lines.append("- tern (files carried and proven) / hand-written SQL and hard links: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
         }
@@ -104,12 +105,23 @@ struct BenchReport: Codable {
         return lines
     }
 
-    /// A section's heading and its table of runs, named without the section's `prefix`.
-    private static func table(_ heading: String, _ results: [BenchResult], prefix: String) -> [String] {
-        ["", heading, "", "| run | wall time | objects/s | peak RSS |", "| --- | --- | --- | --- |"]
+    /// A section's heading and its table of runs, named without the section's `prefix`, each
+    /// with its time as a multiple of the section's SQL script and naive program.
+    private static func table(_ heading: String, _ results: [BenchResult], prefix: String, script: BenchResult?, naive: BenchResult?) -> [String] {
+        ["", heading, "", "| run | wall time | × SQL script | × naive | objects/s | peak RSS |", "| --- | --- | --- | --- | --- | --- |"]
             + results.map { result in
-                "| \(result.name.dropFirst(prefix.count)) | \(String(format: "%.2f s", result.seconds)) | \(Formatting.count(Int(result.objectsPerSecond))) | \(result.peakResidentMemory.map(Formatting.mebibytes) ?? "—") |"
+                "| \(result.name.dropFirst(prefix.count)) | \(String(format: "%.2f s", result.seconds)) | \(ratios(result, script: script, naive: naive)) | \(Formatting.count(Int(result.objectsPerSecond))) | \(result.peakResidentMemory.map(Formatting.mebibytes) ?? "—") |"
             } + [""]
+    }
+
+    /// A run's wall time as a multiple of the SQL script's and of the naive program's, as two
+    /// table cells (a dash for the store's generation, which is not a migration).
+    private static func ratios(_ result: BenchResult, script: BenchResult?, naive: BenchResult?) -> String {
+        let isMigration = !result.name.contains("generate")
+        return [script, naive].map { reference in
+            guard isMigration, let reference, reference.seconds > 0 else { return "—" }
+            return String(format: "%.2f×", result.seconds / reference.seconds)
+        }.joined(separator: " | ")
     }
 
     /// How tern's peak memory compares with a baseline's, in words that read right either way.
