@@ -158,7 +158,7 @@ enum MigrationSummary {
 
     /// What an inferred step dropped, so it is never silent.
     static func droppedLines(_ step: StepReport) -> [String] {
-        step.dropped.map { "  dropped (not in the new version): \($0)" }
+        step.dropped.map { "  dropped: \($0)" }
     }
 
     /// One row per pass: what it did, how fast, and its peak memory.

@@ -52,7 +52,7 @@ struct PlanCommand: ParsableCommand {
             } else if step.origin != ["inferred"] && estimate.steps.count > 1 {
                 lines.append("  not composed with its neighbours: only inferred steps are composed")
             }
-            lines += step.dropped.map { "  drops (not in the new version): \($0)\($0.values == nil ? " (counted when the step runs)" : "")" }
+            lines += step.dropped.map { "  drops: \($0)\($0.values == nil ? " (counted when the step runs)" : "")" }
             if let changes = step.schemaChanges {
                 lines.append("  applied in place as schema changes, without reading rows:")
                 lines += changes.map { "    \($0)" }

@@ -95,7 +95,7 @@ public enum MigrationError: Error, CustomStringConvertible {
         case .dataLoss(let step, let dropped):
             "step \(step) (an inferred mapping) would drop data that the store holds, and \(RecoveryWording.refuseDataLoss) refuses that:\n"
                 + Self.bulleted(dropped)
-                + "\nKeep those properties in the new version (or rename them with a renaming identifier), or write a mapping model that says where they go"
+                + "\nKeep those properties in the new version (or rename them with a renaming identifier) and to-many relationships to-many, or write a mapping model that says where they go"
         case .stoppedResumably(let cause, let record):
             "\(cause)\nThe work so far is kept (its record is \(record)): once the cause is fixed, \(RecoveryWording.resume) "
                 + "to continue where it stopped, or \(RecoveryWording.restart) to start over"

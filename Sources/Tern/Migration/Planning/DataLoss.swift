@@ -7,20 +7,47 @@ import TernSQLite
 /// costs, in values, before and after (`tern plan`, the summary) and may refuse it
 /// (`--no-data-loss`).
 ///
-/// Only inferred steps: a mapping model someone wrote says what it leaves out. Links held only
-/// in a join table (many-to-many) are not counted.
+/// Links are data too: a to-many no destination relationship reads loses its join table's
+/// links, and a to-many read into a to-one keeps one link per object and loses the others.
+///
+/// Only inferred steps: a mapping model someone wrote says what it leaves out.
 public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The source entity the dropped data belongs to.
     public var entity: String
     /// The attribute or relationship; nil when the whole entity is dropped.
     public var property: String?
-    /// Non-NULL values (objects, for an entity) in the step's input store; nil when not counted.
+    /// Non-NULL values (objects, for an entity; links, for a relationship's links) in the step's
+    /// input store; nil when not counted.
     public var values: Int?
+    /// What is lost of a relationship's links; nil for values, objects and to-ones.
+    public var links: LostLinks?
+
+    /// Which of a to-many relationship's links a step loses.
+    public enum LostLinks: String, Sendable, Codable {
+        /// All of them: no destination relationship reads them.
+        case all
+        /// All but one per object: the destination relationship is a to-one.
+        case beyondFirst
+    }
+
+    /// Dropped data of an entity, or of one of its properties.
+    public init(entity: String, property: String? = nil, values: Int? = nil, links: LostLinks? = nil) {
+        self.entity = entity
+        self.property = property
+        self.values = values
+        self.links = links
+    }
 
     public var description: String {
         let what = property.map { "\(entity).\($0)" } ?? "entity \(entity)"
-        guard let values else { return what }
-        return property == nil ? "\(what): \(values) object\(values == 1 ? "" : "s")" : "\(what): \(values) non-NULL value\(values == 1 ? "" : "s")"
+        let plural = { (count: Int, noun: String) in "\(count) \(noun)\(count == 1 ? "" : "s")" }
+        switch (values, links) {
+        case (nil, .beyondFirst?): return "\(what): the links beyond the first of each object (a to-one in the new version)"
+        case (let values?, .beyondFirst?): return "\(what): \(plural(values, "link")) beyond the first of each object (a to-one in the new version)"
+        case (nil, _): return "\(what) (not in the new version)"
+        case (let values?, .all?): return "\(what): \(plural(values, "link")) (not in the new version)"
+        case (let values?, nil): return "\(what): \(plural(values, property == nil ? "object" : "non-NULL value")) (not in the new version)"
+        }
     }
 }
 
@@ -42,15 +69,43 @@ enum DataLoss {
         let isRead = { (entity: String, key: String) in
             ([entity] + step.source.descendants(of: entity).map(\.name)).contains { (read[$0] ?? []).contains(key) }
         }
+        var linkSets: Set<String> = []
         for entity in read.keys.sorted() {
             dropped += step.source.allAttributes(of: entity).filter { !$0.isTransient && !read[entity]!.contains($0.name) }
                 .map { DroppedData(entity: entity, property: $0.name, values: nil) }
-            dropped += step.source.allRelationships(of: entity).filter { relationship in
-                !relationship.isTransient && !relationship.isToMany && !read[entity]!.contains(relationship.name)
-                    && !(relationship.inverse.map { isRead(relationship.destination, $0) } ?? false)
-            }.map { DroppedData(entity: entity, property: $0.name, values: nil) }
+            for relationship in step.source.allRelationships(of: entity) where !relationship.isTransient && !read[entity]!.contains(relationship.name)
+                && !(relationship.inverse.map { isRead(relationship.destination, $0) } ?? false) {
+                // A to-many's links are held by its join table, or by its inverse's column (a
+                // to-one of the other entity, reported there): each set of links named once.
+                if relationship.isToMany, let inverse = relationship.inverse,
+                   step.source.allRelationships(of: relationship.destination).first(where: { $0.name == inverse })?.isToMany == false { continue }
+                let owner = declaring(relationship.name, of: entity, in: step.source)
+                let pair = [owner + "." + relationship.name, relationship.destination + "." + (relationship.inverse ?? "")].sorted().joined(separator: "|")
+                guard !relationship.isToMany || linkSets.insert(pair).inserted else { continue }
+                dropped.append(DroppedData(entity: relationship.isToMany ? owner : entity, property: relationship.name, links: relationship.isToMany ? .all : nil))
+            }
+        }
+        // A to-many read into a to-one keeps one link of each object.
+        var cut: Set<String> = []
+        for mapping in mappings {
+            guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { continue }
+            let destinationRelationships = step.destination.allRelationships(of: destinationEntity)
+            for relationshipMapping in mapping.relationshipMappings {
+                guard destinationRelationships.first(where: { $0.name == relationshipMapping.name })?.isToMany == false,
+                      let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
+                      let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }), source.isToMany else { continue }
+                let owner = declaring(source.name, of: sourceEntity, in: step.source)
+                if cut.insert(owner + "." + source.name).inserted {
+                    dropped.append(DroppedData(entity: owner, property: source.name, links: .beyondFirst))
+                }
+            }
         }
         return dropped
+    }
+
+    /// The entity of `entity`'s lineage that declares the relationship `name`.
+    private static func declaring(_ name: String, of entity: String, in model: ObjectModel) -> String {
+        model.lineage(of: entity).first { $0.relationships.contains { $0.name == name } }?.name ?? entity
     }
 
     /// `dropped` with each element's non-NULL values counted in `store`, the step's input;
@@ -62,6 +117,10 @@ enum DataLoss {
         let connection = try source.connect()
         return try dropped.compactMap { element in
             guard let entity = layout.entities[element.entity] else { return nil }
+            if let lost = element.links, let property = element.property {
+                guard let count = try countLinks(lost, of: property, of: element.entity, layout: layout, connection: connection), count > 0 else { return nil }
+                return DroppedData(entity: element.entity, property: property, values: count, links: lost)
+            }
             var condition = "Z_ENT = \(entity.number)"
             if let property = element.property {
                 guard let column = entity.attributeColumns[property] ?? entity.foreignKeyColumns[property] else { return nil }
@@ -72,9 +131,26 @@ enum DataLoss {
         }
     }
 
+    /// All the links of a to-many relationship, or those beyond the first of each object.
+    private static func countLinks(_ lost: DroppedData.LostLinks, of relationship: String, of entity: String, layout: StoreLayout,
+                                   connection: Connection) throws -> Int? {
+        let (table, owner): (String, String)
+        switch layout.storage(ofRelationship: relationship, of: entity) {
+        case .joinTable(let name, let own, _, _)?: (table, owner) = (name, own)
+        case .inverseForeignKey(let name, let column, _)? where lost == .beyondFirst: (table, owner) = (name, column)
+        default: return nil  // a to-one's column: counted as its values
+        }
+        let (t, o) = (quoteIdentifier(table), quoteIdentifier(owner))
+        let query = lost == .all ? "SELECT count(*) FROM \(t)" : "SELECT count(\(o)) - count(DISTINCT \(o)) FROM \(t)"
+        return (try connection.scalar(query)?.int64).map(Int.init)
+    }
+
     /// The source keys a mapping's value expressions read (`$source.KEY`, first key of a path).
     private static func readKeys(of mapping: EntityMapping) -> Set<String> {
-        let expressions = (mapping.attributeMappings + mapping.relationshipMappings).compactMap(\.valueExpression)
+        readKeys(of: (mapping.attributeMappings + mapping.relationshipMappings).compactMap(\.valueExpression))
+    }
+
+    private static func readKeys(of expressions: [String]) -> Set<String> {
         var keys: Set<String> = []
         for expression in expressions {
             var rest = Substring(expression)
