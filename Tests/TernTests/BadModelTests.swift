@@ -104,6 +104,15 @@ struct BadModelTests {
         #expect(error.message.contains("entity Book, relationship pages: inverse Page.owner points to Shelf, not back to Book"))
     }
 
+    @Test("a to-many that is its own inverse is refused as unsupported, naming it (its join table's columns would clash)")
+    func selfInverseToMany() throws {
+        let error = try failure { try loadXcode(#"<entity name="Node"><relationship name="peers" toMany="YES" destinationEntity="Node" inverseName="peers" inverseEntity="Node"/></entity>"#) }
+        #expect(error.message.contains("entity Node, relationship peers: a to-many that is its own inverse is not supported"))
+        // A to-one that is its own inverse (a partner) is stored in one column, and fine.
+        let partner = try loadXcode(#"<entity name="Node"><relationship name="partner" maxCount="1" destinationEntity="Node" inverseName="partner" inverseEntity="Node"/></entity>"#)
+        #expect(partner.current.problems().isEmpty)
+    }
+
     @Test("an inheritance cycle")
     func inheritanceCycle() throws {
         let error = try failure { try loadXcode(#"<entity name="A" parentEntity="B"/><entity name="B" parentEntity="A"/>"#) }

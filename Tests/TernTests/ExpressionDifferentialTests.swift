@@ -138,6 +138,16 @@ struct ExpressionDifferentialTests {
     }
 
     /// SQL for an expression or predicate over Item, as the engine compiles it.
+    @Test("length: counts as NSString's length does (UTF-16 code units: an emoji counts 2, a decomposed accent 2), both ways")
+    func lengthCountsAsNSString() throws {
+        let results = try runBoth(expression: "length:($source.t)")
+        expectAgreement("length:", results)
+        let texts = try column("SELECT ZT FROM ZITEM ORDER BY Z_PK", [])
+        let expected = texts.map { $0.text.map { SQLiteValue.integer(Int64(NSString(string: $0).length)) } ?? .null }
+        #expect(results.sql == expected)
+        #expect(texts.contains { $0.text == "🙂" } && texts.contains { $0.text == "Zoe\u{0308}" })
+    }
+
     private func compiledSQL(expression text: String) throws -> String {
         var compiler = SQLCompiler(layout: layout)
         return compiler.sql(try ExpressionBinder.expression(text, entity: "Item", model: Self.model, now: 0), alias: "s").sql

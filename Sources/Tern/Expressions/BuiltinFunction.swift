@@ -4,7 +4,8 @@
 public enum BuiltinFunction: String, Sendable, CaseIterable {
     /// `uppercase:(s)`, `lowercase:(s)`: Unicode case mapping.
     case uppercase = "uppercase:", lowercase = "lowercase:"
-    /// `length:(s)`: Unicode scalars in `s`.
+    /// `length:(s)`: UTF-16 code units in `s`, as NSString's `length` (and so Core Data) counts
+    /// them: an emoji counts 2.
     case length = "length:"
     /// `trim:(s)`: `s` without leading and trailing spaces (U+0020).
     case trim = "trim:"

@@ -68,7 +68,7 @@ public struct ExpressionProgram {
         switch function {
         case .uppercase: return .text(TextFunctions.uppercase(values[0].text!))
         case .lowercase: return .text(TextFunctions.lowercase(values[0].text!))
-        case .length: return .integer(Int64(values[0].text!.unicodeScalars.count))
+        case .length: return .integer(Int64(values[0].text!.utf16.count))
         case .trim:
             var scalars = Substring(values[0].text!).unicodeScalars[...]
             while scalars.first == " " { scalars.removeFirst() }

@@ -46,7 +46,7 @@ public struct SQLCompiler {
     public static func prepare(_ connection: Connection, externalData: ExternalDataFolders = ExternalDataFolders()) throws {
         try TextFunctions.register(on: connection)
         try externalData.register(on: connection)
-        for (function, (name, count)) in calledOnce {
+        for (function, (name, count)) in calledOnce.merging([.length: lengthFunction], uniquingKeysWith: { first, _ in first }) {
             try connection.createFunction(name, argumentCount: count) { arguments in try ExpressionProgram.call(function, arguments) }
         }
     }
@@ -59,6 +59,10 @@ public struct SQLCompiler {
         .substringBefore: ("tern_substring_before", 2), .substringAfter: ("tern_substring_after", 2),
         .substring: ("tern_substring", 3), .abs: ("tern_abs", 1),
     ]
+
+    /// `length:` counts UTF-16 code units, as NSString does; SQLite's `length` counts characters
+    /// and stops at a NUL, so SQL calls the Swift evaluator's code.
+    static let lengthFunction = (name: "tern_length", arguments: 1)
 
     /// SQL computing the expression's value for the object whose row is `alias`.
     public mutating func sql(_ expression: CompiledExpression, alias: String) -> SQLFragment {
@@ -163,7 +167,7 @@ public struct SQLCompiler {
         switch function {
         case .uppercase: return f("tern_upper(") + a[0] + f(")")
         case .lowercase: return f("tern_lower(") + a[0] + f(")")
-        case .length: return f("length(") + a[0] + f(")")
+        case .length: return f("\(Self.lengthFunction.name)(") + a[0] + f(")")
         case .trim: return f("trim(") + a[0] + f(", ' ')")
         case .substringBefore:
             return f("(CASE WHEN ") + a[0] + f(" IS NULL OR ") + a[1] + f(" IS NULL THEN NULL WHEN instr(") + a[0] + f(", ") + a[1]

@@ -94,6 +94,9 @@ extension ObjectModel {
                     problems.append("\(at): inverse \(destination.name).\(inverseName) points to \(inverse.destination), not back to \(entity.name)")
                 } else if let back = inverse.inverse, back != relationship.name {
                     problems.append("\(at): inverse \(destination.name).\(inverseName) names \(back) as its inverse, not \(relationship.name)")
+                } else if relationship.isToMany, inverseName == relationship.name, destination.name == entity.name {
+                    // Its join table would name both columns alike; how Core Data tells them apart is not known here.
+                    problems.append("\(at): a to-many that is its own inverse is not supported (give it an inverse of its own, or none)")
                 }
             } else {
                 problems.append("\(at): inverse \(inverseName) is not a relationship of \(destination.name)")

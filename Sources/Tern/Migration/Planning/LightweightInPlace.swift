@@ -20,6 +20,13 @@ enum LightweightInPlace {
         let sourceNumbers = step.source.entityNumbers
         let destinationNumbers = step.destination.entityNumbers
         var statements: [String] = []
+        // Columns are renamed through a name of their own first, then to their new names at the
+        // end, so renames may swap or shift names (a → b while b → a) without meeting.
+        var finalRenames: [String] = []
+        func renameColumn(_ table: String, _ old: String, _ new: String) {
+            statements.append(Self.renameColumn(table, old, "tern_renaming_" + old))
+            finalRenames.append(Self.renameColumn(table, "tern_renaming_" + old, new))
+        }
         var renamedTables: [String: String] = [:]
         var keptColumns: [String: Set<String>] = [:]   // source table → columns that stay (by source name)
         var sourceOf: [String: String] = [:]
@@ -58,7 +65,7 @@ enum LightweightInPlace {
                           oldAttribute.allowsExternalStorage == attribute.allowsExternalStorage,
                           let oldColumn = from.attributeColumns[old] else { return nil }
                     keptColumns[from.table, default: []].insert(oldColumn)
-                    if oldColumn != column { statements.append(renameColumn(from.table, oldColumn, column)) }
+                    if oldColumn != column { renameColumn(from.table, oldColumn, column) }
                 } else {
                     guard !has(from.table, column) else { return nil }
                     let value = attribute.defaultValue.map { " DEFAULT \($0.sqlLiteral)" } ?? ""
@@ -91,7 +98,7 @@ enum LightweightInPlace {
                         case (nil, nil): continue
                         case (let a?, let b?):
                             keptColumns[from.table, default: []].insert(a)
-                            if a != b { statements.append(renameColumn(from.table, a, b)) }
+                            if a != b { renameColumn(from.table, a, b) }
                         default: return nil  // an order or entity column appears or goes: values needed
                         }
                     }
@@ -135,7 +142,7 @@ enum LightweightInPlace {
         }
         // A subentity's inherited properties live in its parent's table: one change for both.
         var seen: Set<String> = []
-        statements = statements.filter { seen.insert($0).inserted }
+        statements = (statements + finalRenames).filter { seen.insert($0).inserted }
         // Column changes name the source tables, so tables are renamed last.
         return drops + statements + renamedTables.sorted(by: { $0.key < $1.key }).map {
             "ALTER TABLE \(quoteIdentifier($0.key)) RENAME TO \(quoteIdentifier($0.value))"
