@@ -59,7 +59,10 @@ public struct StoreDigest: Codable, Sendable, Equatable {
     /// clause for a small table, a table without rowids, or one whose column hides the rowid.
     static func rowidRanges(of table: String, columns: [String], in connection: Connection, rowidsPerScan: Int64) throws -> [String] {
         let hidden = columns.contains { ["rowid", "_rowid_", "oid"].contains($0.lowercased()) }
-        guard !hidden, let bounds = try? connection.prepare("SELECT min(rowid), max(rowid) FROM \(quoteIdentifier(table))") else { return [""] }
+        // Two subqueries: SQLite finds a lone min() or max() at one end of the b-tree, but scans
+        // the whole table for both in one query.
+        let name = quoteIdentifier(table)
+        guard !hidden, let bounds = try? connection.prepare("SELECT (SELECT min(rowid) FROM \(name)), (SELECT max(rowid) FROM \(name))") else { return [""] }
         guard try bounds.step(), let low = bounds.row.value(at: 0).int64, let high = bounds.row.value(at: 1).int64,
               case (let span, false) = high.subtractingReportingOverflow(low), case let ranges = min(mostRanges, span / rowidsPerScan), ranges >= 2 else { return [""] }
         let cuts = (1..<ranges).map { low + span / ranges * $0 }
