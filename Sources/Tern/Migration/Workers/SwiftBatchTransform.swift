@@ -130,6 +130,9 @@ final class SourceBatchReader {
                 throw failure("it created an object of entity \(object.entity), which the destination model does not have "
                               + "(its entities: \(transform.settableAttributes.keys.sorted().joined(separator: ", ")))")
             }
+            // One look-up per key, no set built: this runs for every object a policy makes.
+            let isUnknown = { (name: String) in !settable.contains(name) }
+            guard object.values.keys.contains(where: isUnknown) || (context.identities[index] ?? []).contains(where: isUnknown) else { continue }
             let unknown = Set(object.values.keys).union(context.identities[index] ?? []).subtracting(settable)
             if let name = unknown.sorted().first {
                 throw failure("it set \(name) on an object of \(object.entity), which has no stored attribute of that name "
