@@ -82,11 +82,13 @@ final class SourceBatchReader {
             guard let row = try rows.next() else { break }
             let values = row.values
             batch.sourceBytes += values.reduce(0) { $0 + $1.bytesInMemory }
-            var properties: [String: SQLiteValue] = [:]
+            // Sized once: growing a dictionary rehashes it, for every object.
+            var properties: [String: SQLiteValue] = Dictionary(minimumCapacity: transform.sourceProperties.count)
             for (index, name) in transform.sourceProperties.enumerated() { properties[name] = values[index + 1] }
             let source = SourceObject(key: values[0].int64!, entity: mapping.sourceEntity!, values: properties)
             let context = InstanceCreationContext(mapping: mapping) { [programs] _ in
                 var object = DestinationObject(entity: mapping.destinationEntity!)
+                object.values.reserveCapacity(programs.count)
                 for (name, program, offset) in programs {
                     object.values[name] = try program.evaluate(Array(values[(offset + 1)..<(offset + 1 + program.compiled.inputs.count)]))
                 }
