@@ -26,6 +26,8 @@ struct SourceAnomalyTests {
         Anomaly(name: "Z_ENT NULL", sql: "UPDATE ZTAG SET Z_ENT = NULL WHERE Z_PK = 2", expected: "ZTAG: 1 row whose Z_ENT is not one of the table's entities (4) (first: Z_PK 2)"),
         Anomaly(name: "an unknown Z_ENT", sql: "UPDATE ZTAG SET Z_ENT = 99 WHERE Z_PK = 3", expected: "ZTAG: 1 row whose Z_ENT is not one of the table's entities (4) (first: Z_PK 3)"),
         Anomaly(name: "another entity's Z_ENT", sql: "UPDATE ZTAG SET Z_ENT = 1 WHERE Z_PK = 4", expected: "ZTAG: 1 row whose Z_ENT is not one of the table's entities (4) (first: Z_PK 4)"),
+        Anomaly(name: "binary data in a string attribute", sql: "UPDATE ZTAG SET ZLABEL = x'00ff' WHERE Z_PK = 5",
+                expected: "ZTAG: 1 row holding binary data in a string attribute (ZLABEL) (first: Z_PK 5)"),
         Anomaly(name: "a dangling foreign key", sql: "UPDATE ZCHAPTER SET ZBOOK = 999999 WHERE Z_PK = 3",
                 expected: "ZCHAPTER.ZBOOK: 1 row referring to a Book that does not exist (first: Z_PK 3)"),
         Anomaly(name: "a dangling join row", sql: "INSERT INTO Z_2TAGS (Z_2BOOKS, Z_4TAGS) VALUES (1, 999999)",
@@ -56,6 +58,23 @@ struct SourceAnomalyTests {
         #expect(found.map(\.description).contains(anomaly.expected), "\(found)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["library.sqlite"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == before)
+    }
+
+    @Test("the checks of every row find their rows whichever rowid range of a table holds them, and only those", arguments: [1, 2, 3, 1_000])
+    func rowChecksInRanges(rowidsPerScan: Int) throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.path("library.sqlite")
+        _ = try DataGenerator.generate(model: Self.library.versions[0], at: source, rows: 50, seed: 2)
+        let editor = try Connection(path: source, configuration: .init(mode: .readWrite))
+        try editor.execute("UPDATE ZTAG SET Z_ENT = NULL WHERE Z_PK IN (2, 49)")
+        try editor.execute("UPDATE ZBOOK SET ZTITLE = x'00' WHERE Z_PK = 50")
+        try editor.close()
+        let found = try StoreAnomalies.find(in: source, model: Self.library.versions[0], workers: 2, rowidsPerScan: Int64(rowidsPerScan))
+        let lines = found.map(\.description)
+        #expect(lines.contains("ZBOOK: 1 row holding binary data in a string attribute (ZTITLE) (first: Z_PK 50)"), "\(lines)")
+        #expect(lines.contains("ZTAG: 2 rows whose Z_ENT is not one of the table's entities (4) (first: Z_PK 2)"), "\(lines)")
+        // The tags without an entity are no longer tags: the join rows naming them refer to nothing.
+        #expect(lines.count == 3 && lines[0].hasPrefix("Z_2TAGS.Z_4TAGS: "), "\(lines)")
     }
 
     @Test("a clean store has none")

@@ -26,31 +26,41 @@ public enum StoreAnomalies {
     /// Keys above this leave no room for the keys a migration gives new objects.
     public static let largestKey: Int64 = 1 << 62
 
+    /// Where, what is wrong, the query giving a count and the first key at fault, and where that
+    /// query is slow, a cheaper count (`detect`) run first.
+    private typealias Check = (place: String, problem: String, query: String, detect: String?)
+
     /// Scans the store at `path` (a path or an SQLite URI) of `model`'s layout, on up to
     /// `workers` threads.
     public static func find(in path: String, model: ObjectModel, workers: Int = 2) throws -> [StoreAnomaly] {
+        try find(in: path, model: model, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan)
+    }
+
+    static func find(in path: String, model: ObjectModel, workers: Int, rowidsPerScan: Int64) throws -> [StoreAnomaly] {
         let layout = StoreLayout(model: model)
-        /// `query` gives a count and the first key at fault; where it is slow, `detect` (a
-        /// cheaper count) runs first and `query` only when it finds something.
-        var checks: [(place: String, problem: String, query: String, detect: String?)] = []
+        var checks: [Check] = []
+        /// A table's checks of every row, and the scans (one per rowid range) that find any.
+        var rowScans: [(table: String, checks: [Check], scans: [String])] = []
         let roots = model.entities.filter { $0.parent == nil }
         let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+        let columns = Dictionary(try connection.tableColumns().map { ($0.table, $0.columns) }, uniquingKeysWith: { first, _ in first })
         for root in roots {
             let table = layout.entities[root.name]!.table
             let quoted = quoteIdentifier(table)
             let numbers = model.descendants(of: root.name).map { String(layout.entities[$0.name]!.number) }.joined(separator: ", ")
             checks.append((table, "with a Z_PK of 0 or below", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK <= 0", nil))
             checks.append((table, "with a Z_PK above \(largestKey)", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK > \(largestKey)", nil))
-            checks.append((table, "whose Z_ENT is not one of the table's entities (\(numbers))",
-                           "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_ENT IS NULL OR Z_ENT NOT IN (\(numbers))", nil))
+            // Checks of every row, as one scan of the table cut into rowid ranges (the workers
+            // share a large table); each is counted on its own only if that scan finds anything.
+            var conditions = [("whose Z_ENT is not one of the table's entities (\(numbers))", "Z_ENT IS NULL OR Z_ENT NOT IN (\(numbers))")]
             // A string attribute's column holds text (numbers become text as they are stored):
             // binary data there is not Core Data's, and no text function can read it.
             let strings = model.descendants(of: root.name).flatMap { entity in
                 entity.attributes.filter { $0.type == .string && !$0.isTransient }.map { layout.entities[entity.name]!.attributeColumns[$0.name]! }
             }
             if !strings.isEmpty {
-                checks.append((table, "holding binary data in a string attribute (\(strings.joined(separator: ", ")))",
-                               "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE " + strings.map { "typeof(\(quoteIdentifier($0))) = 'blob'" }.joined(separator: " OR "), nil))
+                conditions.append(("holding binary data in a string attribute (\(strings.joined(separator: ", ")))",
+                                   strings.map { "typeof(\(quoteIdentifier($0))) = 'blob'" }.joined(separator: " OR ")))
             }
             // And a binary attribute's column holds blobs: text there would cross a migration
             // unlike the bytes it looks like (it gets no marker where values may live outside).
@@ -58,9 +68,14 @@ public enum StoreAnomalies {
                 entity.attributes.filter { $0.type == .binary && !$0.isTransient }.map { layout.entities[entity.name]!.attributeColumns[$0.name]! }
             }
             if !binaries.isEmpty {
-                checks.append((table, "holding text in a binary attribute (\(binaries.joined(separator: ", ")))",
-                               "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE " + binaries.map { "typeof(\(quoteIdentifier($0))) = 'text'" }.joined(separator: " OR "), nil))
+                conditions.append(("holding text in a binary attribute (\(binaries.joined(separator: ", ")))",
+                                   binaries.map { "typeof(\(quoteIdentifier($0))) = 'text'" }.joined(separator: " OR ")))
             }
+            let any = conditions.map { "(\($0.1))" }.joined(separator: " OR ")
+            let ranges = try RowidRanges.conditions(of: table, columns: columns[table] ?? [], in: connection, rowidsPerScan: rowidsPerScan)
+            rowScans.append((table, conditions.map { problem, condition in
+                (table, problem, "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE \(condition)", nil)
+            }, ranges.map { "SELECT count(*), NULL FROM \(quoted) WHERE (\($0)) AND (\(any))" }))
             if try !hasIntegerPrimaryKey(table, connection) {
                 checks.append((table, "sharing their Z_PK with another row",
                                "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK IN (SELECT Z_PK FROM \(quoted) GROUP BY Z_PK HAVING count(*) > 1)", nil))
@@ -87,8 +102,15 @@ public enum StoreAnomalies {
                                distinctMissing(quoteIdentifier(column), from: join.table, entity: entity, layout)))
             }
         }
-        let detected = try ParallelScans.run(checks.map { SQLFragment($0.detect ?? $0.query) }, store: path, workers: workers)
-        let found = zip(checks, detected).filter { $1.count > 0 }.map(\.0)
+        let rowScanQueries = rowScans.flatMap(\.scans)
+        let detected = try ParallelScans.run((checks.map { $0.detect ?? $0.query } + rowScanQueries).map { SQLFragment($0) }, store: path, workers: workers)
+        var found = zip(checks, detected).filter { $1.count > 0 }.map(\.0)
+        var rowResults = detected.dropFirst(checks.count)
+        for table in rowScans {
+            let scanned = rowResults.prefix(table.scans.count)
+            rowResults = rowResults.dropFirst(table.scans.count)
+            if scanned.contains(where: { $0.count > 0 }) { found += table.checks }
+        }
         let results = try ParallelScans.run(found.map { SQLFragment($0.query) }, store: path, workers: workers)
         return zip(found, results).compactMap { check, result in
             result.count == 0 ? nil : StoreAnomaly(place: check.place, problem: check.problem, count: result.count, example: result.value)

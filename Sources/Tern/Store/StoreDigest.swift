@@ -25,7 +25,7 @@ public struct StoreDigest: Codable, Sendable, Equatable {
     /// A large table is read in ranges of its rowids, summed afterwards (counts and checksums
     /// add up), so the workers share it rather than one of them reading it alone.
     public static func read(storeAt path: String, workers: Int = 2, shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StoreDigest {
-        try read(storeAt: path, workers: workers, rowidsPerScan: rowidsPerScan, shouldStop: shouldStop)
+        try read(storeAt: path, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan, shouldStop: shouldStop)
     }
 
     static func read(storeAt path: String, workers: Int, rowidsPerScan: Int64, shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StoreDigest {
@@ -36,8 +36,8 @@ public struct StoreDigest: Codable, Sendable, Equatable {
             let values = columns.map(quoteIdentifier).joined(separator: ", ")
             let affinities = String(repeating: "B", count: columns.count)
             let whole = "SELECT count(*), tern_checksum('\(affinities)', \(values)) FROM \(quoteIdentifier(table))"
-            for range in try rowidRanges(of: table, columns: columns, in: connection, rowidsPerScan: rowidsPerScan) {
-                scans.append((table, SQLFragment(whole + range)))
+            for range in try RowidRanges.conditions(of: table, columns: columns, in: connection, rowidsPerScan: rowidsPerScan) {
+                scans.append((table, SQLFragment(whole + " WHERE " + range)))
             }
         }
         try connection.close()
@@ -48,27 +48,6 @@ public struct StoreDigest: Codable, Sendable, Equatable {
             digest.tables[table]!.checksum &+= result.value ?? 0
         }
         return digest
-    }
-
-    /// Rowids per scan of a table read in ranges, and the most ranges one table is cut into
-    /// (keys far apart make wide, sparse ranges, not millions of scans).
-    static let rowidsPerScan: Int64 = 1 << 18, mostRanges: Int64 = 64
-
-    /// The `WHERE` clauses that cut `table` into ranges of about `rowidsPerScan` rowids, the
-    /// first and the last open-ended so that no row is left out whatever the bounds; one empty
-    /// clause for a small table, a table without rowids, or one whose column hides the rowid.
-    static func rowidRanges(of table: String, columns: [String], in connection: Connection, rowidsPerScan: Int64) throws -> [String] {
-        let hidden = columns.contains { ["rowid", "_rowid_", "oid"].contains($0.lowercased()) }
-        // Two subqueries: SQLite finds a lone min() or max() at one end of the b-tree, but scans
-        // the whole table for both in one query.
-        let name = quoteIdentifier(table)
-        guard !hidden, let bounds = try? connection.prepare("SELECT (SELECT min(rowid) FROM \(name)), (SELECT max(rowid) FROM \(name))") else { return [""] }
-        guard try bounds.step(), let low = bounds.row.value(at: 0).int64, let high = bounds.row.value(at: 1).int64,
-              case (let span, false) = high.subtractingReportingOverflow(low), case let ranges = min(mostRanges, span / rowidsPerScan), ranges >= 2 else { return [""] }
-        let cuts = (1..<ranges).map { low + span / ranges * $0 }
-        return [" WHERE rowid < \(cuts[0])"]
-            + zip(cuts, cuts.dropFirst()).map { " WHERE rowid >= \($0) AND rowid < \($1)" }
-            + [" WHERE rowid >= \(cuts[cuts.count - 1])"]
     }
 
     /// How the store changed since `earlier` was read, one line per table, in words.
