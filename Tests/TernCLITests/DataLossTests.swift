@@ -130,4 +130,30 @@ struct DataLossTests {
         #expect(migrated.status == 0, "\(migrated.standardError)")
         for line in expected { #expect(migrated.standardOutput.contains("dropped: \(line)"), "\(migrated.standardOutput)") }
     }
+
+    @Test("tables outside the model (persistent history, an app's own) are counted as dropped by the first step that copies the store; steps applied in place keep them")
+    func tablesOutsideTheModel() throws {
+        let repository = CheckAndGenerateCommandTests.repository
+        let history = "CREATE TABLE ACHANGE (Z_PK INTEGER PRIMARY KEY, ZCHANGETYPE INTEGER); INSERT INTO ACHANGE VALUES (1, 0), (2, 1), (3, 2); CREATE TABLE EMPTY (x);"
+        let expected = "table ACHANGE: 3 rows (outside the model's tables: a copied step does not carry it)"
+        // Library 1 → 2 copies the store.
+        let library = repository.appendingPathComponent("configs/library").path
+        let copied = directory.appendingPathComponent("Library.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", library, "--version", "Library 1", "--rows", "20", copied]).status == 0)
+        try SQLiteShell.run(copied, history)
+        let plan = try TernProcess.run(["plan", copied, "--model", library])
+        #expect(plan.standardOutput.contains("  drops: \(expected)\n"), "\(plan.standardOutput)")
+        let refused = try TernProcess.run(["migrate", copied, "--model", library, "--no-data-loss", "--progress", "none"])
+        #expect(refused.status == 65 && refused.standardError.contains("  - \(expected)"), "\(refused.standardError)")
+        let migrated = try TernProcess.run(["migrate", copied, "--model", library, "--progress", "none"])
+        #expect(migrated.status == 0 && migrated.standardOutput.contains("  dropped: \(expected)"), "\(migrated.standardOutput)")
+        // BookStore 1 → 2 is applied in place: the table stays, and nothing is said.
+        let bookstore = repository.appendingPathComponent("configs/bookstore").path
+        let kept = directory.appendingPathComponent("BookStore.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", bookstore, "--version", "BookStore 1", "--rows", "20", kept]).status == 0)
+        try SQLiteShell.run(kept, history)
+        let inPlace = try TernProcess.run(["migrate", kept, "--model", bookstore, "--to", "BookStore 2", "--no-data-loss", "--progress", "none"])
+        #expect(inPlace.status == 0 && !inPlace.standardOutput.contains("dropped"), "\(inPlace.standardOutput)\(inPlace.standardError)")
+        #expect(try SQLiteShell.run(kept, "SELECT count(*) FROM ACHANGE;").trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+    }
 }

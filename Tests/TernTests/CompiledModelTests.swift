@@ -186,6 +186,27 @@ struct AppleHashesTests {
     }
 }
 
+extension AppleHashesTests {
+    @Test("hashes of another model's version of the same name, or with an entity missing, are refused (65) before anything is written")
+    func foreignHashesRefused() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Fixtures.copy(["alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"], into: directory.url)
+        let bundle = Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd")
+        let migration = StoreMigration(store: store, model: try ModelLoader.load(bundle))
+        var apple = try VersionMatch.appleHashes(versionInfoAt: bundle + "/VersionInfo.plist")
+        let own = try #require(apple["SampleModel3"])
+        apple["SampleModel3"] = ["User": own.values.first!]
+        let foreign = try #require(throws: TernError.self) { try migration.plan(to: "SampleModel3", appleHashes: apple) }
+        #expect(foreign.kind == .badInput)
+        #expect(foreign.message.contains("do not describe it: they name User, which it does not have; they lack Car, LuxuryCar, Maker, Person, SportCar"), "\(foreign.message)")
+        apple["SampleModel3"] = own.filter { $0.key != "Maker" }
+        let partial = try #require(throws: TernError.self) { try migration.plan(to: "SampleModel3", appleHashes: apple) }
+        #expect(partial.message.contains("they lack Maker"), "\(partial.message)")
+        apple["SampleModel3"] = own
+        #expect(try migration.plan(to: "SampleModel3", appleHashes: apple).targetAppleHashes == own)
+    }
+}
+
 /// What a hostile review of the compiled-model and carried-model paths found, kept fixed.
 @Suite("Versions told apart by their entities, not only their tables")
 struct EntityNumberingTests {

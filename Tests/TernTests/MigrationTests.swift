@@ -130,6 +130,20 @@ struct MigrationTests {
         #expect(leftovers.isEmpty)
     }
 
+    @Test("the migrated store keeps the source's UUID (Z_UUID), whether steps copy it or change it in place, so saved object URIs still name its objects")
+    func keepsStoreUUID() throws {
+        let source = try bookStoreV1(rows: 30)
+        let uuid = try #require(try StoreMetadata.read(storeAt: source).uuid)
+        for steps in [true, false] {
+            var options = MigrationOptions(registry: .builtIn)
+            options.composeSteps = steps
+            let migration = StoreMigration(store: source, model: Self.bookStore, options: options)
+            let output = directory.path("uuid-\(steps).sqlite")
+            _ = try migration.run(try migration.plan(), output: output)
+            #expect(try StoreMetadata.read(storeAt: output).uuid == uuid)
+        }
+    }
+
     @Test("a store at the current version needs nothing")
     func nothingToDo() throws {
         let path = directory.path("current.sqlite")

@@ -93,9 +93,10 @@ public enum MigrationError: Error, CustomStringConvertible {
                 + "Tern does not replace a store an app is using, since the app would go on writing to the old file. Quit it, then run the same command"
                 + (resumable ? ": \(RecoveryWording.resume) (the migrated store is kept)" : " again")
         case .dataLoss(let step, let dropped):
-            "step \(step) (an inferred mapping) would drop data that the store holds, and \(RecoveryWording.refuseDataLoss) refuses that:\n"
+            "step \(step) would drop data that the store holds, and \(RecoveryWording.refuseDataLoss) refuses that:\n"
                 + Self.bulleted(dropped)
-                + "\nKeep those properties in the new version (or rename them with a renaming identifier) and to-many relationships to-many, or write a mapping model that says where they go"
+                + (dropped.contains { $0.outsideModel != true } ? "\nKeep those properties in the new version (or rename them with a renaming identifier) and to-many relationships to-many, or write a mapping model that says where they go" : "")
+                + (dropped.contains { $0.outsideModel == true } ? "\nTables outside the model (persistent history, an app's own) are not carried by a step that copies the store: export what you need first, or migrate without \(RecoveryWording.refuseDataLoss) to leave them behind" : "")
         case .stoppedResumably(let cause, let record):
             "\(cause)\nThe work so far is kept (its record is \(record)): once the cause is fixed, \(RecoveryWording.resume) "
                 + "to continue where it stopped, or \(RecoveryWording.restart) to start over"

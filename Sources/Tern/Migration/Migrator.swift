@@ -27,7 +27,10 @@ public enum Migrator {
                 connection = try Connection(path: destination, configuration: .init(mode: .readWrite))
             } else {
                 if resume { StoreMigration.remove(destination) }  // cut before its schema was committed
-                connection = try StoreFile.create(at: destination, model: plan.step.destination)
+                // The store keeps its identity: object URIs an app saved (x-coredata://UUID/…) go on
+                // naming its objects, as after Core Data's own migration.
+                let uuid = try StoreMetadata.read(storeAt: source).uuid.flatMap(UUID.init(uuidString:)) ?? UUID()
+                connection = try StoreFile.create(at: destination, model: plan.step.destination, uuid: uuid)
             }
             if let extraPages = options.extraPages, let used = try connection.pragma("page_count")?.int64 {
                 try connection.setPragma("max_page_count", .integer(used + Int64(extraPages)))

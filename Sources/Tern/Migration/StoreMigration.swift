@@ -109,8 +109,24 @@ public struct StoreMigration: Sendable {
         try options.registry.checkPolicies(of: steps)
         var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
         plan.fromStoreModel = fromStoreModel
-        plan.targetAppleHashes = appleHashes[targetVersion]
+        if let hashes = appleHashes[targetVersion], let destination = model.version(named: targetVersion) {
+            try Self.checkAppleHashes(hashes, describe: destination)
+            plan.targetAppleHashes = hashes
+        }
         return plan
+    }
+
+    /// Apple's hashes are written into the migrated store as they are, for Core Data to compare
+    /// with its model: hashes of another model's version of the same name (or with an entity
+    /// missing) would make a store Core Data refuses, so they must name exactly its entities.
+    private static func checkAppleHashes(_ hashes: [String: String], describe version: ObjectModel) throws {
+        let (given, entities) = (Set(hashes.keys), Set(version.entities.map(\.name)))
+        guard given != entities else { return }
+        let only = given.subtracting(entities).sorted(), missing = entities.subtracting(given).sorted()
+        throw TernError(.badInput, "the Apple version hashes given for \(version.versionName) (VersionInfo.plist) do not describe it: "
+                        + [only.isEmpty ? nil : "they name \(only.joined(separator: ", ")), which it does not have",
+                           missing.isEmpty ? nil : "they lack \(missing.joined(separator: ", "))"].compactMap { $0 }.joined(separator: "; ")
+                        + " — they belong to another model, or to another version of it")
     }
 
     /// Runs the plan on the calling thread, blocking it until the run ends (its event loop runs
@@ -206,7 +222,8 @@ public struct StoreMigration: Sendable {
                 let file = run.stepFiles[index]
                 options.progress?(.stepStarted(step: index + 1, steps: plan.steps.count, passes: step.passes.count, source: step.source.versionName, destination: step.destination.versionName))
                 logger.info("migrating", metadata: ["from": "\(step.source.versionName)", "to": "\(step.destination.versionName)", "mapping": "\(step.origins.joined(separator: ", "))"])
-                let dropped = try DataLoss.count(DataLoss.dropped(by: step), of: step, in: input)
+                var dropped = try DataLoss.count(DataLoss.dropped(by: step), of: step, in: input)
+                if stepPlans[index].inPlace == nil { dropped += try DataLoss.tablesOutsideModel(of: step, in: input) }
                 if options.refuseDataLoss, !dropped.isEmpty {
                     throw MigrationError.dataLoss(step: Self.describe(step), dropped: dropped)
                 }

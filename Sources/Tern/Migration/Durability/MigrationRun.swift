@@ -59,6 +59,10 @@ public struct MigrationRun: Codable, Sendable, Equatable {
         public var source: StoreDigest
         /// "VERSION" → checksum of that model version, for every version of the chain.
         public var versions: [String: String]
+        /// "VERSION" → a digest of its whole definition: defaults, validation rules and renaming
+        /// identifiers too, which version hashes leave out, yet which decide what is written.
+        /// Nil in a record written before Tern recorded it.
+        public var definitions: [String: String]?
         /// Each mapping file (or "inferred …") → a digest of its contents.
         public var mappings: [String: String]
         /// The entity mappings that run in Swift: they decide destination keys, so a resume must
@@ -67,10 +71,14 @@ public struct MigrationRun: Codable, Sendable, Equatable {
 
         /// The inputs of migrating `source` along `plans`.
         static func of(source: StoreDigest, plans: [StepPlan]) -> Inputs {
-            var inputs = Inputs(source: source, versions: [:], mappings: [:], inSwift: [])
+            var inputs = Inputs(source: source, versions: [:], definitions: [:], mappings: [:], inSwift: [])
             for plan in plans {
                 let step = plan.step
-                for version in [step.source, step.destination] { inputs.versions[version.versionName] = version.versionChecksum }
+                for version in [step.source, step.destination] {
+                    inputs.versions[version.versionName] = version.versionChecksum
+                    let definition = (try? ModelExporter.yaml(version)) ?? ""
+                    inputs.definitions?[version.versionName] = Data(SHA256.hash(data: Data(definition.utf8))).base64EncodedString()
+                }
                 inputs.inSwift += plan.mappings.filter(\.runsInSwift).map(\.mapping.mapping.name)
                 for origin in step.origins {
                     let contents = FileManager.default.contents(atPath: origin) ?? FileManager.default.contents(atPath: origin + "/xcmapping.xml")
@@ -94,6 +102,10 @@ public struct MigrationRun: Codable, Sendable, Equatable {
             for name in Set(versions.keys).union(recorded.versions.keys).sorted() where versions[name] != recorded.versions[name] {
                 lines.append(recorded.versions[name] == nil ? "the chain now goes through version \(name)" :
                              versions[name] == nil ? "the chain no longer goes through version \(name)" : "model version \(name) changed")
+            }
+            let (now, then) = (definitions ?? [:], recorded.definitions ?? [:])
+            for name in Set(now.keys).intersection(then.keys).sorted() where versions[name] == recorded.versions[name] && now[name] != then[name] {
+                lines.append("model version \(name) changed (a default, a validation rule or a renaming identifier)")
             }
             for origin in Set(mappings.keys).union(recorded.mappings.keys).sorted() where mappings[origin] != recorded.mappings[origin] {
                 lines.append(recorded.mappings[origin] == nil ? "the chain now uses mapping \(origin)" :

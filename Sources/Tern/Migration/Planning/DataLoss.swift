@@ -21,6 +21,9 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     public var values: Int?
     /// What is lost of a relationship's links; nil for values, objects and to-ones.
     public var links: LostLinks?
+    /// Whether `entity` names a table outside the model's layout (Core Data's persistent
+    /// history, an app's own table) whose rows a copied step does not carry; `values` counts them.
+    public var outsideModel: Bool?
 
     /// Which of a to-many relationship's links a step loses.
     public enum LostLinks: String, Sendable, Codable {
@@ -31,16 +34,18 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     }
 
     /// Dropped data of an entity, or of one of its properties.
-    public init(entity: String, property: String? = nil, values: Int? = nil, links: LostLinks? = nil) {
+    public init(entity: String, property: String? = nil, values: Int? = nil, links: LostLinks? = nil, outsideModel: Bool? = nil) {
         self.entity = entity
         self.property = property
         self.values = values
         self.links = links
+        self.outsideModel = outsideModel
     }
 
     public var description: String {
         let what = property.map { "\(entity).\($0)" } ?? "entity \(entity)"
         let plural = { (count: Int, noun: String) in "\(count) \(noun)\(count == 1 ? "" : "s")" }
+        if outsideModel == true { return "table \(entity): \(plural(values ?? 0, "row")) (outside the model's tables: a copied step does not carry it)" }
         switch (values, links) {
         case (nil, .beyondFirst?): return "\(what): the links beyond the first of each object (a to-one in the new version)"
         case (let values?, .beyondFirst?): return "\(what): \(plural(values, "link")) beyond the first of each object (a to-one in the new version)"
@@ -128,6 +133,24 @@ enum DataLoss {
             }
             let values = try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(entity.table)) WHERE \(condition)")?.int64 ?? 0
             return values > 0 ? DroppedData(entity: element.entity, property: element.property, values: Int(values)) : nil
+        }
+    }
+
+    /// The tables of `store` outside the layout of `step`'s source, with the rows each holds:
+    /// a step that copies the store (not one applied in place) leaves them behind — Core Data's
+    /// persistent history (`ACHANGE`, `ATRANSACTION`, …), an app's own tables. Any step, inferred or
+    /// not: no mapping model speaks of them.
+    static func tablesOutsideModel(of step: MigrationStep, in store: String) throws -> [DroppedData] {
+        let layout = Set(StoreLayout(model: step.source).tables.map { $0.name.lowercased() })
+        let bookkeeping: Set<String> = ["z_primarykey", "z_metadata", "z_modelcache"]
+        // Held while the connection reads: a WAL store without its -shm is read from a snapshot
+        // that goes with it.
+        let source = try ReadOnlyStore(path: store)
+        let connection = try source.connect()
+        defer { withExtendedLifetime(source) {} }
+        return try connection.tableColumns().map(\.table).filter { !layout.contains($0.lowercased()) && !bookkeeping.contains($0.lowercased()) }.compactMap { table in
+            let rows = Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
+            return rows > 0 ? DroppedData(entity: table, values: rows, outsideModel: true) : nil
         }
     }
 

@@ -119,6 +119,9 @@ extension StoreMigration {
         var steps: [PlanEstimate.Step] = []
         // Objects per entity of the step's source: counted for the store, estimated afterwards.
         var objects: [String: Int] = [:]
+        // The store's own tables outside the model stay while steps apply in place, and are left
+        // behind by the first step that copies the store.
+        var outsideModelCarried = true
         for (index, step) in plan.steps.enumerated() {
             let sourceLayout = StoreLayout(model: step.source)
             var created: [String: Int] = [:]
@@ -158,7 +161,9 @@ extension StoreMigration {
             steps.append(PlanEstimate.Step(source: step.source.versionName, destination: step.destination.versionName,
                                            origin: step.isInferred ? ["inferred"] : step.origins, composedFrom: step.composedFrom,
                                            notComposed: step.notComposed, schemaChanges: stepPlan.inPlace, passes: passes,
-                                           dropped: index == 0 ? try DataLoss.count(dropped, of: step, in: store) : dropped))
+                                           dropped: (index == 0 ? try DataLoss.count(dropped, of: step, in: store) : dropped)
+                                               + (outsideModelCarried && stepPlan.inPlace == nil ? try DataLoss.tablesOutsideModel(of: plan.steps[0], in: store) : [])))
+            if stepPlan.inPlace == nil { outsideModelCarried = false }
             objects = created
         }
         var estimate = PlanEstimate(storeVersion: plan.storeVersion, targetVersion: plan.targetVersion, batchSize: options.batchSize,
