@@ -18,7 +18,9 @@ struct BarChart {
     static let referenceColor = "#b0b0b0"
 
     static func svg(title: String, panels: [Panel]) -> String {
-        let labelWidth = 300.0, panelWidth = 300.0, barHeight = 18.0, gap = 8.0, top = 56.0
+        // Wide enough for the longest label at about 7 px a character (SVG text cannot be measured here).
+        let longest = panels.flatMap(\.bars).map(\.label.count).max() ?? 0
+        let labelWidth = max(200, Double(longest) * 7 + 20), panelWidth = 300.0, barHeight = 18.0, gap = 8.0, top = 56.0
         let rows = panels.map(\.bars.count).max() ?? 0
         let height = Int(top + Double(rows) * (barHeight + gap) + 40)
         var svg = SVG(width: Int(labelWidth + Double(panels.count) * (panelWidth + 20) + 20), height: height)
