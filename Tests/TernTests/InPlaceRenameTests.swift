@@ -56,4 +56,53 @@ struct InPlaceRenameTests {
         #expect(third.map { $0["a"] } == ["a1", "a2", "a3"] && third.map { $0["b"] } == ["b1", "b2", "b3"])
         #expect(third.map { $0["c"] } == ["c1", "c2", "c3"] && third.map { $0["d"] } == ["d1", nil, "d3"])
     }
+
+    @Test("a string's length rule counts UTF-16 units, as Core Data validates it: five emoji are 10, longer than 8 (a copied step: one applied in place validates nothing)")
+    func lengthRuleCountsUTF16() async throws {
+        let folder = try TemporaryDirectory()
+        let files = [
+            "model.yaml": "name: Lengths\ncurrent: Lengths 2\nversions: [v1.yaml, v2.yaml]\n",
+            "v1.yaml": "version: Lengths 1\nentities:\n  Note:\n    attributes: { title: string }\n",
+            "v2.yaml": "version: Lengths 2\nentities:\n  Note:\n    attributes: { title: { type: string, maxLength: 8 }, seen: boolean }\n",
+        ]
+        for (name, text) in files { try text.write(toFile: folder.path(name), atomically: true, encoding: .utf8) }
+        let model = try ModelLoader.load(folder.url.path)
+        let fits = try TestStore(model: model, version: "Lengths 1") { store in try store.insert("Note", ["title": "12345678"]) }
+        // A mapping file, so the step is copied and validated rather than applied in place.
+        let mapping = """
+            source: Lengths 1
+            destination: Lengths 2
+            entityMappings:
+              - { name: NoteToNote, type: copy, source: Note, destination: Note, attributes: { title: $source.title } }
+            """
+        #expect(try await fits.migrated(mapping: mapping).objects("Note").map { $0["title"] } == ["12345678"])
+        let tooLong = try TestStore(model: model, version: "Lengths 1") { store in try store.insert("Note", ["title": "😀😀😀😀😀"]) }
+        do {
+            _ = try await tooLong.migrated(mapping: mapping)
+            Issue.record("five emoji passed a maxLength of 8")
+        } catch {
+            #expect("\(error)".contains("title is longer than 8"), "\(error)")
+        }
+    }
+
+    @Test("entities renamed along a row (A → B while B → C) in one step applied in place: each table lands under its new name")
+    func shiftedTables() async throws {
+        let folder = try TemporaryDirectory()
+        let files = [
+            "model.yaml": "name: Shift\ncurrent: Shift 2\nversions: [v1.yaml, v2.yaml]\n",
+            "v1.yaml": "version: Shift 1\nentities:\n  A:\n    attributes: { label: string }\n  B:\n    attributes: { label: string }\n",
+            "v2.yaml": "version: Shift 2\nentities:\n  B:\n    renamingIdentifier: A\n    attributes: { label: string }\n  C:\n    renamingIdentifier: B\n    attributes: { label: string }\n",
+        ]
+        for (name, text) in files { try text.write(toFile: folder.path(name), atomically: true, encoding: .utf8) }
+        let model = try ModelLoader.load(folder.url.path)
+        let store = try TestStore(model: model, version: "Shift 1") { store in
+            try store.insert("A", ["label": "was A"])
+            try store.insert("B", ["label": "was B"])
+        }
+        let plan = try StoreMigration(store: store.path, model: model, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }).plan()
+        #expect(plan.steps.count == 1 && LightweightInPlace.statements(for: plan.steps[0]) != nil, "applied in place")
+        let migrated = try await store.migrated()
+        #expect(try migrated.objects("B").map { $0["label"] } == ["was A"])
+        #expect(try migrated.objects("C").map { $0["label"] } == ["was B"])
+    }
 }

@@ -169,7 +169,7 @@ public struct StoreMigration: Sendable {
         let inputs = {
             let reading = ContinuousClock.now
             defer { checkingSource += ContinuousClock.now - reading }
-            return MigrationRun.Inputs.of(source: try digest(of: store), plans: stepPlans)
+            return MigrationRun.Inputs.of(source: try digest(of: store), plans: stepPlans, model: model)
         }
 
         var run: MigrationRun
@@ -236,6 +236,13 @@ public struct StoreMigration: Sendable {
                     options.progress?(.passFinished(pass))
                     report = inPlace
                 } else {
+                    if stepPlans[index].inPlace != nil {
+                        // Planned in place, but the store's tables were not the layout expected
+                        // (an app's own Z… table): copied after all, leaving its other tables behind.
+                        let left = try DataLoss.tablesOutsideModel(of: step, in: input)
+                        if options.refuseDataLoss, !left.isEmpty { throw MigrationError.dataLoss(step: Self.describe(step), dropped: left) }
+                        dropped += left
+                    }
                     report = try Migrator.migrate(stepPlans[index], from: input, to: file, options: options, logger: logger,
                                                   externalData: Self.externalData(of: run, from: store, step: index), resume: true)
                 }

@@ -69,12 +69,14 @@ public struct MigrationRun: Codable, Sendable, Equatable {
         /// take the same paths.
         public var inSwift: [String]
 
-        /// The inputs of migrating `source` along `plans`.
-        static func of(source: StoreDigest, plans: [StepPlan]) -> Inputs {
+        /// The inputs of migrating `source` along `plans`, with the versions of `model` a
+        /// composed step passes through (their defaults and renames are baked into its mapping).
+        static func of(source: StoreDigest, plans: [StepPlan], model: VersionedModel? = nil) -> Inputs {
             var inputs = Inputs(source: source, versions: [:], definitions: [:], mappings: [:], inSwift: [])
             for plan in plans {
                 let step = plan.step
-                for version in [step.source, step.destination] {
+                let passedThrough = (step.composedFrom?.components(separatedBy: " → ") ?? []).compactMap { model?.version(named: $0) }
+                for version in [step.source, step.destination] + passedThrough {
                     inputs.versions[version.versionName] = version.versionChecksum
                     let definition = (try? ModelExporter.yaml(version)) ?? ""
                     inputs.definitions?[version.versionName] = Data(SHA256.hash(data: Data(definition.utf8))).base64EncodedString()
@@ -105,7 +107,7 @@ public struct MigrationRun: Codable, Sendable, Equatable {
             }
             let (now, then) = (definitions ?? [:], recorded.definitions ?? [:])
             for name in Set(now.keys).intersection(then.keys).sorted() where versions[name] == recorded.versions[name] && now[name] != then[name] {
-                lines.append("model version \(name) changed (a default, a validation rule or a renaming identifier)")
+                lines.append("model version \(name) changed (in what its version hashes leave out: a default, a validation rule, a renaming identifier or another detail)")
             }
             for origin in Set(mappings.keys).union(recorded.mappings.keys).sorted() where mappings[origin] != recorded.mappings[origin] {
                 lines.append(recorded.mappings[origin] == nil ? "the chain now uses mapping \(origin)" :

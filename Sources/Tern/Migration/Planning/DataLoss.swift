@@ -120,6 +120,7 @@ enum DataLoss {
         let layout = StoreLayout(model: step.source)
         let source = try ReadOnlyStore(path: store)
         let connection = try source.connect()
+        defer { withExtendedLifetime(source) {} }  // its snapshot lives as long as it does
         return try dropped.compactMap { element in
             guard let entity = layout.entities[element.entity] else { return nil }
             if let lost = element.links, let property = element.property {
@@ -148,7 +149,9 @@ enum DataLoss {
         let source = try ReadOnlyStore(path: store)
         let connection = try source.connect()
         defer { withExtendedLifetime(source) {} }
-        return try connection.tableColumns().map(\.table).filter { !layout.contains($0.lowercased()) && !bookkeeping.contains($0.lowercased()) }.compactMap { table in
+        // Tern's own work tables (associations kept for auditing) are not the store's data.
+        let isOutside = { (table: String) in !layout.contains(table.lowercased()) && !bookkeeping.contains(table.lowercased()) && !table.uppercased().hasPrefix("TERN_") }
+        return try connection.tableColumns().map(\.table).filter(isOutside).compactMap { table in
             let rows = Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
             return rows > 0 ? DroppedData(entity: table, values: rows, outsideModel: true) : nil
         }

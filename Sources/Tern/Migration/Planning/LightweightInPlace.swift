@@ -143,10 +143,12 @@ enum LightweightInPlace {
         // A subentity's inherited properties live in its parent's table: one change for both.
         var seen: Set<String> = []
         statements = (statements + finalRenames).filter { seen.insert($0).inserted }
-        // Column changes name the source tables, so tables are renamed last.
-        return drops + statements + renamedTables.sorted(by: { $0.key < $1.key }).map {
-            "ALTER TABLE \(quoteIdentifier($0.key)) RENAME TO \(quoteIdentifier($0.value))"
-        }
+        // Column changes name the source tables, so tables are renamed last — through names of
+        // their own, as columns are, so that one may take a name another gives up (A → B, B → C).
+        let tables = renamedTables.sorted(by: { $0.key < $1.key })
+        return drops + statements
+            + tables.map { "ALTER TABLE \(quoteIdentifier($0.key)) RENAME TO \(quoteIdentifier("tern_renaming_" + $0.key))" }
+            + tables.map { "ALTER TABLE \(quoteIdentifier("tern_renaming_" + $0.key)) RENAME TO \(quoteIdentifier($0.value))" }
     }
 
     private static func sourceRelationshipName(_ source: ValidatedMapping.RelationshipSource?) -> String? {

@@ -1,0 +1,37 @@
+import Foundation
+import Logging
+import Testing
+@testable import Tern
+
+/// What a run records of its inputs, so a resume can refuse a changed one.
+@Suite("A run's recorded inputs")
+struct RunInputsTests {
+    /// Ranks 2 adds `rank` (with a maximum, or not); Ranks 3 adds a title.
+    private func model(maximum: Int?) throws -> (VersionedModel, TemporaryDirectory) {
+        let folder = try TemporaryDirectory()
+        let files = [
+            "model.yaml": "name: Ranks\ncurrent: Ranks 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
+            "v1.yaml": "version: Ranks 1\nentities:\n  Person:\n    attributes: { name: string }\n",
+            "v2.yaml": "version: Ranks 2\nentities:\n  Person:\n    attributes: { name: string, rank: { type: integer32, default: \"1\"\(maximum.map { ", max: \($0)" } ?? "") } }\n",
+            "v3.yaml": "version: Ranks 3\nentities:\n  Person:\n    attributes: { name: string, rank: { type: integer32, default: \"1\" }, title: string }\n",
+        ]
+        for (name, text) in files { try text.write(toFile: folder.path(name), atomically: true, encoding: .utf8) }
+        return (try ModelLoader.load(folder.url.path), folder)
+    }
+
+    @Test("a composed step records the versions it passes through: a rule changed in the middle one, which its hashes leave out, is named")
+    func composedStepRecordsMiddleVersions() throws {
+        let (before, first) = try model(maximum: nil)
+        let (after, second) = try model(maximum: 100)
+        defer { withExtendedLifetime((first, second)) {} }
+        let store = first.path("Ranks.sqlite")
+        _ = try StoreFile.create(at: store, model: before.versions[0])
+        let inputs = try [before, after].map { model in
+            let plan = try StoreMigration(store: store, model: model, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }).plan()
+            #expect(plan.steps.count == 1 && plan.steps[0].composedFrom == "Ranks 1 → Ranks 2 → Ranks 3")
+            return MigrationRun.Inputs.of(source: StoreDigest(tables: [:]), plans: plan.steps.map { StepPlan($0, registry: PolicyRegistry()) }, model: model)
+        }
+        #expect(inputs[1].differences(from: inputs[0]) == ["model version Ranks 2 changed (in what its version hashes leave out: a default, a validation rule, a renaming identifier or another detail)"])
+        #expect(inputs[0].differences(from: inputs[0]).isEmpty)
+    }
+}
