@@ -156,4 +156,53 @@ struct DataLossTests {
         #expect(inPlace.status == 0 && !inPlace.standardOutput.contains("dropped"), "\(inPlace.standardOutput)\(inPlace.standardError)")
         #expect(try SQLiteShell.run(kept, "SELECT count(*) FROM ACHANGE;").trimmingCharacters(in: .whitespacesAndNewlines) == "3")
     }
+
+    @Test("a many-to-many moved down to one subentity keeps that subentity's links and loses the others', though both sides are still read: counted, refused with --no-data-loss")
+    func linksOfOtherSubentitiesAreCounted() throws {
+        let model = directory.appendingPathComponent("move")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        let entities = { (tagsOn: String, items: String) in """
+            entities:
+              A:
+                attributes: { name: string }\(tagsOn == "A" ? "\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: items }" : "")
+              B:
+                parent: A
+                attributes: { weight: integer32 }\(tagsOn == "B" ? "\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: items }" : "")
+              C:
+                parent: A
+                attributes: { color: string }
+              Tag:
+                attributes: { label: string }
+                relationships:
+                  items: { destination: \(items), toMany: true, inverse: tags }
+            """ }
+        let files = [
+            "model.yaml": "name: Move\ncurrent: Move 2\nversions: [v1.yaml, v2.yaml]\n",
+            "v1.yaml": "version: Move 1\n" + entities("A", "A"),
+            "v2.yaml": "version: Move 2\n" + entities("B", "B"),
+        ]
+        for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        let store = directory.appendingPathComponent("Move.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Move 1", "--rows", "30", "--seed", "5", store]).status == 0)
+        // By hand: A 1, B 2, C 3, Tag 4; Z_1ITEMS holds the A-family keys of the join table.
+        func links(of entity: Int) throws -> Int {
+            Int(try SQLiteShell.run(store, "SELECT count(*) FROM Z_1TAGS j JOIN ZA a ON a.Z_PK = j.Z_1ITEMS WHERE a.Z_ENT = \(entity);").trimmingCharacters(in: .whitespacesAndNewlines))!
+        }
+        let (ofA, ofB, ofC) = (try links(of: 1), try links(of: 2), try links(of: 3))
+        #expect(ofA > 0 && ofB > 0 && ofC > 0)
+        let expected = ["A.tags: \(ofA) links between A and Tag objects (no relationship of the new version joins their new entities)",
+                        "C.tags: \(ofC) links between C and Tag objects (no relationship of the new version joins their new entities)"]
+        let plan = try TernProcess.run(["plan", store, "--model", model.path])
+        let drops = plan.standardOutput.split(separator: "\n").filter { $0.contains("drops: ") }.map { String($0.drop { $0 == " " }.dropFirst("drops: ".count)) }
+        #expect(drops == expected, "\(plan.standardOutput)\(plan.standardError)")
+        let refused = try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"])
+        #expect(refused.status == 65, "\(refused.standardError)")
+        // Without it, B's links arrive and the others are reported as dropped.
+        let output = directory.appendingPathComponent("Move-out.sqlite").path
+        let migrated = try TernProcess.run(["migrate", store, "--model", model.path, "--out", output, "--progress", "none"])
+        #expect(migrated.status == 0, "\(migrated.standardError)")
+        for line in expected { #expect(migrated.standardOutput.contains("dropped: \(line)"), "\(migrated.standardOutput)") }
+        let kept = try SQLiteShell.run(output, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'Z\\_%TAGS' ESCAPE '\\' OR name LIKE 'Z\\_%ITEMS' ESCAPE '\\';")
+        #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
 }

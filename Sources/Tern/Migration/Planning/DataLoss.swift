@@ -21,6 +21,8 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     public var values: Int?
     /// What is lost of a relationship's links; nil for values, objects and to-ones.
     public var links: LostLinks?
+    /// For `LostLinks.between`: the source entities at the other end of the links lost.
+    public var targets: [String]?
     /// Whether `entity` names a table outside the model's layout (Core Data's persistent
     /// history, an app's own table) whose rows a copied step does not carry; `values` counts them.
     public var outsideModel: Bool?
@@ -31,10 +33,15 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         case all
         /// All but one per object: the destination relationship is a to-one.
         case beyondFirst
+        /// Those between this entity's objects and `targets`' objects: neither side's
+        /// relationship in the new version reaches the other's new entity (a relationship moved
+        /// to a subentity, or its destination narrowed).
+        case between
     }
 
     /// Dropped data of an entity, or of one of its properties.
-    public init(entity: String, property: String? = nil, values: Int? = nil, links: LostLinks? = nil, outsideModel: Bool? = nil) {
+    public init(entity: String, property: String? = nil, values: Int? = nil, links: LostLinks? = nil, targets: [String]? = nil, outsideModel: Bool? = nil) {
+        self.targets = targets
         self.entity = entity
         self.property = property
         self.values = values
@@ -46,11 +53,15 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         let what = property.map { "\(entity).\($0)" } ?? "entity \(entity)"
         let plural = { (count: Int, noun: String) in "\(count) \(noun)\(count == 1 ? "" : "s")" }
         if outsideModel == true { return "table \(entity): \(plural(values ?? 0, "row")) (outside the model's tables: a copied step does not carry it)" }
+        if links == .between {
+            let between = "between \(entity) and \((targets ?? []).joined(separator: ", ")) objects (no relationship of the new version joins their new entities)"
+            return "\(what): " + (values.map { plural($0, "link") } ?? "the links") + " " + between
+        }
         switch (values, links) {
         case (nil, .beyondFirst?): return "\(what): the links beyond the first of each object (a to-one in the new version)"
         case (let values?, .beyondFirst?): return "\(what): \(plural(values, "link")) beyond the first of each object (a to-one in the new version)"
         case (nil, _): return "\(what) (not in the new version)"
-        case (let values?, .all?): return "\(what): \(plural(values, "link")) (not in the new version)"
+        case (let values?, .all?), (let values?, .between?): return "\(what): \(plural(values, "link")) (not in the new version)"
         case (let values?, nil): return "\(what): \(plural(values, property == nil ? "object" : "non-NULL value")) (not in the new version)"
         }
     }
@@ -90,6 +101,7 @@ enum DataLoss {
                 dropped.append(DroppedData(entity: relationship.isToMany ? owner : entity, property: relationship.name, links: relationship.isToMany ? .all : nil))
             }
         }
+        dropped += linksNoSideCarries(step, mappings: mappings, read: read, reported: Set(dropped.compactMap { element in element.property.map { "\(element.entity).\($0)" } }))
         // A to-many read into a to-one keeps one link of each object.
         var cut: Set<String> = []
         for mapping in mappings {
@@ -108,6 +120,42 @@ enum DataLoss {
         return dropped
     }
 
+    /// Links a relationship still read loses all the same: a link between an object of `E` and
+    /// one of `T` survives only if `E`'s mapping reads the relationship into one whose
+    /// destination is `T`'s new entity (or an ancestor of it), or `T`'s mapping does so with the
+    /// inverse. Moving a relationship down to one subentity, or narrowing its destination, keeps
+    /// the others' links on neither side. Relationships already reported whole are left out.
+    private static func linksNoSideCarries(_ step: MigrationStep, mappings: [EntityMapping], read: [String: Set<String>], reported: Set<String>) -> [DroppedData] {
+        let mappingOf = Dictionary(mappings.compactMap { mapping in mapping.sourceEntity.map { ($0, mapping) } }, uniquingKeysWith: { first, _ in first })
+        // Whether the mapping of `owner` reads `relationship` into one reaching `target`'s new entity.
+        func carries(_ owner: String, _ relationship: String, to target: String) -> Bool {
+            guard let mapping = mappingOf[owner], let destination = mapping.destinationEntity, let targetEntity = mappingOf[target]?.destinationEntity,
+                  let into = mapping.relationshipMappings.first(where: { $0.valueExpression.map { readKeys(of: [$0]).contains(relationship) } ?? false }),
+                  let reaches = step.destination.allRelationships(of: destination).first(where: { $0.name == into.name })?.destination else { return false }
+            return step.destination.lineage(of: targetEntity).contains { $0.name == reaches }
+        }
+        var seen: Set<String> = []
+        var lost: [DroppedData] = []
+        for owner in step.source.entitiesInStoreOrder where !owner.isAbstract && mappingOf[owner.name] != nil {
+            for relationship in step.source.allRelationships(of: owner.name) where !relationship.isTransient {
+                // Reported whole already, from this side or the other (named by either entity).
+                let names = ["\(owner.name).\(relationship.name)", "\(declaring(relationship.name, of: owner.name, in: step.source)).\(relationship.name)"]
+                    + (relationship.inverse.map { ["\(relationship.destination).\($0)", "\(declaring($0, of: relationship.destination, in: step.source)).\($0)"] } ?? [])
+                guard !names.contains(where: reported.contains) else { continue }
+                let targets = ([step.source.entity(named: relationship.destination)].compactMap { $0 } + step.source.descendants(of: relationship.destination))
+                    .filter { !$0.isAbstract && mappingOf[$0.name] != nil }.map(\.name)
+                let missed = targets.filter { target in
+                    !carries(owner.name, relationship.name, to: target) && !(relationship.inverse.map { carries(target, $0, to: owner.name) } ?? false)
+                }.filter { target in
+                    // The same links seen from the other side are named once.
+                    seen.insert([owner.name + "." + relationship.name + ">" + target, target + "." + (relationship.inverse ?? "") + ">" + owner.name].sorted().joined(separator: "|")).inserted
+                }
+                if !missed.isEmpty { lost.append(DroppedData(entity: owner.name, property: relationship.name, links: .between, targets: missed)) }
+            }
+        }
+        return lost
+    }
+
     /// The entity of `entity`'s lineage that declares the relationship `name`.
     private static func declaring(_ name: String, of entity: String, in model: ObjectModel) -> String {
         model.lineage(of: entity).first { $0.relationships.contains { $0.name == name } }?.name ?? entity
@@ -123,6 +171,12 @@ enum DataLoss {
         defer { withExtendedLifetime(source) {} }  // its snapshot lives as long as it does
         return try dropped.compactMap { element in
             guard let entity = layout.entities[element.entity] else { return nil }
+            if element.links == .between, let property = element.property {
+                guard let count = try countLinksBetween(property, of: element.entity, and: element.targets ?? [], layout: layout, connection: connection), count > 0 else { return nil }
+                var counted = element
+                counted.values = count
+                return counted
+            }
             if let lost = element.links, let property = element.property {
                 guard let count = try countLinks(lost, of: property, of: element.entity, layout: layout, connection: connection), count > 0 else { return nil }
                 return DroppedData(entity: element.entity, property: property, values: count, links: lost)
@@ -155,6 +209,26 @@ enum DataLoss {
             let rows = Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
             return rows > 0 ? DroppedData(entity: table, values: rows, outsideModel: true) : nil
         }
+    }
+
+    /// The links of `entity`'s objects through `relationship` to objects of `targets`.
+    private static func countLinksBetween(_ relationship: String, of entity: String, and targets: [String], layout: StoreLayout, connection: Connection) throws -> Int? {
+        guard let own = layout.entities[entity], let first = targets.first, let other = layout.entities[first] else { return nil }
+        let numbers = targets.compactMap { layout.entities[$0]?.number }.map(String.init).joined(separator: ", ")
+        let (o, t) = (quoteIdentifier(own.table), quoteIdentifier(other.table))
+        let query: String
+        switch layout.storage(ofRelationship: relationship, of: entity) {
+        case .joinTable(let table, let ownColumn, let targetColumn, _)?:
+            query = "SELECT count(*) FROM \(quoteIdentifier(table)) j JOIN \(o) o ON o.Z_PK = j.\(quoteIdentifier(ownColumn)) AND o.Z_ENT = \(own.number) "
+                + "JOIN \(t) t ON t.Z_PK = j.\(quoteIdentifier(targetColumn)) AND t.Z_ENT IN (\(numbers))"
+        case .foreignKey(let column)?:
+            query = "SELECT count(*) FROM \(o) o JOIN \(t) t ON t.Z_PK = o.\(quoteIdentifier(column)) AND t.Z_ENT IN (\(numbers)) WHERE o.Z_ENT = \(own.number)"
+        case .inverseForeignKey(_, let column, _)?:
+            query = "SELECT count(*) FROM \(t) t JOIN \(o) o ON o.Z_PK = t.\(quoteIdentifier(column)) AND o.Z_ENT = \(own.number) WHERE t.Z_ENT IN (\(numbers))"
+        case nil:
+            return nil
+        }
+        return (try connection.scalar(query)?.int64).map(Int.init)
     }
 
     /// All the links of a to-many relationship, or those beyond the first of each object.
