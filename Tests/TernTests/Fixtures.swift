@@ -1,4 +1,5 @@
 import Foundation
+import Tern
 import Testing
 
 /// The real-world artefacts in `../shared/fixtures/coredata`, beside the repository (CI puts them
@@ -39,6 +40,12 @@ final class TemporaryDirectory {
     }
 
     func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// Writes a Tern model's files (name → YAML text) here and loads the model.
+    func model(_ files: [String: String]) throws -> VersionedModel {
+        for (name, text) in files { try text.write(toFile: path(name), atomically: true, encoding: .utf8) }
+        return try ModelLoader.load(url.path)
+    }
 
     /// Every file in the directory with its SHA-free fingerprint: name, size and bytes.
     func snapshot() throws -> [String: Data] {

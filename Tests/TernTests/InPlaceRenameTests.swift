@@ -33,8 +33,7 @@ struct InPlaceRenameTests {
                     attributes: { a: string, b: string, c: string, d: string, f: string }
                 """,
         ]
-        for (name, text) in files { try text.write(toFile: folder.path(name), atomically: true, encoding: .utf8) }
-        return (try ModelLoader.load(folder.url.path), folder)
+        return (try folder.model(files), folder)
     }
 
     @Test("step by step, each step in place: every value lands under its new name", arguments: [false, true])
@@ -65,8 +64,7 @@ struct InPlaceRenameTests {
             "v1.yaml": "version: Lengths 1\nentities:\n  Note:\n    attributes: { title: string }\n",
             "v2.yaml": "version: Lengths 2\nentities:\n  Note:\n    attributes: { title: { type: string, maxLength: 8 }, seen: boolean }\n",
         ]
-        for (name, text) in files { try text.write(toFile: folder.path(name), atomically: true, encoding: .utf8) }
-        let model = try ModelLoader.load(folder.url.path)
+        let model = try folder.model(files)
         let fits = try TestStore(model: model, version: "Lengths 1") { store in try store.insert("Note", ["title": "12345678"]) }
         // A mapping file, so the step is copied and validated rather than applied in place.
         let mapping = """
@@ -93,8 +91,7 @@ struct InPlaceRenameTests {
             "v1.yaml": "version: Shift 1\nentities:\n  A:\n    attributes: { label: string }\n  B:\n    attributes: { label: string }\n",
             "v2.yaml": "version: Shift 2\nentities:\n  B:\n    renamingIdentifier: A\n    attributes: { label: string }\n  C:\n    renamingIdentifier: B\n    attributes: { label: string }\n",
         ]
-        for (name, text) in files { try text.write(toFile: folder.path(name), atomically: true, encoding: .utf8) }
-        let model = try ModelLoader.load(folder.url.path)
+        let model = try folder.model(files)
         let store = try TestStore(model: model, version: "Shift 1") { store in
             try store.insert("A", ["label": "was A"])
             try store.insert("B", ["label": "was B"])

@@ -15,8 +15,7 @@ struct RunInputsTests {
             "v2.yaml": "version: Ranks 2\nentities:\n  Person:\n    attributes: { name: string, rank: { type: integer32, default: \"1\"\(maximum.map { ", max: \($0)" } ?? "") } }\n",
             "v3.yaml": "version: Ranks 3\nentities:\n  Person:\n    attributes: { name: string, rank: { type: integer32, default: \"1\" }, title: string }\n",
         ]
-        for (name, text) in files { try text.write(toFile: folder.path(name), atomically: true, encoding: .utf8) }
-        return (try ModelLoader.load(folder.url.path), folder)
+        return (try folder.model(files), folder)
     }
 
     @Test("a composed step records the versions it passes through: a rule changed in the middle one, which its hashes leave out, is named")
