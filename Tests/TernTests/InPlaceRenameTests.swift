@@ -56,13 +56,13 @@ struct InPlaceRenameTests {
         #expect(third.map { $0["c"] } == ["c1", "c2", "c3"] && third.map { $0["d"] } == ["d1", nil, "d3"])
     }
 
-    @Test("a string's length rule counts UTF-16 units, as Core Data validates it: five emoji are 10, longer than 8 (a copied step: one applied in place validates nothing)")
+    @Test("a string's length rules count UTF-16 units, as Core Data validates them: five emoji are 10, longer than 8; three kanji (9 bytes) are 3, shorter than 4")
     func lengthRuleCountsUTF16() async throws {
         let folder = try TemporaryDirectory()
         let files = [
             "model.yaml": "name: Lengths\ncurrent: Lengths 2\nversions: [v1.yaml, v2.yaml]\n",
             "v1.yaml": "version: Lengths 1\nentities:\n  Note:\n    attributes: { title: string }\n",
-            "v2.yaml": "version: Lengths 2\nentities:\n  Note:\n    attributes: { title: { type: string, maxLength: 8 }, seen: boolean }\n",
+            "v2.yaml": "version: Lengths 2\nentities:\n  Note:\n    attributes: { title: { type: string, minLength: 4, maxLength: 8 }, seen: boolean }\n",
         ]
         let model = try folder.model(files)
         let fits = try TestStore(model: model, version: "Lengths 1") { store in try store.insert("Note", ["title": "12345678"]) }
@@ -74,12 +74,14 @@ struct InPlaceRenameTests {
               - { name: NoteToNote, type: copy, source: Note, destination: Note, attributes: { title: $source.title } }
             """
         #expect(try await fits.migrated(mapping: mapping).objects("Note").map { $0["title"] } == ["12345678"])
-        let tooLong = try TestStore(model: model, version: "Lengths 1") { store in try store.insert("Note", ["title": "😀😀😀😀😀"]) }
-        do {
-            _ = try await tooLong.migrated(mapping: mapping)
-            Issue.record("five emoji passed a maxLength of 8")
-        } catch {
-            #expect("\(error)".contains("title is longer than 8"), "\(error)")
+        for (title, rule) in [("😀😀😀😀😀", "title is longer than 8"), ("日本語", "title is shorter than 4")] {
+            let store = try TestStore(model: model, version: "Lengths 1") { store in try store.insert("Note", ["title": .text(title)]) }
+            do {
+                _ = try await store.migrated(mapping: mapping)
+                Issue.record("\(title) passed")
+            } catch {
+                #expect("\(error)".contains(rule), "\(error)")
+            }
         }
     }
 

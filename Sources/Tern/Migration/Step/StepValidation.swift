@@ -23,14 +23,24 @@ struct StepValidation {
             let column = "d.\(quoteIdentifier(destination.attributeColumns[attribute.name]!))"
             if !attribute.isOptional { rules.append(("\(column) IS NULL", "\(attribute.name) is required")) }
             let v = attribute.validation
-            // Binary data's length is its bytes', wherever they are stored; text's is counted as
-            // NSString counts it (UTF-16 units), which is what Core Data validates.
-            let length = attribute.type == .string ? "\(SQLCompiler.lengthFunction.name)(\(column))"
-                : attribute.allowsExternalStorage ? "length(tern_external_bytes(\(column)))" : "length(\(column))"
             if let low = v.minimumValue { rules.append(("\(column) < \(low)", "\(attribute.name) is below its minimum \(low)")) }
             if let high = v.maximumValue { rules.append(("\(column) > \(high)", "\(attribute.name) is above its maximum \(high)")) }
-            if let low = v.minimumLength { rules.append(("\(length) < \(low)", "\(attribute.name) is shorter than \(low)")) }
-            if let high = v.maximumLength { rules.append(("\(length) > \(high)", "\(attribute.name) is longer than \(high)")) }
+            if attribute.type == .string {
+                // Text's length as NSString counts it (UTF-16 units), which is what Core Data
+                // validates. A text of B bytes holds between B / 3 and B units, so the bytes,
+                // known at once, settle most rows; only the others are counted.
+                let (bytes, units) = ("length(CAST(\(column) AS BLOB))", "\(SQLCompiler.lengthFunction.name)(\(column))")
+                if let low = v.minimumLength {
+                    let enough = low.multipliedReportingOverflow(by: 3).overflow ? Int.max : 3 * low
+                    rules.append(("\(bytes) < \(enough) AND \(units) < \(low)", "\(attribute.name) is shorter than \(low)"))
+                }
+                if let high = v.maximumLength { rules.append(("\(bytes) > \(high) AND \(units) > \(high)", "\(attribute.name) is longer than \(high)")) }
+            } else {
+                // Binary data's length is its bytes', wherever they are stored.
+                let bytes = attribute.allowsExternalStorage ? "length(tern_external_bytes(\(column)))" : "length(\(column))"
+                if let low = v.minimumLength { rules.append(("\(bytes) < \(low)", "\(attribute.name) is shorter than \(low)")) }
+                if let high = v.maximumLength { rules.append(("\(bytes) > \(high)", "\(attribute.name) is longer than \(high)")) }
+            }
             if let pattern = v.pattern { rules.append(("tern_matches(\(column), \(quoteLiteral(pattern)), 0) = 0", "\(attribute.name) does not match \(pattern)")) }
         }
         for relationship in step.destination.allRelationships(of: entityName) where !relationship.isTransient {

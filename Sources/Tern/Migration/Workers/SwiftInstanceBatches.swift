@@ -44,6 +44,9 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         var transforming = 0.0
         /// Batches read ahead, by sequence number; `written` is the next one to write.
         var ready: [Int: TransformedBatch] = [:]
+        /// The earliest batch whose policy failed: the batches before it are still written, so the
+        /// failure reported is the first in key order, whichever worker met one first.
+        var failedBatch: (sequence: Int, error: any Error)?
         var submitted = 0
         var written = 0
         var exhausted = false
@@ -67,7 +70,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
                 pool.shutdown()
             }
             func submitMore() {
-                while failure == nil, !exhausted, submitted - written < readAhead {
+                while failure == nil, failedBatch == nil, !exhausted, submitted - written < readAhead {
                     do {
                         guard let (after, end) = try ranges.next(objects: sizer.objects) else {
                             exhausted = true
@@ -81,7 +84,8 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
                                 sizer.observe(objects: batch.selected, bytes: batch.sourceBytes, seconds: batch.seconds)
                                 transforming += batch.seconds
                                 ready[sequence] = batch
-                            case .failure(let error): stop(error)
+                            case .failure(let error):
+                                if failedBatch.map({ sequence < $0.sequence }) ?? true { failedBatch = (sequence, error) }
                             case .cancelled: return
                             }
                             writeReady()
@@ -106,6 +110,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
                         stop(error)
                     }
                 }
+                if let failedBatch, written == failedBatch.sequence { stop(failedBatch.error) }
                 submitMore()
             }
             submitMore()
