@@ -27,14 +27,12 @@ struct StepValidation {
             if let high = v.maximumValue { rules.append(("\(column) > \(high)", "\(attribute.name) is above its maximum \(high)")) }
             if attribute.type == .string {
                 // Text's length as NSString counts it (UTF-16 units), which is what Core Data
-                // validates. A text of B bytes holds between B / 3 and B units, so the bytes,
-                // known at once, settle most rows; only the others are counted.
-                let (bytes, units) = ("length(CAST(\(column) AS BLOB))", "\(SQLCompiler.lengthFunction.name)(\(column))")
-                if let low = v.minimumLength {
-                    let enough = low.multipliedReportingOverflow(by: 3).overflow ? Int.max : 3 * low
-                    rules.append(("\(bytes) < \(enough) AND \(units) < \(low)", "\(attribute.name) is shorter than \(low)"))
-                }
-                if let high = v.maximumLength { rules.append(("\(bytes) > \(high) AND \(units) > \(high)", "\(attribute.name) is longer than \(high)")) }
+                // validates. SQLite's `length` (characters, up to a NUL) is never above it, and
+                // the bytes never below it: they settle most rows, and only the others are counted.
+                // CASE, not AND: a rule is a value here, and SQLite computes both sides of an AND.
+                let units = "\(SQLCompiler.lengthFunction.name)(\(column))"
+                if let low = v.minimumLength { rules.append(("CASE WHEN length(\(column)) < \(low) THEN \(units) < \(low) ELSE 0 END", "\(attribute.name) is shorter than \(low)")) }
+                if let high = v.maximumLength { rules.append(("CASE WHEN length(CAST(\(column) AS BLOB)) > \(high) THEN \(units) > \(high) ELSE 0 END", "\(attribute.name) is longer than \(high)")) }
             } else {
                 // Binary data's length is its bytes', wherever they are stored.
                 let bytes = attribute.allowsExternalStorage ? "length(tern_external_bytes(\(column)))" : "length(\(column))"
