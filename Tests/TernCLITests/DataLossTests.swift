@@ -176,10 +176,12 @@ struct DataLossTests {
                 relationships:
                   items: { destination: \(items), toMany: true, inverse: tags }
             """ }
+        // Move 3 puts the relationship back on A: composed, Move 1 → 3 still loses what Move 2 could not hold.
         let files = [
-            "model.yaml": "name: Move\ncurrent: Move 2\nversions: [v1.yaml, v2.yaml]\n",
+            "model.yaml": "name: Move\ncurrent: Move 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
             "v1.yaml": "version: Move 1\n" + entities("A", "A"),
             "v2.yaml": "version: Move 2\n" + entities("B", "B"),
+            "v3.yaml": "version: Move 3\n" + entities("A", "A") + "\n  Shelf:\n    attributes: { label: string }\n",
         ]
         for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
         let store = directory.appendingPathComponent("Move.sqlite").path
@@ -192,14 +194,18 @@ struct DataLossTests {
         #expect(ofA > 0 && ofB > 0 && ofC > 0)
         let expected = ["A.tags: \(ofA) links between A and Tag objects (no relationship of the new version joins their new entities)",
                         "C.tags: \(ofC) links between C and Tag objects (no relationship of the new version joins their new entities)"]
-        let plan = try TernProcess.run(["plan", store, "--model", model.path])
+        let plan = try TernProcess.run(["plan", store, "--model", model.path, "--to", "Move 2"])
         let drops = plan.standardOutput.split(separator: "\n").filter { $0.contains("drops: ") }.map { String($0.drop { $0 == " " }.dropFirst("drops: ".count)) }
         #expect(drops == expected, "\(plan.standardOutput)\(plan.standardError)")
-        let refused = try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"])
+        let refused = try TernProcess.run(["migrate", store, "--model", model.path, "--to", "Move 2", "--no-data-loss", "--progress", "none"])
         #expect(refused.status == 65, "\(refused.standardError)")
+        // The two steps composed into one (its relationships name the entity mappings whose objects they take).
+        let composed = try TernProcess.run(["plan", store, "--model", model.path])
+        #expect(composed.standardOutput.contains("composed") && expected.allSatisfy { composed.standardOutput.contains("drops: \($0)") }, "\(composed.standardOutput)")
+        #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"]).status == 65)
         // Without it, B's links arrive and the others are reported as dropped.
         let output = directory.appendingPathComponent("Move-out.sqlite").path
-        let migrated = try TernProcess.run(["migrate", store, "--model", model.path, "--out", output, "--progress", "none"])
+        let migrated = try TernProcess.run(["migrate", store, "--model", model.path, "--to", "Move 2", "--out", output, "--progress", "none"])
         #expect(migrated.status == 0, "\(migrated.standardError)")
         for line in expected { #expect(migrated.standardOutput.contains("dropped: \(line)"), "\(migrated.standardOutput)") }
         let kept = try SQLiteShell.run(output, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'Z\\_%TAGS' ESCAPE '\\' OR name LIKE 'Z\\_%ITEMS' ESCAPE '\\';")

@@ -126,24 +126,37 @@ enum DataLoss {
     /// inverse. Moving a relationship down to one subentity, or narrowing its destination, keeps
     /// the others' links on neither side. Relationships already reported whole are left out.
     private static func linksNoSideCarries(_ step: MigrationStep, mappings: [EntityMapping], read: [String: Set<String>], reported: Set<String>) -> [DroppedData] {
-        let mappingOf = Dictionary(mappings.compactMap { mapping in mapping.sourceEntity.map { ($0, mapping) } }, uniquingKeysWith: { first, _ in first })
-        // Whether the mapping of `owner` reads `relationship` into one reaching `target`'s new entity.
+        // A source entity may be mapped more than once (an old name reused by a new entity).
+        let mappingsOf = Dictionary(grouping: mappings.filter { $0.sourceEntity != nil }, by: { $0.sourceEntity! })
+        // Whether a mapping of `owner` reads `relationship` into one reaching the new entity of a
+        // mapping of `target` — and, where its expression names the entity mappings whose
+        // objects it takes (a composed step's), that mapping is one of them.
         func carries(_ owner: String, _ relationship: String, to target: String) -> Bool {
-            guard let mapping = mappingOf[owner], let destination = mapping.destinationEntity, let targetEntity = mappingOf[target]?.destinationEntity,
-                  let into = mapping.relationshipMappings.first(where: { $0.valueExpression.map { readKeys(of: [$0]).contains(relationship) } ?? false }),
-                  let reaches = step.destination.allRelationships(of: destination).first(where: { $0.name == into.name })?.destination else { return false }
-            return step.destination.lineage(of: targetEntity).contains { $0.name == reaches }
+            for mapping in mappingsOf[owner] ?? [] {
+                guard let destination = mapping.destinationEntity else { continue }
+                for into in mapping.relationshipMappings {
+                    guard let expression = into.valueExpression, readKeys(of: [expression]).contains(relationship),
+                          let reaches = step.destination.allRelationships(of: destination).first(where: { $0.name == into.name })?.destination else { continue }
+                    let named = namedEntityMapping(in: expression)
+                    let reached = (mappingsOf[target] ?? []).contains { targetMapping in
+                        guard let entity = targetMapping.destinationEntity, named.map({ $0 == targetMapping.name }) ?? true else { return false }
+                        return step.destination.lineage(of: entity).contains { $0.name == reaches }
+                    }
+                    if reached { return true }
+                }
+            }
+            return false
         }
         var seen: Set<String> = []
         var lost: [DroppedData] = []
-        for owner in step.source.entitiesInStoreOrder where !owner.isAbstract && mappingOf[owner.name] != nil {
+        for owner in step.source.entitiesInStoreOrder where !owner.isAbstract && mappingsOf[owner.name] != nil {
             for relationship in step.source.allRelationships(of: owner.name) where !relationship.isTransient {
                 // Reported whole already, from this side or the other (named by either entity).
                 let names = ["\(owner.name).\(relationship.name)", "\(declaring(relationship.name, of: owner.name, in: step.source)).\(relationship.name)"]
                     + (relationship.inverse.map { ["\(relationship.destination).\($0)", "\(declaring($0, of: relationship.destination, in: step.source)).\($0)"] } ?? [])
                 guard !names.contains(where: reported.contains) else { continue }
                 let targets = ([step.source.entity(named: relationship.destination)].compactMap { $0 } + step.source.descendants(of: relationship.destination))
-                    .filter { !$0.isAbstract && mappingOf[$0.name] != nil }.map(\.name)
+                    .filter { !$0.isAbstract && mappingsOf[$0.name] != nil }.map(\.name)
                 let missed = targets.filter { target in
                     !carries(owner.name, relationship.name, to: target) && !(relationship.inverse.map { carries(target, $0, to: owner.name) } ?? false)
                 }.filter { target in
@@ -154,6 +167,15 @@ enum DataLoss {
             }
         }
         return lost
+    }
+
+    /// The entity mapping a relationship's expression takes its objects from, when it names one
+    /// (`FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "NAME", …)`).
+    private static func namedEntityMapping(in expression: String) -> String? {
+        guard let selector = expression.range(of: "destinationInstancesForEntityMappingNamed:sourceInstances:\"") else { return nil }
+        let rest = expression[selector.upperBound...]
+        guard let open = rest.firstIndex(of: "\""), let close = rest[rest.index(after: open)...].firstIndex(of: "\"") else { return nil }
+        return String(rest[rest.index(after: open)..<close])
     }
 
     /// The entity of `entity`'s lineage that declares the relationship `name`.
