@@ -211,4 +211,23 @@ struct DataLossTests {
         let kept = try SQLiteShell.run(output, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'Z\\_%TAGS' ESCAPE '\\' OR name LIKE 'Z\\_%ITEMS' ESCAPE '\\';")
         #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
     }
+
+    @Test("an ordered to-many made unordered loses its order: counted in the keys the source holds, refused with --no-data-loss")
+    func lostOrderIsCounted() throws {
+        let model = directory.appendingPathComponent("order")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        let version = { (name: String, ordered: Bool) in
+            "version: \(name)\nentities:\n  Person:\n    attributes: { name: string }\n    relationships:\n      friends: { destination: Person, toMany: true, ordered: \(ordered) }\n"
+        }
+        let files = ["model.yaml": "name: Order\ncurrent: Order 2\nversions: [v1.yaml, v2.yaml]\n", "v1.yaml": version("Order 1", true), "v2.yaml": version("Order 2", false)]
+        for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        let store = directory.appendingPathComponent("Order.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Order 1", "--rows", "40", "--seed", "2", store]).status == 0)
+        // Person is entity 1; the join table keeps the order in Z_FOK_1FRIENDS.
+        let keys = try SQLiteShell.run(store, "SELECT count(Z_FOK_1FRIENDS) FROM Z_1FRIENDS;").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(Int(keys)! > 0)
+        let plan = try TernProcess.run(["plan", store, "--model", model.path])
+        #expect(plan.standardOutput.contains("drops: Person.friends: the order of \(keys) links (unordered in the new version)"), "\(plan.standardOutput)")
+        #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"]).status == 65)
+    }
 }

@@ -33,6 +33,8 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         case all
         /// All but one per object: the destination relationship is a to-one.
         case beyondFirst
+        /// None: their order, kept in the source, is lost (unordered in the new version).
+        case order
         /// Those between this entity's objects and `targets`' objects: neither side's
         /// relationship in the new version reaches the other's new entity (a relationship moved
         /// to a subentity, or its destination narrowed).
@@ -57,11 +59,14 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
             let between = "between \(entity) and \((targets ?? []).joined(separator: ", ")) objects (no relationship of the new version joins their new entities)"
             return "\(what): " + (values.map { plural($0, "link") } ?? "the links") + " " + between
         }
+        if links == .order {
+            return "\(what): the order of " + (values.map { plural($0, "link") } ?? "its links") + " (unordered in the new version)"
+        }
         switch (values, links) {
         case (nil, .beyondFirst?): return "\(what): the links beyond the first of each object (a to-one in the new version)"
         case (let values?, .beyondFirst?): return "\(what): \(plural(values, "link")) beyond the first of each object (a to-one in the new version)"
         case (nil, _): return "\(what) (not in the new version)"
-        case (let values?, .all?), (let values?, .between?): return "\(what): \(plural(values, "link")) (not in the new version)"
+        case (let values?, .all?), (let values?, .between?), (let values?, .order?): return "\(what): \(plural(values, "link")) (not in the new version)"
         case (let values?, nil): return "\(what): \(plural(values, property == nil ? "object" : "non-NULL value")) (not in the new version)"
         }
     }
@@ -114,6 +119,20 @@ enum DataLoss {
                 let owner = declaring(source.name, of: sourceEntity, in: step.source)
                 if cut.insert(owner + "." + source.name).inserted {
                     dropped.append(DroppedData(entity: owner, property: source.name, links: .beyondFirst))
+                }
+            }
+        }
+        // An ordered to-many read into an unordered one loses its order.
+        var unordered: Set<String> = []
+        for mapping in mappings {
+            guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { continue }
+            for relationshipMapping in mapping.relationshipMappings {
+                guard let into = step.destination.allRelationships(of: destinationEntity).first(where: { $0.name == relationshipMapping.name }), into.isToMany, !into.isOrdered,
+                      let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
+                      let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }), source.isToMany, source.isOrdered else { continue }
+                let owner = declaring(source.name, of: sourceEntity, in: step.source)
+                if unordered.insert(owner + "." + source.name).inserted {
+                    dropped.append(DroppedData(entity: owner, property: source.name, links: .order))
                 }
             }
         }
@@ -256,14 +275,20 @@ enum DataLoss {
     /// All the links of a to-many relationship, or those beyond the first of each object.
     private static func countLinks(_ lost: DroppedData.LostLinks, of relationship: String, of entity: String, layout: StoreLayout,
                                    connection: Connection) throws -> Int? {
-        let (table, owner): (String, String)
+        let (table, owner, orderColumn): (String, String, String?)
         switch layout.storage(ofRelationship: relationship, of: entity) {
-        case .joinTable(let name, let own, _, _)?: (table, owner) = (name, own)
-        case .inverseForeignKey(let name, let column, _)? where lost == .beyondFirst: (table, owner) = (name, column)
+        case .joinTable(let name, let own, _, let order)?: (table, owner, orderColumn) = (name, own, order)
+        case .inverseForeignKey(let name, let column, let order)? where lost != .all: (table, owner, orderColumn) = (name, column, order)
         default: return nil  // a to-one's column: counted as its values
         }
+        if lost == .order, orderColumn == nil { return nil }
         let (t, o) = (quoteIdentifier(table), quoteIdentifier(owner))
-        let query = lost == .all ? "SELECT count(*) FROM \(t)" : "SELECT count(\(o)) - count(DISTINCT \(o)) FROM \(t)"
+        let query: String
+        switch lost {
+        case .all: query = "SELECT count(*) FROM \(t)"
+        case .order: query = "SELECT count(\(quoteIdentifier(orderColumn ?? owner))) FROM \(t)"
+        case .beyondFirst, .between: query = "SELECT count(\(o)) - count(DISTINCT \(o)) FROM \(t)"
+        }
         return (try connection.scalar(query)?.int64).map(Int.init)
     }
 
