@@ -230,4 +230,25 @@ struct DataLossTests {
         #expect(plan.standardOutput.contains("drops: Person.friends: the order of \(keys) links (unordered in the new version)"), "\(plan.standardOutput)")
         #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"]).status == 65)
     }
+
+    @Test("a many-to-many made one-to-one is reported once, with the links that cannot stay (at least all but one per object of the smaller side)")
+    func manyToManyMadeOneToOne() throws {
+        let model = directory.appendingPathComponent("pairs")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        let version = { (name: String, many: Bool) in
+            "version: \(name)\nentities:\n  Item:\n    attributes: { name: string }\n    relationships:\n      tag: { destination: Tag, toMany: \(many), inverse: item }\n"
+                + "  Tag:\n    attributes: { label: string }\n    relationships:\n      item: { destination: Item, toMany: \(many), inverse: tag }\n"
+        }
+        let files = ["model.yaml": "name: Pairs\ncurrent: Pairs 2\nversions: [v1.yaml, v2.yaml]\n", "v1.yaml": version("Pairs 1", true), "v2.yaml": version("Pairs 2", false)]
+        for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        let store = directory.appendingPathComponent("Pairs.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Pairs 1", "--rows", "40", "--seed", "4", store]).status == 0)
+        // Item 1, Tag 2: the join table Z_1TAG holds Z_1ITEM (items) and Z_2TAG (tags).
+        let lost = try SQLiteShell.run(store, "SELECT count(*) - min(count(DISTINCT Z_1ITEM), count(DISTINCT Z_2TAG)) FROM Z_1TAG;").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(Int(lost)! > 0)
+        let plan = try TernProcess.run(["plan", store, "--model", model.path])
+        let drops = plan.standardOutput.split(separator: "\n").filter { $0.contains("drops: ") }
+        #expect(drops.count == 1 && drops[0].hasSuffix("at least \(lost) links lost: at most one link per object on either side stays (a one-to-one in the new version)"), "\(plan.standardOutput)")
+        #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"]).status == 65)
+    }
 }

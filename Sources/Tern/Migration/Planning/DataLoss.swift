@@ -35,6 +35,8 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         case beyondFirst
         /// None: their order, kept in the source, is lost (unordered in the new version).
         case order
+        /// All but one per object on either side: both sides of a many-to-many become to-ones.
+        case oneToOne
         /// Those between this entity's objects and `targets`' objects: neither side's
         /// relationship in the new version reaches the other's new entity (a relationship moved
         /// to a subentity, or its destination narrowed).
@@ -59,6 +61,9 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
             let between = "between \(entity) and \((targets ?? []).joined(separator: ", ")) objects (no relationship of the new version joins their new entities)"
             return "\(what): " + (values.map { plural($0, "link") } ?? "the links") + " " + between
         }
+        if links == .oneToOne {
+            return "\(what): " + (values.map { "at least \(plural($0, "link")) lost: " } ?? "") + "at most one link per object on either side stays (a one-to-one in the new version)"
+        }
         if links == .order {
             return "\(what): the order of " + (values.map { plural($0, "link") } ?? "its links") + " (unordered in the new version)"
         }
@@ -66,7 +71,7 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         case (nil, .beyondFirst?): return "\(what): the links beyond the first of each object (a to-one in the new version)"
         case (let values?, .beyondFirst?): return "\(what): \(plural(values, "link")) beyond the first of each object (a to-one in the new version)"
         case (nil, _): return "\(what) (not in the new version)"
-        case (let values?, .all?), (let values?, .between?), (let values?, .order?): return "\(what): \(plural(values, "link")) (not in the new version)"
+        case (let values?, .all?), (let values?, .between?), (let values?, .order?), (let values?, .oneToOne?): return "\(what): \(plural(values, "link")) (not in the new version)"
         case (let values?, nil): return "\(what): \(plural(values, property == nil ? "object" : "non-NULL value")) (not in the new version)"
         }
     }
@@ -117,9 +122,19 @@ enum DataLoss {
                       let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
                       let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }), source.isToMany else { continue }
                 let owner = declaring(source.name, of: sourceEntity, in: step.source)
-                if cut.insert(owner + "." + source.name).inserted {
-                    dropped.append(DroppedData(entity: owner, property: source.name, links: .beyondFirst))
-                }
+                // Both sides of a many-to-many cut to to-ones: one report, of all its links (each
+                // side's count of links beyond its first would count some twice).
+                let inverse = source.inverse.flatMap { name in step.source.allRelationships(of: source.destination).first { $0.name == name } }
+                let inverseCut = inverse.map { inverse in inverse.isToMany && mappings.contains { other in
+                    other.sourceEntity.map { step.source.lineage(of: $0).contains { $0.name == source.destination } } == true
+                        && other.relationshipMappings.contains { mapped in
+                            mapped.valueExpression.map { readKeys(of: [$0]).contains(inverse.name) } == true
+                                && other.destinationEntity.flatMap { step.destination.allRelationships(of: $0).first { $0.name == mapped.name } }?.isToMany == false
+                        }
+                } } ?? false
+                let inverseKey = inverse.map { declaring($0.name, of: source.destination, in: step.source) + "." + $0.name }
+                guard cut.insert(owner + "." + source.name).inserted, !(inverseKey.map(cut.contains) ?? false) else { continue }
+                dropped.append(DroppedData(entity: owner, property: source.name, links: inverseCut ? .oneToOne : .beyondFirst))
             }
         }
         // An ordered to-many read into an unordered one loses its order.
@@ -286,6 +301,10 @@ enum DataLoss {
         let query: String
         switch lost {
         case .all: query = "SELECT count(*) FROM \(t)"
+        case .oneToOne:
+            // No more links can stay than there are objects on the side with fewer.
+            guard case .joinTable(_, _, let other, _)? = layout.storage(ofRelationship: relationship, of: entity) else { return nil }
+            query = "SELECT count(*) - min(count(DISTINCT \(o)), count(DISTINCT \(quoteIdentifier(other)))) FROM \(t)"
         case .order: query = "SELECT count(\(quoteIdentifier(orderColumn ?? owner))) FROM \(t)"
         case .beyondFirst, .between: query = "SELECT count(\(o)) - count(DISTINCT \(o)) FROM \(t)"
         }
