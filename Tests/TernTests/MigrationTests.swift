@@ -130,10 +130,13 @@ struct MigrationTests {
         #expect(leftovers.isEmpty)
     }
 
-    @Test("the migrated store keeps the source's UUID (Z_UUID), whether steps copy it or change it in place, so saved object URIs still name its objects")
+    @Test("the migrated store keeps the source's UUID (Z_UUID) and the metadata an app set, whether steps copy it or change it in place, so saved object URIs still name its objects")
     func keepsStoreUUID() throws {
         let source = try bookStoreV1(rows: 30)
         let uuid = try #require(try StoreMetadata.read(storeAt: source).uuid)
+        let editor = try Connection(path: source, configuration: .init(mode: .readWrite))
+        try StoreFile.setMetadata("MyAppSyncToken", to: "abc123", in: editor, path: source)
+        try editor.close()
         for steps in [true, false] {
             var options = MigrationOptions(registry: .builtIn)
             options.composeSteps = steps
@@ -141,6 +144,7 @@ struct MigrationTests {
             let output = directory.path("uuid-\(steps).sqlite")
             _ = try migration.run(try migration.plan(), output: output)
             #expect(try StoreMetadata.read(storeAt: output).uuid == uuid)
+            #expect(try StoreMetadata.read(storeAt: output).keys.contains("MyAppSyncToken"))
         }
     }
 

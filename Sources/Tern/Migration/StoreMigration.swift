@@ -259,6 +259,7 @@ public struct StoreMigration: Sendable {
                 let connection = try Connection(path: final, configuration: .init(mode: .readWrite))
                 try connection.setPragma("user_version", .integer(0))  // a finished store looks like Core Data's
                 if let inputs = run.inputs { try StoreFile.setMetadata(StoreFile.migratedFromKey, to: inputs.fingerprint, in: connection, path: final) }
+                try StoreFile.carryAppMetadata(from: store, into: connection, path: final)
                 if let apple = plan.targetAppleHashes { try StoreFile.useAppleHashes(apple, in: connection, path: final) }
                 // The source's cached model describes the old version: neither Tern nor Core Data
                 // may take it for the migrated store's (Core Data writes a new one when it opens it).

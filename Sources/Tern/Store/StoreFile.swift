@@ -44,6 +44,20 @@ public enum StoreFile {
         try updateMetadata(in: connection, path: path) { $0[key] = value }
     }
 
+    /// Copies the metadata an app set on the store at `source` (`setMetadata`: every key but
+    /// Core Data's own, `NS…` and `_NS…`, and Tern's) into the store open on `connection`, as
+    /// Core Data's own migration keeps it: a sync token, an app's schema marker.
+    static func carryAppMetadata(from source: String, into connection: Connection, path: String) throws {
+        let reader = try ReadOnlyStore(path: source)
+        let sourceConnection = try reader.connect()
+        defer { withExtendedLifetime(reader) {} }
+        guard let bytes = try sourceConnection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob,
+              let plist = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any] else { return }
+        let apps = plist.filter { key, _ in !key.hasPrefix("NS") && !key.hasPrefix("_NS") && !key.hasPrefix("Tern") }
+        guard !apps.isEmpty else { return }
+        try updateMetadata(in: connection, path: path) { $0.merge(apps) { _, app in app } }
+    }
+
     /// Rewrites the store's metadata plist through `change`.
     private static func updateMetadata(in connection: Connection, path: String, _ change: (inout [String: Any]) -> Void) throws {
         guard let bytes = try connection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob,
