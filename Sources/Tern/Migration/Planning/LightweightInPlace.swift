@@ -127,6 +127,9 @@ enum LightweightInPlace {
             statements.append(destination.createTableStatements.first { $0.hasPrefix("CREATE TABLE \(quoteIdentifier(join.table)) ") }!)
         }
         guard Set(destination.joinTables.map(\.table)).isSuperset(of: sourceJoins) else { return nil }
+        // "Unchanged" down to their columns: an order column that comes or goes is a copy.
+        let columns = { (layout: StoreLayout, table: String) in Set(layout.tables.first { $0.name == table }?.columns.map(\.name) ?? []) }
+        guard sourceJoins.allSatisfy({ columns(source, $0) == columns(destination, $0) }) else { return nil }
         // New entities get their tables and key rows.
         for entity in step.destination.entitiesInStoreOrder where sourceOf[entity.name] == nil {
             let layout = destination.entities[entity.name]!
