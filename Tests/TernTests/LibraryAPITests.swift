@@ -117,6 +117,24 @@ struct LibraryAPITests {
         #expect(error.message.contains("names the migration policy AuthorSplitPolicy, which is not registered (registered: none)"), "\(error.message)")
     }
 
+    @Test("a policy failing in two batches is reported at the earlier object in key order, though the later batch failed first")
+    func firstFailureInKeyOrder() async throws {
+        struct Failing: EntityMigrationPolicy {
+            struct Refused: Error {}
+            func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+                if source.key == 10 { usleep(300_000); throw Refused() }  // the first batch fails, late
+                if source.key == 60 { throw Refused() }                   // the second, at once
+                context.associate(source, with: context.create(try context.defaultDestination(for: source)))
+            }
+        }
+        var registry = PolicyRegistry()
+        registry.register(Failing(), as: "AuthorSplitPolicy")
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 50, workers: 2, registry: registry))
+        let plan = try migration.plan(to: "Bench 2", mappingFiles: [Configs.path("bench") + "/policy/1-to-2.yaml"])
+        let error = try await #require(throws: TernFailure.self) { try await migration.run(plan, output: directory.path("failing.sqlite")) }
+        #expect(error.sourceKey == 10, "\(error)")
+    }
+
     @Test("a policy setting an attribute the entity lacks fails, naming the policy, the source object and the attributes there are")
     func unknownKey() async throws {
         struct Typo: EntityMigrationPolicy {
