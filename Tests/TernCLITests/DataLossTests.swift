@@ -39,6 +39,14 @@ struct DataLossTests {
         for (name, text) in files { try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8) }
     }
 
+    /// A model folder `name` in the test's directory, with `files` (name → YAML text).
+    private func writeModel(_ name: String, _ files: [String: String]) throws -> URL {
+        let model = directory.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        for (file, text) in files { try text.write(to: model.appendingPathComponent(file), atomically: true, encoding: .utf8) }
+        return model
+    }
+
     @Test("tern plan and the summary count what is dropped; --no-data-loss refuses it (65) and writes nothing")
     func droppedDataIsCounted() throws {
         let store = directory.appendingPathComponent("Notes.sqlite").path
@@ -67,8 +75,6 @@ struct DataLossTests {
 
     @Test("links are data: a many-to-many removed loses its links, a to-many made to-one all but one per object; both counted, refused with --no-data-loss")
     func droppedLinksAreCounted() throws {
-        let model = directory.appendingPathComponent("links")
-        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
         let files = [
             "model.yaml": "name: Links\ncurrent: Links 2\nversions: [v1.yaml, v2.yaml]\n",
             "v1.yaml": """
@@ -105,7 +111,7 @@ struct DataLossTests {
                       notes: { destination: Note, toMany: true, inverse: folders }
                 """,
         ]
-        for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        let model = try writeModel("links", files)
         let store = directory.appendingPathComponent("Links.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Links 1", "--rows", "60", "--seed", "3", store]).status == 0)
         // Counted here by hand, in the join tables Core Data's layout gives (Folder 1, Label 2,
@@ -159,8 +165,6 @@ struct DataLossTests {
 
     @Test("a many-to-many moved down to one subentity keeps that subentity's links and loses the others', though both sides are still read: counted, refused with --no-data-loss")
     func linksOfOtherSubentitiesAreCounted() throws {
-        let model = directory.appendingPathComponent("move")
-        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
         let entities = { (tagsOn: String, items: String) in """
             entities:
               A:
@@ -183,7 +187,7 @@ struct DataLossTests {
             "v2.yaml": "version: Move 2\n" + entities("B", "B"),
             "v3.yaml": "version: Move 3\n" + entities("A", "A") + "\n  Shelf:\n    attributes: { label: string }\n",
         ]
-        for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        let model = try writeModel("move", files)
         let store = directory.appendingPathComponent("Move.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Move 1", "--rows", "30", "--seed", "5", store]).status == 0)
         // By hand: A 1, B 2, C 3, Tag 4; Z_1ITEMS holds the A-family keys of the join table.
@@ -214,13 +218,11 @@ struct DataLossTests {
 
     @Test("an ordered to-many made unordered loses its order: counted in the keys the source holds, refused with --no-data-loss")
     func lostOrderIsCounted() throws {
-        let model = directory.appendingPathComponent("order")
-        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
         let version = { (name: String, ordered: Bool) in
             "version: \(name)\nentities:\n  Person:\n    attributes: { name: string }\n    relationships:\n      friends: { destination: Person, toMany: true, ordered: \(ordered) }\n"
         }
         let files = ["model.yaml": "name: Order\ncurrent: Order 2\nversions: [v1.yaml, v2.yaml]\n", "v1.yaml": version("Order 1", true), "v2.yaml": version("Order 2", false)]
-        for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        let model = try writeModel("order", files)
         let store = directory.appendingPathComponent("Order.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Order 1", "--rows", "40", "--seed", "2", store]).status == 0)
         // Person is entity 1; the join table keeps the order in Z_FOK_1FRIENDS.
@@ -233,14 +235,12 @@ struct DataLossTests {
 
     @Test("a many-to-many made one-to-one is reported once, with the links that cannot stay (at least all but one per object of the smaller side)")
     func manyToManyMadeOneToOne() throws {
-        let model = directory.appendingPathComponent("pairs")
-        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
         let version = { (name: String, many: Bool) in
             "version: \(name)\nentities:\n  Item:\n    attributes: { name: string }\n    relationships:\n      tag: { destination: Tag, toMany: \(many), inverse: item }\n"
                 + "  Tag:\n    attributes: { label: string }\n    relationships:\n      item: { destination: Item, toMany: \(many), inverse: tag }\n"
         }
         let files = ["model.yaml": "name: Pairs\ncurrent: Pairs 2\nversions: [v1.yaml, v2.yaml]\n", "v1.yaml": version("Pairs 1", true), "v2.yaml": version("Pairs 2", false)]
-        for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        let model = try writeModel("pairs", files)
         let store = directory.appendingPathComponent("Pairs.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Pairs 1", "--rows", "40", "--seed", "4", store]).status == 0)
         // Item 1, Tag 2: the join table Z_1TAG holds Z_1ITEM (items) and Z_2TAG (tags).

@@ -39,6 +39,11 @@ public struct ObjectModel: Sendable, Equatable {
         return chain
     }
 
+    /// The entity of `entity`'s lineage that declares the relationship `name` (itself when none does).
+    func entityDeclaring(relationship name: String, from entity: String) -> String {
+        lineage(of: entity).first { $0.relationships.contains { $0.name == name } }?.name ?? entity
+    }
+
     /// The root of the entity's inheritance tree (itself for a root).
     public func root(of name: String) -> Entity? {
         lineage(of: name).last

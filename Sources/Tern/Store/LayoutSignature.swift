@@ -50,8 +50,11 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
 
     static func isDataTable(_ name: String) -> Bool {
         guard name.hasPrefix("Z") else { return false }
-        return !["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains(name)
+        return !bookkeepingTables.contains(name)
     }
+
+    /// Core Data's bookkeeping tables: in every store, holding no objects.
+    static let bookkeepingTables: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
 
     /// How `store` differs from this (expected) layout, in words about the store.
     public func differences(from store: LayoutSignature) -> [String] {

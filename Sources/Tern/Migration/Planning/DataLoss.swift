@@ -105,7 +105,7 @@ enum DataLoss {
                 // to-one of the other entity, reported there): each set of links named once.
                 if relationship.isToMany, let inverse = relationship.inverse,
                    step.source.allRelationships(of: relationship.destination).first(where: { $0.name == inverse })?.isToMany == false { continue }
-                let owner = declaring(relationship.name, of: entity, in: step.source)
+                let owner = step.source.entityDeclaring(relationship: relationship.name, from: entity)
                 let pair = [owner + "." + relationship.name, relationship.destination + "." + (relationship.inverse ?? "")].sorted().joined(separator: "|")
                 guard !relationship.isToMany || linkSets.insert(pair).inserted else { continue }
                 dropped.append(DroppedData(entity: relationship.isToMany ? owner : entity, property: relationship.name, links: relationship.isToMany ? .all : nil))
@@ -121,7 +121,7 @@ enum DataLoss {
                 guard destinationRelationships.first(where: { $0.name == relationshipMapping.name })?.isToMany == false,
                       let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
                       let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }), source.isToMany else { continue }
-                let owner = declaring(source.name, of: sourceEntity, in: step.source)
+                let owner = step.source.entityDeclaring(relationship: source.name, from: sourceEntity)
                 // Both sides of a many-to-many cut to to-ones: one report, of all its links (each
                 // side's count of links beyond its first would count some twice).
                 let inverse = source.inverse.flatMap { name in step.source.allRelationships(of: source.destination).first { $0.name == name } }
@@ -132,7 +132,7 @@ enum DataLoss {
                                 && other.destinationEntity.flatMap { step.destination.allRelationships(of: $0).first { $0.name == mapped.name } }?.isToMany == false
                         }
                 } } ?? false
-                let inverseKey = inverse.map { declaring($0.name, of: source.destination, in: step.source) + "." + $0.name }
+                let inverseKey = inverse.map { step.source.entityDeclaring(relationship: $0.name, from: source.destination) + "." + $0.name }
                 guard cut.insert(owner + "." + source.name).inserted, !(inverseKey.map(cut.contains) ?? false) else { continue }
                 dropped.append(DroppedData(entity: owner, property: source.name, links: inverseCut ? .oneToOne : .beyondFirst))
             }
@@ -145,7 +145,7 @@ enum DataLoss {
                 guard let into = step.destination.allRelationships(of: destinationEntity).first(where: { $0.name == relationshipMapping.name }), into.isToMany, !into.isOrdered,
                       let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
                       let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }), source.isToMany, source.isOrdered else { continue }
-                let owner = declaring(source.name, of: sourceEntity, in: step.source)
+                let owner = step.source.entityDeclaring(relationship: source.name, from: sourceEntity)
                 if unordered.insert(owner + "." + source.name).inserted {
                     dropped.append(DroppedData(entity: owner, property: source.name, links: .order))
                 }
@@ -186,8 +186,8 @@ enum DataLoss {
         for owner in step.source.entitiesInStoreOrder where !owner.isAbstract && mappingsOf[owner.name] != nil {
             for relationship in step.source.allRelationships(of: owner.name) where !relationship.isTransient {
                 // Reported whole already, from this side or the other (named by either entity).
-                let names = ["\(owner.name).\(relationship.name)", "\(declaring(relationship.name, of: owner.name, in: step.source)).\(relationship.name)"]
-                    + (relationship.inverse.map { ["\(relationship.destination).\($0)", "\(declaring($0, of: relationship.destination, in: step.source)).\($0)"] } ?? [])
+                let names = ["\(owner.name).\(relationship.name)", "\(step.source.entityDeclaring(relationship: relationship.name, from: owner.name)).\(relationship.name)"]
+                    + (relationship.inverse.map { ["\(relationship.destination).\($0)", "\(step.source.entityDeclaring(relationship: $0, from: relationship.destination)).\($0)"] } ?? [])
                 guard !names.contains(where: reported.contains) else { continue }
                 let targets = ([step.source.entity(named: relationship.destination)].compactMap { $0 } + step.source.descendants(of: relationship.destination))
                     .filter { !$0.isAbstract && mappingsOf[$0.name] != nil }.map(\.name)
@@ -210,11 +210,6 @@ enum DataLoss {
         let rest = expression[selector.upperBound...]
         guard let open = rest.firstIndex(of: "\""), let close = rest[rest.index(after: open)...].firstIndex(of: "\"") else { return nil }
         return String(rest[rest.index(after: open)..<close])
-    }
-
-    /// The entity of `entity`'s lineage that declares the relationship `name`.
-    private static func declaring(_ name: String, of entity: String, in model: ObjectModel) -> String {
-        model.lineage(of: entity).first { $0.relationships.contains { $0.name == name } }?.name ?? entity
     }
 
     /// `dropped` with each element's non-NULL values counted in `store`, the step's input;
@@ -253,14 +248,14 @@ enum DataLoss {
     /// not: no mapping model speaks of them.
     static func tablesOutsideModel(of step: MigrationStep, in store: String) throws -> [DroppedData] {
         let layout = Set(StoreLayout(model: step.source).tables.map { $0.name.lowercased() })
-        let bookkeeping: Set<String> = ["z_primarykey", "z_metadata", "z_modelcache"]
+
         // Held while the connection reads: a WAL store without its -shm is read from a snapshot
         // that goes with it.
         let source = try ReadOnlyStore(path: store)
         let connection = try source.connect()
         defer { withExtendedLifetime(source) {} }
         // Tern's own work tables (associations kept for auditing) are not the store's data.
-        let isOutside = { (table: String) in !layout.contains(table.lowercased()) && !bookkeeping.contains(table.lowercased()) && !table.uppercased().hasPrefix("TERN_") }
+        let isOutside = { (table: String) in !layout.contains(table.lowercased()) && !LayoutSignature.bookkeepingTables.contains(table.uppercased()) && !table.uppercased().hasPrefix("TERN_") }
         return try connection.tableColumns().map(\.table).filter(isOutside).compactMap { table in
             let rows = Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
             return rows > 0 ? DroppedData(entity: table, values: rows, outsideModel: true) : nil

@@ -79,7 +79,7 @@ enum LightweightInPlace {
                 guard let old = sourceRelationshipName(entity.relationships[relationship.name]) else { continue }
                 guard let oldRelationship = step.source.allRelationships(of: sourceName).first(where: { $0.name == old }),
                       imageOf[relationship.destination] == oldRelationship.destination,
-                      imageOf[declaring(relationship.name, of: destinationName, in: step.destination)] == declaring(old, of: sourceName, in: step.source) else { return nil }
+                      imageOf[step.destination.entityDeclaring(relationship: relationship.name, from: destinationName)] == step.source.entityDeclaring(relationship: old, from: sourceName) else { return nil }
                 // Only the objects one entity mapping made: in place only if it makes them all.
                 if case .entityMapping(let name, _)? = entity.relationships[relationship.name] {
                     let reachable = Set(step.source.descendants(of: oldRelationship.destination).map(\.name))
@@ -160,15 +160,6 @@ enum LightweightInPlace {
         case .sourceRelationship(let relationship)?: relationship
         case nil: nil
         }
-    }
-
-    /// The entity, `entity` or an ancestor, that declares relationship `name`.
-    private static func declaring(_ name: String, of entity: String, in model: ObjectModel) -> String {
-        var current = model.entity(named: entity)
-        while let holder = current, !holder.relationships.contains(where: { $0.name == name }) {
-            current = holder.parent.flatMap { model.entity(named: $0) }
-        }
-        return current?.name ?? entity
     }
 
     private static func destinationRelationshipIsNew(_ join: StoreLayout.JoinTable, step: MigrationStep, sourceOf: [String: String]) -> Bool {
