@@ -38,7 +38,7 @@ struct CheckAndGenerateCommandTests {
         #expect(object?["status"] as? String == "migration-needed")
         #expect(object?["storeVersion"] as? String == "BookStore 2")
         #expect(object?["currentVersion"] as? String == "BookStore 5")
-        #expect(object?["evidence"] as? String == "tern-hashes")
+        #expect(object?["evidence"] as? String == "apple-hashes")
     }
 
     @Test("exit 4 when no version wrote the store, with the closest version's differences")
@@ -50,13 +50,13 @@ struct CheckAndGenerateCommandTests {
         #expect(outcome.standardOutput.contains("the store has a table ZUSER the version does not"))
     }
 
-    @Test("a Core Data store is recognised by schema: wibosco store 1 needs migrating to model 4")
+    @Test("a Core Data store is recognised by Core Data's hashes: wibosco store 1 needs migrating to model 4")
     func coreDataStore() throws {
         let base = "\(Self.fixtures)/wibosco__CoreDataMigrationRevised-Example"
         let outcome = try TernProcess.run(["check", "\(base)/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite",
                                            "--model", "\(base)/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld"])
         #expect(outcome.status == 3)
-        #expect(outcome.standardOutput.contains("written by CoreDataMigration_Example; the current version is CoreDataMigration_Example 4 (recognised by schema)"))
+        #expect(outcome.standardOutput.contains("written by CoreDataMigration_Example; the current version is CoreDataMigration_Example 4 (recognised by apple-hashes)"))
     }
 
     @Test("a bad model exits 65 naming the file; an unknown version exits 65 listing the versions")

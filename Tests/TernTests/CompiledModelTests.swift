@@ -15,7 +15,7 @@ struct CompiledModelTests {
 
     /// Per entity, Tern's version hash; and the tables a store of the version has.
     private static func fingerprint(_ version: ObjectModel) -> (hashes: [String: String], tables: [String]) {
-        (Dictionary(uniqueKeysWithValues: version.entities.map { ($0.name, VersionHash.hex(VersionHash.of($0))) }),
+        (version.versionHashes.mapValues(VersionHash.hex),
          StoreLayout(model: version).createTableStatements.sorted())
     }
 
@@ -140,9 +140,7 @@ struct StoreModelCacheTests {
                 "\(LayoutSignature(layout: StoreLayout(model: cached)).differences(from: schema))")
         guard let source, let version else { return }
         let xcode = try #require(try ModelLoader.load(Fixtures.path(source)).version(named: version))
-        let hashes = Dictionary(uniqueKeysWithValues: cached.entities.map { ($0.name, VersionHash.hex(VersionHash.of($0))) })
-        let expected = Dictionary(uniqueKeysWithValues: xcode.entities.map { ($0.name, VersionHash.hex(VersionHash.of($0))) })
-        #expect(hashes == expected)
+        #expect(cached.versionHashes == xcode.versionHashes)
     }
 
     @Test("a store without a cache gives nil; a damaged cache is an error naming the store and Z_MODELCACHE")
@@ -160,7 +158,7 @@ struct StoreModelCacheTests {
 }
 
 /// A store Tern migrates with a `.momd` carries Core Data's own version hashes, so Core Data's
-/// compatibility check passes; Tern's hashes are kept under Tern's key.
+/// compatibility check passes; they are the hashes Tern computes without the plist too.
 @Suite("Stores that Core Data opens: Apple's hashes in the migrated store")
 struct AppleHashesTests {
     @Test("SampleModel_V1 migrated to SampleModel3 with the .momd: its hashes are VersionInfo.plist's for version 3, and both kinds of check recognise it")
@@ -179,10 +177,9 @@ struct AppleHashesTests {
         let metadata = try StoreMetadata.read(storeAt: output)
         #expect(metadata.versionHashes == apple["SampleModel3"])
         let version = try #require(model.version(named: "SampleModel3"))
-        #expect(metadata.ternVersionHashes == version.versionHashes.mapValues(VersionHash.hex))
-        #expect(metadata.keys.contains(StoreFile.ternVersionHashesKey))
+        #expect(metadata.versionHashes == version.versionHashes.mapValues(VersionHash.hex), "the plist's hashes are the ones Tern computes")
         #expect(try VersionMatch.find(in: model, storeAt: output, appleHashes: apple).verdict == .migrationNeeded(from: "SampleModel3", to: "SampleModel", evidence: .appleHashes))
-        #expect(try VersionMatch.find(in: model, storeAt: output).verdict == .migrationNeeded(from: "SampleModel3", to: "SampleModel", evidence: .ternHashes))
+        #expect(try VersionMatch.find(in: model, storeAt: output).verdict == .migrationNeeded(from: "SampleModel3", to: "SampleModel", evidence: .appleHashes))
     }
 }
 
@@ -229,7 +226,7 @@ struct EntityNumberingTests {
         }
         #expect(differences.contains { $0.hasPrefix("Z_PRIMARYKEY numbers its entities otherwise") }, "\(differences)")
         let both = VersionedModel(name: "M", versions: [cached, moved], currentVersionName: "B", path: directory.path("m"))
-        #expect(try VersionMatch.find(in: both, storeAt: store).verdict == .migrationNeeded(from: "A", to: "B", evidence: .schema))
+        #expect(try VersionMatch.find(in: both, storeAt: store).verdict == .migrationNeeded(from: "A", to: "B", evidence: .appleHashes))
     }
 
     @Test("a fetch index named like its one property is made once (Bookmarks' models have one)")

@@ -106,7 +106,7 @@ struct DataGeneratorTests {
             let reader = try ReadOnlyStore(path: path)
             let match = VersionMatch.find(in: model, metadata: try StoreMetadata.read(storeAt: path), signature: try LayoutSignature(connection: reader.connect()))
             switch match.verdict {
-            case .compatible(let name, .ternHashes), .migrationNeeded(let name, _, .ternHashes):
+            case .compatible(let name, .appleHashes), .migrationNeeded(let name, _, .appleHashes):
                 #expect(name == version.versionName)
             default:
                 Issue.record("\(version.versionName): \(match.verdict)")

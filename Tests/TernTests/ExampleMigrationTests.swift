@@ -20,7 +20,7 @@ struct ExampleMigrationTests {
         let output = directory.path("\(config)-migrated.sqlite")
         let migration = StoreMigration(store: path, model: model, options: MigrationOptions(batchSize: 64, registry: .builtIn))
         let report = try migration.run(try migration.plan(), output: output)
-        #expect(try VersionMatch.find(in: model, storeAt: output).verdict == .compatible(version: model.currentVersionName, evidence: .ternHashes))
+        #expect(try VersionMatch.find(in: model, storeAt: output).verdict == .compatible(version: model.currentVersionName, evidence: .appleHashes))
         return (try Connection(path: path, configuration: .init(mode: .readOnly)), try Connection(path: output, configuration: .init(mode: .readOnly)), report)
     }
 

@@ -27,8 +27,8 @@ struct FixtureMigrationTests {
         let migrated = try Connection(path: output, configuration: .init(mode: .readOnly))
         #expect(try migrated.scalar("PRAGMA integrity_check") == .text("ok"))
         #expect(try VersionMatch.find(in: model, storeAt: output).verdict
-                == (target ?? model.currentVersionName == model.currentVersionName ? .compatible(version: model.currentVersionName, evidence: .ternHashes)
-                    : .migrationNeeded(from: target!, to: model.currentVersionName, evidence: .ternHashes)))
+                == (target ?? model.currentVersionName == model.currentVersionName ? .compatible(version: model.currentVersionName, evidence: .appleHashes)
+                    : .migrationNeeded(from: target!, to: model.currentVersionName, evidence: .appleHashes)))
         return (try reader.connect(), migrated, report, reader)
     }
 

@@ -63,7 +63,7 @@ struct MigrationTests {
         // v2 added author (nil for old books), so v4's split gives nil names; v5's synopsis is the title.
         #expect(try new.scalar("SELECT count(*) FROM ZPUBLICATION WHERE ZSYNOPSIS IS NOT ZTITLE") == .integer(0))
         #expect(try new.scalar("SELECT count(*) FROM ZPUBLICATION WHERE ZFIRSTNAME IS NOT NULL OR ZLASTNAME IS NOT NULL") == .integer(0))
-        #expect(try VersionMatch.find(in: Self.bookStore, storeAt: output).verdict == .compatible(version: "BookStore 5", evidence: .ternHashes))
+        #expect(try VersionMatch.find(in: Self.bookStore, storeAt: output).verdict == .compatible(version: "BookStore 5", evidence: .appleHashes))
         #expect(try new.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'TERN%'") == .integer(0))
         #expect(try new.scalar("PRAGMA integrity_check") == .text("ok"))
     }
@@ -125,7 +125,7 @@ struct MigrationTests {
         #expect(report.backup == backup)
         #expect(backup.hasSuffix("Books~.sqlite"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: backup)) == before)
-        #expect(try VersionMatch.find(in: Self.bookStore, storeAt: source).verdict == .compatible(version: "BookStore 5", evidence: .ternHashes))
+        #expect(try VersionMatch.find(in: Self.bookStore, storeAt: source).verdict == .compatible(version: "BookStore 5", evidence: .appleHashes))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains("tern-step") }
         #expect(leftovers.isEmpty)
     }

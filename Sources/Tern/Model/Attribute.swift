@@ -53,14 +53,19 @@ public struct Attribute: Sendable, Equatable {
     public var allowsExternalStorage: Bool
     /// The attribute's user info from the model file; not part of the version hash, and not read by Tern.
     public var userInfo: [String: String]
+    /// Whether persistent history keeps the value after the object is deleted (Xcode's
+    /// `preserveAfterDeletion`); it enters the version hash.
+    public var preservesValueInHistoryOnDeletion: Bool
 
     /// An attribute; see the properties for what each argument means.
     public init(
         name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false,
         defaultValue: SQLiteValue? = nil, validation: ValidationRules = ValidationRules(),
         renamingIdentifier: String? = nil, versionHashModifier: String? = nil,
-        valueTransformerName: String? = nil, allowsExternalStorage: Bool = false, userInfo: [String: String] = [:]
+        valueTransformerName: String? = nil, allowsExternalStorage: Bool = false, userInfo: [String: String] = [:],
+        preservesValueInHistoryOnDeletion: Bool = false
     ) {
+        self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
         self.name = name
         self.type = type
         self.isOptional = isOptional

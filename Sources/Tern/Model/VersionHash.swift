@@ -1,94 +1,133 @@
 import Crypto
 import Foundation
 
-/// Tern's version hashes: SHA-256 over exactly the features that change how a store is laid out.
+/// Core Data's version hashes, computed as Core Data computes them, so a store Tern writes is one
+/// the app's Core Data opens, and a store Core Data wrote is recognised by its hashes.
 ///
-/// Core Data's byte-level recipe is not published, so Tern defines its own, documented in the
-/// README ("Version hashes") so anyone can recompute it. Each hash is SHA-256 of UTF-8 text lines,
-/// each ending in "\n". Names are validated identifiers, so a line can never be forged by a name.
+/// The byte layout was established from the stores and compiled models in `shared/fixtures`
+/// (every `NSStoreModelVersionHashes` and `VersionInfo.plist` hash there is reproduced; see
+/// `CoreDataCorpusTests` and the README's "Version hashes"). Every digest is SHA-256; strings are
+/// their UTF-8 bytes with no terminator or length; integers are 32-bit little-endian.
+///
+/// - property: `name ‖ isOptional ‖ isTransient` (one byte each) `‖ versionHashModifier`;
+/// - attribute: `SHA256(property) ‖ attributeType ‖ 0x01 if its value is kept in history after deletion`;
+/// - relationship: `SHA256(property) ‖ destination name ‖ inverse name ‖ maxCount ‖ minCount ‖ 0x01 0x00 if ordered`;
+/// - entity: `name ‖ isAbstract ‖ the superentity's hash ‖` the hashes of every stored property,
+///   inherited ones included, in byte-wise name order `‖` each uniqueness constraint's
+///   properties joined by "." `‖ versionHashModifier`.
+///
+/// Not hashed: the delete rule, class names, user info, renaming identifiers, defaults,
+/// validation rules, indexes, transient properties, and a relationship's destination beyond its
+/// name — so none of them makes Core Data migrate a store.
 public enum VersionHash {
-    /// A property's hash: name, optional, transient, read-only, the modifier, and for attributes
-    /// the type code, for relationships the destination, inverse, counts, delete rule and ordering.
+    /// An attribute's version hash.
     public static func of(_ attribute: Attribute) -> [UInt8] {
-        digest([
-            "tern.property.v1",
-            "kind=attribute",
-            "name=\(attribute.name)",
-            "optional=\(bit(attribute.isOptional))",
-            "transient=\(bit(attribute.isTransient))",
-            "readOnly=0",
-            "type=\(attribute.type.coreDataCode)",
-            "modifier=\(attribute.versionHashModifier ?? "")",
-        ])
+        var bytes = property(attribute.name, isOptional: attribute.isOptional, isTransient: attribute.isTransient,
+                             modifier: attribute.versionHashModifier)
+        bytes += littleEndian(UInt32(attribute.type.coreDataCode))
+        if attribute.preservesValueInHistoryOnDeletion { bytes.append(1) }
+        return sha256(bytes)
     }
 
-    /// A relationship's hash: the property fields, then destination, inverse, counts, delete rule and ordering.
+    /// A relationship's version hash.
     public static func of(_ relationship: Relationship) -> [UInt8] {
-        digest([
-            "tern.property.v1",
-            "kind=relationship",
-            "name=\(relationship.name)",
-            "optional=\(bit(relationship.isOptional))",
-            "transient=\(bit(relationship.isTransient))",
-            "readOnly=0",
-            "destination=\(relationship.destination)",
-            "inverse=\(relationship.inverse ?? "")",
-            "minCount=\(relationship.minCount)",
-            "maxCount=\(relationship.maxCount)",
-            "deleteRule=\(relationship.deleteRule.rawValue)",
-            "ordered=\(bit(relationship.isOrdered))",
-            "modifier=\(relationship.versionHashModifier ?? "")",
-        ])
+        var bytes = property(relationship.name, isOptional: relationship.isOptional, isTransient: relationship.isTransient,
+                             modifier: relationship.versionHashModifier)
+        bytes += Array(relationship.destination.utf8) + Array((relationship.inverse ?? "").utf8)
+        bytes += littleEndian(UInt32(truncatingIfNeeded: relationship.maxCount))
+        bytes += littleEndian(UInt32(truncatingIfNeeded: relationship.minCount))
+        if relationship.isOrdered { bytes += [1, 0] }
+        return sha256(bytes)
     }
 
-    /// An entity's hash: name, parent, abstract, modifier, and its own properties' hashes in
-    /// name order.
-    public static func of(_ entity: Entity) -> [UInt8] {
-        var properties: [(String, [UInt8])] = entity.attributes.map { ($0.name, of($0)) }
-        properties += entity.relationships.map { ($0.name, of($0)) }
-        properties.sort { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
-        return digest([
-            "tern.entity.v1",
-            "name=\(entity.name)",
-            "parent=\(entity.parent ?? "")",
-            "abstract=\(bit(entity.isAbstract))",
-            "modifier=\(entity.versionHashModifier ?? "")",
-        ] + properties.map { "property=\($0.0) \(hex($0.1))" })
+    /// The version hash of `entity` in `model`, whose superentity's hash and inherited
+    /// properties enter it.
+    public static func of(_ entity: Entity, in model: ObjectModel) -> [UInt8] {
+        var hashes: [String: [UInt8]] = [:]
+        return of(entity, in: model, memo: &hashes)
     }
 
-    /// Core Data's `versionChecksum` formula applied to any entity hashes: SHA-256 of the hashes
-    /// concatenated in byte-wise name order, base64 (STORE-LAYOUT.md §5.2).
+    private static func of(_ entity: Entity, in model: ObjectModel, memo: inout [String: [UInt8]]) -> [UInt8] {
+        // From the root down, each entity's hash feeding its subentity's; `lineage` stops at a
+        // cycle, so a malformed model cannot recurse here.
+        let lineage = model.lineage(of: entity.name)
+        var parentHash: [UInt8]?
+        for index in lineage.indices.reversed() {
+            let current = lineage[index]
+            if let known = memo[current.name] { parentHash = known; continue }
+            var bytes = Array(current.name.utf8) + [current.isAbstract ? 1 : 0]
+            bytes += parentHash ?? []
+            bytes += storedProperties(of: lineage[index...]).flatMap(\.hash)
+            for constraint in current.uniquenessConstraints {
+                bytes += Array(constraint.joined(separator: ".").utf8)
+            }
+            bytes += Array((current.versionHashModifier ?? "").utf8)
+            let hash = sha256(bytes)
+            memo[current.name] = hash
+            parentHash = hash
+        }
+        return parentHash ?? []
+    }
+
+    /// The stored properties of an entity and its ancestors (`lineage`, the entity first), with
+    /// their hashes, in byte-wise name order.
+    private static func storedProperties(of lineage: ArraySlice<Entity>) -> [(name: String, hash: [UInt8])] {
+        var properties: [(name: String, hash: [UInt8])] = []
+        var seen: Set<String> = []
+        for owner in lineage {
+            for attribute in owner.attributes where !attribute.isTransient && seen.insert(attribute.name).inserted {
+                properties.append((attribute.name, of(attribute)))
+            }
+            for relationship in owner.relationships where !relationship.isTransient && seen.insert(relationship.name).inserted {
+                properties.append((relationship.name, of(relationship)))
+            }
+        }
+        return properties.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+
+    /// Core Data's `versionChecksum` (`NSStoreModelVersionChecksumKey`): SHA-256 of the entity
+    /// hashes concatenated in byte-wise name order, base64 (STORE-LAYOUT.md §5.2).
     public static func checksum(_ hashes: [String: [UInt8]]) -> String {
         let ordered = hashes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
         return Data(SHA256.hash(data: ordered.flatMap(\.value))).base64EncodedString()
     }
 
-    /// Core Data's `NSStoreModelVersionHashesDigest` formula: SHA-512 of name ‖ hash pairs in
-    /// byte-wise name order, base64 (STORE-LAYOUT.md §5.2).
+    /// Core Data's `NSStoreModelVersionHashesDigest`: SHA-512 of name ‖ hash pairs in byte-wise
+    /// name order, base64 (STORE-LAYOUT.md §5.2).
     public static func digest(_ hashes: [String: [UInt8]]) -> String {
         let ordered = hashes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
         return Data(SHA512.hash(data: ordered.flatMap { Array($0.key.utf8) + $0.value })).base64EncodedString()
     }
 
-    /// `bytes` as lowercase hexadecimal, two digits per byte, as hashes are written in entity hash lines.
+    /// `bytes` as lowercase hexadecimal, two digits per byte, as `tern inspect` shows hashes.
     public static func hex(_ bytes: [UInt8]) -> String {
         bytes.map { String(format: "%02x", $0) }.joined()
     }
 
-    private static func digest(_ lines: [String]) -> [UInt8] {
-        Array(SHA256.hash(data: Array(lines.map { $0 + "\n" }.joined().utf8)))
+    /// The property part every attribute and relationship hash starts from.
+    private static func property(_ name: String, isOptional: Bool, isTransient: Bool, modifier: String?) -> [UInt8] {
+        sha256(Array(name.utf8) + [isOptional ? 1 : 0, isTransient ? 1 : 0] + Array((modifier ?? "").utf8))
     }
 
-    private static func bit(_ value: Bool) -> Int { value ? 1 : 0 }
+    private static func littleEndian(_ value: UInt32) -> [UInt8] {
+        withUnsafeBytes(of: value.littleEndian, Array.init)
+    }
+
+    private static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        Array(SHA256.hash(data: bytes))
+    }
 }
 
 extension ObjectModel {
-    /// Entity name → version hash, for every entity (abstract ones and subentities included).
+    /// Entity name → Core Data's version hash, for every entity (abstract ones and subentities
+    /// included): `NSStoreModelVersionHashes` of a store this version writes.
     public var versionHashes: [String: [UInt8]] {
-        Dictionary(uniqueKeysWithValues: entities.map { ($0.name, VersionHash.of($0)) })
+        var hashes: [String: [UInt8]] = [:]
+        for entity in entities { hashes[entity.name] = VersionHash.of(entity, in: self) }
+        return hashes
     }
 
-    /// One hash for the whole version (the `versionChecksum` formula over `versionHashes`).
+    /// Core Data's `versionChecksum` of the version.
     public var versionChecksum: String {
         VersionHash.checksum(versionHashes)
     }

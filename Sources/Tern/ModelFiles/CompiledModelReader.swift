@@ -162,9 +162,11 @@ enum CompiledModelReader {
                     versionHashModifier: try archive.string(object["NSVersionHashModifier"]),
                     valueTransformerName: try archive.string(object["NSValueTransformerName"]),
                     // NSAttributeDescription's flags, in the order its header declares them:
-                    // has-maximum, has-minimum, stores binary data externally.
+                    // has-maximum, has-minimum, stores binary data externally; bit 16 keeps the
+                    // value in persistent history after deletion.
                     allowsExternalStorage: flags & 4 != 0,
-                    userInfo: try userInfo(object["NSUserInfo"]))
+                    userInfo: try userInfo(object["NSUserInfo"]),
+                    preservesValueInHistoryOnDeletion: flags & 16 != 0)
             } catch let malformed as KeyedArchive.Malformed {
                 throw KeyedArchive.Malformed(description: "attribute \(name): \(malformed.description)")
             }

@@ -56,6 +56,7 @@ extension TernModelFile {
         if let modifier = attribute.versionHashModifier { fields["hashModifier"] = modifier }
         if let transformer = attribute.valueTransformerName { fields["transformer"] = transformer }
         if attribute.allowsExternalStorage { fields["externalStorage"] = true }
+        if attribute.preservesValueInHistoryOnDeletion { fields["preserveAfterDeletion"] = true }
         if !attribute.userInfo.isEmpty { fields["userInfo"] = attribute.userInfo }
         return fields
     }

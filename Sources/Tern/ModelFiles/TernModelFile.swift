@@ -84,11 +84,12 @@ enum TernModelFile {
         var hashModifier: String?
         var transformer: String?
         var externalStorage: Bool?
+        var preserveAfterDeletion: Bool?
         var userInfo: [String: String]?
 
         private enum CodingKeys: String, CodingKey, CaseIterable {
             case type, optional, transient, `default`, min, max, minLength, maxLength, pattern
-            case renamingIdentifier, hashModifier, transformer, externalStorage, userInfo
+            case renamingIdentifier, hashModifier, transformer, externalStorage, preserveAfterDeletion, userInfo
         }
 
         init(from decoder: Decoder) throws {
@@ -111,6 +112,7 @@ enum TernModelFile {
             hashModifier = try c.decodeIfPresent(String.self, forKey: .hashModifier)
             transformer = try c.decodeIfPresent(String.self, forKey: .transformer)
             externalStorage = try c.decodeIfPresent(Bool.self, forKey: .externalStorage)
+            preserveAfterDeletion = try c.decodeIfPresent(Bool.self, forKey: .preserveAfterDeletion)
             userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo)
         }
     }
@@ -205,7 +207,8 @@ enum TernModelFile {
                 versionHashModifier: field.hashModifier,
                 valueTransformerName: field.transformer,
                 allowsExternalStorage: field.externalStorage ?? false,
-                userInfo: field.userInfo ?? [:]))
+                userInfo: field.userInfo ?? [:],
+                preservesValueInHistoryOnDeletion: field.preserveAfterDeletion ?? false))
         }
         let relationships = (fields.relationships ?? [:]).map { relationshipName, field in
             Relationship(

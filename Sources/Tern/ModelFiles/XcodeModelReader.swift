@@ -145,7 +145,8 @@ enum XcodeModelReader {
                 versionHashModifier: element.string("versionHashModifier"),
                 valueTransformerName: element.string("valueTransformerName"),
                 allowsExternalStorage: element.flag("allowsExternalBinaryDataStorage"),
-                userInfo: element.userInfo
+                userInfo: element.userInfo,
+                preservesValueInHistoryOnDeletion: element.flag("preserveAfterDeletion")
             )
         } catch {
             throw ModelTextError("attribute \(name): \(error.description)")

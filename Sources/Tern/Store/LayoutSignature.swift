@@ -1,20 +1,20 @@
 import TernSQLite
 
 /// The shape of a store's data tables, compared to recognise which model version wrote a store
-/// whose version hashes Tern cannot recompute (stores written by Core Data).
+/// that carries no usable version hashes, and to check that hashes agree with the tables.
 ///
-/// It holds each entity table's column names and each join table's column names; join tables are
-/// compared by their columns alone, since which relationship names a join table is not a public
-/// rule. Core Data's bookkeeping tables (`Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE`), persistent
+/// It holds each entity table's columns with their declared types (a String and an Integer 64
+/// attribute of the same name differ: `VARCHAR` against `INTEGER`), and each join table's column
+/// names; join tables are compared by their columns alone. Core Data's bookkeeping tables (`Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE`), persistent
 /// history (`A…`) and Tern's own (`TERN_…`) are left out.
 public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
-    /// Entity table name → its columns.
-    public var entityTables: [String: Set<String>]
+    /// Entity table name → its columns, each with its declared type (`INTEGER`, `VARCHAR`, …).
+    public var entityTables: [String: [String: String]]
     /// Each join table's columns.
     public var joinTables: Set<Set<String>>
 
     /// A signature with these tables, as a test or a saved signature gives them.
-    public init(entityTables: [String: Set<String>], joinTables: Set<Set<String>>) {
+    public init(entityTables: [String: [String: String]], joinTables: Set<Set<String>>) {
         self.entityTables = entityTables
         self.joinTables = joinTables
     }
@@ -25,8 +25,11 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
         joinTables = []
         let joinNames = Set(layout.joinTables.map(\.table))
         for table in layout.tables {
-            let columns = Set(table.columns.map(\.name))
-            if joinNames.contains(table.name) { joinTables.insert(columns) } else { entityTables[table.name] = columns }
+            if joinNames.contains(table.name) {
+                joinTables.insert(Set(table.columns.map(\.name)))
+            } else {
+                entityTables[table.name] = Dictionary(table.columns.map { ($0.name, Self.declaredType($0.declaration)) }) { first, _ in first }
+            }
         }
     }
 
@@ -39,13 +42,18 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
         var names: [String] = []
         while let row = try rows.next() { names.append(row.text(at: 0) ?? "") }
         for name in names where Self.isDataTable(name) {
-            let info = try connection.prepare("SELECT name FROM pragma_table_info(?)")
+            let info = try connection.prepare("SELECT name, type FROM pragma_table_info(?)")
             try info.bind(name, at: 1)
-            var columns: Set<String> = []
+            var columns: [String: String] = [:]
             var columnRows = info.rows()
-            while let row = try columnRows.next() { columns.insert(row.text(at: 0) ?? "") }
-            if name.hasPrefix("Z_") { joinTables.insert(columns) } else { entityTables[name] = columns }
+            while let row = try columnRows.next() { columns[row.text(at: 0) ?? ""] = Self.declaredType(row.text(at: 1) ?? "") }
+            if name.hasPrefix("Z_") { joinTables.insert(Set(columns.keys)) } else { entityTables[name] = columns }
         }
+    }
+
+    /// The type word of a column declaration (`INTEGER` of `INTEGER PRIMARY KEY`), uppercased.
+    private static func declaredType(_ declaration: String) -> String {
+        String(declaration.split(separator: " ").first ?? "").uppercased()
     }
 
     static func isDataTable(_ name: String) -> Bool {
@@ -66,10 +74,15 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
             guard let actual = store.entityTables[table] else {
                 lines.append("the store has no table \(table)"); continue
             }
-            let missing = expected.subtracting(actual).sorted()
-            let extra = actual.subtracting(expected).sorted()
+            let missing = Set(expected.keys).subtracting(actual.keys).sorted()
+            let extra = Set(actual.keys).subtracting(expected.keys).sorted()
             if !missing.isEmpty { lines.append("\(table) lacks column\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", "))") }
             if !extra.isEmpty { lines.append("\(table) has unexpected column\(extra.count == 1 ? "" : "s") \(extra.joined(separator: ", "))") }
+            for (column, type) in expected.sorted(by: { $0.key < $1.key }) {
+                if let found = actual[column], found != type {
+                    lines.append("\(table).\(column) is declared \(found), the version declares \(type)")
+                }
+            }
         }
         for join in joinTables.subtracting(store.joinTables).map({ $0.sorted().joined(separator: ", ") }).sorted() {
             lines.append("the store has no join table with columns \(join)")
@@ -81,7 +94,9 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        let tables = entityTables.keys.sorted().map { "\($0)(\(entityTables[$0]!.sorted().joined(separator: ",")))" }
+        let tables = entityTables.keys.sorted().map { table in
+            "\(table)(\(entityTables[table]!.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ",")))"
+        }
         let joins = joinTables.map { "[\($0.sorted().joined(separator: ","))]" }.sorted()
         return (tables + joins).joined(separator: " ")
     }

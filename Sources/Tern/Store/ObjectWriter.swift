@@ -23,7 +23,7 @@ public final class ObjectWriter {
         let statement = try connection.prepare("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY WHERE Z_SUPER = 0")
         var rows = statement.rows()
         while let row = try rows.next() {
-            nextKey["Z" + (row.text(at: 0) ?? "").uppercased()] = row.int64(at: 1) + 1
+            nextKey[CoreDataNames.table(forRoot: row.text(at: 0) ?? "")] = row.int64(at: 1) + 1
         }
     }
 
@@ -116,9 +116,10 @@ public final class ObjectWriter {
         links.values.forEach { $0.finalize() }
         inserts.removeAll()
         links.removeAll()
-        let update = try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_SUPER = 0 AND ('Z' || upper(Z_NAME)) = ?")
+        let update = try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_SUPER = 0 AND Z_NAME = ?")
         for (table, next) in nextKey.sorted(by: { $0.key < $1.key }) {
-            try update.bind([next - 1, table])
+            guard let root = layout.rootEntities[table] else { continue }
+            try update.bind([next - 1, root])
             try update.run()
         }
         for statement in layout.indexStatements {

@@ -6,25 +6,17 @@ public enum StoreFile {
     /// The metadata key holding the model version's name, so `tern check` can say which version
     /// wrote a store without recomputing anything.
     public static let versionNameKey = "TernModelVersionName"
-    /// The metadata key naming the version-hash scheme (`VersionHash`), so Tern never compares its
-    /// own hashes with Core Data's.
-    public static let hashSchemeKey = "TernVersionHashScheme"
-    /// The value of `hashSchemeKey` in stores Tern writes: its hashes are `VersionHash`'s, version 1.
-    public static let hashScheme = "tern.v1"
     /// The metadata key of a migrated store holding its migration's inputs' fingerprint (the
     /// source's content digest, the versions, the mappings): how a `--resume` whose record was
     /// already removed knows an existing output is its own, and anyone can tell what it came from.
     public static let migratedFromKey = "TernMigratedFrom"
-    /// Where a store that carries Apple's version hashes (so Core Data opens it) keeps Tern's.
-    public static let ternVersionHashesKey = "TernStoreModelVersionHashes"
 
-    /// Makes the store's metadata carry Core Data's own version hashes (`apple`: entity → hex,
-    /// from `VersionInfo.plist`) as `NSStoreModelVersionHashes`, with the digest and checksum
-    /// Core Data derives from them, so Core Data's compatibility check passes; Tern's hashes
-    /// move to `ternVersionHashesKey`.
+    /// Makes the store's metadata carry the version hashes of a compiled model's
+    /// `VersionInfo.plist` (`apple`: entity → hex) as `NSStoreModelVersionHashes`, with the digest
+    /// and checksum Core Data derives from them: what the app's own compiled model says wins over
+    /// Tern's computation where the two could differ (a derived attribute).
     static func useAppleHashes(_ apple: [String: String], in connection: Connection, path: String) throws {
         try updateMetadata(in: connection, path: path) { plist in
-            guard plist[ternVersionHashesKey] == nil else { return }
             var bytes: [String: [UInt8]] = [:]
             for (entity, hex) in apple {
                 bytes[entity] = stride(from: 0, to: hex.count - 1, by: 2).compactMap { offset in
@@ -32,7 +24,6 @@ public enum StoreFile {
                     return UInt8(hex[start...hex.index(after: start)], radix: 16)
                 }
             }
-            plist[ternVersionHashesKey] = plist["NSStoreModelVersionHashes"]
             plist["NSStoreModelVersionHashes"] = bytes.mapValues { Data($0) }
             plist["NSStoreModelVersionHashesDigest"] = VersionHash.digest(bytes)
             plist["NSStoreModelVersionChecksumKey"] = VersionHash.checksum(bytes)
@@ -103,7 +94,8 @@ public enum StoreFile {
         }
     }
 
-    /// The binary plist Core Data keeps in `Z_METADATA.Z_PLIST`, with Tern's hashes.
+    /// The binary plist Core Data keeps in `Z_METADATA.Z_PLIST`, with Core Data's version hashes
+    /// of `model`, so the app's Core Data opens the store as written by that version.
     static func metadataPlist(for model: ObjectModel) throws -> [UInt8] {
         let hashes = model.versionHashes
         let plist: [String: Any] = [
@@ -115,7 +107,6 @@ public enum StoreFile {
             "NSStoreModelVersionChecksumKey": VersionHash.checksum(hashes),
             "_NSAutoVacuumLevel": "2",
             versionNameKey: model.versionName,
-            hashSchemeKey: hashScheme,
         ]
         return [UInt8](try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0))
     }

@@ -78,12 +78,23 @@ public struct StoreLayout: Sendable {
     public private(set) var entities: [String: EntityLayout] = [:]
     /// One per relationship kept in a join table; a relationship and its inverse share one.
     public private(set) var joinTables: [JoinTable] = []
+    /// Entity table name → the name of the inheritance root it holds (`Z_PRIMARYKEY`'s row
+    /// with `Z_SUPER` 0 that counts the table's keys).
+    public private(set) var rootEntities: [String: String] = [:]
     /// `CREATE INDEX` statements, to run after bulk loading.
     public private(set) var indexStatements: [String] = []
 
+    /// Whether uniqueness constraints are `CONSTRAINT … UNIQUE` clauses of `CREATE TABLE` (Core
+    /// Data 637, the objc.io stores) rather than unique indexes (Core Data 1044 and later).
+    public let uniquenessInTable: Bool
+
     /// Lays out `model`, which must be valid (no `problems()`); model loaders return only valid ones.
-    public init(model: ObjectModel) {
+    ///
+    /// - Parameter frameworkVersion: the Core Data release to match (`NSPersistenceFrameworkVersion`);
+    ///   nil for today's. Releases before 1000 keep uniqueness constraints inside `CREATE TABLE`.
+    public init(model: ObjectModel, frameworkVersion: Int? = nil) {
         self.model = model
+        self.uniquenessInTable = (frameworkVersion ?? Int.max) < 1000
         let numbers = model.entityNumbers
         for root in model.entities.filter({ $0.parent == nil }) {
             layOutTree(root: root, numbers: numbers)
@@ -93,49 +104,55 @@ public struct StoreLayout: Sendable {
 
     // MARK: Entity tables
 
+    /// Where a column goes in `CREATE TABLE`: Core Data groups columns by kind of value first,
+    /// then by entity (in `Z_ENT` order), then by name; integers come first, and within an
+    /// entity its integer attributes come before its to-one keys, which come before sort keys.
+    private struct Placement: Comparable {
+        var group: Int
+        var entity: Int
+        var kind: Int
+        var sequence: Int
+
+        static func < (a: Placement, b: Placement) -> Bool {
+            (a.group, a.entity, a.kind, a.sequence) < (b.group, b.entity, b.kind, b.sequence)
+        }
+    }
+
     private mutating func layOutTree(root: Entity, numbers: [String: Int]) {
-        let table = "Z" + root.name.uppercased()
+        let table = CoreDataNames.table(forRoot: root.name)
+        rootEntities[table] = root.name
         let tree = model.descendants(of: root.name).sorted { numbers[$0.name]! < numbers[$1.name]! }
         var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var groups: [String: [Column]] = [:]  // by storage group, filled in Z_ENT order
+        var placed: [(Placement, Column)] = []
         var own: [String: EntityLayout] = [:]
 
-        func claim(_ base: String) -> String {
-            var name = base
-            var suffix = 1
-            while used.contains(name) {
-                name = base + String(suffix)
-                suffix += 1
-            }
-            used.insert(name)
-            return name
-        }
-
-        for entity in tree {
+        for (position, entity) in tree.enumerated() {
             var layout = EntityLayout(name: entity.name, number: numbers[entity.name]!, table: table,
                                       attributeColumns: [:], foreignKeyColumns: [:], entityColumns: [:], orderColumns: [:])
+            func place(_ column: String, _ declaration: String, group: Int, kind: Int) {
+                placed.append((Placement(group: group, entity: position, kind: kind, sequence: placed.count), Column(name: column, declaration: declaration)))
+            }
             for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) where !attribute.isTransient {
-                let column = claim("Z" + attribute.name.uppercased())
+                let column = CoreDataNames.unique(CoreDataNames.column(forProperty: attribute.name), in: &used)
                 layout.attributeColumns[attribute.name] = column
-                groups[attribute.type.columnDeclaration == "INTEGER" ? "1" : Self.group(attribute.type), default: []]
-                    .append(Column(name: column, declaration: attribute.type.columnDeclaration))
+                place(column, attribute.type.columnDeclaration, group: Self.group(attribute.type), kind: 0)
             }
             for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) where !relationship.isToMany && !relationship.isTransient {
-                let column = claim("Z" + relationship.name.uppercased())
+                let column = CoreDataNames.unique(CoreDataNames.column(forProperty: relationship.name), in: &used)
                 layout.foreignKeyColumns[relationship.name] = column
-                groups["2", default: []].append(Column(name: column, declaration: "INTEGER"))
-                indexStatements.append("CREATE INDEX \(quoteIdentifier("\(table)_\(column)_INDEX")) ON \(quoteIdentifier(table)) (\(quoteIdentifier(column)))")
+                place(column, "INTEGER", group: 0, kind: 1)
+                indexStatements.append(Self.createIndex(CoreDataNames.columnIndex(table: table, column: column), on: table, [quoteIdentifier(column)]))
                 if model.children(of: relationship.destination).isEmpty == false, let destination = numbers[relationship.destination] {
-                    let entityColumn = claim("Z\(destination)_" + relationship.name.uppercased())
+                    let entityColumn = CoreDataNames.unique(CoreDataNames.entityColumn(forToOne: relationship.name, destinationNumber: destination), in: &used)
                     layout.entityColumns[relationship.name] = entityColumn
-                    groups["2", default: []].append(Column(name: entityColumn, declaration: "INTEGER"))
+                    place(entityColumn, "INTEGER", group: 0, kind: 1)
                 }
                 if let inverseName = relationship.inverse,
                    let inverse = model.allRelationships(of: relationship.destination).first(where: { $0.name == inverseName }),
                    inverse.isOrdered {
-                    let orderColumn = claim("Z_FOK_" + relationship.name.uppercased())
+                    let orderColumn = CoreDataNames.unique(CoreDataNames.orderColumn(forToOne: relationship.name), in: &used)
                     layout.orderColumns[relationship.name] = orderColumn
-                    groups["3", default: []].append(Column(name: orderColumn, declaration: "INTEGER"))
+                    place(orderColumn, "INTEGER", group: 0, kind: 2)
                 }
             }
             own[entity.name] = layout
@@ -153,24 +170,41 @@ public struct StoreLayout: Sendable {
             entities[entity.name] = layout
         }
         let fixed = [Column(name: "Z_PK", declaration: "INTEGER PRIMARY KEY"), Column(name: "Z_ENT", declaration: "INTEGER"), Column(name: "Z_OPT", declaration: "INTEGER")]
-        let ordered = ["1", "2", "3", "4", "5", "6"].flatMap { groups[$0] ?? [] }
-        tables.append(Table(name: table, columns: fixed + ordered))
+        var constraints: [String] = []
+        if uniquenessInTable {
+            for entity in tree {
+                for constraint in entity.uniquenessConstraints {
+                    let names = constraint.compactMap { entities[entity.name]!.attributeColumns[$0] ?? entities[entity.name]!.foreignKeyColumns[$0] }
+                    guard names.count == constraint.count, !names.isEmpty else { continue }
+                    constraints.append("CONSTRAINT \(quoteIdentifier(CoreDataNames.uniqueConstraint(columns: names))) UNIQUE (\(names.map(quoteIdentifier).joined(separator: ", ")))")
+                }
+            }
+        }
+        tables.append(Table(name: table, columns: fixed + placed.sorted { $0.0 < $1.0 }.map(\.1), constraints: constraints))
         if tree.count > 1 {
-            indexStatements.append("CREATE INDEX \(quoteIdentifier("\(table)_Z_ENT_INDEX")) ON \(quoteIdentifier(table)) (\"Z_ENT\")")
+            indexStatements.append(Self.createIndex(CoreDataNames.entityIndex(table: table), on: table, ["\"Z_ENT\""]))
         }
         for entity in tree {
             indexStatements += constraintIndexes(entity, table: table, columns: entities[entity.name]!)
         }
     }
 
-    /// Core Data's column order: integers, then to-one keys, then sort keys, then dates and
-    /// numbers, text, and blobs.
-    private static func group(_ type: AttributeType) -> String {
-        switch type.columnDeclaration {
-        case "TIMESTAMP", "FLOAT", "DECIMAL": "4"
-        case "VARCHAR": "5"
-        default: "6"
+    /// Core Data's column groups: integers (attributes, keys, sort keys), then dates and
+    /// floating-point numbers together, decimals, text, UUIDs, transformable values, binary data.
+    private static func group(_ type: AttributeType) -> Int {
+        switch type {
+        case .integer16, .integer32, .integer64, .boolean: 0
+        case .date, .double, .float: 1
+        case .decimal: 2
+        case .string, .uri: 3
+        case .uuid: 4
+        case .transformable: 5
+        case .binary: 6
         }
+    }
+
+    private static func createIndex(_ name: String, unique: Bool = false, on table: String, _ columns: [String]) -> String {
+        "CREATE \(unique ? "UNIQUE " : "")INDEX \(quoteIdentifier(name)) ON \(quoteIdentifier(table)) (\(columns.joined(separator: ", ")))"
     }
 
     private func constraintIndexes(_ entity: Entity, table: String, columns: EntityLayout) -> [String] {
@@ -181,68 +215,83 @@ public struct StoreLayout: Sendable {
         for index in entity.fetchIndexes {
             let names = index.properties.compactMap(column)
             guard names.count == index.properties.count, !names.isEmpty else { continue }
-            let list = names.map { "\(quoteIdentifier($0)) COLLATE BINARY ASC" }.joined(separator: ", ")
-            statements.append("CREATE INDEX \(quoteIdentifier("Z_\(entity.name)_\(index.name)")) ON \(quoteIdentifier(table)) (\(list))")
-            // Core Data also indexes a one-property fetch index under the property's name; when
-            // the index is named like its property, that is the same index, made once.
-            if index.properties.count == 1, index.properties[0] != index.name {
-                statements.append("CREATE INDEX \(quoteIdentifier("Z_\(entity.name)_\(index.properties[0])")) ON \(quoteIdentifier(table)) (\(list))")
+            let list = names.map { "\(quoteIdentifier($0)) COLLATE BINARY ASC" }
+            statements.append(Self.createIndex(CoreDataNames.fetchIndex(entity: entity.name, name: index.name), on: table, list))
+            // Xcode turns an attribute's "Indexed" box into a fetch index `by<Property>` and
+            // Core Data indexes the property under its own name as well (DuckDuckGo's
+            // `Z_BookmarkEntity_isPendingDeletion` beside `byIsPendingDeletion`); a fetch index
+            // of another name gets no second index (`Z_HTTPSExcludedDomain_domainIndex`).
+            if index.properties.count == 1, let property = index.properties.first,
+               index.name == "by" + property.prefix(1).uppercased() + property.dropFirst() {
+                statements.append(Self.createIndex(CoreDataNames.fetchIndex(entity: entity.name, name: property), on: table, list))
             }
         }
+        guard !uniquenessInTable else { return statements }
         for constraint in entity.uniquenessConstraints {
             let names = constraint.compactMap(column)
             guard names.count == constraint.count, !names.isEmpty else { continue }
-            let list = names.map { "\(quoteIdentifier($0)) COLLATE BINARY ASC" }.joined(separator: ", ")
-            statements.append("CREATE UNIQUE INDEX \(quoteIdentifier("Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_"))")) ON \(quoteIdentifier(table)) (\(list))")
+            let list = names.map { "\(quoteIdentifier($0)) COLLATE BINARY ASC" }
+            statements.append(Self.createIndex(CoreDataNames.uniqueIndex(entity: entity.name, properties: constraint), unique: true, on: table, list))
         }
         return statements
     }
 
     // MARK: Join tables
 
+    /// Many-to-many join tables. Core Data visits entities in name order, each with its
+    /// relationships (inherited ones included) from the last name to the first; the first
+    /// side of a pair it meets names the table after itself (`Z_<its entity's number><NAME>`).
+    /// Join columns are unique across all join tables, later ones taking a numeric suffix in
+    /// the order the tables are made. Evidence: CareKit 2.1 (`Z_1TAGS`, `Z_3TAGS` … with
+    /// `Z_13TAGS`, `Z_13TAGS1`, `Z_13TAGS2` for the subentity `OCKCDHealthKitTask`'s inherited
+    /// `tags`, met before `OCKCDOutcome`), `Z_1PREVIOUS` (`previous` before `next`) and
+    /// DuckDuckGo's `Z_1FAVORITES` (`favorites` before `favoriteFolders`).
     private mutating func layOutJoinTables(numbers: [String: Int]) {
         var done: Set<String> = []
-        for entity in model.entitiesInStoreOrder {
-            for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
-                let key = "\(entity.name).\(relationship.name)"
+        var takenColumns: Set<String> = []
+        for entity in model.entities {
+            let relationships = model.allRelationships(of: entity.name)
+                .sorted { $1.name.utf8.lexicographicallyPrecedes($0.name.utf8) }
+            for relationship in relationships where relationship.isToMany && !relationship.isTransient {
+                let declaring = model.entityDeclaring(relationship: relationship.name, from: entity.name)
+                let key = "\(declaring).\(relationship.name)"
                 guard !done.contains(key) else { continue }
                 let inverse = relationship.inverse.flatMap { name in
                     model.allRelationships(of: relationship.destination).first { $0.name == name }
                 }
                 if let inverse, !inverse.isToMany { continue }  // one-to-many: the foreign key holds it
-                // Both sides of a many-to-many share one table. Tern names it after the relationship
-                // whose name sorts last, which matches four of the five Apple stores examined.
-                var owner = (entity: entity.name, relationship: relationship)
+                let owner = (entity: declaring, relationship: relationship)
                 var other: (entity: String, relationship: Relationship)?
                 if let inverse {
-                    let inverseOwner = model.lineage(of: relationship.destination).first { $0.relationship(named: inverse.name) != nil }?.name ?? relationship.destination
+                    let inverseOwner = model.entityDeclaring(relationship: inverse.name, from: relationship.destination)
                     other = (inverseOwner, inverse)
                     done.insert("\(inverseOwner).\(inverse.name)")
-                    if inverse.name.utf8.lexicographicallyPrecedes(relationship.name.utf8) == false, inverse.name != relationship.name {
-                        swap(&owner, &other!)
-                    }
                 }
                 done.insert(key)
                 let ownerNumber = numbers[owner.entity]!
                 let destinationNumber = numbers[owner.relationship.destination]!
-                let table = "Z_\(ownerNumber)\(owner.relationship.name.uppercased())"
-                let destinationColumn = "Z_\(destinationNumber)\(owner.relationship.name.uppercased())"
-                let ownerColumn = other.map { "Z_\(ownerNumber)\($0.relationship.name.uppercased())" } ?? "Z_\(ownerNumber)\(owner.entity.uppercased())"
+                let table = CoreDataNames.joinTable(forRelationship: owner.relationship.name, ownerNumber: ownerNumber)
+                let ownerColumn = CoreDataNames.unique(
+                    other.map { CoreDataNames.joinColumn(forRelationship: $0.relationship.name, destinationNumber: ownerNumber) }
+                        ?? "Z_\(ownerNumber)\(owner.entity.uppercased())", in: &takenColumns)
+                let destinationColumn = CoreDataNames.unique(
+                    CoreDataNames.joinColumn(forRelationship: owner.relationship.name, destinationNumber: destinationNumber), in: &takenColumns)
                 var columns = [Column(name: ownerColumn, declaration: "INTEGER"), Column(name: destinationColumn, declaration: "INTEGER")]
                 var join = JoinTable(table: table, entity: owner.entity, relationship: owner.relationship.name,
                                      ownerColumn: ownerColumn, destinationColumn: destinationColumn,
                                      inverseEntity: other?.entity, inverseRelationship: other?.relationship.name)
                 if owner.relationship.isOrdered {
-                    join.orderColumn = "Z_FOK_\(destinationNumber)\(owner.relationship.name.uppercased())"
+                    join.orderColumn = CoreDataNames.joinOrderColumn(ordering: destinationColumn)
                     columns.append(Column(name: join.orderColumn!, declaration: "INTEGER"))
                 }
                 if let other, other.relationship.isOrdered {
-                    join.inverseOrderColumn = "Z_FOK_\(ownerNumber)\(other.relationship.name.uppercased())"
+                    join.inverseOrderColumn = CoreDataNames.joinOrderColumn(ordering: ownerColumn)
                     columns.append(Column(name: join.inverseOrderColumn!, declaration: "INTEGER"))
                 }
                 tables.append(Table(name: table, columns: columns,
                                     constraints: ["PRIMARY KEY (\(quoteIdentifier(ownerColumn)), \(quoteIdentifier(destinationColumn)))"]))
-                indexStatements.append("CREATE INDEX \(quoteIdentifier("\(table)_\(destinationColumn)_INDEX")) ON \(quoteIdentifier(table)) (\(quoteIdentifier(destinationColumn)), \(quoteIdentifier(ownerColumn)))")
+                indexStatements.append(Self.createIndex(CoreDataNames.columnIndex(table: table, column: destinationColumn), on: table,
+                                                        [quoteIdentifier(destinationColumn), quoteIdentifier(ownerColumn)]))
                 joinTables.append(join)
             }
         }

@@ -41,11 +41,9 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
     public var digest: String?
     /// The version that wrote the store, when Tern wrote it.
     public var versionName: String?
-    /// The hash scheme of Tern's hashes when Tern wrote the store (`tern.v1`); nil for Core Data.
+    /// The hash scheme an earlier Tern named when it wrote its own hashes (`tern.v1`); nil for
+    /// stores with Core Data's hashes.
     public var hashScheme: String?
-    /// Tern's own version hashes, when Tern wrote the store: under `StoreFile.ternVersionHashesKey`
-    /// when `versionHashes` are Apple's (a store Core Data is to open), else `versionHashes`.
-    public var ternVersionHashes: [String: String]?
     /// The fingerprint of the inputs of the migration that wrote this store, if Tern migrated it
     /// (`StoreFile.migratedFromKey`).
     public var migratedFrom: String?
@@ -126,15 +124,22 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         frameworkVersion = (plist["NSPersistenceFrameworkVersion"] as? NSNumber)?.intValue
         versionHashesVersion = (plist["NSStoreModelVersionHashesVersion"] as? NSNumber)?.intValue
         versionName = plist[StoreFile.versionNameKey] as? String
-        hashScheme = plist[StoreFile.hashSchemeKey] as? String
+        hashScheme = plist[Self.earlierTernHashSchemeKey] as? String
         migratedFrom = plist[StoreFile.migratedFromKey] as? String
         checksum = plist["NSStoreModelVersionChecksumKey"] as? String
         digest = plist["NSStoreModelVersionHashesDigest"] as? String
         versionIdentifiers = (plist["NSStoreModelVersionIdentifiers"] as? [Any])?.compactMap { $0 as? String } ?? []
         versionHashes = Self.hexHashes(plist["NSStoreModelVersionHashes"])
-        if hashScheme == StoreFile.hashScheme {
-            ternVersionHashes = plist[StoreFile.ternVersionHashesKey] == nil ? versionHashes : Self.hexHashes(plist[StoreFile.ternVersionHashesKey])
-        }
+    }
+
+    /// Where Tern before Core Data's hashes named its own hash scheme (`tern.v1`): such a store's
+    /// `NSStoreModelVersionHashes` are not Core Data's, so it is recognised by its schema.
+    static let earlierTernHashSchemeKey = "TernVersionHashScheme"
+
+    /// Whether `versionHashes` are Core Data's (written by Core Data, or by Tern since it computes
+    /// them), not an earlier Tern's own.
+    public var hasCoreDataHashes: Bool {
+        !versionHashes.isEmpty && hashScheme == nil
     }
 
     /// Entity name → hash bytes, hex-encoded, from a metadata dictionary of `Data` values.
@@ -169,7 +174,7 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
             while let parent = root.parentNumber.flatMap({ byNumber[$0] }), seen.insert(parent.number).inserted {
                 root = parent
             }
-            let table = root.number >= 16000 ? "A" + root.name.uppercased() : "Z" + root.name.uppercased()
+            let table = CoreDataNames.table(forRoot: root.name, number: root.number)
             entities[index].table = table
             if tables.contains(table) {
                 entities[index].rowCount = try connection.scalar(

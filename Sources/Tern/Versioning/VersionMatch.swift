@@ -5,11 +5,11 @@ import TernSQLite
 public struct VersionMatch: Sendable, Equatable {
     /// How the version was recognised.
     public enum Evidence: String, Sendable, Codable {
-        /// The store's version hashes equal Tern's hashes of the version.
-        case ternHashes = "tern-hashes"
-        /// The store's hashes equal Apple's, from a compiled model's `VersionInfo.plist`.
+        /// The store's `NSStoreModelVersionHashes` equal Core Data's hashes of the version: what
+        /// Core Data itself compares before it opens a store.
         case appleHashes = "apple-hashes"
-        /// The store's tables and columns equal the version's layout.
+        /// The store carries no Core Data hashes (an earlier Tern wrote it, or its metadata lost
+        /// them): its tables, columns, declared types and entity numbers equal the version's layout.
         case schema
     }
 
@@ -28,10 +28,14 @@ public struct VersionMatch: Sendable, Equatable {
 
     /// Decides which version of `model` wrote the store described by `metadata` and `signature`.
     ///
-    /// Tern's own stores carry Tern's hashes and are matched by them. Stores Core Data wrote carry
-    /// Apple's hashes, which Tern cannot recompute: they are matched against `appleHashes` (from a
-    /// compiled model's `VersionInfo.plist`) when given, and otherwise by comparing the store's
-    /// schema with each version's layout.
+    /// Core Data's hashes first, as Core Data decides: the store's `NSStoreModelVersionHashes`
+    /// against the hashes Tern computes for each version (or a compiled model's
+    /// `VersionInfo.plist`, `appleHashes`, believed only where the tables agree too: a plist can
+    /// belong to another model). Newest first: two versions with identical hashes are the same
+    /// schema, and the current one is preferred. Then the schema, declared types and entity
+    /// numbers included: a store without Core Data's hashes (an earlier Tern's), or one whose
+    /// model has what Tern cannot hash yet (a derived attribute), is recognised only when every
+    /// table, column, type and entity number agrees.
     public static func find(
         in model: VersionedModel,
         metadata: StoreMetadata,
@@ -43,27 +47,25 @@ public struct VersionMatch: Sendable, Equatable {
                 ? VersionMatch(verdict: .compatible(version: version, evidence: evidence))
                 : VersionMatch(verdict: .migrationNeeded(from: version, to: model.currentVersionName, evidence: evidence))
         }
-        // Apple's hashes when the store carries them (Core Data wrote it, or Tern wrote them for
-        // Core Data), then Tern's own; newest first: two versions with identical hashes are the
-        // same schema, and the current one is preferred. Hashes are only believed when the tables
-        // and the entities agree too: a plist or a bundle can be wrong.
-        if metadata.ternVersionHashes != metadata.versionHashes, !metadata.versionHashes.isEmpty {
+        if metadata.hasCoreDataHashes {
+            for version in model.versions.reversed() where version.versionHashes.mapValues(VersionHash.hex) == metadata.versionHashes {
+                return verdict(version.versionName, .appleHashes)
+            }
             for version in model.versions.reversed() where appleHashes[version.versionName] == metadata.versionHashes
                 && differences(of: version, from: metadata, signature: signature).isEmpty {
                 return verdict(version.versionName, .appleHashes)
             }
         }
-        if let tern = metadata.ternVersionHashes {
-            for version in model.versions.reversed() where version.versionHashes.mapValues(VersionHash.hex) == tern
-                && differences(of: version, from: metadata, signature: signature).isEmpty {
-                return verdict(version.versionName, .ternHashes)
-            }
-        }
         var closest: (name: String, differences: [String])?
         for version in model.versions.reversed() {
-            let differences = differences(of: version, from: metadata, signature: signature)
+            var differences = differences(of: version, from: metadata, signature: signature)
             if differences.isEmpty {
                 return verdict(version.versionName, .schema)
+            }
+            if metadata.hasCoreDataHashes {
+                let computed = version.versionHashes.mapValues(VersionHash.hex)
+                let differing = Set(computed.keys).union(metadata.versionHashes.keys).sorted().filter { computed[$0] != metadata.versionHashes[$0] }
+                differences.insert("the store's version hashes differ from the version's for \(differing.joined(separator: ", "))", at: 0)
             }
             if closest == nil || differences.count < closest!.differences.count {
                 closest = (version.versionName, differences)

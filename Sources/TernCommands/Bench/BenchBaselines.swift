@@ -46,7 +46,7 @@ struct BaselineArguments: ParsableArguments {
         try connection.transaction(.immediate) {
             try copy(connection) { layout.entities[$0]!.number }
             for table in tables {
-                try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT coalesce(max(Z_PK), 0) FROM \(table)) WHERE 'Z' || upper(Z_NAME) = '\(table)'")
+                try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT coalesce(max(Z_PK), 0) FROM \(table)) WHERE Z_SUPER = 0 AND Z_NAME = \(quoteLiteral(layout.rootEntities[table] ?? ""))")
             }
             for statement in layout.indexStatements { try connection.execute(statement) }
         }

@@ -61,7 +61,7 @@ extension StepMigrator {
             let sourceTable = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.table
             let highest = try connection.scalar("""
                 SELECT max((SELECT coalesce(max(Z_PK), 0) FROM "src".\(quoteIdentifier(sourceTable))),
-                           (SELECT coalesce(max(Z_MAX), 0) FROM "src".Z_PRIMARYKEY WHERE Z_SUPER = 0 AND 'Z' || upper(Z_NAME) = \(quoteLiteral(sourceTable))))
+                           (SELECT coalesce(max(Z_MAX), 0) FROM "src".Z_PRIMARYKEY WHERE Z_SUPER = 0 AND Z_NAME = \(quoteLiteral(sourceLayout.rootEntities[sourceTable] ?? ""))))
                 """)?.int64 ?? 0
             nextKeys[root] = max(nextKeys[root, default: 1], highest + 1)
         }
