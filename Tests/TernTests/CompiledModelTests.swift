@@ -106,7 +106,7 @@ struct CompiledModelTests {
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
         for name in ["A.mom", "B.mom"] { try real.write(to: bundle.appendingPathComponent(name)) }
         let noInfo = try #require(throws: TernError.self) { try ModelLoader.load(bundle.path) }
-        #expect(noInfo.message == "several versions and no VersionInfo.plist naming the current one")
+        #expect(noInfo.message == "several versions and no VersionInfo.plist with NSManagedObjectModel_CurrentVersionName naming the current one")
     }
 }
 

@@ -100,6 +100,37 @@ struct CoreDataCorpusTests {
         }
     }
 
+    /// Every model bundle of both corpora: Xcode's `.xcdatamodeld` and compiled `.momd`.
+    static let modelBundles: [String] = corpora.flatMap { corpus -> [String] in
+        let walker = FileManager.default.enumerator(atPath: corpus.path)
+        var found: [String] = []
+        while let relative = walker?.nextObject() as? String {
+            if relative.hasSuffix(".xcdatamodeld") || relative.hasSuffix(".momd") {
+                found.append(corpus.appendingPathComponent(relative).path)
+            }
+        }
+        return found.sorted()
+    }
+
+    @Test("every model of both corpora loads, as Xcode compiles them")
+    func everyModelLoads() {
+        #expect(Self.modelBundles.count >= 20)
+        for bundle in Self.modelBundles {
+            #expect(throws: Never.self, "\(bundle)") { _ = try ModelLoader.load(bundle) }
+        }
+    }
+
+    @Test("a compiled model equals its Xcode source, hashes included: CartKit's .momd, whose Decimal defaults are archived NSDecimalNumbers")
+    func compiledEqualsSource() throws {
+        let root = Self.corpora[0].appendingPathComponent("Karim-ezzedine__CartKit/Sources/CartKitStorageCoreData/Resources").path
+        let compiled = try #require(try ModelLoader.load(root + "/CartStorage.momd").versions.last)
+        let source = try #require(try ModelLoader.load(root + "/CartStorage.xcdatamodeld").versions.last)
+        #expect(compiled.entities == source.entities)
+        #expect(compiled.versionHashes == source.versionHashes)
+        let apple = try VersionMatch.appleHashes(versionInfoAt: root + "/CartStorage.momd/VersionInfo.plist")
+        #expect(apple[compiled.versionName] == compiled.versionHashes.mapValues(VersionHash.hex))
+    }
+
     /// The store's `CREATE` statements, normalised, without SQLite's own objects, Core Data's
     /// model cache and persistent history (tables `A…`, not the model's).
     static func schema(of path: String) throws -> Set<String> {

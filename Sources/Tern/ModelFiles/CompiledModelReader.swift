@@ -26,16 +26,15 @@ enum CompiledModelReader {
         let versions = try names.map { try readVersion(at: url.appendingPathComponent($0)) }
         let info = url.appendingPathComponent("VersionInfo.plist")
         let current: String
-        if let data = FileManager.default.contents(atPath: info.path) {
-            guard let plist = (try? BinaryPropertyList.decode([UInt8](data))) ?? xmlPropertyList(data),
-                  let name = plist["NSManagedObjectModel_CurrentVersionName"]?.string else {
-                throw TernError(.badInput, "not a version list with NSManagedObjectModel_CurrentVersionName", path: info.path)
-            }
+        if let data = FileManager.default.contents(atPath: info.path),
+           let name = ((try? BinaryPropertyList.decode([UInt8](data))) ?? xmlPropertyList(data))?["NSManagedObjectModel_CurrentVersionName"]?.string {
             current = name
         } else if versions.count == 1 {
+            // Xcode leaves the current version's name out of a one-version bundle's plist
+            // (DuckDuckGo's AppRatingPrompt.momd).
             current = versions[0].versionName
         } else {
-            throw TernError(.badInput, "several versions and no VersionInfo.plist naming the current one", path: url.path)
+            throw TernError(.badInput, "several versions and no VersionInfo.plist with NSManagedObjectModel_CurrentVersionName naming the current one", path: url.path)
         }
         guard versions.contains(where: { $0.versionName == current }) else {
             throw TernError(.badInput, "VersionInfo.plist names \(current) as the current version, which has no .mom in the bundle", path: info.path)
@@ -238,6 +237,20 @@ enum CompiledModelReader {
             }
         }
 
+        /// An archived `NSDecimalNumber` (a Decimal attribute's default in CartKit's model): a
+        /// mantissa of little-endian 16-bit words, a power of ten and a sign, as the store keeps it
+        /// (a REAL: Core Data stores decimals as doubles).
+        private func decimalNumber(_ value: PropertyListValue) -> Double? {
+            guard case .data(let mantissa)? = value["NS.mantissa"], let exponent = value["NS.exponent"].flatMap(integer),
+                  let length = value["NS.length"].flatMap(integer), length >= 0, length * 2 <= mantissa.count else { return nil }
+            var number = 0.0
+            for word in (0..<length).reversed() {
+                number = number * 65536 + Double(Int(mantissa[word * 2]) | Int(mantissa[word * 2 + 1]) << 8)
+            }
+            let negative = value["NS.negative"] == .bool(true) || value["NS.negative"] == .integer(1)
+            return (negative ? -number : number) * pow(10, Double(exponent))
+        }
+
         /// An archived default (`NSNumber`, `NSString`, `NSDate`, `NSUUID`, `NSData`) as the
         /// value a store keeps for the attribute's type.
         private func defaultValue(_ value: PropertyListValue?, type: AttributeType) throws -> SQLiteValue? {
@@ -253,6 +266,7 @@ enum CompiledModelReader {
                 if case .integer(let seconds)? = value["NS.time"] { return .real(Double(seconds)) }
                 if case .data(let bytes)? = value["NS.uuidbytes"] { return .blob(bytes) }
                 if case .data(let bytes)? = value["NS.data"] { return .blob(bytes) }
+                if let decimal = decimalNumber(value) { return .real(decimal) }
                 if let text = try archive.string(value) { return .text(text) }
                 // An object of the app's own class, stored through a value transformer: Tern
                 // cannot make its bytes, and a store never needs them (defaults apply to new objects).

@@ -22,10 +22,10 @@ enum XcodeModelReader {
         let versions = try names.map { name in
             try readVersion(at: url.appendingPathComponent(name))
         }
-        let currentFile = try currentVersionFile(in: url) ?? (names.count == 1 ? names[0] : nil)
-        guard let currentFile else {
-            throw TernError(.badInput, "several versions and no .xccurrentversion naming the current one", path: url.path)
-        }
+        // A bundle whose `.xccurrentversion` names no version (an empty dictionary, as WaterMe's
+        // WaterMeData has, or no file at all) still compiles in Xcode; Tern takes the newest
+        // version as the current one: it only decides the default target (`--to` names another).
+        let currentFile = try currentVersionFile(in: url) ?? names[names.count - 1]
         let current = String(currentFile.dropLast(".xcdatamodel".count))
         guard versions.contains(where: { $0.versionName == current }) else {
             throw TernError(.badInput, ".xccurrentversion names \(currentFile), which is not in the bundle", path: url.appendingPathComponent(".xccurrentversion").path)
