@@ -42,12 +42,18 @@ struct CoreDataCorpusTests {
     /// Layout rules the corpus proves that Tern does not follow yet, each named; the test fails
     /// when one of them starts to match, so the list cannot go stale.
     static let knownLayoutGaps: [String: String] = [
-        "Moody.moody": "Xcode 7's `indexed` attributes and `compoundIndexes` (ZMOOD_ZREMOTEID_INDEX, ZMOOD_ZMARKEDFORREMOTEDELETION_…)",
-        "Moody 2.moody": "Xcode 7's `indexed` attributes and `compoundIndexes`",
-        "Moody 3.moody": "Xcode 7's `indexed` attributes and `compoundIndexes`",
-        "Moody 4.moody": "Xcode 7's `indexed` attributes and `compoundIndexes`",
-        "Moody 5.moody": "Xcode 7's `indexed` attributes and `compoundIndexes`",
+        "Moody.moody": "Xcode 7's `indexed` attributes and `compoundIndexes` (ZMOOD_ZREMOTEID_INDEX, ZMOOD_ZMARKEDFORREMOTEDELETION_…); a store Tern migrates has today's unique indexes, not Core Data 637's table constraints",
+        "Moody 2.moody": "Xcode 7's `indexed` attributes and `compoundIndexes`; today's unique indexes in a migrated store",
+        "Moody 3.moody": "Xcode 7's `indexed` attributes and `compoundIndexes`; today's unique indexes in a migrated store",
+        "Moody 4.moody": "Xcode 7's `indexed` attributes and `compoundIndexes`; today's unique indexes in a migrated store",
+        "Moody 5.moody": "Xcode 7's `indexed` attributes and `compoundIndexes`; today's unique indexes in a migrated store",
         "CartStorage_v1.sqlite": "a to-many without inverse kept as a hidden foreign key (Z2MODIFIERS) rather than a join table",
+    ]
+
+    /// Where a migrated store's schema differs from the one Core Data wrote for the target
+    /// version, though a store Tern generates for that version does not.
+    static let knownMigrationGaps: [String: String] = [
+        "CoreDataMigration_Example_2.sqlite": "a column renamed in place (color → hexColor) keeps its position; Core Data's table lists it among the VARCHARs by name",
     ]
 
     @Test("the corpus is here: both pairs.tsv files, 25 pairs")
@@ -98,6 +104,51 @@ struct CoreDataCorpusTests {
             #expect(missing.isEmpty, "Core Data wrote, Tern does not derive: \(missing)")
             #expect(extra.isEmpty, "Tern derives, Core Data did not write: \(extra)")
         }
+    }
+
+    /// Consecutive pairs of one model bundle: a store of an older version and one Core Data
+    /// wrote with a newer version — what migrating the first must produce.
+    static let migrations: [(from: Pair, to: Pair)] = {
+        let single = pairs.filter { !mergedStores.contains($0.storePath) }
+        var found: [(from: Pair, to: Pair)] = []
+        for (index, pair) in single.enumerated() {
+            if let next = single[(index + 1)...].first(where: { $0.bundlePath == pair.bundlePath && $0.version != pair.version }) {
+                found.append((pair, next))
+            }
+        }
+        return found
+    }()
+
+    @Test("migrating a real store gives the schema and hashes Core Data wrote for the target version, wherever the corpus holds such a store")
+    func migratedLikeCoreData() async throws {
+        var compared = 0
+        for (from, to) in Self.migrations {
+            let directory = try TemporaryDirectory()
+            let source = directory.path(URL(fileURLWithPath: from.store).lastPathComponent)
+            for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: from.storePath + suffix) {
+                try FileManager.default.copyItem(atPath: from.storePath + suffix, toPath: source + suffix)
+            }
+            let migration = StoreMigration(store: source, model: try ModelLoader.load(from.bundlePath))
+            let plan: StoreMigration.Plan
+            do {
+                plan = try migration.plan(to: to.version)
+            } catch where "\(error)".contains("is not registered") || "\(error)".contains("cannot be inferred") {
+                continue  // the app's own code migrates it (a policy class, CareKit's hand-written step)
+            }
+            let output = directory.path("migrated.sqlite")
+            _ = try await migration.run(plan, output: output)
+            let metadata = try StoreMetadata.read(storeAt: output)
+            #expect(metadata.versionHashes == (try StoreMetadata.read(storeAt: to.storePath)).versionHashes, "\(from.testDescription) → \(to.version)")
+            let (migrated, written) = (try Self.schema(of: output), try Self.schema(of: to.storePath))
+            let name = URL(fileURLWithPath: to.store).lastPathComponent
+            if let gap = Self.knownLayoutGaps[name] ?? Self.knownMigrationGaps[name] {
+                withKnownIssue(Comment(rawValue: gap)) { #expect(migrated == written) }
+            } else {
+                #expect(migrated == written, "\(from.testDescription) → \(to.version): \(migrated.symmetricDifference(written).sorted())")
+            }
+            compared += 1
+        }
+        #expect(compared >= 3, "migrations compared: \(compared)")
     }
 
     /// Every model bundle of both corpora: Xcode's `.xcdatamodeld` and compiled `.momd`.
