@@ -90,6 +90,7 @@ public struct StoreLayout: Sendable {
 
     /// Lays out `model`, which must be valid (no `problems()`); model loaders return only valid ones.
     ///
+    /// - Parameter model: the model whose tables, columns and indexes are derived.
     /// - Parameter frameworkVersion: the Core Data release to match (`NSPersistenceFrameworkVersion`);
     ///   nil for today's. Releases before 1000 keep uniqueness constraints inside `CREATE TABLE`.
     public init(model: ObjectModel, frameworkVersion: Int? = nil) {
