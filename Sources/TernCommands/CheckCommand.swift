@@ -18,8 +18,8 @@ struct CheckCommand: ParsableCommand {
     @Argument(help: "The store.")
     var store: String
 
-    @Option(help: "The model: an .xcdatamodeld bundle, an .xcdatamodel, a compiled .momd or .mom, a directory with model.yaml, or a .yaml version file.")
-    var model: String
+    @Option(help: "The model: an .xcdatamodeld bundle, an .xcdatamodel, a compiled .momd or .mom, a directory with model.yaml, or a .yaml version file. Repeated, the models are merged, as an app merging its frameworks' models opens its store (each part's version is the one whose hashes the store carries).")
+    var model: [String]
 
     @Option(help: "A compiled model's VersionInfo.plist (inside .momd), to recognise Core Data stores by Apple's hashes.")
     var versionInfo: String?
@@ -33,9 +33,9 @@ struct CheckCommand: ParsableCommand {
         let logger = global.makeLogger(label: "tern.check")
         var status: Int32 = 0
         try reportingErrors {
-            let versioned = try ModelLoader.load(model)
+            let versioned = try ModelLoader.load(model, forStoreAt: store)
             // A compiled model's bundle carries its VersionInfo.plist.
-            let info = versionInfo ?? (model.hasSuffix(".momd") ? model + "/VersionInfo.plist" : nil)
+            let info = versionInfo ?? (model.count == 1 && model[0].hasSuffix(".momd") ? model[0] + "/VersionInfo.plist" : nil)
             let apple = try info.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
             let match = try VersionMatch.find(in: versioned, storeAt: store, appleHashes: apple)
             logger.debug("checked", metadata: ["store": "\(store)", "verdict": "\(match.verdict)"])

@@ -10,8 +10,8 @@ struct GenerateCommand: ParsableCommand {
         discussion: "The same --seed always gives the same store. Every concrete entity gets --rows objects; relationships get realistic fan-out, many-to-many and ordered ones included."
     )
 
-    @Option(help: "The model (see tern check --help).")
-    var model: String
+    @Option(help: "The model (see tern check --help); repeated, the models are merged.")
+    var model: [String]
 
     @Option(help: "The model version to generate (default: the current version).")
     var version: String?
@@ -54,7 +54,7 @@ struct GenerateCommand: ParsableCommand {
             let versioned = try ModelLoader.load(model)
             let name = version ?? versioned.currentVersionName
             guard let objectModel = versioned.version(named: name) else {
-                throw TernError(.badInput, "no version \(name); versions: \(versioned.versions.map(\.versionName).joined(separator: ", "))", path: model)
+                throw TernError(.badInput, "no version \(name); versions: \(versioned.versions.map(\.versionName).joined(separator: ", "))", path: versioned.path)
             }
             logger.info("generating", metadata: ["version": "\(name)", "rows": "\(rows)"])
             let report = try DataGenerator.generate(model: objectModel, at: store, rows: rows, counts: try counts(), seed: seed)

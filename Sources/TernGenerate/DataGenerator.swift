@@ -15,7 +15,7 @@ public enum DataGenerator {
     public struct Report: Sendable {
         /// Objects per entity, by name.
         public var objects: [String: Int]
-        /// Join-table rows written.
+        /// Links written to join tables and hidden keys.
         public var links: Int
         /// Wall-clock time the generation took, by the monotonic clock.
         public var duration: Duration
@@ -76,6 +76,11 @@ public enum DataGenerator {
                 }
                 for join in layout.joinTables {
                     links += try writeLinks(join, model: model, writer: writer, targets: targets, rng: &rng)
+                }
+                for owner in model.entities {
+                    for relationship in owner.relationships where relationship.isToMany && !relationship.isTransient && relationship.inverse == nil {
+                        links += try writeHiddenLinks(relationship, of: owner.name, writer: writer, targets: targets, rng: &rng)
+                    }
                 }
                 try writer.finish()
             }
@@ -157,6 +162,28 @@ public enum DataGenerator {
                     }
                     try writer.link(join.entity, join.relationship, owner: first + Int64(row), destination: destination.key,
                                     order: Int64(2048 + 1024 * position), inverseOrder: inverseOrder)
+                    count += 1
+                }
+            }
+        }
+        return count
+    }
+}
+
+extension DataGenerator {
+    /// Links of a to-many with no inverse, kept in the destinations' rows: 0–3 destinations per
+    /// owner (its minimum count if larger), each destination taken by one owner at most.
+    fileprivate static func writeHiddenLinks(_ relationship: Relationship, of entity: String, writer: ObjectWriter, targets: Targets,
+                                             rng: inout SplitMix64) throws -> Int {
+        var taken: Set<Int64> = []
+        var count = 0
+        for owner in targets.concreteEntities(under: entity) {
+            let first = targets.firstKeys[owner.name]!
+            for row in 0..<targets.rows[owner.name, default: 0] {
+                let wanted = Int.random(in: max(relationship.minCount, 0)...max(relationship.minCount, 3), using: &rng)
+                for position in 0..<wanted {
+                    guard let destination = targets.random(relationship.destination, using: &rng), taken.insert(destination.key).inserted else { continue }
+                    try writer.link(entity, relationship.name, owner: first + Int64(row), destination: destination.key, order: Int64(2048 + 1024 * position))
                     count += 1
                 }
             }

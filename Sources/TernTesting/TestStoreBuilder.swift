@@ -51,9 +51,9 @@ public final class TestStoreBuilder {
             try pointTo(target, from: owner, column: column, entityColumn: entityLayout(owner.entity).entityColumns[relationship],
                         orderColumn: entityLayout(owner.entity).orderColumns[relationship])
         case .inverseForeignKey(_, let column, let orderColumn):
-            let inverse = declared.inverse!
             for (index, target) in targets.enumerated() {
-                try pointTo(owner, from: target, column: column, entityColumn: try entityLayout(target.entity).entityColumns[inverse], order: orderColumn.map { _ in Int64(index + 1) },
+                let entityColumn = try declared.inverse.flatMap { try entityLayout(target.entity).entityColumns[$0] }
+                try pointTo(owner, from: target, column: column, entityColumn: entityColumn, order: orderColumn.map { _ in Int64(index + 1) },
                             orderColumn: orderColumn)
             }
         case .joinTable(let table, let own, let destination, let orderColumn):

@@ -41,6 +41,22 @@ struct CheckAndGenerateCommandTests {
         #expect(object?["evidence"] as? String == "apple-hashes")
     }
 
+    @Test("--model given three times merges the models, as DuckDuckGo opens its store: recognised by Core Data's hashes; generate makes the merged version")
+    func mergedModels() throws {
+        let base = Self.repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures/corpus/duckduckgo__iOS").path
+        let models = ["DuckDuckGo/AppRatingPrompt.xcdatamodeld", "Core/HTTPSUpgrade.xcdatamodeld", "DuckDuckGo/RemoteMessaging.xcdatamodeld"]
+            .flatMap { ["--model", "\(base)/\($0)"] }
+        let outcome = try TernProcess.run(["check", "\(base)/DuckDuckGoTests/AppRatingPrompt_v1/Database.sqlite"] + models)
+        #expect(outcome.status == 3, "\(outcome.standardOutput)\(outcome.standardError)")
+        #expect(outcome.standardOutput.contains("written by AppRatingPrompt + HTTPSUpgrade 3 + RemoteMessaging; the current version is AppRatingPrompt 2 + HTTPSUpgrade 3 + RemoteMessaging (recognised by apple-hashes)"),
+                "\(outcome.standardOutput)")
+        let store = directory.appendingPathComponent("merged.sqlite").path
+        #expect(try TernProcess.run(["generate", "--rows", "5", store] + models).status == 0)
+        #expect(try TernProcess.run(["check", store] + models).status == 0)
+        // One model alone does not describe the store.
+        #expect(try TernProcess.run(["check", store, "--model", models[1]]).status == 4)
+    }
+
     @Test("exit 4 when no version wrote the store, with the closest version's differences")
     func noMatch() throws {
         let store = "\(Self.fixtures)/hwaxxer__BookMigration/BookMigration/Model1.sqlite"

@@ -56,6 +56,9 @@ public struct Attribute: Sendable, Equatable {
     /// Whether persistent history keeps the value after the object is deleted (Xcode's
     /// `preserveAfterDeletion`); it enters the version hash.
     public var preservesValueInHistoryOnDeletion: Bool
+    /// Xcode 7's per-attribute "Indexed" box (`indexed="YES"`): Core Data indexes the column as
+    /// `<TABLE>_<COLUMN>_INDEX`. Later Xcodes write a fetch index instead. Not hashed.
+    public var isIndexed: Bool
 
     /// An attribute; see the properties for what each argument means.
     public init(
@@ -63,9 +66,10 @@ public struct Attribute: Sendable, Equatable {
         defaultValue: SQLiteValue? = nil, validation: ValidationRules = ValidationRules(),
         renamingIdentifier: String? = nil, versionHashModifier: String? = nil,
         valueTransformerName: String? = nil, allowsExternalStorage: Bool = false, userInfo: [String: String] = [:],
-        preservesValueInHistoryOnDeletion: Bool = false
+        preservesValueInHistoryOnDeletion: Bool = false, isIndexed: Bool = false
     ) {
         self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
+        self.isIndexed = isIndexed
         self.name = name
         self.type = type
         self.isOptional = isOptional

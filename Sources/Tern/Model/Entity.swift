@@ -36,13 +36,16 @@ public struct Entity: Sendable, Equatable {
     public var uniquenessConstraints: [[String]]
     /// The fetch indexes declared on the entity, created in the store after its rows are loaded.
     public var fetchIndexes: [FetchIndex]
+    /// Xcode 7's compound indexes (`<compoundIndexes>`): each a list of property names, indexed
+    /// together as `<TABLE>_<COLUMN>_<COLUMN>…`. Later Xcodes write fetch indexes instead.
+    public var compoundIndexes: [[String]]
 
     /// An entity; see the properties for what each argument means.
     public init(
         name: String, parent: String? = nil, isAbstract: Bool = false, renamingIdentifier: String? = nil,
         versionHashModifier: String? = nil, className: String? = nil, userInfo: [String: String] = [:],
         attributes: [Attribute] = [], relationships: [Relationship] = [],
-        uniquenessConstraints: [[String]] = [], fetchIndexes: [FetchIndex] = []
+        uniquenessConstraints: [[String]] = [], fetchIndexes: [FetchIndex] = [], compoundIndexes: [[String]] = []
     ) {
         self.name = name
         self.parent = parent
@@ -55,6 +58,7 @@ public struct Entity: Sendable, Equatable {
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
         self.fetchIndexes = fetchIndexes
+        self.compoundIndexes = compoundIndexes
     }
 
     /// The identity that survives renames: the renaming identifier, else the name.

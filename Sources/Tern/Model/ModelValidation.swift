@@ -43,6 +43,10 @@ extension ObjectModel {
                 problems.append("entity \(entity.name): uniqueness constraint names \(name), which is not a property")
             }
         }
+        let indexed = entity.compoundIndexes.flatMap { $0 } + entity.fetchIndexes.flatMap(\.properties)
+        for name in indexed where !attributeNames.contains(name) && !allRelationships(of: entity.name).contains(where: { $0.name == name }) {
+            problems.append("entity \(entity.name): an index names \(name), which is not a property")
+        }
         return problems
     }
 

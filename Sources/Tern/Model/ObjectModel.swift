@@ -65,6 +65,19 @@ public struct ObjectModel: Sendable, Equatable {
         lineage(of: name).reversed().flatMap(\.relationships)
     }
 
+    /// The inverse of `relationship` (declared on its destination or an ancestor of it), if any.
+    public func inverse(of relationship: Relationship) -> Relationship? {
+        relationship.inverse.flatMap { name in allRelationships(of: relationship.destination).first { $0.name == name } }
+    }
+
+    /// Whether one object can be reached through `relationship` from several objects: a to-one
+    /// whose inverse is not a to-one, or a many-to-many. A to-many with no inverse cannot: Core
+    /// Data keeps it as a key in each destination's row, so a destination has one owner.
+    public func reachesSharedObjects(_ relationship: Relationship) -> Bool {
+        let inverse = inverse(of: relationship)
+        return relationship.isToMany ? inverse?.isToMany == true : inverse?.isToMany != false
+    }
+
     /// Core Data's entity numbers (`Z_ENT`): depth-first pre-order over the inheritance trees,
     /// roots and siblings in name order, starting at 1 (STORE-LAYOUT.md §2.1).
     public var entityNumbers: [String: Int] {

@@ -27,6 +27,7 @@ extension TernModelFile {
             if !entity.fetchIndexes.isEmpty {
                 fields["indexes"] = Dictionary(entity.fetchIndexes.map { ($0.name, $0.properties) }, uniquingKeysWith: { first, _ in first })
             }
+            if !entity.compoundIndexes.isEmpty { fields["compoundIndexes"] = entity.compoundIndexes }
             entities[entity.name] = fields
         }
         var document: [String: Any] = ["version": version.versionName, "entities": entities]
@@ -57,6 +58,7 @@ extension TernModelFile {
         if let transformer = attribute.valueTransformerName { fields["transformer"] = transformer }
         if attribute.allowsExternalStorage { fields["externalStorage"] = true }
         if attribute.preservesValueInHistoryOnDeletion { fields["preserveAfterDeletion"] = true }
+        if attribute.isIndexed { fields["indexed"] = true }
         if !attribute.userInfo.isEmpty { fields["userInfo"] = attribute.userInfo }
         return fields
     }

@@ -48,9 +48,10 @@ enum TernModelFile {
         var relationships: [String: RelationshipFields]?
         var unique: [[String]]?
         var indexes: [String: [String]]?
+        var compoundIndexes: [[String]]?
 
         private enum CodingKeys: String, CodingKey, CaseIterable {
-            case parent, abstract, renamingIdentifier, hashModifier, className, userInfo, attributes, relationships, unique, indexes
+            case parent, abstract, renamingIdentifier, hashModifier, className, userInfo, attributes, relationships, unique, indexes, compoundIndexes
         }
 
         init(from decoder: Decoder) throws {
@@ -66,6 +67,7 @@ enum TernModelFile {
             relationships = try c.decodeIfPresent([String: RelationshipFields].self, forKey: .relationships)
             unique = try c.decodeIfPresent([[String]].self, forKey: .unique)
             indexes = try c.decodeIfPresent([String: [String]].self, forKey: .indexes)
+            compoundIndexes = try c.decodeIfPresent([[String]].self, forKey: .compoundIndexes)
         }
     }
 
@@ -85,11 +87,12 @@ enum TernModelFile {
         var transformer: String?
         var externalStorage: Bool?
         var preserveAfterDeletion: Bool?
+        var indexed: Bool?
         var userInfo: [String: String]?
 
         private enum CodingKeys: String, CodingKey, CaseIterable {
             case type, optional, transient, `default`, min, max, minLength, maxLength, pattern
-            case renamingIdentifier, hashModifier, transformer, externalStorage, preserveAfterDeletion, userInfo
+            case renamingIdentifier, hashModifier, transformer, externalStorage, preserveAfterDeletion, indexed, userInfo
         }
 
         init(from decoder: Decoder) throws {
@@ -113,6 +116,7 @@ enum TernModelFile {
             transformer = try c.decodeIfPresent(String.self, forKey: .transformer)
             externalStorage = try c.decodeIfPresent(Bool.self, forKey: .externalStorage)
             preserveAfterDeletion = try c.decodeIfPresent(Bool.self, forKey: .preserveAfterDeletion)
+            indexed = try c.decodeIfPresent(Bool.self, forKey: .indexed)
             userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo)
         }
     }
@@ -208,7 +212,8 @@ enum TernModelFile {
                 valueTransformerName: field.transformer,
                 allowsExternalStorage: field.externalStorage ?? false,
                 userInfo: field.userInfo ?? [:],
-                preservesValueInHistoryOnDeletion: field.preserveAfterDeletion ?? false))
+                preservesValueInHistoryOnDeletion: field.preserveAfterDeletion ?? false,
+                isIndexed: field.indexed ?? false))
         }
         let relationships = (fields.relationships ?? [:]).map { relationshipName, field in
             Relationship(
@@ -227,7 +232,8 @@ enum TernModelFile {
             attributes: attributes.sorted { $0.name < $1.name },
             relationships: relationships.sorted { $0.name < $1.name },
             uniquenessConstraints: fields.unique ?? [],
-            fetchIndexes: (fields.indexes ?? [:]).map { FetchIndex(name: $0.key, properties: $0.value) }.sorted { $0.name < $1.name })
+            fetchIndexes: (fields.indexes ?? [:]).map { FetchIndex(name: $0.key, properties: $0.value) }.sorted { $0.name < $1.name },
+            compoundIndexes: fields.compoundIndexes ?? [])
     }
 
     /// Decodes a YAML file; syntax errors carry line and column, shape errors the key path.

@@ -104,7 +104,10 @@ enum XcodeModelReader {
                 fetchIndexes: element.elements(forName: "fetchIndex").map { index in
                     FetchIndex(name: index.string("name") ?? "",
                                properties: index.elements(forName: "fetchIndexElement").compactMap { $0.string("property") })
-                }
+                },
+                compoundIndexes: element.elements(forName: "compoundIndexes")
+                    .flatMap { $0.elements(forName: "compoundIndex") }
+                    .map { $0.elements(forName: "index").compactMap { $0.string("value") } }
             )
         } catch {
             throw ModelTextError("entity \(name), \(error.description)")
@@ -146,7 +149,8 @@ enum XcodeModelReader {
                 valueTransformerName: element.string("valueTransformerName"),
                 allowsExternalStorage: element.flag("allowsExternalBinaryDataStorage"),
                 userInfo: element.userInfo,
-                preservesValueInHistoryOnDeletion: element.flag("preserveAfterDeletion")
+                preservesValueInHistoryOnDeletion: element.flag("preserveAfterDeletion"),
+                isIndexed: element.flag("indexed")
             )
         } catch {
             throw ModelTextError("attribute \(name): \(error.description)")

@@ -82,10 +82,25 @@ public final class ObjectWriter {
         return key
     }
 
-    /// Records that `owner` reaches `destination` through a relationship stored in a join table.
+    /// Records that `owner` reaches `destination` through a to-many stored in a join table, or
+    /// in a hidden key of the destination's row (a to-many with no inverse: the destination,
+    /// already inserted, gets `owner` as its one owner).
     public func link(_ entity: String, _ relationship: String, owner: Int64, destination: Int64, order: Int64? = nil, inverseOrder: Int64? = nil) throws {
         guard let join = layout.joinTables.first(where: { ($0.entity == entity && $0.relationship == relationship) }) else {
-            throw TernError(.badInput, "entity \(entity), relationship \(relationship) is not stored in a join table")
+            guard layout.model.allRelationships(of: entity).first(where: { $0.name == relationship })?.inverse == nil,
+                  case .inverseForeignKey(let table, let column, let orderColumn)? = layout.storage(ofRelationship: relationship, of: entity) else {
+                throw TernError(.badInput, "entity \(entity), relationship \(relationship) is not a to-many stored in a join table or a hidden key")
+            }
+            let statement = try links["\(table).\(column)"] ?? {
+                let sets = [column] + (orderColumn.map { [$0] } ?? [])
+                let prepared = try connection.prepare("UPDATE \(quoteIdentifier(table)) SET \(sets.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: ", ")) WHERE Z_PK = ?")
+                links["\(table).\(column)"] = prepared
+                return prepared
+            }()
+            let values: [SQLiteValue] = [.integer(owner)] + (orderColumn.map { _ in [order.map { .integer($0) } ?? .null] } ?? []) + [.integer(destination)]
+            try statement.bind(values)
+            try statement.run()
+            return
         }
         let statement = try links[join.table] ?? {
             var columns = [join.ownerColumn, join.destinationColumn]

@@ -2,10 +2,11 @@
 public enum RelationshipStorage: Sendable, Equatable {
     /// A to-one: a foreign-key column in the object's own table.
     case foreignKey(column: String)
-    /// A to-many whose inverse is a to-one: the destinations' table holds a foreign key back to
-    /// the object, and a sort key when the relationship is ordered.
+    /// A to-many whose inverse is a to-one, or that has no inverse: the destinations' table holds
+    /// a foreign key back to the object (the inverse's, or a hidden one), and a sort key when the
+    /// relationship is ordered.
     case inverseForeignKey(table: String, column: String, orderColumn: String?)
-    /// A many-to-many or inverse-less to-many: rows of a join table.
+    /// A many-to-many: rows of a join table.
     case joinTable(table: String, ownColumn: String, destinationColumn: String, orderColumn: String?)
 }
 
@@ -22,11 +23,16 @@ extension StoreLayout {
         if let join = joinTables.first(where: { owners.contains($0.entity) && $0.relationship == name }) {
             return .joinTable(table: join.table, ownColumn: join.ownerColumn, destinationColumn: join.destinationColumn, orderColumn: join.orderColumn)
         }
-        if let join = joinTables.first(where: { $0.inverseEntity.map(owners.contains) == true && $0.inverseRelationship == name }) {
+        if let join = joinTables.first(where: { owners.contains($0.inverseEntity) && $0.inverseRelationship == name }) {
             return .joinTable(table: join.table, ownColumn: join.destinationColumn, destinationColumn: join.ownerColumn, orderColumn: join.inverseOrderColumn)
         }
-        guard let inverse = relationship.inverse, let destination = entities[relationship.destination],
-              let column = destination.foreignKeyColumns[inverse] else { return nil }
+        guard let destination = entities[relationship.destination] else { return nil }
+        guard let inverse = relationship.inverse else {
+            let declaring = model.entityDeclaring(relationship: name, from: entity)
+            return destination.hiddenKeys.first { $0.owner == declaring && $0.relationship == name }
+                .map { .inverseForeignKey(table: destination.table, column: $0.column, orderColumn: $0.orderColumn) }
+        }
+        guard let column = destination.foreignKeyColumns[inverse] else { return nil }
         return .inverseForeignKey(table: destination.table, column: column, orderColumn: destination.orderColumns[inverse])
     }
 }

@@ -94,6 +94,16 @@ public enum StoreAnomalies {
                                distinctMissing(key, from: own.table, entity: relationship.destination, layout)))
             }
         }
+        // And every hidden key of a to-many with no inverse.
+        for entity in model.entities {
+            let table = layout.entities[entity.name]!.table
+            for hidden in layout.entities[entity.name]!.hiddenKeys where seen.insert("\(table).\(hidden.column)").inserted {
+                let key = quoteIdentifier(hidden.column)
+                checks.append(("\(table).\(hidden.column)", "referring to a \(hidden.owner) that does not exist",
+                               "SELECT count(*), min(s.Z_PK) FROM \(quoteIdentifier(table)) s WHERE s.\(key) IS NOT NULL AND NOT \(exists(hidden.owner, key: "s.\(key)", layout))",
+                               distinctMissing(key, from: table, entity: hidden.owner, layout)))
+            }
+        }
         for join in layout.joinTables {
             let target = model.allRelationships(of: join.entity).first { $0.name == join.relationship }!.destination
             for (column, entity) in [(join.ownerColumn, join.entity), (join.destinationColumn, target)] {

@@ -2,7 +2,8 @@ import TernSQLite
 
 /// How one model version is laid out in SQLite, following Core Data's conventions
 /// (STORE-LAYOUT.md §3): one table per inheritance root, `Z` + uppercased names, foreign keys for
-/// to-one relationships, join tables for many-to-many ones, `Z_FOK_` sort keys for ordered ones.
+/// to-one relationships and inverse-less to-manys, join tables for many-to-many ones, `Z_FOK_`
+/// sort keys for ordered ones.
 ///
 /// Where Core Data's rule is not public (which side names a join table), Tern picks one and says
 /// so; when reading a store Core Data wrote, compare layouts with `StoreLayout.Signature`, which
@@ -45,9 +46,25 @@ public struct StoreLayout: Sendable {
         /// To-one relationship name → the `Z_FOK_` column ordering this object in its owner's
         /// ordered to-many inverse.
         public var orderColumns: [String: String]
+        /// The to-manys with no inverse that reach this entity (or an ancestor): each keeps its
+        /// owner's key in a column of this entity's table.
+        public var hiddenKeys: [HiddenKey] = []
     }
 
-    /// A many-to-many (or inverse-less to-many) relationship's join table.
+    /// A to-many with no inverse, which Core Data keeps as a foreign key in the destination's
+    /// table (`Z2MODIFIERS`, CartKit's store): each destination object has at most one owner.
+    public struct HiddenKey: Sendable, Equatable {
+        /// The entity declaring the relationship.
+        public var owner: String
+        /// The relationship's name.
+        public var relationship: String
+        /// The owner's key.
+        public var column: String
+        /// The destinations' order, for an ordered relationship.
+        public var orderColumn: String?
+    }
+
+    /// A many-to-many relationship's join table.
     public struct JoinTable: Sendable, Equatable {
         /// The join table's name.
         public var table: String
@@ -61,10 +78,10 @@ public struct StoreLayout: Sendable {
         public var destinationColumn: String
         /// The destinations' order, for an ordered relationship.
         public var orderColumn: String?
-        /// The inverse relationship stored in the same rows, if any.
-        public var inverseEntity: String?
-        /// The inverse relationship's name on `inverseEntity`, when the inverse shares these rows.
-        public var inverseRelationship: String?
+        /// The entity declaring the inverse, whose links are the same rows.
+        public var inverseEntity: String
+        /// The inverse relationship's name on `inverseEntity`.
+        public var inverseRelationship: String
         /// The column ordering the same rows for the inverse, when the inverse is ordered.
         public var inverseOrderColumn: String?
     }
@@ -156,6 +173,18 @@ public struct StoreLayout: Sendable {
                     place(orderColumn, "INTEGER", group: 0, kind: 2)
                 }
             }
+            for (owner, relationship) in inverselessToManys(reaching: entity.name) {
+                let ownerNumber = numbers[owner]!
+                let column = CoreDataNames.unique(CoreDataNames.hiddenForeignKey(forToMany: relationship.name, ownerNumber: ownerNumber), in: &used)
+                place(column, "INTEGER", group: 0, kind: 1)
+                indexStatements.append(Self.createIndex(CoreDataNames.columnIndex(table: table, column: column), on: table, [quoteIdentifier(column)]))
+                var key = HiddenKey(owner: owner, relationship: relationship.name, column: column)
+                if relationship.isOrdered {
+                    key.orderColumn = CoreDataNames.unique(CoreDataNames.hiddenOrderColumn(forToMany: relationship.name, ownerNumber: ownerNumber), in: &used)
+                    place(key.orderColumn!, "INTEGER", group: 0, kind: 2)
+                }
+                layout.hiddenKeys.append(key)
+            }
             own[entity.name] = layout
         }
         // Inherited columns: each entity sees its ancestors' columns too.
@@ -167,6 +196,7 @@ public struct StoreLayout: Sendable {
                 layout.foreignKeyColumns.merge(inherited.foreignKeyColumns) { mine, _ in mine }
                 layout.entityColumns.merge(inherited.entityColumns) { mine, _ in mine }
                 layout.orderColumns.merge(inherited.orderColumns) { mine, _ in mine }
+                layout.hiddenKeys += inherited.hiddenKeys
             }
             entities[entity.name] = layout
         }
@@ -187,6 +217,17 @@ public struct StoreLayout: Sendable {
         }
         for entity in tree {
             indexStatements += constraintIndexes(entity, table: table, columns: entities[entity.name]!)
+        }
+    }
+
+    /// The stored to-manys with no inverse whose destination is `entity`, with the entities
+    /// declaring them, in entity-name then relationship-name order.
+    private func inverselessToManys(reaching entity: String) -> [(owner: String, relationship: Relationship)] {
+        model.entities.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }.flatMap { owner in
+            owner.relationships
+                .filter { $0.isToMany && !$0.isTransient && $0.inverse == nil && $0.destination == entity }
+                .sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+                .map { (owner.name, $0) }
         }
     }
 
@@ -213,6 +254,16 @@ public struct StoreLayout: Sendable {
             columns.attributeColumns[property] ?? columns.foreignKeyColumns[property]
         }
         var statements: [String] = []
+        // Xcode 7's indexed attributes and compound indexes (objc.io's Moody stores).
+        for attribute in entity.attributes.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) where attribute.isIndexed {
+            guard let name = columns.attributeColumns[attribute.name] else { continue }
+            statements.append(Self.createIndex(CoreDataNames.columnIndex(table: table, column: name), on: table, [quoteIdentifier(name)]))
+        }
+        for compound in entity.compoundIndexes {
+            let names = compound.compactMap(column)
+            guard names.count == compound.count, !names.isEmpty else { continue }
+            statements.append(Self.createIndex(CoreDataNames.compoundIndex(table: table, columns: names), on: table, names.map(quoteIdentifier)))
+        }
         for index in entity.fetchIndexes {
             let names = index.properties.compactMap(column)
             guard names.count == index.properties.count, !names.isEmpty else { continue }
@@ -260,32 +311,29 @@ public struct StoreLayout: Sendable {
                 let inverse = relationship.inverse.flatMap { name in
                     model.allRelationships(of: relationship.destination).first { $0.name == name }
                 }
-                if let inverse, !inverse.isToMany { continue }  // one-to-many: the foreign key holds it
+                // One-to-many, or no inverse: a foreign key in the destination's table holds it.
+                guard let inverse, inverse.isToMany else { continue }
                 let owner = (entity: declaring, relationship: relationship)
-                var other: (entity: String, relationship: Relationship)?
-                if let inverse {
-                    let inverseOwner = model.entityDeclaring(relationship: inverse.name, from: relationship.destination)
-                    other = (inverseOwner, inverse)
-                    done.insert("\(inverseOwner).\(inverse.name)")
-                }
+                let inverseOwner = model.entityDeclaring(relationship: inverse.name, from: relationship.destination)
+                let other = (entity: inverseOwner, relationship: inverse)
+                done.insert("\(inverseOwner).\(inverse.name)")
                 done.insert(key)
                 let ownerNumber = numbers[owner.entity]!
                 let destinationNumber = numbers[owner.relationship.destination]!
                 let table = CoreDataNames.joinTable(forRelationship: owner.relationship.name, ownerNumber: ownerNumber)
                 let ownerColumn = CoreDataNames.unique(
-                    other.map { CoreDataNames.joinColumn(forRelationship: $0.relationship.name, destinationNumber: ownerNumber) }
-                        ?? "Z_\(ownerNumber)\(owner.entity.uppercased())", in: &takenColumns)
+                    CoreDataNames.joinColumn(forRelationship: other.relationship.name, destinationNumber: ownerNumber), in: &takenColumns)
                 let destinationColumn = CoreDataNames.unique(
                     CoreDataNames.joinColumn(forRelationship: owner.relationship.name, destinationNumber: destinationNumber), in: &takenColumns)
                 var columns = [Column(name: ownerColumn, declaration: "INTEGER"), Column(name: destinationColumn, declaration: "INTEGER")]
                 var join = JoinTable(table: table, entity: owner.entity, relationship: owner.relationship.name,
                                      ownerColumn: ownerColumn, destinationColumn: destinationColumn,
-                                     inverseEntity: other?.entity, inverseRelationship: other?.relationship.name)
+                                     inverseEntity: other.entity, inverseRelationship: other.relationship.name)
                 if owner.relationship.isOrdered {
                     join.orderColumn = CoreDataNames.joinOrderColumn(ordering: destinationColumn)
                     columns.append(Column(name: join.orderColumn!, declaration: "INTEGER"))
                 }
-                if let other, other.relationship.isOrdered {
+                if other.relationship.isOrdered {
                     join.inverseOrderColumn = CoreDataNames.joinOrderColumn(ordering: ownerColumn)
                     columns.append(Column(name: join.inverseOrderColumn!, declaration: "INTEGER"))
                 }
@@ -300,12 +348,16 @@ public struct StoreLayout: Sendable {
 
     // MARK: SQL
 
+    /// `CREATE TABLE` for one of the layout's tables, under another name if given (a table
+    /// rebuilt beside the one it replaces).
+    public func createStatement(_ table: Table, named name: String? = nil) -> String {
+        let columns = table.columns.map { "\(quoteIdentifier($0.name)) \($0.declaration)" } + table.constraints
+        return "CREATE TABLE \(quoteIdentifier(name ?? table.name)) ( \(columns.joined(separator: ", ")) )"
+    }
+
     /// `CREATE TABLE` statements for the entity and join tables, and Core Data's two system tables.
     public var createTableStatements: [String] {
-        tables.map { table in
-            let columns = table.columns.map { "\(quoteIdentifier($0.name)) \($0.declaration)" } + table.constraints
-            return "CREATE TABLE \(quoteIdentifier(table.name)) ( \(columns.joined(separator: ", ")) )"
-        } + [
+        tables.map { createStatement($0) } + [
             "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
             "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
         ]

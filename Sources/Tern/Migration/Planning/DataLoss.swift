@@ -33,6 +33,9 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         case all
         /// All but one per object: the destination relationship is a to-one.
         case beyondFirst
+        /// All but one per destination object: the destination relationship is a to-many with no
+        /// inverse, kept as a key in each destination's row (one owner each).
+        case beyondFirstOwner
         /// None: their order, kept in the source, is lost (unordered in the new version).
         case order
         /// All but one per object on either side: both sides of a many-to-many become to-ones.
@@ -64,6 +67,9 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         if links == .oneToOne {
             return "\(what): " + (values.map { "at least \(plural($0, "link")) lost: " } ?? "") + "at most one link per object on either side stays (a one-to-one in the new version)"
         }
+        if links == .beyondFirstOwner {
+            return "\(what): " + (values.map { plural($0, "link") } ?? "the links") + " beyond the first owner of each object (a to-many with no inverse in the new version: an object has one owner)"
+        }
         if links == .order {
             return "\(what): the order of " + (values.map { plural($0, "link") } ?? "its links") + " (unordered in the new version)"
         }
@@ -71,7 +77,7 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         case (nil, .beyondFirst?): return "\(what): the links beyond the first of each object (a to-one in the new version)"
         case (let values?, .beyondFirst?): return "\(what): \(plural(values, "link")) beyond the first of each object (a to-one in the new version)"
         case (nil, _): return "\(what) (not in the new version)"
-        case (let values?, .all?), (let values?, .between?), (let values?, .order?), (let values?, .oneToOne?): return "\(what): \(plural(values, "link")) (not in the new version)"
+        case (let values?, .all?), (let values?, .between?), (let values?, .order?), (let values?, .oneToOne?), (let values?, .beyondFirstOwner?): return "\(what): \(plural(values, "link")) (not in the new version)"
         case (let values?, nil): return "\(what): \(plural(values, property == nil ? "object" : "non-NULL value")) (not in the new version)"
         }
     }
@@ -135,6 +141,23 @@ enum DataLoss {
                 let inverseKey = inverse.map { step.source.entityDeclaring(relationship: $0.name, from: source.destination) + "." + $0.name }
                 guard cut.insert(owner + "." + source.name).inserted, !(inverseKey.map(cut.contains) ?? false) else { continue }
                 dropped.append(DroppedData(entity: owner, property: source.name, links: inverseCut ? .oneToOne : .beyondFirst))
+            }
+        }
+        // A to-many with no inverse keeps one owner per destination object: read from a
+        // relationship whose objects have several, it keeps the first.
+        var owned: Set<String> = []
+        for mapping in mappings {
+            guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { continue }
+            for relationshipMapping in mapping.relationshipMappings {
+                guard let into = step.destination.allRelationships(of: destinationEntity).first(where: { $0.name == relationshipMapping.name }),
+                      into.isToMany, into.inverse == nil, !into.isTransient,
+                      let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
+                      let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }),
+                      step.source.reachesSharedObjects(source) else { continue }
+                let owner = step.source.entityDeclaring(relationship: source.name, from: sourceEntity)
+                if owned.insert(owner + "." + source.name).inserted {
+                    dropped.append(DroppedData(entity: owner, property: source.name, links: .beyondFirstOwner))
+                }
             }
         }
         // An ordered to-many read into an unordered one loses its order.
@@ -285,23 +308,37 @@ enum DataLoss {
     /// All the links of a to-many relationship, or those beyond the first of each object.
     private static func countLinks(_ lost: DroppedData.LostLinks, of relationship: String, of entity: String, layout: StoreLayout,
                                    connection: Connection) throws -> Int? {
+        let storage = layout.storage(ofRelationship: relationship, of: entity)
+        if lost == .beyondFirstOwner {
+            // Links past the first that reach each object: the keys repeated.
+            let (table, target): (String, String)
+            switch storage {
+            case .foreignKey(let column)?: (table, target) = (layout.entities[entity]!.table, column)
+            case .joinTable(let name, _, let destination, _)?: (table, target) = (name, destination)
+            default: return nil
+            }
+            let t = quoteIdentifier(target)
+            return (try connection.scalar("SELECT count(\(t)) - count(DISTINCT \(t)) FROM \(quoteIdentifier(table))")?.int64).map(Int.init)
+        }
+        let hidden = layout.model.allRelationships(of: entity).first { $0.name == relationship }?.inverse == nil
         let (table, owner, orderColumn): (String, String, String?)
-        switch layout.storage(ofRelationship: relationship, of: entity) {
+        switch storage {
         case .joinTable(let name, let own, _, let order)?: (table, owner, orderColumn) = (name, own, order)
-        case .inverseForeignKey(let name, let column, let order)? where lost != .all: (table, owner, orderColumn) = (name, column, order)
+        // One-to-many links are counted as the inverse to-one's values; a hidden key's here.
+        case .inverseForeignKey(let name, let column, let order)? where lost != .all || hidden: (table, owner, orderColumn) = (name, column, order)
         default: return nil  // a to-one's column: counted as its values
         }
         if lost == .order, orderColumn == nil { return nil }
         let (t, o) = (quoteIdentifier(table), quoteIdentifier(owner))
         let query: String
         switch lost {
-        case .all: query = "SELECT count(*) FROM \(t)"
+        case .all: query = "SELECT count(\(o)) FROM \(t)"
         case .oneToOne:
             // No more links can stay than there are objects on the side with fewer.
             guard case .joinTable(_, _, let other, _)? = layout.storage(ofRelationship: relationship, of: entity) else { return nil }
             query = "SELECT count(*) - min(count(DISTINCT \(o)), count(DISTINCT \(quoteIdentifier(other)))) FROM \(t)"
         case .order: query = "SELECT count(\(quoteIdentifier(orderColumn ?? owner))) FROM \(t)"
-        case .beyondFirst, .between: query = "SELECT count(\(o)) - count(DISTINCT \(o)) FROM \(t)"
+        case .beyondFirst, .between, .beyondFirstOwner: query = "SELECT count(\(o)) - count(DISTINCT \(o)) FROM \(t)"
         }
         return (try connection.scalar(query)?.int64).map(Int.init)
     }

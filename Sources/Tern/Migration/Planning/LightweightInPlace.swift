@@ -1,9 +1,11 @@
 import Foundation
 import TernSQLite
 
-/// Applies an inferred step as schema changes, as Core Data does for SQLite stores: renamed
-/// tables and columns, added and dropped columns and tables, new metadata — in one transaction,
-/// without reading a row.
+/// Applies an inferred step as schema changes inside the store: renamed tables and columns, new
+/// tables, new metadata, in one transaction, without reading a row into Tern. A table whose
+/// columns change otherwise (one added, dropped, or renamed out of its place) is rebuilt in SQL
+/// in the destination's column order, as Core Data rebuilds it: the result is the table Core Data
+/// writes, not one with columns appended (wibosco's `color → hexColor`, objc.io's `rating`).
 ///
 /// Only when every entity keeps its number (Core Data numbers entities by name, so some renames
 /// move them), every kept column keeps its declared type, and nothing needs values computed (a
@@ -20,15 +22,12 @@ enum LightweightInPlace {
         let sourceNumbers = step.source.entityNumbers
         let destinationNumbers = step.destination.entityNumbers
         var statements: [String] = []
-        // Columns are renamed through a name of their own first, then to their new names at the
-        // end, so renames may swap or shift names (a → b while b → a) without meeting.
-        var finalRenames: [String] = []
-        func renameColumn(_ table: String, _ old: String, _ new: String) {
-            statements.append(Self.renameColumn(table, old, "tern_renaming_" + old))
-            finalRenames.append(Self.renameColumn(table, "tern_renaming_" + old, new))
-        }
         var renamedTables: [String: String] = [:]
-        var keptColumns: [String: Set<String>] = [:]   // source table → columns that stay (by source name)
+        // Source table → (destination column → the source column whose values it keeps).
+        var kept: [String: [String: String]] = [:]
+        func keep(_ table: String, _ old: String, as new: String) { kept[table, default: [:]][new] = old }
+        // Source table → (new destination column → its default, an SQL literal).
+        var defaults: [String: [String: String]] = [:]
         var sourceOf: [String: String] = [:]
         // A column new to one entity that its table already has for another (a relationship
         // moved from a subentity to its parent): the entity's rows need values cleared, a copy.
@@ -64,12 +63,10 @@ enum LightweightInPlace {
                           // Values stored outside the store are decoded or encoded: a copy.
                           oldAttribute.allowsExternalStorage == attribute.allowsExternalStorage,
                           let oldColumn = from.attributeColumns[old] else { return nil }
-                    keptColumns[from.table, default: []].insert(oldColumn)
-                    if oldColumn != column { renameColumn(from.table, oldColumn, column) }
+                    keep(from.table, oldColumn, as: column)
                 } else {
                     guard !has(from.table, column) else { return nil }
-                    let value = attribute.defaultValue.map { " DEFAULT \($0.sqlLiteral)" } ?? ""
-                    statements.append("ALTER TABLE \(quoteIdentifier(from.table)) ADD COLUMN \(quoteIdentifier(column)) \(attribute.type.columnDeclaration)\(value)")
+                    if let value = attribute.defaultValue { defaults[from.table, default: [:]][column] = value.sqlLiteral }
                 }
             }
             // A relationship read from one that reaches other objects (its destination or the entity
@@ -97,26 +94,59 @@ enum LightweightInPlace {
                         switch (oldColumn, newColumn) {
                         case (nil, nil): continue
                         case (let a?, let b?):
-                            keptColumns[from.table, default: []].insert(a)
-                            if a != b { renameColumn(from.table, a, b) }
+                            keep(from.table, a, as: b)
                         default: return nil  // an order or entity column appears or goes: values needed
                         }
                     }
                 } else {
-                    for case let column? in columns {
-                        guard !has(from.table, column) else { return nil }
-                        statements.append("ALTER TABLE \(quoteIdentifier(from.table)) ADD COLUMN \(quoteIdentifier(column)) INTEGER")
-                    }
+                    for case let column? in columns where has(from.table, column) { return nil }
+                }
+            }
+            // Hidden keys of to-manys with no inverse: kept (or renamed) where the owner's mapping
+            // reads the same kind of relationship, added empty where the relationship is new.
+            for hidden in to.hiddenKeys {
+                let ownerMapping = step.passes[0].entities.first { $0.mapping.destinationEntity == hidden.owner }
+                let columns = [hidden.column, hidden.orderColumn]
+                guard let ownerMapping, let old = sourceRelationshipName(ownerMapping.relationships[hidden.relationship]) else {
+                    for case let column? in columns where has(from.table, column) { return nil }
+                    continue
+                }
+                guard let oldKey = from.hiddenKeys.first(where: { $0.owner == ownerMapping.mapping.sourceEntity && $0.relationship == old }),
+                      (oldKey.orderColumn == nil) == (hidden.orderColumn == nil) else { return nil }
+                for case let (a?, b?) in zip([oldKey.column, oldKey.orderColumn], columns) {
+                    keep(from.table, a, as: b)
                 }
             }
         }
-        // Columns no destination property keeps are dropped.
-        var drops: [String] = []
-        for table in Set(source.entities.values.map(\.table)) {
-            guard let columns = source.tables.first(where: { $0.name == table })?.columns.map(\.name) else { continue }
-            for column in columns where !["Z_PK", "Z_ENT", "Z_OPT"].contains(column) && !(keptColumns[table]?.contains(column) ?? false) {
-                guard sourceOf.values.contains(where: { source.entities[$0]?.table == table }) else { return nil }
-                drops.append("ALTER TABLE \(quoteIdentifier(table)) DROP COLUMN \(quoteIdentifier(column))")
+        // Each entity table: its columns renamed where they keep their order, else rebuilt.
+        var columnRenames: (first: [String], last: [String]) = ([], [])
+        var rebuilds: [String] = []
+        var rebuilt: [(temporary: String, name: String)] = []
+        for table in Set(source.entities.values.map(\.table)).sorted() {
+            guard sourceOf.values.contains(where: { source.entities[$0]?.table == table }) else { return nil }
+            let target = renamedTables[table] ?? table
+            guard let old = source.tables.first(where: { $0.name == table }),
+                  let new = destination.tables.first(where: { $0.name == target }) else { return nil }
+            var keeps = kept[table, default: [:]]
+            for fixed in ["Z_PK", "Z_ENT", "Z_OPT"] { keeps[fixed] = fixed }
+            if new.columns.map({ keeps[$0.name] }) == old.columns.map(\.name) {
+                // Through names of their own first, so renames may swap names (a → b, b → a).
+                for (newName, oldName) in keeps.sorted(by: { $0.key < $1.key }) where newName != oldName {
+                    columnRenames.first.append(Self.renameColumn(table, oldName, "tern_renaming_" + oldName))
+                    columnRenames.last.append(Self.renameColumn(table, "tern_renaming_" + oldName, newName))
+                }
+            } else {
+                let temporary = "tern_rebuilt_" + target
+                let values = new.columns.map { column in
+                    keeps[column.name].map(quoteIdentifier) ?? defaults[table]?[column.name] ?? "NULL"
+                }
+                rebuilds += [
+                    destination.createStatement(new, named: temporary),
+                    "INSERT INTO \(quoteIdentifier(temporary)) SELECT \(values.joined(separator: ", ")) FROM \(quoteIdentifier(table))",
+                    "DROP TABLE \(quoteIdentifier(table))",
+                ]
+                rebuilt.append((temporary, target))
+                renamedTables[table] = nil
             }
         }
         // Join tables must carry over unchanged; new ones are created.
@@ -124,7 +154,7 @@ enum LightweightInPlace {
         for join in destination.joinTables {
             guard !sourceJoins.contains(join.table) else { continue }
             guard destinationRelationshipIsNew(join, step: step, sourceOf: sourceOf) else { return nil }
-            statements.append(destination.createTableStatements.first { $0.hasPrefix("CREATE TABLE \(quoteIdentifier(join.table)) ") }!)
+            statements.append(destination.createStatement(destination.tables.first { $0.name == join.table }!))
         }
         guard Set(destination.joinTables.map(\.table)).isSuperset(of: sourceJoins) else { return nil }
         // "Unchanged" down to their columns: an order column that comes or goes is a copy.
@@ -134,7 +164,7 @@ enum LightweightInPlace {
         for entity in step.destination.entitiesInStoreOrder where sourceOf[entity.name] == nil {
             let layout = destination.entities[entity.name]!
             if entity.parent == nil {
-                statements.append(destination.createTableStatements.first { $0.hasPrefix("CREATE TABLE \(quoteIdentifier(layout.table)) ") }!)
+                statements.append(destination.createStatement(destination.tables.first { $0.name == layout.table }!))
             } else if sourceOf.values.contains(where: { source.entities[$0]?.table == layout.table }) == false {
                 return nil
             }
@@ -143,15 +173,13 @@ enum LightweightInPlace {
         for (destinationName, sourceName) in sourceOf where destinationName != sourceName {
             statements.append("UPDATE Z_PRIMARYKEY SET Z_NAME = \(quoteLiteral(destinationName)) WHERE Z_ENT = \(sourceNumbers[sourceName]!)")
         }
-        // A subentity's inherited properties live in its parent's table: one change for both.
-        var seen: Set<String> = []
-        statements = (statements + finalRenames).filter { seen.insert($0).inserted }
         // Column changes name the source tables, so tables are renamed last — through names of
         // their own, as columns are, so that one may take a name another gives up (A → B, B → C).
         let tables = renamedTables.sorted(by: { $0.key < $1.key })
-        return drops + statements
+        return columnRenames.first + rebuilds + statements + columnRenames.last
             + tables.map { "ALTER TABLE \(quoteIdentifier($0.key)) RENAME TO \(quoteIdentifier("tern_renaming_" + $0.key))" }
             + tables.map { "ALTER TABLE \(quoteIdentifier("tern_renaming_" + $0.key)) RENAME TO \(quoteIdentifier($0.value))" }
+            + rebuilt.map { "ALTER TABLE \(quoteIdentifier($0.temporary)) RENAME TO \(quoteIdentifier($0.name))" }
     }
 
     private static func sourceRelationshipName(_ source: ValidatedMapping.RelationshipSource?) -> String? {
@@ -179,13 +207,16 @@ enum LightweightInPlace {
         let destination = StoreLayout(model: step.destination)
         do {
             try connection.transaction(.immediate) {
-            // Core Data's and Tern's indexes all sit on Z tables; they are rebuilt from the destination model.
-            let indexes = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
-            var names: [String] = []
-            var rows = indexes.rows()
-            while let row = try rows.next() { names.append(row.text(at: 0)!) }
-            for name in names { try connection.execute("DROP INDEX \(quoteIdentifier(name))") }
+            // Core Data's and Tern's indexes all sit on Z tables; they are rebuilt from the
+            // destination model. Triggers (a derived attribute's) go, as a copy drops them: they
+            // name tables a rebuild replaces.
+            let existing = try connection.prepare("SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') AND sql IS NOT NULL")
+            var drops: [String] = []
+            var rows = existing.rows()
+            while let row = try rows.next() { drops.append("DROP \(row.text(at: 0)!.uppercased()) \(quoteIdentifier(row.text(at: 1)!))") }
+            for drop in drops { try connection.execute(drop) }
             for statement in statements { try connection.execute(statement) }
+            try rebuildTablesWithConstraints(destination, connection: connection)
             guard LayoutSignature(layout: destination) == (try LayoutSignature(connection: connection)) else {
                 throw InPlaceMismatch()  // rolls the transaction back
             }
@@ -199,4 +230,20 @@ enum LightweightInPlace {
     }
 
     struct InPlaceMismatch: Error {}
+
+    /// Core Data 637 (objc.io's stores) kept uniqueness constraints inside `CREATE TABLE`; today's
+    /// Core Data keeps them as unique indexes. A table of the old kind is rebuilt as today's
+    /// layout has it, its rows copied in SQL, so the migrated store is the one Core Data writes.
+    private static func rebuildTablesWithConstraints(_ destination: StoreLayout, connection: Connection) throws {
+        for table in destination.tables where table.constraints.isEmpty {
+            guard let sql = try connection.scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", table.name)?.text,
+                  sql.contains("CONSTRAINT") else { continue }
+            let temporary = "tern_rebuilt_" + table.name
+            let columns = table.columns.map { quoteIdentifier($0.name) }.joined(separator: ", ")
+            try connection.execute(destination.createStatement(table, named: temporary))
+            try connection.execute("INSERT INTO \(quoteIdentifier(temporary)) (\(columns)) SELECT \(columns) FROM \(quoteIdentifier(table.name))")
+            try connection.execute("DROP TABLE \(quoteIdentifier(table.name))")
+            try connection.execute("ALTER TABLE \(quoteIdentifier(temporary)) RENAME TO \(quoteIdentifier(table.name))")
+        }
+    }
 }

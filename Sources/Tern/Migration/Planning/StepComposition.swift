@@ -144,7 +144,8 @@ enum StepComposition {
                         return to
                     }
                     after.relationships[relationship.name] = Objects(relationship: reaching.relationship, entities: Set(entities))
-                    let wasToMany = step.source.allRelationships(of: sourceName).first { $0.name == origin }?.isToMany ?? false
+                    let originRelationship = step.source.allRelationships(of: sourceName).first { $0.name == origin }
+                    let wasToMany = originRelationship?.isToMany ?? false
                     let wasOrdered = before.ordered.contains(origin)
                     if before.cut.contains(origin) {
                         guard !relationship.isToMany || wasToMany else {
@@ -166,6 +167,9 @@ enum StepComposition {
                             return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) is cut to a to-one after an earlier step dropped its order (which object stays depends on that order)")
                         }
                         after.orderDropped.insert(relationship.name)
+                    }
+                    if relationship.isToMany, relationship.inverse == nil, let originRelationship, step.source.reachesSharedObjects(originRelationship) {
+                        return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) has no inverse, so each object keeps one of its owners (which one depends on the step)")
                     }
                     if wasToMany && !relationship.isToMany {
                         after.cut.insert(relationship.name)

@@ -104,8 +104,10 @@ extension StepInputs {
         let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: throughPass)
         guard !targets.isEmpty, let pairs = sourcePairs(sourceName, of: mapping.sourceEntity!),
               let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }) else { return nil }
+        // Kept in the targets' rows, a link has one owner per target: a source whose targets
+        // have several keeps the first.
         var manyOwnersPerTarget = false
-        if case .inverseForeignKey = storage, case .joinTable = sourceLayout.storage(ofRelationship: sourceName, of: mapping.sourceEntity!) {
+        if case .inverseForeignKey = storage, step.source.reachesSharedObjects(source) {
             manyOwnersPerTarget = true
         }
         // Positions cost a sort: only where the order is kept or a first link is chosen.
