@@ -33,7 +33,7 @@ struct CheckCommand: ParsableCommand {
         let logger = global.makeLogger(label: "tern.check")
         var status: Int32 = 0
         try reportingErrors {
-            let versioned = try ModelLoader.load(model, forStoreAt: store)
+            let versioned = try loadModel(model, forStoreAt: store)
             // A compiled model's bundle carries its VersionInfo.plist.
             let info = versionInfo ?? (model.count == 1 && model[0].hasSuffix(".momd") ? model[0] + "/VersionInfo.plist" : nil)
             let apple = try info.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]

@@ -51,7 +51,7 @@ struct GenerateCommand: ParsableCommand {
     func run() throws {
         let logger = global.makeLogger(label: "tern.generate")
         try reportingErrors {
-            let versioned = try ModelLoader.load(model)
+            let versioned = try loadModel(model)
             let name = version ?? versioned.currentVersionName
             guard let objectModel = versioned.version(named: name) else {
                 throw TernError(.badInput, "no version \(name); versions: \(versioned.versions.map(\.versionName).joined(separator: ", "))", path: versioned.path)

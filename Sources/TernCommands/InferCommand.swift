@@ -30,7 +30,7 @@ struct InferCommand: ParsableCommand {
     func run() throws {
         var status: Int32 = 0
         try reportingErrors {
-            let versioned = try ModelLoader.load(model)
+            let versioned = try loadModel([model])
             let (source, destination, between) = try Self.step(in: versioned, from: from, to: to ?? versioned.currentVersionName)
             do {
                 let mapping = try MappingInference.infer(from: source, to: destination, through: between)

@@ -54,7 +54,7 @@ struct MigrationInputs: ParsableArguments {
 
     /// Loads the model and works out the steps from the store's version.
     func plan(options: MigrationOptions, logger: Logger) throws -> (StoreMigration, StoreMigration.Plan) {
-        let migration = StoreMigration(store: store, model: try ModelLoader.load(model, forStoreAt: store), options: options, logger: logger)
+        let migration = StoreMigration(store: store, model: try loadModel(model, forStoreAt: store), options: options, logger: logger)
         let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
         return (migration, try migration.plan(to: to, mappingFiles: mapping, appleHashes: apple))
     }

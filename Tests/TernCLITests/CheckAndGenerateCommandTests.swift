@@ -57,6 +57,19 @@ struct CheckAndGenerateCommandTests {
         #expect(try TernProcess.run(["check", store, "--model", models[1]]).status == 4)
     }
 
+    @Test("a model Xcode compiles though it looks wrong (YES as an Integer 32's default) is used, with a warning on standard error")
+    func modelWarning() throws {
+        let version = directory.appendingPathComponent("Flags.xcdatamodel")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        try Data(#"<?xml version="1.0"?><model><entity name="Flag"><attribute name="count" attributeType="Integer 32" defaultValueString="YES"/></entity></model>"#.utf8)
+            .write(to: version.appendingPathComponent("contents"))
+        let store = directory.appendingPathComponent("flags.sqlite").path
+        let outcome = try TernProcess.run(["generate", "--model", version.path, "--rows", "3", store])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("tern: warning: \(version.path)/contents: entity Flag, attribute count: defaultValueString \"YES\" is not an integer; read as 0"),
+                "\(outcome.standardError)")
+    }
+
     @Test("exit 4 when no version wrote the store, with the closest version's differences")
     func noMatch() throws {
         let store = "\(Self.fixtures)/hwaxxer__BookMigration/BookMigration/Model1.sqlite"

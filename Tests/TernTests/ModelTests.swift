@@ -93,6 +93,34 @@ struct ModelLoadingTests {
         #expect(model.versions[3].entity(named: "Publication")?.attribute(named: "author") == nil)
         #expect(model.versions[4].entity(named: "Publication")?.attribute(named: "synopsis")?.type == .string)
     }
+
+    @Test("a Boolean's YES left on an Integer 32 (its type changed in Xcode): loaded as Xcode's compiler reads it, the number it starts with (0), with a warning naming file, entity and attribute; a Boolean keeps YES as 1; YAML stays strict")
+    func integerDefaultAsXcodeReadsIt() throws {
+        let directory = try TemporaryDirectory()
+        let version = directory.url.appendingPathComponent("Flags.xcdatamodel")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Flag" syncable="YES">
+                    <attribute name="count" attributeType="Integer 32" defaultValueString="YES" usesScalarValueType="YES"/>
+                    <attribute name="level" attributeType="Integer 16" defaultValueString="12abc" usesScalarValueType="YES"/>
+                    <attribute name="on" attributeType="Boolean" defaultValueString="YES" usesScalarValueType="YES"/>
+                </entity>
+            </model>
+            """.utf8).write(to: version.appendingPathComponent("contents"))
+        let model = try ModelLoader.load(version.path)
+        let flag = try #require(model.current.entity(named: "Flag"))
+        #expect(flag.attribute(named: "count")?.defaultValue == .integer(0))
+        #expect(flag.attribute(named: "level")?.defaultValue == .integer(12))
+        #expect(flag.attribute(named: "on")?.defaultValue == .integer(1))
+        #expect(model.warnings.count == 2)
+        #expect(model.warnings.first?.contains("contents: entity Flag, attribute count: defaultValueString \"YES\" is not an integer; read as 0") == true, "\(model.warnings)")
+        #expect(throws: TernError.self) {
+            try directory.model(["model.yaml": "name: F\ncurrent: F 1\nversions: [v1.yaml]\n",
+                                      "v1.yaml": "version: F 1\nentities:\n  Flag:\n    attributes: { count: { type: integer32, default: \"YES\" } }\n"])
+        }
+    }
 }
 
 enum Configs {

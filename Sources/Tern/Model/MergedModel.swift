@@ -55,7 +55,8 @@ extension VersionedModel {
             }
         }
         return VersionedModel(name: parts.map(\.name).joined(separator: " + "), versions: versions,
-                              currentVersionName: merged.versionName, path: parts.map(\.path).joined(separator: ", "))
+                              currentVersionName: merged.versionName, path: parts.map(\.path).joined(separator: ", "),
+                              warnings: parts.flatMap(\.warnings))
     }
 
     /// For each part, the version whose entity hashes are the store's for that part's entities

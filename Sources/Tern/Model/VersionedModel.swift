@@ -8,13 +8,17 @@ public struct VersionedModel: Sendable, Equatable {
     public var currentVersionName: String
     /// Where the model was read from.
     public var path: String
+    /// What the loader read as Xcode's model compiler does though it looks wrong (a Boolean's
+    /// `YES` as an Integer 32's default), each naming file, entity and attribute: for people.
+    public var warnings: [String]
 
     /// A model with `versions`, oldest first; `currentVersionName` should name one of them.
-    public init(name: String, versions: [ObjectModel], currentVersionName: String, path: String) {
+    public init(name: String, versions: [ObjectModel], currentVersionName: String, path: String, warnings: [String] = []) {
         self.name = name
         self.versions = versions
         self.currentVersionName = currentVersionName
         self.path = path
+        self.warnings = warnings
     }
 
     /// The version called `name`, or nil when the model has none.
@@ -24,7 +28,7 @@ public struct VersionedModel: Sendable, Equatable {
 
     /// The same model with another version as the current one.
     public func withCurrent(_ version: String) -> VersionedModel {
-        VersionedModel(name: name, versions: versions, currentVersionName: version, path: path)
+        VersionedModel(name: name, versions: versions, currentVersionName: version, path: path, warnings: warnings)
     }
 
     /// The current version; the loader guarantees it exists.

@@ -43,8 +43,9 @@ public enum ModelLoader {
             let version = try CompiledModelReader.readVersion(at: url)
             model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path)
         case "xcdatamodel":
-            let version = try XcodeModelReader.readVersion(at: url)
-            model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path)
+            var warnings: [String] = []
+            let version = try XcodeModelReader.readVersion(at: url, warnings: &warnings)
+            model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path, warnings: warnings)
         case "yaml", "yml":
             let version = try TernModelFile.readVersion(at: url)
             model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path)

@@ -19,8 +19,9 @@ enum XcodeModelReader {
         guard !names.isEmpty else {
             throw TernError(.badInput, "no .xcdatamodel version inside", path: url.path)
         }
+        var warnings: [String] = []
         let versions = try names.map { name in
-            try readVersion(at: url.appendingPathComponent(name))
+            try readVersion(at: url.appendingPathComponent(name), warnings: &warnings)
         }
         // A bundle whose `.xccurrentversion` names no version (an empty dictionary, as WaterMe's
         // WaterMeData has, or no file at all) still compiles in Xcode; Tern takes the newest
@@ -31,7 +32,7 @@ enum XcodeModelReader {
             throw TernError(.badInput, ".xccurrentversion names \(currentFile), which is not in the bundle", path: url.appendingPathComponent(".xccurrentversion").path)
         }
         let modelName = url.deletingPathExtension().lastPathComponent
-        return VersionedModel(name: modelName, versions: versions, currentVersionName: current, path: url.path)
+        return VersionedModel(name: modelName, versions: versions, currentVersionName: current, path: url.path, warnings: warnings)
     }
 
     private static func stem(_ file: String) -> String {
@@ -39,12 +40,12 @@ enum XcodeModelReader {
     }
 
     /// Reads one `.xcdatamodel` directory; the version's name is the directory's name.
-    static func readVersion(at url: URL) throws -> ObjectModel {
+    static func readVersion(at url: URL, warnings: inout [String]) throws -> ObjectModel {
         let contents = url.appendingPathComponent("contents")
         guard FileManager.default.fileExists(atPath: contents.path) else {
             throw TernError(.badInput, "no contents file: Tern reads Xcode 4+ XML models, not the older binary elements/layout form", path: url.path)
         }
-        return try readContents(at: contents, versionName: url.deletingPathExtension().lastPathComponent)
+        return try readContents(at: contents, versionName: url.deletingPathExtension().lastPathComponent, warnings: &warnings)
     }
 
     private static func currentVersionFile(in bundle: URL) throws -> String? {
@@ -58,7 +59,7 @@ enum XcodeModelReader {
     }
 
     /// Parses a `contents` XML document.
-    static func readContents(at url: URL, versionName: String) throws -> ObjectModel {
+    static func readContents(at url: URL, versionName: String, warnings: inout [String]) throws -> ObjectModel {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw TernError(.io, "cannot read the file", path: url.path)
         }
@@ -78,16 +79,23 @@ enum XcodeModelReader {
         }
         let identifier = root.string("userDefinedModelVersionIdentifier")
         do {
-            let entities = try root.elements(forName: "entity").map(readEntity)
+            var found: [String] = []
+            var entities: [Entity] = []
+            for element in root.elements(forName: "entity") { entities.append(try readEntity(element, warnings: &found)) }
+            warnings += found.map { "\(url.path): \($0)" }
             return ObjectModel(versionName: versionName, versionIdentifiers: identifier.map { [$0] } ?? [], entities: entities)
         } catch {
             throw TernError(.badInput, error.description, path: url.path)
         }
     }
 
-    private static func readEntity(_ element: XMLElement) throws(ModelTextError) -> Entity {
+    private static func readEntity(_ element: XMLElement, warnings: inout [String]) throws(ModelTextError) -> Entity {
         guard let name = element.string("name") else { throw ModelTextError("an <entity> has no name") }
         do {
+            var found: [String] = []
+            var attributes: [Attribute] = []
+            for attribute in element.elements(forName: "attribute") { attributes.append(try readAttribute(attribute, warnings: &found)) }
+            warnings += found.map { "entity \(name), \($0)" }
             return Entity(
                 name: name,
                 parent: element.string("parentEntity"),
@@ -96,7 +104,7 @@ enum XcodeModelReader {
                 versionHashModifier: element.string("versionHashModifier"),
                 className: element.string("representedClassName"),
                 userInfo: element.userInfo,
-                attributes: try element.elements(forName: "attribute").map(readAttribute),
+                attributes: attributes,
                 relationships: try element.elements(forName: "relationship").map(readRelationship),
                 uniquenessConstraints: element.elements(forName: "uniquenessConstraints")
                     .flatMap { $0.elements(forName: "uniquenessConstraint") }
@@ -114,7 +122,7 @@ enum XcodeModelReader {
         }
     }
 
-    private static func readAttribute(_ element: XMLElement) throws(ModelTextError) -> Attribute {
+    private static func readAttribute(_ element: XMLElement, warnings: inout [String]) throws(ModelTextError) -> Attribute {
         guard let name = element.string("name") else { throw ModelTextError("an <attribute> has no name") }
         let typeName = element.string("attributeType") ?? "Undefined"
         guard let type = AttributeType(xcodeName: typeName) else {
@@ -124,7 +132,7 @@ enum XcodeModelReader {
         do {
             var defaultValue: SQLiteValue?
             if let text = element.string("defaultValueString") {
-                defaultValue = try type.parseDefault(text)
+                defaultValue = try xcodeDefault(text, type: type, attribute: name, warnings: &warnings)
             } else if let seconds = element.string("defaultDateTimeInterval") {
                 defaultValue = try AttributeType.date.parseDefault(seconds)
             }
@@ -184,6 +192,21 @@ enum XcodeModelReader {
             )
         } catch {
             throw ModelTextError("relationship \(name): \(error.description)")
+        }
+    }
+
+    /// A default as Xcode's model compiler reads it: an integer attribute's text that is not an
+    /// integer (`YES`, left by a Boolean whose type was changed) becomes the number it starts
+    /// with, 0 if none, as Foundation's `longLongValue` reads it; Xcode compiles such a model
+    /// without a word, so Tern loads it too, with a warning.
+    private static func xcodeDefault(_ text: String, type: AttributeType, attribute: String, warnings: inout [String]) throws(ModelTextError) -> SQLiteValue {
+        do {
+            return try type.parseDefault(text)
+        } catch {
+            guard [.integer16, .integer32, .integer64].contains(type) else { throw error }
+            let value = AttributeType.leadingInteger(text)
+            warnings.append("attribute \(attribute): defaultValueString \"\(text)\" is not an integer; read as \(value), as Xcode's model compiler reads it")
+            return try type.parseDefault(String(value))
         }
     }
 
