@@ -253,4 +253,22 @@ struct DataLossTests {
         #expect(drops.count == 1 && drops[0].hasSuffix("at least \(lost) links lost: at most one link per object on either side stays (a one-to-one in the new version)"), "\(plan.standardOutput)")
         #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"]).status == 65)
     }
+
+    @Test("a wrong --model never empties a store: a step that keeps none of its objects is refused (65) by plan and migrate, in place and with --out, naming what the store holds and what the model has; nothing is written")
+    func wrongModelIsRefused() throws {
+        let store = directory.appendingPathComponent("cars.sqlite").path
+        try FileManager.default.copyItem(atPath: CheckAndGenerateCommandTests.fixtures + "/alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", toPath: store)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
+        let bookStore = CheckAndGenerateCommandTests.bookStore
+        for arguments in [["plan", store, "--model", bookStore], ["migrate", store, "--model", bookStore, "--progress", "none"],
+                          ["migrate", store, "--model", bookStore, "--out", directory.appendingPathComponent("out.sqlite").path, "--progress", "none", "--no-data-loss"]] {
+            let outcome = try TernProcess.run(arguments)
+            #expect(outcome.status == 65, "\(arguments[0]): \(outcome.standardOutput)\(outcome.standardError)")
+            #expect(outcome.standardError.contains("keeps none of the store's objects, so the store would be left empty. The store holds "), "\(outcome.standardError)")
+            #expect(outcome.standardError.contains("version BookStore 5 has "), "\(outcome.standardError)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory.path)) == files)
+    }
 }

@@ -98,6 +98,25 @@ struct CoreDataCorpusTests {
         }
     }
 
+    /// Stores whose carried model (`Z_MODELCACHE`) has a derived attribute, which no pair's
+    /// Xcode model has: CoreDataPlus's `SampleModel2_V2.sqlite` (`Book.pagesCount = pages.@count`).
+    static let derivedAttributeStores = ["coredata/alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite"]
+        .map { Fixtures.root.deletingLastPathComponent().appendingPathComponent($0).path }
+
+    @Test("a derived attribute: Core Data's hash of it (its expression's text) and its triggers, from the model the store carries", arguments: derivedAttributeStores)
+    func derivedAttribute(_ store: String) throws {
+        let model = try #require(try StoreModelCache.model(ofStoreAt: store))
+        #expect(model.entities.contains { $0.attributes.contains { $0.derivation != nil } })
+        let stored = try StoreMetadata.read(storeAt: store).versionHashes
+        let computed = model.versionHashes.mapValues(VersionHash.hex)
+        #expect(computed == stored, "\(computed.filter { stored[$0.key] != $0.value }.keys.sorted())")
+        let layout = StoreLayout(model: model)
+        #expect(layout.untriggeredDerivations.isEmpty)
+        #expect(layout.triggerStatements.count == 5)
+        let (derived, written) = (Self.derivedSchema(layout), try Self.schema(of: store))
+        #expect(derived == written, "\(derived.symmetricDifference(written).sorted())")
+    }
+
     /// Each merged store with the model bundles of its pairs, in the order `pairs.tsv` lists them.
     static let mergedModels: [(store: String, bundles: [String], versions: [String])] = mergedStores.sorted().map { store in
         let parts = pairs.filter { $0.storePath == store }
@@ -238,7 +257,7 @@ struct CoreDataCorpusTests {
     /// model cache and persistent history (tables `A…`, not the model's).
     /// The statements Tern makes for a layout, normalized as `schema(of:)` reads a store's.
     static func derivedSchema(_ layout: StoreLayout) -> Set<String> {
-        Set((layout.createTableStatements + layout.indexStatements).map(normalized))
+        Set((layout.createTableStatements + layout.indexStatements + layout.triggerStatements).map(normalized))
     }
 
     /// Today's layout of `version`.

@@ -104,7 +104,7 @@ struct ModelLoadingTests {
             <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
                 <entity name="Flag" syncable="YES">
                     <attribute name="count" attributeType="Integer 32" defaultValueString="YES" usesScalarValueType="YES"/>
-                    <attribute name="level" attributeType="Integer 16" defaultValueString="12abc" usesScalarValueType="YES"/>
+                    <attribute name="level" attributeType="Integer 16" defaultValueString="NO" usesScalarValueType="YES"/>
                     <attribute name="on" attributeType="Boolean" defaultValueString="YES" usesScalarValueType="YES"/>
                 </entity>
             </model>
@@ -112,7 +112,7 @@ struct ModelLoadingTests {
         let model = try ModelLoader.load(version.path)
         let flag = try #require(model.current.entity(named: "Flag"))
         #expect(flag.attribute(named: "count")?.defaultValue == .integer(0))
-        #expect(flag.attribute(named: "level")?.defaultValue == .integer(12))
+        #expect(flag.attribute(named: "level")?.defaultValue == .integer(0))
         #expect(flag.attribute(named: "on")?.defaultValue == .integer(1))
         #expect(model.warnings.count == 2)
         #expect(model.warnings.first?.contains("contents: entity Flag, attribute count: defaultValueString \"YES\" is not an integer; read as 0") == true, "\(model.warnings)")

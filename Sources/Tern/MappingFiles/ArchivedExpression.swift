@@ -28,6 +28,16 @@ public enum ArchivedExpression {
         }
     }
 
+    /// The text of an expression archived inside another archive (a compiled model's derived
+    /// attribute), at object `uid`.
+    static func text(in archive: KeyedArchive, object uid: Int) throws -> String {
+        do {
+            return try Reader(archive: archive).expression(uid, depth: 0)
+        } catch let malformed as KeyedArchive.Malformed {
+            throw Unsupported(description: malformed.description)
+        }
+    }
+
     private struct Reader {
         let archive: KeyedArchive
 
@@ -68,6 +78,10 @@ public enum ArchivedExpression {
                 return "\(selector)(\(arguments.joined(separator: ", ")))"
             }
             let operandNode = try object(operandUID)
+            // A key path on the evaluated object itself: just the path (`pages`).
+            if ["valueForKey:", "valueForKeyPath:"].contains(selector), arguments.count == 1, try className(operandNode) == "NSSelfExpression" {
+                return arguments[0]
+            }
             if selector == "valueForKeyPath:", arguments.count == 1 {
                 return try expression(operandUID, depth: depth + 1) + "." + arguments[0]
             }

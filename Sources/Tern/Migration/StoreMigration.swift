@@ -107,6 +107,9 @@ public struct StoreMigration: Sendable {
         let steps = try MigrationPlanner.chain(in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
                                                composing: options.composeSteps, now: options.now)
         try options.registry.checkPolicies(of: steps)
+        if let source = chainModel.version(named: version) {
+            try NothingCarried.check(steps, store: store, storeVersion: source)
+        }
         var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
         plan.fromStoreModel = fromStoreModel
         if let hashes = appleHashes[targetVersion], let destination = model.version(named: targetVersion) {

@@ -56,6 +56,9 @@ public struct Attribute: Sendable, Equatable {
     /// Whether persistent history keeps the value after the object is deleted (Xcode's
     /// `preserveAfterDeletion`); it enters the version hash.
     public var preservesValueInHistoryOnDeletion: Bool
+    /// A derived attribute's expression (Xcode's `derivationExpression`, `pages.@count`): Core
+    /// Data computes the value from other properties and keeps it current with SQL triggers.
+    public var derivation: Derivation?
     /// Xcode 7's per-attribute "Indexed" box (`indexed="YES"`): Core Data indexes the column as
     /// `<TABLE>_<COLUMN>_INDEX`. Later Xcodes write a fetch index instead. Not hashed.
     public var isIndexed: Bool
@@ -66,8 +69,9 @@ public struct Attribute: Sendable, Equatable {
         defaultValue: SQLiteValue? = nil, validation: ValidationRules = ValidationRules(),
         renamingIdentifier: String? = nil, versionHashModifier: String? = nil,
         valueTransformerName: String? = nil, allowsExternalStorage: Bool = false, userInfo: [String: String] = [:],
-        preservesValueInHistoryOnDeletion: Bool = false, isIndexed: Bool = false
+        preservesValueInHistoryOnDeletion: Bool = false, isIndexed: Bool = false, derivation: Derivation? = nil
     ) {
+        self.derivation = derivation
         self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
         self.isIndexed = isIndexed
         self.name = name

@@ -28,25 +28,6 @@ extension AttributeType {
     /// 2001-01-01 or ISO 8601.
     ///
     /// - Throws: a message saying what was expected.
-    /// The integer `text` starts with (after spaces, with an optional sign), 0 when it starts
-    /// with none, clamped to 64 bits: Foundation's `longLongValue`.
-    static func leadingInteger(_ text: String) -> Int64 {
-        var rest = Substring(text.drop { $0 == " " || $0 == "\t" || $0 == "\n" })
-        var negative = false
-        if let sign = rest.first, sign == "-" || sign == "+" {
-            negative = sign == "-"
-            rest = rest.dropFirst()
-        }
-        var value: Int64 = 0
-        for digit in rest.prefix(while: { $0.isASCII && $0.isNumber }) {
-            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times.addingReportingOverflow(Int64(digit.asciiValue! - 48))
-            if overflow1 || overflow2 { return negative ? .min : .max }
-            value = sum
-        }
-        return negative ? -value : value
-    }
-
     public func parseDefault(_ text: String) throws(ModelTextError) -> SQLiteValue {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         switch self {

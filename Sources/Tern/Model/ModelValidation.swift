@@ -43,6 +43,12 @@ extension ObjectModel {
                 problems.append("entity \(entity.name): uniqueness constraint names \(name), which is not a property")
             }
         }
+        for attribute in entity.attributes {
+            guard case .count(let name)? = attribute.derivation else { continue }
+            if allRelationships(of: entity.name).first(where: { $0.name == name })?.isToMany != true {
+                problems.append("entity \(entity.name), attribute \(attribute.name): the derivation \(name).@count names no to-many relationship")
+            }
+        }
         let indexed = entity.compoundIndexes.flatMap { $0 } + entity.fetchIndexes.flatMap(\.properties)
         for name in indexed where !attributeNames.contains(name) && !allRelationships(of: entity.name).contains(where: { $0.name == name }) {
             problems.append("entity \(entity.name): an index names \(name), which is not a property")
@@ -78,9 +84,9 @@ extension ObjectModel {
             return ["\(at): destination entity \(relationship.destination) does not exist (entities: \(known))"]
         }
         var problems: [String] = []
-        if relationship.minCount < 0 || relationship.maxCount < 0 {
-            problems.append("\(at): counts cannot be negative")
-        } else if relationship.maxCount != 0 && relationship.minCount > relationship.maxCount {
+        if relationship.minCount < 0 || relationship.maxCount < -1 || (relationship.maxCount == -1 && !relationship.isToMany) {
+            problems.append("\(at): counts cannot be negative (a to-many's maxCount -1 alone: no limit, as NSUIntegerMax)")
+        } else if relationship.maxCount > 0 && relationship.minCount > relationship.maxCount {
             problems.append("\(at): minCount \(relationship.minCount) is above maxCount \(relationship.maxCount)")
         }
         if !relationship.isToMany && relationship.maxCount != 1 {

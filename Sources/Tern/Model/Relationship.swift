@@ -38,7 +38,9 @@ public struct Relationship: Sendable, Equatable {
     public var isTransient: Bool
     /// Core Data's counts: a to-one has maxCount 1; 0 means no upper limit.
     public var minCount: Int
-    /// The most destinations allowed; 0 for no limit, 1 for a to-one.
+    /// The most destinations allowed; 0 for no limit, 1 for a to-one. -1 is no limit too, as a
+    /// compiled model may archive it (NSUIntegerMax, a model built in code): kept because the
+    /// version hash carries those bits (CoreDataPlus's `Author.books`).
     public var maxCount: Int
     /// What Core Data does to the destinations when the object is deleted; part of the version hash.
     public var deleteRule: DeleteRule

@@ -11,6 +11,7 @@ import Foundation
 ///
 /// - property: `name ‖ isOptional ‖ isTransient` (one byte each) `‖ versionHashModifier`;
 /// - attribute: `SHA256(property) ‖ attributeType ‖ 0x01 if its value is kept in history after deletion`;
+/// - derived attribute: its derivation's `predicateFormat` alone (`count:(pages)`);
 /// - relationship: `SHA256(property) ‖ destination name ‖ inverse name ‖ maxCount ‖ minCount ‖ 0x01 0x00 if ordered`;
 /// - entity: `name ‖ isAbstract ‖ the superentity's hash ‖` the hashes of every stored property,
 ///   inherited ones included, in byte-wise name order `‖` each uniqueness constraint's
@@ -22,6 +23,12 @@ import Foundation
 public enum VersionHash {
     /// An attribute's version hash.
     public static func of(_ attribute: Attribute) -> [UInt8] {
+        // A derived attribute's hash is its expression's text alone: Core Data's
+        // `-[NSDerivedAttributeDescription _versionHash:inStyle:]` hashes the attribute into a
+        // buffer it never uses (CoreDataPlus's `pagesCount`: SHA-256 of "count:(pages)").
+        if let derivation = attribute.derivation {
+            return sha256(Array(derivation.predicateFormat.utf8))
+        }
         var bytes = property(attribute.name, isOptional: attribute.isOptional, isTransient: attribute.isTransient,
                              modifier: attribute.versionHashModifier)
         bytes += littleEndian(UInt32(attribute.type.coreDataCode))

@@ -165,9 +165,20 @@ enum CompiledModelReader {
                     // value in persistent history after deletion.
                     allowsExternalStorage: flags & 4 != 0,
                     userInfo: try userInfo(object["NSUserInfo"]),
-                    preservesValueInHistoryOnDeletion: flags & 16 != 0)
+                    preservesValueInHistoryOnDeletion: flags & 16 != 0,
+                    derivation: try derivation(object["NSDerivationExpression"]))
             } catch let malformed as KeyedArchive.Malformed {
                 throw KeyedArchive.Malformed(description: "attribute \(name): \(malformed.description)")
+            }
+        }
+
+        /// A derived attribute's archived `NSExpression`, as Xcode's text reads it.
+        func derivation(_ value: PropertyListValue?) throws -> Derivation? {
+            guard case .uid(let uid)? = value, try archive.resolve(value) != nil else { return nil }
+            do {
+                return Derivation(try ArchivedExpression.text(in: archive, object: uid))
+            } catch let unsupported as ArchivedExpression.Unsupported {
+                throw KeyedArchive.Malformed(description: "derivation expression: \(unsupported.description)")
             }
         }
 
@@ -178,8 +189,9 @@ enum CompiledModelReader {
                 throw KeyedArchive.Malformed(description: "relationship \(name) has no destination entity")
             }
             let inverse = try archive.resolve(object["NSInverseRelationship"]).map { try archive.string($0["NSPropertyName"]) } ?? nil
-            // Unbounded is 0 in Xcode's XML and may be archived as -1 (NSUIntegerMax).
-            let maxCount = max(0, object["NSMaxCount"].flatMap(integer) ?? 1)
+            // Unbounded is 0 in Xcode's XML and may be archived as -1 (NSUIntegerMax), which the
+            // version hash keeps apart.
+            let maxCount = max(-1, object["NSMaxCount"].flatMap(integer) ?? 1)
             let rules: [Int: DeleteRule] = [0: .noAction, 1: .nullify, 2: .cascade, 3: .deny]
             return Relationship(
                 name: name, destination: destination,

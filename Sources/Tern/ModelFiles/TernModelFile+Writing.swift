@@ -59,6 +59,7 @@ extension TernModelFile {
         if attribute.allowsExternalStorage { fields["externalStorage"] = true }
         if attribute.preservesValueInHistoryOnDeletion { fields["preserveAfterDeletion"] = true }
         if attribute.isIndexed { fields["indexed"] = true }
+        if let derivation = attribute.derivation { fields["derivation"] = derivation.description }
         if !attribute.userInfo.isEmpty { fields["userInfo"] = attribute.userInfo }
         return fields
     }

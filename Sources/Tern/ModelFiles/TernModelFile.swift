@@ -88,11 +88,12 @@ enum TernModelFile {
         var externalStorage: Bool?
         var preserveAfterDeletion: Bool?
         var indexed: Bool?
+        var derivation: String?
         var userInfo: [String: String]?
 
         private enum CodingKeys: String, CodingKey, CaseIterable {
             case type, optional, transient, `default`, min, max, minLength, maxLength, pattern
-            case renamingIdentifier, hashModifier, transformer, externalStorage, preserveAfterDeletion, indexed, userInfo
+            case renamingIdentifier, hashModifier, transformer, externalStorage, preserveAfterDeletion, indexed, derivation, userInfo
         }
 
         init(from decoder: Decoder) throws {
@@ -117,6 +118,7 @@ enum TernModelFile {
             externalStorage = try c.decodeIfPresent(Bool.self, forKey: .externalStorage)
             preserveAfterDeletion = try c.decodeIfPresent(Bool.self, forKey: .preserveAfterDeletion)
             indexed = try c.decodeIfPresent(Bool.self, forKey: .indexed)
+            derivation = try c.decodeIfPresent(String.self, forKey: .derivation)
             userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo)
         }
     }
@@ -213,7 +215,8 @@ enum TernModelFile {
                 allowsExternalStorage: field.externalStorage ?? false,
                 userInfo: field.userInfo ?? [:],
                 preservesValueInHistoryOnDeletion: field.preserveAfterDeletion ?? false,
-                isIndexed: field.indexed ?? false))
+                isIndexed: field.indexed ?? false,
+                derivation: field.derivation.map(Derivation.init)))
         }
         let relationships = (fields.relationships ?? [:]).map { relationshipName, field in
             Relationship(

@@ -158,7 +158,8 @@ enum XcodeModelReader {
                 allowsExternalStorage: element.flag("allowsExternalBinaryDataStorage"),
                 userInfo: element.userInfo,
                 preservesValueInHistoryOnDeletion: element.flag("preserveAfterDeletion"),
-                isIndexed: element.flag("indexed")
+                isIndexed: element.flag("indexed"),
+                derivation: element.string("derivationExpression").map(Derivation.init)
             )
         } catch {
             throw ModelTextError("attribute \(name): \(error.description)")
@@ -195,18 +196,18 @@ enum XcodeModelReader {
         }
     }
 
-    /// A default as Xcode's model compiler reads it: an integer attribute's text that is not an
-    /// integer (`YES`, left by a Boolean whose type was changed) becomes the number it starts
-    /// with, 0 if none, as Foundation's `longLongValue` reads it; Xcode compiles such a model
-    /// without a word, so Tern loads it too, with a warning.
+    /// A default as Xcode's model compiler reads it: a Boolean's `YES` or `NO` left on an integer
+    /// attribute whose type was changed becomes the number the text starts with, 0, as
+    /// Foundation's `longLongValue` reads it. Xcode compiles such a model without a word, so Tern
+    /// loads it too, with a warning; any other text that is not a number stays an error.
     private static func xcodeDefault(_ text: String, type: AttributeType, attribute: String, warnings: inout [String]) throws(ModelTextError) -> SQLiteValue {
         do {
             return try type.parseDefault(text)
         } catch {
-            guard [.integer16, .integer32, .integer64].contains(type) else { throw error }
-            let value = AttributeType.leadingInteger(text)
-            warnings.append("attribute \(attribute): defaultValueString \"\(text)\" is not an integer; read as \(value), as Xcode's model compiler reads it")
-            return try type.parseDefault(String(value))
+            guard [.integer16, .integer32, .integer64].contains(type),
+                  ["YES", "NO"].contains(text.trimmingCharacters(in: .whitespaces).uppercased()) else { throw error }
+            warnings.append("attribute \(attribute): defaultValueString \"\(text)\" is not an integer; read as 0, as Xcode's model compiler reads it")
+            return .integer(0)
         }
     }
 

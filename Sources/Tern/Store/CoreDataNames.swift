@@ -88,6 +88,13 @@ public enum CoreDataNames {
         columns.joined(separator: "_")
     }
 
+    /// A trigger keeping a derived attribute current: `Z_DA_<TABLE>_<Entity>_<attribute>_<ROLE>`,
+    /// on the table whose rows change it (`Z_DA_ZPAGE_Book_pagesCount_PARAMETER_INSERT`) or the
+    /// attribute's own (`Z_DA_ZBOOK_Book_pagesCount_SOURCE_INSERT`).
+    public static func derivedAttributeTrigger(table: String, entity: String, attribute: String, role: String) -> String {
+        "Z_DA_\(table)_\(entity)_\(attribute)_\(role)"
+    }
+
     /// The index on a table that holds several entities' rows: `<TABLE>_Z_ENT_INDEX`.
     public static func entityIndex(table: String) -> String {
         "\(table)_Z_ENT_INDEX"

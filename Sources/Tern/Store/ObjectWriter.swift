@@ -137,7 +137,7 @@ public final class ObjectWriter {
             try update.bind([next - 1, root])
             try update.run()
         }
-        for statement in layout.indexStatements {
+        for statement in layout.indexStatements + layout.derivedValueStatements + layout.triggerStatements {
             try connection.execute(statement)
         }
     }

@@ -14,7 +14,8 @@ public enum StoreFile {
     /// Makes the store's metadata carry the version hashes of a compiled model's
     /// `VersionInfo.plist` (`apple`: entity → hex) as `NSStoreModelVersionHashes`, with the digest
     /// and checksum Core Data derives from them: what the app's own compiled model says wins over
-    /// Tern's computation where the two could differ (a derived attribute).
+    /// Tern's computation where the two could differ (a derivation Tern spells otherwise than
+    /// `NSExpression.predicateFormat`).
     static func useAppleHashes(_ apple: [String: String], in connection: Connection, path: String) throws {
         try updateMetadata(in: connection, path: path) { plist in
             var bytes: [String: [UInt8]] = [:]

@@ -100,6 +100,16 @@ public struct StoreLayout: Sendable {
     public private(set) var rootEntities: [String: String] = [:]
     /// `CREATE INDEX` statements, to run after bulk loading.
     public private(set) var indexStatements: [String] = []
+    /// `CREATE TRIGGER` statements keeping derived attributes current, as Core Data makes them; to
+    /// run last, after `derivedValueStatements` (their bodies call functions only Core Data has).
+    public internal(set) var triggerStatements: [String] = []
+    /// `UPDATE` statements giving every derived attribute the value its triggers would keep.
+    public internal(set) var derivedValueStatements: [String] = []
+    /// Derived attributes kept by triggers, as "Entity.attribute" of the entity declaring them.
+    public internal(set) var triggeredDerivations: Set<String> = []
+    /// Derived attributes Tern makes no triggers for, as "Entity.attribute (expression)": their
+    /// values are what the mapping gives.
+    public internal(set) var untriggeredDerivations: [String] = []
 
     /// Whether uniqueness constraints are `CONSTRAINT … UNIQUE` clauses of `CREATE TABLE` (Core
     /// Data 637, the objc.io stores) rather than unique indexes (Core Data 1044 and later).
@@ -118,6 +128,7 @@ public struct StoreLayout: Sendable {
             layOutTree(root: root, numbers: numbers)
         }
         layOutJoinTables(numbers: numbers)
+        layOutDerivedAttributes()
     }
 
     // MARK: Entity tables

@@ -34,8 +34,8 @@ public struct VersionMatch: Sendable, Equatable {
     /// belong to another model). Newest first: two versions with identical hashes are the same
     /// schema, and the current one is preferred. Then the schema, declared types and entity
     /// numbers included: a store without Core Data's hashes (an earlier Tern's), or one whose
-    /// model has what Tern cannot hash yet (a derived attribute), is recognised only when every
-    /// table, column, type and entity number agrees.
+    /// model has what Tern may hash otherwise (a derivation other than `.@count`), is recognised
+    /// only when every table, column, type and entity number agrees.
     public static func find(
         in model: VersionedModel,
         metadata: StoreMetadata,

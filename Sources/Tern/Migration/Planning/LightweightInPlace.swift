@@ -208,8 +208,8 @@ enum LightweightInPlace {
         do {
             try connection.transaction(.immediate) {
             // Core Data's and Tern's indexes all sit on Z tables; they are rebuilt from the
-            // destination model. Triggers (a derived attribute's) go, as a copy drops them: they
-            // name tables a rebuild replaces.
+            // destination model, and so are triggers (a derived attribute's), which name tables a
+            // rebuild replaces.
             let existing = try connection.prepare("SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') AND sql IS NOT NULL")
             var drops: [String] = []
             var rows = existing.rows()
@@ -220,7 +220,9 @@ enum LightweightInPlace {
             guard LayoutSignature(layout: destination) == (try LayoutSignature(connection: connection)) else {
                 throw InPlaceMismatch()  // rolls the transaction back
             }
-            for statement in destination.indexStatements { try connection.execute(statement) }
+            for statement in destination.indexStatements + destination.derivedValueStatements + destination.triggerStatements {
+                try connection.execute(statement)
+            }
             try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", try StoreFile.metadataPlist(for: step.destination))
             }
             return true

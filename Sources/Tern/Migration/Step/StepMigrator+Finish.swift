@@ -19,6 +19,10 @@ extension StepMigrator {
                 try connection.execute(statement.replacingOccurrences(of: "CREATE INDEX", with: "CREATE INDEX IF NOT EXISTS")
                     .replacingOccurrences(of: "CREATE UNIQUE INDEX", with: "CREATE UNIQUE INDEX IF NOT EXISTS"))
             }
+            // Last: their bodies call functions only Core Data registers.
+            for statement in destinationLayout.triggerStatements {
+                try connection.execute(statement.replacingOccurrences(of: "CREATE TRIGGER", with: "CREATE TRIGGER IF NOT EXISTS"))
+            }
         }
         try connection.execute("DETACH DATABASE src")
     }

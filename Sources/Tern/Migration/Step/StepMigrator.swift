@@ -123,6 +123,8 @@ final class StepMigrator {
         }
         try relationships.catchUpLinksToLaterPasses()
         try relationships.numberUnnumberedLists()
+        // Derived attributes hold what Core Data's triggers would have made of the links.
+        for statement in destinationLayout.derivedValueStatements { try connection.execute(statement) }
         report.links = relationships.links
         report.linkSeconds = relationships.linkTimes.mapValues(\.seconds)
         // No batch boundaries from here to the end of the step: a stop request interrupts the

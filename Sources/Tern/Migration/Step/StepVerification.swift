@@ -87,6 +87,10 @@ struct StepVerification {
             }
         }
         try verifyOneToOnes()
+        try verifyDerivedValues()
+        if !destinationLayout.triggeredDerivations.isEmpty {
+            report.verified.append("every derived attribute Core Data keeps with triggers: its value equals its derivation over the migrated store")
+        }
         for entry in associations.entries {
             var lines = proven[entry.number] ?? []
             if let names = exact[entry.number] { lines.append("relationships \(names.sorted().joined(separator: ", "))") }
@@ -166,6 +170,24 @@ struct StepVerification {
 
     /// Destination rows of the entry's objects, as a condition on alias `d`. Where the entry is
     /// the only writer of its table, that is every row: strays are then counted too.
+    /// Every derived value equals its derivation over the finished store: the statements that
+    /// computed them, run as a comparison.
+    private func verifyDerivedValues() throws {
+        for entity in step.destination.entities {
+            for attribute in entity.attributes where destinationLayout.triggeredDerivations.contains("\(entity.name).\(attribute.name)") {
+                guard case .count(let relationship)? = attribute.derivation,
+                      case .inverseForeignKey(let table, let key, _)? = destinationLayout.storage(ofRelationship: relationship, of: entity.name),
+                      let own = destinationLayout.entities[entity.name], let column = own.attributeColumns[attribute.name] else { continue }
+                let holders = step.destination.descendants(of: entity.name).compactMap { destinationLayout.entities[$0.name]?.number }.map(String.init).joined(separator: ", ")
+                let (t, c, k) = (quoteIdentifier(own.table), quoteIdentifier(column), quoteIdentifier(key))
+                let wrong = try connection.scalar("SELECT d.Z_PK FROM \(t) d WHERE d.Z_ENT IN (\(holders)) AND d.\(c) IS NOT (SELECT count(*) FROM \(quoteIdentifier(table)) x WHERE x.\(k) = d.Z_PK) LIMIT 1")
+                if let wrong = wrong?.int64 {
+                    throw MigrationFailure.verification("\(entity.name).\(attribute.name): destination object \(wrong) does not hold \(relationship).@count")
+                }
+            }
+        }
+    }
+
     private func objectsCondition(_ entry: PlannedMapping) -> String {
         soleWriter(entry) ? "1" : inputs.created(entry)
     }
@@ -197,7 +219,10 @@ struct StepVerification {
         // Each value as the source gives it, and the destination column as compared with it.
         var columns: [(name: String, column: String, value: SQLFragment)] = []
         var affinities = "N"
-        for attribute in step.destination.allAttributes(of: mapping.destinationEntity!) where !attribute.isTransient {
+        // A derived attribute Core Data keeps with triggers holds its derivation, whatever the
+        // mapping says: `verifyDerivedValues` checks it.
+        for attribute in step.destination.allAttributes(of: mapping.destinationEntity!) where !attribute.isTransient
+            && !destinationLayout.isKeptByTriggers(attribute.name, of: mapping.destinationEntity!) {
             columns.append((attribute.name, inputs.comparedColumn(attribute, in: entry), inputs.expectedValue(attribute, in: entry, compiler: &compiler)))
             affinities.append(ColumnAffinity(declaredType: attribute.type.columnDeclaration).rawValue)
         }
