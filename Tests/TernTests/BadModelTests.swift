@@ -113,6 +113,20 @@ struct BadModelTests {
         #expect(partner.current.problems().isEmpty)
     }
 
+    @Test("walks down the tree end in a model with a cycle of two entities or a self-parented one, and the cycle is reported (a stack overflow before)")
+    func cycleWalks() {
+        for parents in [("B", "A"), ("A", "B")] {
+            let model = ObjectModel(versionName: "Cycle", entities: [
+                Entity(name: "A", parent: parents.0, relationships: [Relationship(name: "c", destination: "C", inverse: "a")]),
+                Entity(name: "B", parent: parents.1),
+                Entity(name: "C", relationships: [Relationship(name: "a", destination: "A", inverse: "c", isToMany: true)]),
+            ])
+            #expect(Set(model.descendants(of: "A").map(\.name)).isSubset(of: ["A", "B"]))
+            #expect(model.entityNumbers.count <= 3)
+            #expect(model.problems().contains { $0.contains("inheritance cycle") || $0.contains("its own parent") }, "\(model.problems())")
+        }
+    }
+
     @Test("an inheritance cycle")
     func inheritanceCycle() throws {
         let error = try failure { try loadXcode(#"<entity name="A" parentEntity="B"/><entity name="B" parentEntity="A"/>"#) }

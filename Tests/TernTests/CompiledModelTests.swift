@@ -102,6 +102,25 @@ struct CompiledModelTests {
         let cycle = try #require(throws: TernError.self) { try ModelLoader.load(cyclic) }
         #expect(cycle.message.contains("Car") && cycle.message.contains("cycle"), "\(cycle.message)")
 
+        // Two entities, each the other's superentity (Car above SportCar, and SportCar made Car's):
+        // refused naming both, not a stack overflow in a walk down the tree.
+        let twoCycle = directory.path("two-cycle.mom")
+        let second = Process()
+        second.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        second.arguments = ["-c", """
+            import plistlib, sys
+            d = plistlib.load(open(sys.argv[1], 'rb')); objects = d['$objects']
+            index = {objects[o['NSEntityName'].data]: i for i, o in enumerate(objects) if isinstance(o, dict) and 'NSEntityName' in o and 'NSProperties' in o}
+            objects[index['Car']]['NSSuperentity'] = plistlib.UID(index['SportCar'])
+            objects[index['SportCar']]['NSSuperentity'] = plistlib.UID(index['Car'])
+            plistlib.dump(d, open(sys.argv[2], 'wb'), fmt=plistlib.FMT_BINARY)
+            """, Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/SampleModel.mom"), twoCycle]
+        try second.run()
+        second.waitUntilExit()
+        #expect(second.terminationStatus == 0)
+        let pair = try #require(throws: TernError.self) { try ModelLoader.load(twoCycle) }
+        #expect(pair.message.contains("inheritance cycle through") && pair.message.contains("Car") && pair.message.contains("SportCar"), "\(pair.message)")
+
         let bundle = directory.url.appendingPathComponent("Two.momd")
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
         for name in ["A.mom", "B.mom"] { try real.write(to: bundle.appendingPathComponent(name)) }

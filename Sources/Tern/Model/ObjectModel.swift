@@ -49,10 +49,19 @@ public struct ObjectModel: Sendable, Equatable {
         lineage(of: name).last
     }
 
-    /// The entity and every entity below it, depth-first.
+    /// The entity and every entity below it, depth-first. Each entity once: in a model with an
+    /// inheritance cycle (which `problems()` reports) the walk stops where it comes back.
     public func descendants(of name: String) -> [Entity] {
         guard let start = entity(named: name) else { return [] }
-        return [start] + children(of: name).flatMap { descendants(of: $0.name) }
+        var found: [Entity] = []
+        var seen: Set<String> = []
+        func visit(_ entity: Entity) {
+            guard seen.insert(entity.name).inserted else { return }
+            found.append(entity)
+            children(of: entity.name).forEach(visit)
+        }
+        visit(start)
+        return found
     }
 
     /// Attributes including inherited ones, the root's first.
@@ -83,6 +92,7 @@ public struct ObjectModel: Sendable, Equatable {
     public var entityNumbers: [String: Int] {
         var numbers: [String: Int] = [:]
         func visit(_ entity: Entity) {
+            guard numbers[entity.name] == nil else { return }  // an inheritance cycle
             numbers[entity.name] = numbers.count + 1
             children(of: entity.name).forEach(visit)
         }
