@@ -271,4 +271,45 @@ struct DataLossTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory.path)) == files)
     }
+
+    @Test("an entity made abstract keeps none of its own objects (Core Data holds none): counted as dropped, refused with --no-data-loss, never written, on the SQL path and through Swift; its subentity's objects and links stay",
+          arguments: [false, true])
+    func madeAbstract(inSwift: Bool) throws {
+        let version = { (name: String, abstract: Bool) in
+            """
+            version: \(name)
+            entities:
+              P:
+                abstract: \(abstract)
+                attributes: { a: string }
+                relationships:
+                  tags: { destination: Tag, toMany: true, ordered: \(abstract), inverse: ps }
+              C:
+                parent: P
+                attributes: { c: string }
+              Tag:
+                attributes: { label: string }
+                relationships:
+                  ps: { destination: P, toMany: true, inverse: tags }
+            """
+        }
+        let model = try writeModel("abstract", ["model.yaml": "name: Abstract\ncurrent: Abstract 2\nversions: [v1.yaml, v2.yaml]\n",
+                                                "v1.yaml": version("Abstract 1", false), "v2.yaml": version("Abstract 2", true)])
+        let store = directory.appendingPathComponent("abstract.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Abstract 1", "--rows", "10", "--seed", "4", store]).status == 0)
+        let swift = inSwift ? ["--in-swift"] : []
+        let plan = try TernProcess.run(["plan", store, "--model", model.path] + swift)
+        #expect(plan.standardOutput.contains("drops: entity P: 10 objects (abstract in the new version: Core Data keeps no object of an abstract entity)"), "\(plan.standardOutput)")
+        #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"] + swift).status == 65)
+        let output = directory.appendingPathComponent("abstract-out.sqlite").path
+        let migrated = try TernProcess.run(["migrate", store, "--model", model.path, "--out", output, "--progress", "none"] + swift)
+        #expect(migrated.status == 0, "\(migrated.standardError)")
+        func count(_ path: String, _ sql: String) throws -> String { try SQLiteShell.run(path, sql).trimmingCharacters(in: .whitespacesAndNewlines) }
+        // P is entity 2 (C 1, P 2, Tag 3 by name, C under P): none of its own objects remain.
+        #expect(try count(output, "SELECT count(*) FROM ZP WHERE Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'P');") == "0")
+        #expect(try count(output, "SELECT count(*) FROM ZP;") == "10")
+        #expect(try count(output, "SELECT group_concat(Z_PK) FROM (SELECT Z_PK FROM ZP ORDER BY Z_PK);")
+                == count(store, "SELECT group_concat(Z_PK) FROM (SELECT Z_PK FROM ZP WHERE Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'C') ORDER BY Z_PK);"))
+        #expect(try TernProcess.run(["check", output, "--model", model.path]).status == 0)
+    }
 }

@@ -46,8 +46,13 @@ public enum MappingInference {
             reasons.append("entity \(root): its tree would merge entities from separate source trees (\(sourceRoots.sorted().joined(separator: ", "))), which lightweight migration cannot do")
         }
 
+        // Core Data holds no object of an abstract entity: one made abstract keeps none of its own
+        // objects (its subentities' still migrate), and no relationship can reach them.
+        for entity in destination.entities where entity.isAbstract { origins[entity.name] = nil }
+
         var mappings: [EntityMapping] = []
         for entity in destination.entitiesInStoreOrder {
+            if entity.isAbstract { continue }
             guard let sourceName = origins[entity.name] else {
                 mappings.append(EntityMapping(name: entity.name, type: .add, sourceEntity: nil, destinationEntity: entity.name))
                 continue
@@ -114,7 +119,8 @@ public enum MappingInference {
                 attributeMappings: attributes, relationshipMappings: relationships))
         }
         let migrated = Set(origins.values)
-        for entity in source.entitiesInStoreOrder where !migrated.contains(entity.name) {
+        // An abstract source entity has no objects of its own to remove.
+        for entity in source.entitiesInStoreOrder where !migrated.contains(entity.name) && !entity.isAbstract {
             mappings.append(EntityMapping(name: entity.name, type: .remove, sourceEntity: entity.name, destinationEntity: nil))
         }
         guard reasons.isEmpty else { throw InferenceFailure(reasons: reasons) }

@@ -69,6 +69,12 @@ extension MappingModel {
                 }
             default: break
             }
+            // Core Data holds no object of an abstract entity: a mapping from one that has objects
+            // of its own into one would make them (an abstract source has none: Xcode's mapping
+            // models map abstract entities too, and they create nothing).
+            if let sourceEntity, let destinationEntity, destinationEntity.isAbstract, !sourceEntity.isAbstract {
+                problems.append("\(at): \(destinationEntity.name) is abstract, so no object of it can be made from \(sourceEntity.name)'s (map them to a concrete entity, or remove them)")
+            }
             if mapping.type == .custom && mapping.policy == nil {
                 problems.append("\(at): a custom mapping names its entity migration policy")
             }

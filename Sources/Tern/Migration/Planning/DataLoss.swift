@@ -26,6 +26,9 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     /// Whether `entity` names a table outside the model's layout (Core Data's persistent
     /// history, an app's own table) whose rows a copied step does not carry; `values` counts them.
     public var outsideModel: Bool?
+    /// Whether `entity` is abstract in the new version: its own objects cannot stay (Core Data
+    /// holds no object of an abstract entity); its subentities' do.
+    public var madeAbstract: Bool?
 
     /// Which of a to-many relationship's links a step loses.
     public enum LostLinks: String, Sendable, Codable {
@@ -59,6 +62,9 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     public var description: String {
         let what = property.map { "\(entity).\($0)" } ?? "entity \(entity)"
         let plural = { (count: Int, noun: String) in "\(count) \(noun)\(count == 1 ? "" : "s")" }
+        if madeAbstract == true {
+            return "\(what): " + (values.map { plural($0, "object") + " " } ?? "its own objects ") + "(abstract in the new version: Core Data keeps no object of an abstract entity)"
+        }
         if outsideModel == true { return "table \(entity): \(plural(values ?? 0, "row")) (outside the model's tables: a copied step does not carry it)" }
         if links == .between {
             let between = "between \(entity) and \((targets ?? []).joined(separator: ", ")) objects (no relationship of the new version joins their new entities)"
@@ -91,7 +97,11 @@ enum DataLoss {
         let mappings = step.passes.flatMap { $0.entities.map(\.mapping) }.filter { $0.destinationEntity != nil }
         let mapped = Set(mappings.compactMap(\.sourceEntity))
         var dropped = step.source.entitiesInStoreOrder.filter { !$0.isAbstract && !mapped.contains($0.name) }
-            .map { DroppedData(entity: $0.name, property: nil, values: nil) }
+            .map { entity in
+                var data = DroppedData(entity: entity.name, property: nil, values: nil)
+                if step.destination.entity(named: entity.name)?.isAbstract == true { data.madeAbstract = true }
+                return data
+            }
         // Source entity → the keys its mappings read.
         var read: [String: Set<String>] = [:]
         for mapping in mappings {
@@ -261,7 +271,9 @@ enum DataLoss {
                 condition += " AND \(quoteIdentifier(column)) IS NOT NULL"
             }
             let values = try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(entity.table)) WHERE \(condition)")?.int64 ?? 0
-            return values > 0 ? DroppedData(entity: element.entity, property: element.property, values: Int(values)) : nil
+            var counted = element
+            counted.values = Int(values)
+            return values > 0 ? counted : nil
         }
     }
 
