@@ -13,6 +13,21 @@ struct StepValidation {
     private var connection: Connection { inputs.connection }
     private var destinationLayout: StoreLayout { inputs.destinationLayout }
 
+    /// What an integer or Boolean column must hold to be a value of its attribute's type: the
+    /// column's INTEGER affinity has already made whole REALs and numeric text integers, so
+    /// anything else — a fraction, text, a number out of the type's range — is a value an app
+    /// would read truncated (an Integer 16 of 70000, a Boolean of 2): a violation, never stored.
+    static func typeRule(_ type: AttributeType, _ column: String) -> (condition: String, rule: String)? {
+        let notInteger = "\(column) IS NOT NULL AND (typeof(\(column)) <> 'integer'"
+        switch type {
+        case .integer16: return ("\(notInteger) OR \(column) NOT BETWEEN -32768 AND 32767)", "does not fit Integer 16 (a whole number from -32768 to 32767)")
+        case .integer32: return ("\(notInteger) OR \(column) NOT BETWEEN -2147483648 AND 2147483647)", "does not fit Integer 32 (a whole number from -2147483648 to 2147483647)")
+        case .integer64: return ("\(notInteger))", "does not fit Integer 64 (a whole number)")
+        case .boolean: return ("\(notInteger) OR \(column) NOT IN (0, 1))", "does not fit Boolean (0 or 1)")
+        default: return nil
+        }
+    }
+
     /// Up to `limit` violations among the objects `entry` created: the objects with the lowest
     /// keys first, each with every rule it breaks.
     func violations(of entry: PlannedMapping, limit: Int) throws -> [ValidationViolation] {
@@ -22,6 +37,7 @@ struct StepValidation {
         for attribute in step.destination.allAttributes(of: entityName) where !attribute.isTransient {
             let column = "d.\(quoteIdentifier(destination.attributeColumns[attribute.name]!))"
             if !attribute.isOptional { rules.append(("\(column) IS NULL", "\(attribute.name) is required")) }
+            if let fits = Self.typeRule(attribute.type, column) { rules.append((fits.condition, "\(attribute.name) \(fits.rule)")) }
             let v = attribute.validation
             if let low = v.minimumValue { rules.append(("\(column) < \(low)", "\(attribute.name) is below its minimum \(low)")) }
             if let high = v.maximumValue { rules.append(("\(column) > \(high)", "\(attribute.name) is above its maximum \(high)")) }

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+/// Values a mapping makes that its destination cannot hold as they are: never stored with exit 0.
+@Suite("Values that do not fit their attribute")
+struct HostileValueTests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-values-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// A one-entity model in two versions and a store of version 1 with `rows` objects.
+    private func model(_ attributes: String, rows: Int = 5) throws -> (model: String, store: String) {
+        let model = directory.appendingPathComponent("model")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        for version in [1, 2] {
+            // Version 2 differs only by its hash modifier: a step to run.
+            try "version: Fit \(version)\nentities:\n  E:\n    hashModifier: \"\(version)\"\n    attributes: { \(attributes) }\n"
+                .write(to: model.appendingPathComponent("v\(version).yaml"), atomically: true, encoding: .utf8)
+        }
+        try "name: Fit\ncurrent: Fit 2\nversions: [v1.yaml, v2.yaml]\n".write(to: model.appendingPathComponent("model.yaml"), atomically: true, encoding: .utf8)
+        let store = directory.appendingPathComponent("fit.sqlite").path
+        let generated = try TernProcess.run(["generate", "--model", model.path, "--version", "Fit 1", "--rows", "\(rows)", store])
+        #expect(generated.status == 0, "\(generated.standardError)")
+        return (model.path, store)
+    }
+
+    private func mapping(_ attributes: [String: String], filter: String? = nil) throws -> String {
+        let path = directory.appendingPathComponent("map-\(UUID().uuidString).yaml").path
+        let lines = attributes.sorted { $0.key < $1.key }.map { "      \($0.key): '\($0.value)'" }.joined(separator: "\n")
+        try """
+            source: Fit 1
+            destination: Fit 2
+            entityMappings:
+              - name: EToE
+                type: transform
+                source: E
+                destination: E\(filter.map { "\n    filter: '\($0)'" } ?? "")
+                attributes:
+            \(lines)
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("an Integer 16 of 70000, an Integer 32 of 2^40, an Integer 64 of 1e308, a Boolean of 70000, a fraction in an Integer 16: validation violations (6), each named, on the SQL path and through Swift; nothing written",
+          arguments: [false, true])
+    func outOfRange(inSwift: Bool) throws {
+        let (model, store) = try model("n16: integer16, n32: integer32, n64: integer64, b: boolean, f16: integer16")
+        #expect(try SQLiteShell.run(store, "UPDATE ZE SET ZF16 = 32767;").isEmpty)
+        let file = try mapping(["n16": "70000", "n32": "1099511627776", "n64": "1e308", "b": "70000", "f16": "$source.f16 / 3"])
+        let output = directory.appendingPathComponent("out.sqlite").path
+        let outcome = try TernProcess.run(["migrate", store, "--model", model, "--mapping", file, "--out", output, "--progress", "none"] + (inSwift ? ["--in-swift"] : []))
+        #expect(outcome.status == 6, "\(outcome.standardOutput)\(outcome.standardError)")
+        for rule in ["n16 does not fit Integer 16", "n32 does not fit Integer 32", "n64 does not fit Integer 64", "b does not fit Boolean (0 or 1)", "f16 does not fit Integer 16"] {
+            #expect(outcome.standardError.contains(rule), "\(rule): \(outcome.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: output))
+        // In range, whole: migrated (5.0 is stored as the integer 5, as SQLite's INTEGER affinity makes it).
+        let fine = try mapping(["n16": "-32768", "n32": "2147483647", "n64": "5.0", "b": "1", "f16": "$source.f16 - 32767"])
+        let migrated = try TernProcess.run(["migrate", store, "--model", model, "--mapping", fine, "--out", output, "--progress", "none"] + (inSwift ? ["--in-swift"] : []))
+        #expect(migrated.status == 0, "\(migrated.standardError)")
+        #expect(try SQLiteShell.run(output, "SELECT DISTINCT ZN16, ZN32, ZN64, typeof(ZN64), ZB, ZF16 FROM ZE;") == "-32768|2147483647|5|integer|1|0\n")
+    }
+}
