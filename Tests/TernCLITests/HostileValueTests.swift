@@ -64,4 +64,19 @@ struct HostileValueTests {
         #expect(migrated.status == 0, "\(migrated.standardError)")
         #expect(try SQLiteShell.run(output, "SELECT DISTINCT ZN16, ZN32, ZN64, typeof(ZN64), ZB, ZF16 FROM ZE;") == "-32768|2147483647|5|integer|1|0\n")
     }
+
+    @Test("a string with a NUL inside (\"abc\\0def\") is text like any other, on the SQL path as through Swift: substring, substringBefore/After, BEGINSWITH and ENDSWITH see all of it",
+          arguments: [false, true])
+    func embeddedNul(inSwift: Bool) throws {
+        let (model, store) = try model("name: string, head: string, before: string, after: string")
+        #expect(try SQLiteShell.run(store, "UPDATE ZE SET ZNAME = 'abc' || char(0) || 'def';").isEmpty)
+        let file = try mapping(["name": "substring:from:length:($source.name, 0, 100)", "head": "substring:from:length:($source.name, 2, 3)",
+                                "before": "substringBefore:($source.name, \"e\")", "after": "substringAfter:($source.name, \"c\")"],
+                               filter: "name ENDSWITH \"def\" AND name BEGINSWITH \"abc\"")
+        let output = directory.appendingPathComponent("nul.sqlite").path
+        let outcome = try TernProcess.run(["migrate", store, "--model", model, "--mapping", file, "--out", output, "--progress", "none"] + (inSwift ? ["--in-swift"] : []))
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(try SQLiteShell.run(output, "SELECT count(*), hex(ZNAME), hex(ZHEAD), hex(ZBEFORE), hex(ZAFTER) FROM ZE GROUP BY 2, 3, 4, 5;")
+                == "5|61626300646566|630064|6162630064|00646566\n")
+    }
 }

@@ -169,16 +169,21 @@ public struct SQLCompiler {
         case .lowercase: return f("tern_lower(") + a[0] + f(")")
         case .length: return f("\(Self.lengthFunction.name)(") + a[0] + f(")")
         case .trim: return f("trim(") + a[0] + f(", ' ')")
+        // Text may hold a NUL (NSString allows it), where SQLite's `length` and text `substr`
+        // stop: the separators are found and cut in the UTF-8 bytes (a BLOB's `instr` and
+        // `substr` count bytes, and UTF-8 never matches inside a character; `substr` of an empty
+        // BLOB is NULL, hence the `coalesce`), and a cut by character position is the Swift
+        // evaluator's.
         case .substringBefore:
-            return f("(CASE WHEN ") + a[0] + f(" IS NULL OR ") + a[1] + f(" IS NULL THEN NULL WHEN instr(") + a[0] + f(", ") + a[1]
-                + f(") > 0 THEN substr(") + a[0] + f(", 1, instr(") + a[0] + f(", ") + a[1] + f(") - 1) ELSE ") + a[0] + f(" END)")
+            let (text, separator) = (f("CAST(") + a[0] + f(" AS BLOB)"), f("CAST(") + a[1] + f(" AS BLOB)"))
+            return f("(CASE WHEN ") + a[0] + f(" IS NULL OR ") + a[1] + f(" IS NULL THEN NULL WHEN instr(") + text + f(", ") + separator
+                + f(") > 0 THEN coalesce(CAST(substr(") + text + f(", 1, instr(") + text + f(", ") + separator + f(") - 1) AS TEXT), '') ELSE ") + a[0] + f(" END)")
         case .substringAfter:
-            return f("(CASE WHEN ") + a[0] + f(" IS NULL OR ") + a[1] + f(" IS NULL THEN NULL WHEN instr(") + a[0] + f(", ") + a[1]
-                + f(") > 0 THEN substr(") + a[0] + f(", instr(") + a[0] + f(", ") + a[1] + f(") + length(") + a[1] + f(")) ELSE '' END)")
+            let (text, separator) = (f("CAST(") + a[0] + f(" AS BLOB)"), f("CAST(") + a[1] + f(" AS BLOB)"))
+            return f("(CASE WHEN ") + a[0] + f(" IS NULL OR ") + a[1] + f(" IS NULL THEN NULL WHEN instr(") + text + f(", ") + separator
+                + f(") > 0 THEN coalesce(CAST(substr(") + text + f(", instr(") + text + f(", ") + separator + f(") + length(") + separator + f(")) AS TEXT), '') ELSE '' END)")
         case .substring:
-            return f("(CASE WHEN ") + a[0] + f(" IS NULL OR ") + a[1] + f(" IS NULL OR ") + a[2] + f(" IS NULL OR CAST(") + a[1]
-                + f(" AS INTEGER) < 0 OR CAST(") + a[2] + f(" AS INTEGER) < 0 THEN NULL WHEN CAST(") + a[1] + f(" AS INTEGER) >= length(") + a[0]
-                + f(") THEN '' ELSE substr(") + a[0] + f(", CAST(") + a[1] + f(" AS INTEGER) + 1, min(CAST(") + a[2] + f(" AS INTEGER), length(") + a[0] + f("))) END)")
+            return f("\(Self.calledOnce[.substring]!.name)(") + a[0] + f(", ") + a[1] + f(", ") + a[2] + f(")")
         case .concat:
             // Concatenation is associative: a balanced tree keeps thousands of parts shallow.
             return Self.balanced(a[...], joinedBy: " || ")
@@ -244,10 +249,16 @@ public struct SQLCompiler {
         case .equal: return f("(") + l + f(" IS ") + r + f(")")
         case .notEqual: return f("(") + l + f(" IS NOT ") + r + f(")")
         case .less, .lessOrEqual, .greater, .greaterOrEqual: return f("(") + l + f(" \(op.rawValue) ") + r + f(")")
-        case .beginsWith: return f("(substr(") + l + f(", 1, length(") + r + f(")) = ") + r + f(")")
+        // Compared as UTF-8 bytes, so a NUL inside the text (where SQLite's text `substr` and
+        // `length` stop) is a byte like any other.
+        case .beginsWith:
+            let (bl, br) = (f("CAST(") + l + f(" AS BLOB)"), f("CAST(") + r + f(" AS BLOB)"))
+            return f("(CASE WHEN ") + l + f(" IS NULL OR ") + r + f(" IS NULL THEN NULL WHEN length(") + br + f(") = 0 THEN 1 WHEN length(") + br
+                + f(") > length(") + bl + f(") THEN 0 ELSE substr(") + bl + f(", 1, length(") + br + f(")) = ") + br + f(" END)")
         case .endsWith:
-            return f("(CASE WHEN ") + l + f(" IS NULL OR ") + r + f(" IS NULL THEN NULL WHEN length(") + r + f(") = 0 THEN 1 ELSE substr(")
-                + l + f(", - length(") + r + f(")) = ") + r + f(" END)")
+            let (bl, br) = (f("CAST(") + l + f(" AS BLOB)"), f("CAST(") + r + f(" AS BLOB)"))
+            return f("(CASE WHEN ") + l + f(" IS NULL OR ") + r + f(" IS NULL THEN NULL WHEN length(") + br + f(") = 0 THEN 1 WHEN length(") + br
+                + f(") > length(") + bl + f(") THEN 0 ELSE substr(") + bl + f(", - length(") + br + f(")) = ") + br + f(" END)")
         case .contains: return f("(instr(") + l + f(", ") + r + f(") > 0)")
         case .like: return f("(") + l + f(" GLOB replace(") + r + f(", '[', '[[]'))")
         case .matches: return f("tern_matches(") + l + f(", ") + r + f(", \(options.rawValue))")
