@@ -52,7 +52,46 @@ extension Connection {
         guard code == SQLITE_OK else {
             throw SQLiteError(code: code, connection: handle, sql: "function tern_checksum")
         }
+        // One row's hash of some of its values: how a row of more values than a function takes
+        // (127) is checksummed, a hash per chunk (`ChecksumArguments`).
+        let rowHash = sqlite3_create_function_v2(try openHandle(), "tern_row_hash", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, count, values in
+            sqlite3_result_int64(context, Int64(bitPattern: RowHash.of(Int(count), values)))
+        }, nil, nil, nil)
+        guard rowHash == SQLITE_OK else {
+            throw SQLiteError(code: rowHash, connection: handle, sql: "function tern_row_hash")
+        }
     }
+}
+
+/// The arguments of `tern_checksum` for a row of any width: SQLite passes a function at most 127
+/// arguments, so a row of more values is hashed in chunks (`tern_row_hash`), and the checksum
+/// taken over the chunks' hashes. Both sides of a comparison build their arguments here, so
+/// they chunk alike.
+public enum ChecksumArguments {
+    /// Values per chunk: under SQLite's limit with room for the affinities.
+    public static let chunk = 100
+
+    /// `'affinities', value, …` for `tern_checksum(…)`, `values` being SQL in the order of
+    /// `affinities`' characters; `join` concatenates SQL pieces (text, or a fragment with its
+    /// bound arguments).
+    public static func of<Piece>(affinities: String, values: [Piece], text: (String) -> Piece, join: ([Piece]) -> Piece) -> Piece {
+        let codes = Array(affinities)
+        guard values.count > chunk else {
+            return join([text(quote(affinities))] + values.flatMap { [text(", "), $0] })
+        }
+        let hashes = stride(from: 0, to: values.count, by: chunk).map { start in
+            let end = min(start + chunk, values.count)
+            return join([text("tern_row_hash(" + quote(String(codes[start..<end])))] + values[start..<end].flatMap { [text(", "), $0] } + [text(")")])
+        }
+        return join([text(quote(String(repeating: "N", count: hashes.count)))] + hashes.flatMap { [text(", "), $0] })
+    }
+
+    /// The same for values that are plain SQL text.
+    public static func of(affinities: String, values: [String]) -> String {
+        of(affinities: affinities, values: values, text: { $0 }, join: { $0.joined() })
+    }
+
+    private static func quote(_ text: String) -> String { "'" + text + "'" }
 }
 
 /// The hash of one row: its values hashed in order, each as its column's affinity stores it.

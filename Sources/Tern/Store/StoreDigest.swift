@@ -33,9 +33,8 @@ public struct StoreDigest: Codable, Sendable, Equatable {
         var scans: [(table: String, query: SQLFragment)] = []
         let tables = try connection.tableColumns()
         for (table, columns) in tables {
-            let values = columns.map(quoteIdentifier).joined(separator: ", ")
-            let affinities = String(repeating: "B", count: columns.count)
-            let whole = "SELECT count(*), tern_checksum('\(affinities)', \(values)) FROM \(quoteIdentifier(table))"
+            let arguments = ChecksumArguments.of(affinities: String(repeating: "B", count: columns.count), values: columns.map(quoteIdentifier))
+            let whole = "SELECT count(*), tern_checksum(\(arguments)) FROM \(quoteIdentifier(table))"
             for range in try RowidRanges.conditions(of: table, columns: columns, in: connection, rowidsPerScan: rowidsPerScan) {
                 scans.append((table, SQLFragment(whole + " WHERE " + range)))
             }

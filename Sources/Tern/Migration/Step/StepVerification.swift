@@ -242,10 +242,12 @@ struct StepVerification {
         // Source side: the key each object should have, then each value as its expression gives it.
         let key = entry.keepsKeys ? "s.\"Z_PK\"" : "a.destination"
         let association = entry.keepsKeys ? "" : " LEFT JOIN \(quoteIdentifier(entry.table)) a ON a.source = s.\"Z_PK\""
-        let values = columns.reduce(SQLFragment("")) { $0 + SQLFragment(", ") + $1.value }
-        let expected = SQLFragment("SELECT count(*), tern_checksum(\(quoteLiteral(affinities)), \(key)") + values
+        let expectedArguments = ChecksumArguments.of(affinities: affinities, values: [SQLFragment(key)] + columns.map(\.value),
+                                                     text: { SQLFragment($0) }, join: { $0.reduce(SQLFragment(""), +) })
+        let expected = SQLFragment("SELECT count(*), tern_checksum(") + expectedArguments
             + SQLFragment(") FROM \"src\".\(sourceTable) s\(association) WHERE ") + selection
-        let actual = "SELECT count(*), tern_checksum(\(quoteLiteral(affinities)), d.\"Z_PK\"\(columns.map { ", \($0.column)" }.joined())) FROM \(quoteIdentifier(destination.table)) d WHERE \(objectsCondition(entry))"
+        let actualArguments = ChecksumArguments.of(affinities: affinities, values: ["d.\"Z_PK\""] + columns.map(\.column))
+        let actual = "SELECT count(*), tern_checksum(\(actualArguments)) FROM \(quoteIdentifier(destination.table)) d WHERE \(objectsCondition(entry))"
         let (want, have) = try compare(expected: expected, actual: SQLFragment(actual))
         if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass + 1 }) {
             report.mappings[index].selected = Int(want.count)
