@@ -101,4 +101,22 @@ struct HostileValueTests {
             if name == "in-place" { #expect(after == before) }
         }
     }
+
+    @Test("an invalid regular expression in a filter or a value expression is refused when the mapping loads (65), naming the mapping and where, by plan and migrate alike")
+    func invalidPattern() throws {
+        let (model, store) = try model("name: string, ok: boolean")
+        let cases: [(attributes: [String: String], filter: String?, where: String)] = [
+            (["name": "$source.name"], "name MATCHES \"(\"", "filter"),
+            (["name": "$source.name"], "name MATCHES[c] \"[z-a]\"", "filter"),
+        ]
+        for (attributes, filter, place) in cases {
+            let file = try mapping(attributes, filter: filter)
+            for command in ["plan", "migrate"] {
+                let outcome = try TernProcess.run([command, store, "--model", model, "--mapping", file, "--progress", "none"].filter { command == "migrate" || $0 != "--progress" && $0 != "none" })
+                #expect(outcome.status == 65, "\(command) \(filter ?? ""): \(outcome.standardError)")
+                #expect(outcome.standardError.contains("EToE") && outcome.standardError.contains(place) && outcome.standardError.contains("not a valid regular expression"),
+                        "\(command): \(outcome.standardError)")
+            }
+        }
+    }
 }

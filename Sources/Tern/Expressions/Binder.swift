@@ -254,6 +254,11 @@ public struct ExpressionBinder {
             for (kind, side) in [(leftKind, lhs), (rightKind, rhs)] where kind != .text && kind != .null {
                 throw error("\(op.rawValue) needs strings, but this is \(Self.describe(kind))", at: side.offset)
             }
+            // A constant pattern is compiled now, by the engine that runs it: a bad one is a
+            // mistake in the mapping, named where it is, not an SQL error mid-migration.
+            if op == .matches, case .constant(.text(let pattern)) = right, let problem = TextFunctions.patternProblem(pattern, options: options) {
+                throw error(problem, at: rhs.offset)
+            }
         }
         return .compare(left, op, options, right)
     }

@@ -20,6 +20,17 @@ enum TextFunctions {
         return result
     }
 
+    /// Why `pattern` cannot be a `MATCHES` pattern under `options`, or nil when it compiles.
+    static func patternProblem(_ pattern: String, options: ComparisonOptions) -> String? {
+        let folded = options.contains(.diacriticInsensitive) ? fold(pattern, [.diacriticInsensitive]) : pattern
+        do {
+            _ = try RegexCache().regex(for: folded, caseInsensitive: options.contains(.caseInsensitive))
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
     /// `MATCHES`: the whole text matches the ICU regular expression.
     static func matches(_ text: String, pattern: String, options: ComparisonOptions, cache: RegexCache) throws -> Bool {
         let regex = try cache.regex(for: options.contains(.diacriticInsensitive) ? fold(pattern, [.diacriticInsensitive]) : pattern,

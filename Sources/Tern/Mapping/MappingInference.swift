@@ -47,12 +47,18 @@ public enum MappingInference {
         }
 
         // Core Data holds no object of an abstract entity: one made abstract keeps none of its own
-        // objects (its subentities' still migrate), and no relationship can reach them.
-        for entity in destination.entities where entity.isAbstract { origins[entity.name] = nil }
+        // objects (its subentities' still migrate), and no relationship can reach them. One that
+        // was abstract already has none: its mapping copies nothing, as before.
+        var madeAbstract: Set<String> = []
+        for entity in destination.entities where entity.isAbstract {
+            if let origin = origins[entity.name], source.entity(named: origin)?.isAbstract == false {
+                origins[entity.name] = nil
+                madeAbstract.insert(entity.name)  // its source entity's objects are removed
+            }
+        }
 
         var mappings: [EntityMapping] = []
-        for entity in destination.entitiesInStoreOrder {
-            if entity.isAbstract { continue }
+        for entity in destination.entitiesInStoreOrder where !madeAbstract.contains(entity.name) {
             guard let sourceName = origins[entity.name] else {
                 mappings.append(EntityMapping(name: entity.name, type: .add, sourceEntity: nil, destinationEntity: entity.name))
                 continue

@@ -71,7 +71,8 @@ extension ObjectModel {
         if let low = rules.minimumLength, let high = rules.maximumLength, low > high {
             problems.append("\(at): minimum length \(low) is above maximum length \(high)")
         }
-        if let pattern = rules.pattern, (try? Regex(pattern)) == nil {
+        // Compiled by the engine validation runs it with (ICU's, through NSRegularExpression).
+        if let pattern = rules.pattern, TextFunctions.patternProblem(pattern, options: []) != nil {
             problems.append("\(at): \(pattern) is not a valid regular expression")
         }
         return problems

@@ -27,6 +27,33 @@ enum ReferenceMigrator {
         var sourceEntity: String
     }
 
+    /// A value its attribute's type cannot hold (an Integer 64 past 2^63, a fraction): Core
+    /// Data's validation refuses the migration, so the engine must too.
+    struct ValueDoesNotFit: Error, CustomStringConvertible {
+        var entity: String
+        var attribute: String
+        var value: SQLiteValue
+        var description: String { "\(entity).\(attribute) = \(value) does not fit its type" }
+    }
+
+    /// Whether `value` is one `type` holds once its column's INTEGER affinity has converted it.
+    private static func fits(_ value: SQLiteValue, _ type: AttributeType) -> Bool {
+        let range: ClosedRange<Int64>
+        switch type {
+        case .integer16: range = -32768...32767
+        case .integer32: range = -2147483648...2147483647
+        case .integer64: range = .min ... .max
+        case .boolean: range = 0...1
+        default: return true
+        }
+        switch value {
+        case .null: return true
+        case .integer(let number): return range.contains(number)
+        case .real(let number): return Int64(exactly: number).map(range.contains) ?? false
+        default: return false
+        }
+    }
+
     private struct Pair: Hashable {
         var owner: Int
         var target: Int
@@ -68,6 +95,9 @@ enum ReferenceMigrator {
                     for attribute in destinationModel.allAttributes(of: destinationEntity) where !attribute.isTransient {
                         if let expression = entity.attributes[attribute.name] {
                             values[attribute.name] = try ExpressionProgram(expression).evaluate(try inputs(expression.inputs, of: object))
+                            guard fits(values[attribute.name]!, attribute.type) else {
+                                throw ValueDoesNotFit(entity: destinationEntity, attribute: attribute.name, value: values[attribute.name]!)
+                            }
                         } else {
                             values[attribute.name] = attribute.defaultValue ?? .null
                         }
