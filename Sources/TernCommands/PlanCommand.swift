@@ -44,7 +44,8 @@ struct PlanCommand: ParsableCommand {
         lines += ["The store is at \(estimate.storeVersion); \(estimate.steps.count) step\(estimate.steps.count == 1 ? "" : "s") to \(estimate.targetVersion), in batches of \(count(estimate.batchSize)) source objects, \(estimate.workers) worker\(estimate.workers == 1 ? "" : "s") for mappings in Swift."]
         for (index, step) in estimate.steps.enumerated() {
             lines.append("")
-            let origin = step.composedFrom.map { "inferred mappings of \($0), composed: the store is copied once" }
+            let how = step.schemaChanges == nil ? "the store is copied once" : "applied in place at once"
+            let origin = step.composedFrom.map { "inferred mappings of \($0), composed: \(how)" }
                 ?? step.origin.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
             lines.append("Step \(index + 1), \(step.source) → \(step.destination) (\(origin)):")
             if let reason = step.notComposed {

@@ -56,6 +56,32 @@ struct InPlaceRenameTests {
         #expect(third.map { $0["c"] } == ["c1", "c2", "c3"] && third.map { $0["d"] } == ["d1", nil, "d3"])
     }
 
+    @Test("version 2 renames name to fullName (identifier name), version 3 adds a new name: fullName keeps the values, name is new and empty; what the plan says runs in place is what runs",
+          arguments: [false, true])
+    func newNameBesideRenamed(composed: Bool) async throws {
+        let folder = try TemporaryDirectory()
+        let model = try folder.model([
+            "model.yaml": "name: R\ncurrent: R 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
+            "v1.yaml": "version: R 1\nentities:\n  P:\n    attributes: { name: string, age: integer32 }\n",
+            "v2.yaml": "version: R 2\nentities:\n  P:\n    attributes: { fullName: { type: string, renamingIdentifier: name }, age: integer32 }\n",
+            "v3.yaml": "version: R 3\nentities:\n  P:\n    attributes: { fullName: { type: string, renamingIdentifier: name }, name: string, age: integer32 }\n",
+        ])
+        let store = try TestStore(model: model, version: "R 1") { store in
+            for key in 1...3 { try store.insert("P", ["name": .text("n\(key)"), "age": .integer(Int64(key))]) }
+        }
+        var options = MigrationOptions()
+        options.composeSteps = composed
+        let migration = StoreMigration(store: store.path, model: model, options: options, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let plan = try migration.plan()
+        let planned = plan.steps.map { LightweightInPlace.statements(for: $0) ?? [] }
+        let output = folder.path("out.sqlite")
+        let report = try await migration.run(plan, output: output)
+        #expect(report.steps.map(\.appliedInPlace) == planned)
+        let objects = try await store.migrated(options: options).objects("P")
+        #expect(objects.map { $0["fullName"] } == ["n1", "n2", "n3"])
+        #expect(objects.map { $0["name"] } == [nil, nil, nil])
+    }
+
     @Test("a string's length rules count UTF-16 units, as Core Data validates them: five emoji are 10, longer than 8; three kanji (9 bytes) are 3, shorter than 4")
     func lengthRuleCountsUTF16() async throws {
         let folder = try TemporaryDirectory()

@@ -145,10 +145,20 @@ public enum MappingInference {
 
     // MARK: Following renames
 
-    /// The element of `previous` that `candidates` element named `name` (with renaming key `key`)
-    /// came from.
-    private static func match(name: String, key: String, in previous: [(name: String, key: String)]) -> String? {
-        previous.first { $0.key == key }?.name ?? previous.first { $0.name == key }?.name
+    /// The element of `previous` that the element of `current` named `name` (renaming key `key`:
+    /// its renaming identifier, else its name) came from: the one with the same identifier, as
+    /// Core Data matches properties, else the one its key names. When several elements of
+    /// `current` share an identifier (version 2 renames `name` to `fullName`, whose identifier
+    /// stays `name`; version 3 adds a new `name`), the one keeping the old element's name has it,
+    /// and the others are new.
+    private static func match(name: String, key: String, in previous: [(name: String, key: String)], among current: [(name: String, key: String)]) -> String? {
+        if let shared = previous.first(where: { $0.key == key }) {
+            let rivals = current.filter { $0.key == key }
+            guard rivals.count > 1 else { return shared.name }
+            let heir = rivals.first { $0.name == shared.name } ?? rivals[0]
+            return heir.name == name ? shared.name : nil
+        }
+        return previous.first { $0.name == key }?.name
     }
 
     /// The source entity a destination entity came from, walking back through every version.
@@ -157,7 +167,8 @@ public enum MappingInference {
         for index in stride(from: chain.count - 1, to: 0, by: -1) {
             guard let entity = chain[index].entity(named: current) else { return nil }
             let previous = chain[index - 1].entities.map { ($0.name, $0.renamingKey) }
-            guard let found = match(name: entity.name, key: entity.renamingKey, in: previous) else { return nil }
+            let here = chain[index].entities.map { ($0.name, $0.renamingKey) }
+            guard let found = match(name: entity.name, key: entity.renamingKey, in: previous, among: here) else { return nil }
             current = found
         }
         return current
@@ -175,9 +186,10 @@ public enum MappingInference {
         var currentProperty = name
         var currentEntity = entity
         for index in stride(from: chain.count - 1, to: 0, by: -1) {
-            guard let key = properties(chain[index], currentEntity).first(where: { $0.0 == currentProperty })?.1,
+            let here = properties(chain[index], currentEntity).map { (name: $0.0, key: $0.1) }
+            guard let key = here.first(where: { $0.name == currentProperty })?.key,
                   let previousEntity = trace(entity: currentEntity, chain: [chain[index - 1], chain[index]]),
-                  let found = match(name: currentProperty, key: key, in: properties(chain[index - 1], previousEntity).map { (name: $0.0, key: $0.1) }) else {
+                  let found = match(name: currentProperty, key: key, in: properties(chain[index - 1], previousEntity).map { (name: $0.0, key: $0.1) }, among: here) else {
                 return nil
             }
             currentProperty = found
