@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Tern
+import TernGenerate
+import TernSQLite
 
 /// Compiled models (`.mom`, `.momd`) decode to the model their Xcode sources describe: checked
 /// against what Apple's compiler wrote for every fixture, by Tern's version hashes and the store
@@ -246,6 +248,26 @@ struct EntityNumberingTests {
         #expect(differences.contains { $0.hasPrefix("Z_PRIMARYKEY numbers its entities otherwise") }, "\(differences)")
         let both = VersionedModel(name: "M", versions: [cached, moved], currentVersionName: "B", path: directory.path("m"))
         #expect(try VersionMatch.find(in: both, storeAt: store).verdict == .migrationNeeded(from: "A", to: "B", evidence: .appleHashes))
+    }
+
+    @Test("an app's own Z… table (ZAPPSTUFF, no entity of Z_PRIMARYKEY's) is not a table of the model: recognised by schema all the same, kept by a step applied in place")
+    func appTableNamedLikeAnEntityTable() async throws {
+        let directory = try TemporaryDirectory()
+        let model = try ModelLoader.load(Configs.path("bookstore"))
+        let store = directory.path("books.sqlite")
+        _ = try DataGenerator.generate(model: model.versions[0], at: store, rows: 5, seed: 1)
+        let connection = try Connection(path: store)
+        try connection.execute("CREATE TABLE ZAPPSTUFF (Z_PK INTEGER PRIMARY KEY, ZX VARCHAR)")
+        try connection.execute("INSERT INTO ZAPPSTUFF VALUES (1, 'kept')")
+        var metadata = try StoreMetadata.read(from: connection, path: store)
+        metadata.versionHashes = [:]  // a store without Core Data's hashes: recognised by its tables
+        let match = VersionMatch.find(in: model, metadata: metadata, signature: try LayoutSignature(connection: connection))
+        try connection.close()
+        #expect(match.verdict == .migrationNeeded(from: "BookStore 1", to: "BookStore 5", evidence: .schema))
+        let migration = StoreMigration(store: store, model: model)
+        let plan = try migration.plan(to: "BookStore 2")
+        _ = try await migration.run(plan)
+        #expect(try Connection(path: store, configuration: .init(mode: .readOnly)).scalar("SELECT ZX FROM ZAPPSTUFF")?.text == "kept")
     }
 
     @Test("a fetch index named like its one property is made once (Bookmarks' models have one)")

@@ -6,7 +6,8 @@ import TernSQLite
 /// It holds each entity table's columns with their declared types (a String and an Integer 64
 /// attribute of the same name differ: `VARCHAR` against `INTEGER`), and each join table's column
 /// names; join tables are compared by their columns alone. Core Data's bookkeeping tables (`Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE`), persistent
-/// history (`A…`) and Tern's own (`TERN_…`) are left out.
+/// history (`A…`), Tern's own (`TERN_…`) and an app's own `Z…` tables (no root entity's in
+/// `Z_PRIMARYKEY`) are left out.
 public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
     /// Entity table name → its columns, each with its declared type (`INTEGER`, `VARCHAR`, …).
     public var entityTables: [String: [String: String]]
@@ -41,7 +42,19 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
         var rows = statement.rows()
         var names: [String] = []
         while let row = try rows.next() { names.append(row.text(at: 0) ?? "") }
-        for name in names where Self.isDataTable(name) {
+        // An entity table is the table of a root entity `Z_PRIMARYKEY` names: another `Z…` table
+        // is an app's own (`ZAPPSTUFF`), kept beside the store like any app table.
+        var roots: Set<String>?
+        if names.contains("Z_PRIMARYKEY") {
+            let entities = try connection.prepare("SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY WHERE Z_SUPER = 0")
+            var entityRows = entities.rows()
+            var found: Set<String> = []
+            while let row = try entityRows.next() {
+                found.insert(CoreDataNames.table(forRoot: row.text(at: 0) ?? "", number: Int(row.int64(at: 1))))
+            }
+            roots = found
+        }
+        for name in names where Self.isDataTable(name) && (name.hasPrefix("Z_") || roots?.contains(name) != false) {
             let info = try connection.prepare("SELECT name, type FROM pragma_table_info(?)")
             try info.bind(name, at: 1)
             var columns: [String: String] = [:]
