@@ -50,6 +50,11 @@ struct MigrateCommand: ParsableCommand {
     }
 
     func run() throws {
+        // Every file the migration creates gets no more access than the store.
+        try StorePermissions.restricting(for: inputs.store) { try migrate() }
+    }
+
+    private func migrate() throws {
         let logger = global.makeLogger(label: "tern.migrate")
         let stop = CommandEnvironment.current.stop
         stop.installSignalHandlers()

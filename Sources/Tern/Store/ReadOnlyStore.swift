@@ -55,7 +55,8 @@ public final class ReadOnlyStore: Sendable {
             let directory = fileManager.temporaryDirectory.appendingPathComponent("tern-snapshot-\(UUID().uuidString)")
             let copy = directory.appendingPathComponent("store.sqlite").path
             do {
-                try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+                // Private: the copy is the store's data, whoever may read the store itself.
+                try fileManager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 try fileManager.copyItem(atPath: path, toPath: copy)
                 try fileManager.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
             } catch {

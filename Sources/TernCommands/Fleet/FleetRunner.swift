@@ -112,7 +112,7 @@ struct FleetRunner: Sendable {
         // Messages are made in the fleet's words: the next attempt resumes, not a flag.
         RecoveryWording.$current.withValue(.fleet) {
             do {
-                try migrate(entry, at: path, lease: lease, into: &outcome)
+                try StorePermissions.restricting(for: path) { try migrate(entry, at: path, lease: lease, into: &outcome) }
             } catch {
                 outcome.error = lease.isLost
                     ? FleetError(class: "retryable", kind: "leaseLost", message: "the store's lease was lost (taken over after it expired, or removed): stopped so two tasks never migrate it at once")

@@ -39,6 +39,8 @@ extension StoreMigration {
         // (they stay in the backup's folder). A file an app writes later is never on the list.
         let unreferenced = backup == nil ? [] : try ExternalDataCarrier.unreferencedFiles(in: files, by: migrated)
         try hold?.keepWALOnClose()
+        // With --out too: the migrated store is the source's data, readable by whom the source is.
+        Self.keepOwnership(of: store, for: migrated)
         try place(migrated, at: finalPath, keepingOriginalAt: backup)
         if let backup, !unreferenced.isEmpty {
             let removed = ExternalDataCarrier.remove(unreferenced, from: files, keptIn: ExternalBinaryData.folder(forStore: backup))
