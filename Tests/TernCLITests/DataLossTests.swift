@@ -312,4 +312,31 @@ struct DataLossTests {
                 == count(store, "SELECT group_concat(Z_PK) FROM (SELECT Z_PK FROM ZP WHERE Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'C') ORDER BY Z_PK);"))
         #expect(try TernProcess.run(["check", output, "--model", model.path]).status == 0)
     }
+
+    @Test("an app's view over a column an in-place step drops is refused by plan and migrate (65) naming it and what to do; views, triggers and indexes of the app that still hold are kept")
+    func appViewsAndTriggers() throws {
+        let version = { (name: String, attributes: String) in "version: \(name)\nentities:\n  A:\n    attributes: { \(attributes) }\n" }
+        let model = try writeModel("views", ["model.yaml": "name: V\ncurrent: V 2\nversions: [v1.yaml, v2.yaml]\n",
+                                             "v1.yaml": version("V 1", "n: string, t: string"), "v2.yaml": version("V 2", "n: string")])
+        let store = directory.appendingPathComponent("views.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "V 1", "--rows", "5", store]).status == 0)
+        #expect(try SQLiteShell.run(store, "CREATE VIEW appview AS SELECT ZN, ZT FROM ZA;").isEmpty)
+        for command in ["plan", "migrate"] {
+            let refused = try TernProcess.run([command, store, "--model", model.path])
+            #expect(refused.status == 65, "\(command): \(refused.standardError)")
+            #expect(refused.standardError.contains("the store's view appview would not hold after step V 1 → V 2") && refused.standardError.contains("no such column: ZT")
+                    && refused.standardError.contains("Drop the view before migrating"), "\(refused.standardError)")
+        }
+        // Views, triggers and app tables' indexes that still hold: kept through the in-place step.
+        #expect(try SQLiteShell.run(store, """
+            DROP VIEW appview; CREATE VIEW appnames AS SELECT ZN FROM ZA;
+            CREATE TABLE applog (n TEXT); CREATE INDEX applog_n ON applog (n);
+            CREATE TRIGGER applogger AFTER INSERT ON ZA BEGIN INSERT INTO applog VALUES (NEW.ZN); END;
+            """).isEmpty)
+        let migrated = try TernProcess.run(["migrate", store, "--model", model.path, "--progress", "none"])
+        #expect(migrated.status == 0, "\(migrated.standardError)")
+        #expect(try SQLiteShell.run(store, "SELECT type, name FROM sqlite_master WHERE name IN ('appnames', 'applog', 'applog_n', 'applogger') ORDER BY name;")
+                == "table|applog\nindex|applog_n\ntrigger|applogger\nview|appnames\n")
+        #expect(try SQLiteShell.run(store, "SELECT count(*) FROM appnames;") == "5\n")
+    }
 }

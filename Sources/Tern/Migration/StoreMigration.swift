@@ -110,6 +110,7 @@ public struct StoreMigration: Sendable {
         if let source = chainModel.version(named: version) {
             try NothingCarried.check(steps, store: store, storeVersion: source)
         }
+        try AppSchemaObjects.check(steps, store: store)
         var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
         plan.fromStoreModel = fromStoreModel
         if let hashes = appleHashes[targetVersion], let destination = model.version(named: targetVersion) {

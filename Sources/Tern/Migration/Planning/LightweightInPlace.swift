@@ -207,20 +207,29 @@ enum LightweightInPlace {
         let destination = StoreLayout(model: step.destination)
         do {
             try connection.transaction(.immediate) {
-            // Core Data's and Tern's indexes all sit on Z tables; they are rebuilt from the
-            // destination model, and so are triggers (a derived attribute's), which name tables a
-            // rebuild replaces.
-            let existing = try connection.prepare("SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') AND sql IS NOT NULL")
+            // The indexes of the model's tables are rebuilt from the destination model, and so are
+            // Core Data's triggers (a derived attribute's), which name tables a rebuild replaces;
+            // an app's views and triggers are set aside and made again (the plan checked they
+            // hold), and its own tables keep their indexes.
+            let modelTables = Set(StoreLayout(model: step.source).tables.map(\.name))
+            let indexes = try connection.prepare("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
             var drops: [String] = []
-            var rows = existing.rows()
-            while let row = try rows.next() { drops.append("DROP \(row.text(at: 0)!.uppercased()) \(quoteIdentifier(row.text(at: 1)!))") }
+            var rows = indexes.rows()
+            while let row = try rows.next() {
+                if modelTables.contains(row.text(at: 1) ?? "") { drops.append("DROP INDEX \(quoteIdentifier(row.text(at: 0)!))") }
+            }
+            let coreDataTriggers = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
+            var triggerRows = coreDataTriggers.rows()
+            while let row = try triggerRows.next() { drops.append("DROP TRIGGER \(quoteIdentifier(row.text(at: 0)!))") }
+            let appObjects = try AppSchemaObjects.read(connection)
+            drops += appObjects.map { "DROP \($0.type.uppercased()) \(quoteIdentifier($0.name))" }
             for drop in drops { try connection.execute(drop) }
             for statement in statements { try connection.execute(statement) }
             try rebuildTablesWithConstraints(destination, connection: connection)
             guard LayoutSignature(layout: destination) == (try LayoutSignature(connection: connection)) else {
                 throw InPlaceMismatch()  // rolls the transaction back
             }
-            for statement in destination.indexStatements + destination.derivedValueStatements + destination.triggerStatements {
+            for statement in destination.indexStatements + destination.derivedValueStatements + destination.triggerStatements + appObjects.map(\.sql) {
                 try connection.execute(statement)
             }
             try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", try StoreFile.metadataPlist(for: step.destination))
