@@ -219,6 +219,21 @@ struct StoreInUseTests {
         #expect(try TernProcess.run(["check", output, "--model", Self.bookStore]).status == 0)
     }
 
+    @Test("a full disk when external data is decoded into the store: the space a step needs counts the external files, not only the small store",
+          .enabled(if: getuid() == 0, "mounting a small filesystem needs root"))
+    func fullDiskCountsExternalData() throws {
+        let attachments = Self.bookStore.replacingOccurrences(of: "configs/bookstore", with: "configs/attachments")
+        let path = directory.appendingPathComponent("Docs.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", attachments, "--version", "Attachments 1", "--rows", "300", path]).status == 0)
+        let small = directory.appendingPathComponent("tiny")
+        try FileManager.default.createDirectory(at: small, withIntermediateDirectories: true)
+        #expect(Self.succeeds("/bin/mount", ["-t", "tmpfs", "-o", "size=300k", "tmpfs", small.path]))
+        defer { _ = Self.succeeds("/bin/umount", [small.path]) }
+        let full = try TernProcess.run(["migrate", path, "--model", attachments, "--out", small.appendingPathComponent("Out.sqlite").path, "--progress", "none"])
+        #expect(full.status == 74, "\(full.standardError)")
+        #expect(full.standardError.contains("the disk is full") && full.standardError.contains("MiB of external data files"), "\(full.standardError)")
+    }
+
     private static func succeeds(_ program: String, _ arguments: [String]) -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)

@@ -25,7 +25,8 @@ public enum MigrationError: Error, CustomStringConvertible {
     /// `--no-data-loss`, and an inferred step would drop values (`DataLoss`); nothing was kept.
     case dataLoss(step: String, dropped: [DroppedData])
     /// The disk filled up; the work so far is kept in `keptFiles` (name, bytes) for `--resume`.
-    case diskFull(directory: String, keptFiles: [(String, Int)], sourceBytes: Int)
+    /// A step needs about `sourceBytes` (the store) and `externalBytes` (its external data files).
+    case diskFull(directory: String, keptFiles: [(String, Int)], sourceBytes: Int, externalBytes: Int)
     /// The disk or a lock failed after the work began (`cause`: an I/O error, a busy database):
     /// the work so far is kept, with its record at `record`, for `--resume`.
     case stoppedResumably(cause: any Error, record: String)
@@ -100,10 +101,13 @@ public enum MigrationError: Error, CustomStringConvertible {
         case .stoppedResumably(let cause, let record):
             "\(cause)\nThe work so far is kept (its record is \(record)): once the cause is fixed, \(RecoveryWording.resume) "
                 + "to continue where it stopped, or \(RecoveryWording.restart) to start over"
-        case .diskFull(let directory, let kept, let sourceBytes):
+        case .diskFull(let directory, let kept, let sourceBytes, let externalBytes):
             "\(directory): the disk is full. The work so far is kept there in hidden files ("
                 + kept.map { "\($0.0), \(Self.mebibytes($0.1))" }.joined(separator: "; ")
-                + "). Free space (a step needs about as much as the store, \(Self.mebibytes(sourceBytes)), and its indexes more), then \(RecoveryWording.resume) "
+                + "). Free space (a step needs about as much as the store and its external data, "
+                + (externalBytes > 0 ? "\(Self.mebibytes(sourceBytes + externalBytes)): the store \(Self.mebibytes(sourceBytes)) and \(Self.mebibytes(externalBytes)) of external data files"
+                                     : Self.mebibytes(sourceBytes))
+                + ", and its indexes more), then \(RecoveryWording.resume) "
                 + "to continue where it stopped, or \(RecoveryWording.restart) to remove those files and start over"
         case .policyFailed(let policy, let mapping, let key, let message):
             "the migration policy \(policy) failed in entity mapping \(mapping)\(key.map { " over source object \($0)" } ?? ""): \(message)"

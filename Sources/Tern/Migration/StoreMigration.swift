@@ -322,12 +322,19 @@ public struct StoreMigration: Sendable {
         (error as? SQLiteError)?.code.primary == .SQLITE_FULL
     }
 
-    /// The full-disk error: the directory, the files that hold the work so far, and their sizes.
+    /// The full-disk error: the directory, the files that hold the work so far, and their sizes,
+    /// and what a step needs: the store and the external data files it reads in or writes out
+    /// (attachments decoded into a small store take their own size in it).
     static func diskFull(beside finalPath: String, kept files: [String], source: String) -> MigrationError {
         let size = { (path: String) in try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int }
+        var external = 0
+        let folder = ExternalBinaryData.folder(forStore: source)
+        for name in (try? FileManager.default.subpathsOfDirectory(atPath: folder)) ?? [] {
+            external += size(folder + "/" + name) ?? 0
+        }
         return MigrationError.diskFull(directory: URL(fileURLWithPath: finalPath).deletingLastPathComponent().path,
                                        keptFiles: files.compactMap { file in size(file).map { (URL(fileURLWithPath: file).lastPathComponent, $0) } },
-                                       sourceBytes: size(source) ?? 0)
+                                       sourceBytes: size(source) ?? 0, externalBytes: external)
     }
 
     /// Removes the external data files a run carried beside its output, its backup, or (in
