@@ -24,6 +24,16 @@ struct ExpressionErrorTests {
         }
     }
 
+    @Test("a MATCHES that runs past its time limit over one value is stopped, naming the pattern; within it, it answers")
+    func regexTimeLimit() throws {
+        let text = String(repeating: "x", count: 20_000)
+        #expect(throws: RegexCache.TooSlow.self) {
+            _ = try TextFunctions.matches(text, pattern: "(x+x+)+y", options: [], cache: RegexCache(), limit: .milliseconds(20))
+        }
+        #expect(try TextFunctions.matches(text, pattern: "x+", options: [], cache: RegexCache(), limit: .seconds(2)))
+        #expect(try !TextFunctions.matches("xy", pattern: "x", options: [], cache: RegexCache()))
+    }
+
     @Test("syntax errors give line:column and what was expected")
     func syntax() {
         #expect(expressionError("($source.price - 32.0")?.description == "1:22: expected ')' to close the parenthesis, found the end")

@@ -32,14 +32,32 @@ enum TextFunctions {
     }
 
     /// `MATCHES`: the whole text matches the ICU regular expression.
-    static func matches(_ text: String, pattern: String, options: ComparisonOptions, cache: RegexCache) throws -> Bool {
+    static func matches(_ text: String, pattern: String, options: ComparisonOptions, cache: RegexCache, limit: Duration = matchTimeLimit) throws -> Bool {
         let regex = try cache.regex(for: options.contains(.diacriticInsensitive) ? fold(pattern, [.diacriticInsensitive]) : pattern,
                                     caseInsensitive: options.contains(.caseInsensitive))
         let subject = options.contains(.diacriticInsensitive) ? fold(text, [.diacriticInsensitive]) : text
         let range = NSRange(subject.startIndex..., in: subject)
-        guard let match = regex.firstMatch(in: subject, options: [.anchored], range: range) else { return false }
-        return match.range == range
+        // ICU reports progress while it backtracks: a pattern that would run for minutes over
+        // one value is stopped after `limit` (ICU's own backtracking stack gives up on
+        // (x+x+)+y over 5,000 x's after about half a second).
+        let deadline = ContinuousClock.now + limit
+        var whole = false
+        var timedOut = false
+        regex.enumerateMatches(in: subject, options: [.anchored, .reportProgress], range: range) { match, _, stop in
+            if let match {
+                whole = match.range == range
+                stop.pointee = true
+            } else if ContinuousClock.now > deadline {
+                timedOut = true
+                stop.pointee = true
+            }
+        }
+        if timedOut { throw RegexCache.TooSlow(pattern: pattern, limit: limit) }
+        return whole
     }
+
+    /// The longest one `MATCHES` may take over one value.
+    static let matchTimeLimit = Duration.seconds(2)
 
     /// Registers `tern_upper(x)`, `tern_lower(x)`, `tern_fold(x, options)` and
     /// `tern_matches(text, pattern, options)` on a connection; SQL compiled from expressions uses
@@ -71,6 +89,13 @@ final class RegexCache {
     struct InvalidPattern: Error, CustomStringConvertible {
         let pattern: String
         var description: String { "not a valid regular expression: \(pattern)" }
+    }
+
+    /// A match that ran past the time limit: the pattern backtracks without bound on this value.
+    struct TooSlow: Error, CustomStringConvertible {
+        let pattern: String
+        let limit: Duration
+        var description: String { "the regular expression \(pattern) took more than \(limit) on one value (it backtracks without bound): write it without nested repetition" }
     }
 
     func regex(for pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {

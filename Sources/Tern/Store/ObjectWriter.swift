@@ -124,9 +124,12 @@ public final class ObjectWriter {
         try statement.run()
     }
 
-    /// Records key counters, builds indexes and releases the writer's statements. Call once,
-    /// after the last insert.
-    public func finish() throws {
+    /// Records key counters, builds indexes, gives derived attributes their values and Core
+    /// Data's triggers, and releases the writer's statements. Call once, after the last insert.
+    ///
+    /// - Parameter derivingValues: false keeps the derived values inserted (a writer whose links
+    ///   are not in the store computed them itself).
+    public func finish(derivingValues: Bool = true) throws {
         inserts.values.forEach { $0.statement.finalize() }
         links.values.forEach { $0.finalize() }
         inserts.removeAll()
@@ -137,7 +140,7 @@ public final class ObjectWriter {
             try update.bind([next - 1, root])
             try update.run()
         }
-        for statement in layout.indexStatements + layout.derivedValueStatements + layout.triggerStatements {
+        for statement in layout.indexStatements + (derivingValues ? layout.derivedValueStatements : []) + layout.triggerStatements {
             try connection.execute(statement)
         }
     }

@@ -84,6 +84,9 @@ struct RandomMigrationCase {
                               mapsOwner: !hasInverse || sides != 1, mapsInverse: hasInverse && sides != 0))
         }
 
+        // Some to-manys stored in their targets' rows get a derived count in the new version.
+        let counted = Set(specs.filter { ($0.kind == .toMany || $0.kind == .oneToMany) && chance(0.4) }.map(\.name))
+
         // Passes: each entity mapping in pass 1 or 2.
         let twoPasses = entities.count > 1 && chance(0.35)
         var pass: [String: Int] = Dictionary(uniqueKeysWithValues: entities.map { ($0, twoPasses ? number(1...2) : 1) })
@@ -116,6 +119,12 @@ struct RandomMigrationCase {
                 }
                 if destination, let fresh = newAttribute[entity] {
                     lines.append("      \(fresh.name): { type: \(fresh.type), default: \"\(fresh.defaultValue)\" }")
+                }
+                // Derived counts of the entity's to-manys kept in their targets' rows: an
+                // inverse-less to-many of its own, or the to-many side of a one-to-many to it.
+                for spec in specs where destination && counted.contains(spec.name) {
+                    let toMany = spec.kind == .toMany ? (spec.owner == entity ? spec.name : nil) : (spec.target == entity ? spec.inverseName : nil)
+                    if let toMany { lines.append("      \(toMany)Count: { type: integer64, derivation: \"\(toMany).@count\" }") }
                 }
                 var relationships: [String] = []
                 for spec in specs {
@@ -216,6 +225,7 @@ struct RandomMigrationCase {
             + "; relationships " + specs.map { "\($0.owner).\($0.name)→\($0.target) \($0.kind)\($0.ordered ? " ordered" : "") mapped \($0.mapsOwner ? "owner" : "")\($0.mapsInverse ? " inverse" : "")" }.joined(separator: "; ")
             + (twoPasses ? "; two passes" : "") + (filters.isEmpty ? "" : "; filters \(filters.values.sorted().joined(separator: ", "))")
             + (empty.isEmpty ? "" : "; empty \(empty.joined(separator: ", "))")
+            + (counted.isEmpty ? "" : "; derived counts of \(counted.sorted().joined(separator: ", "))")
             + externalSummary
         return RandomMigrationCase(seed: seed, directory: directory, emptyEntities: empty, summary: summary)
     }

@@ -160,6 +160,15 @@ enum ReferenceMigrator {
             sourceModel.allRelationships(of: sourceEntity).first { $0.name == relationship.renamingKey }?.name
         }
 
+        // A derived `relationship.@count` holds how many objects the relationship reaches.
+        for index in objects.indices {
+            for attribute in destinationModel.allAttributes(of: objects[index].entity) {
+                guard case .count(let name)? = attribute.derivation,
+                      let relationship = destinationModel.allRelationships(of: objects[index].entity).first(where: { $0.name == name }) else { continue }
+                objects[index].values[attribute.name] = .integer(Int64(try linked(index, relationship).count))
+            }
+        }
+
         // Values as the destination's columns store them: written to a scratch store, read back.
         let store = try StoreFile.create(at: scratch, model: destinationModel)
         let layout = StoreLayout(model: destinationModel)
@@ -170,7 +179,7 @@ enum ReferenceMigrator {
                 let attributes = object.values.filter { name, _ in destinationModel.allAttributes(of: object.entity).contains { $0.name == name } }
                 keys.append(try writer.insert(object.entity, attributes))
             }
-            try writer.finish()
+            try writer.finish(derivingValues: false)  // its links are not in the scratch store
         }
         let stored = ObjectReader(connection: store, layout: layout)
         var byEntity: StoreContent.Objects = [:]
