@@ -270,6 +270,30 @@ struct EntityNumberingTests {
         #expect(try Connection(path: store, configuration: .init(mode: .readOnly)).scalar("SELECT ZX FROM ZAPPSTUFF")?.text == "kept")
     }
 
+    @Test("a store whose join table an earlier Tern named by its own rules is not taken for the version (the engine reads join tables by name); check says an earlier Tern wrote it")
+    func earlierTernJoinTable() throws {
+        let version = ObjectModel(versionName: "V", entities: [
+            Entity(name: "Note", relationships: [Relationship(name: "tags", destination: "Tag", inverse: "notes", isToMany: true)]),
+            Entity(name: "Tag", relationships: [Relationship(name: "notes", destination: "Note", inverse: "tags", isToMany: true)]),
+        ])
+        let model = VersionedModel(name: "M", versions: [version], currentVersionName: "V", path: "m")
+        let layout = StoreLayout(model: version)
+        var signature = LayoutSignature(layout: layout)
+        #expect(signature.joinTables.keys.sorted() == ["Z_1TAGS"])
+        var metadata = StoreMetadata(versionHashes: ["Note": "00"], versionIdentifiers: [], keys: [], entities: [])
+        metadata.hashScheme = "tern.v1"
+        metadata.versionName = "V"
+        #expect(VersionMatch.find(in: model, metadata: metadata, signature: signature).verdict == .compatible(version: "V", evidence: .schema))
+        // The same columns under the other side's name, as Tern named it before.
+        signature.joinTables = ["Z_2NOTES": signature.joinTables["Z_1TAGS"]!]
+        guard case .noMatch(_, let differences) = VersionMatch.find(in: model, metadata: metadata, signature: signature).verdict else {
+            Issue.record("a join table of another name was taken for the version's")
+            return
+        }
+        #expect(differences.first?.hasPrefix("the store was written by an earlier Tern (TernVersionHashScheme tern.v1, version V)") == true, "\(differences)")
+        #expect(differences.contains { $0.hasPrefix("the store has no join table Z_1TAGS") }, "\(differences)")
+    }
+
     @Test("a fetch index named like its one property is made once (Bookmarks' models have one)")
     func indexNamedLikeItsProperty() throws {
         let version = ObjectModel(versionName: "V", entities: [

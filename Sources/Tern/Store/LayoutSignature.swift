@@ -5,17 +5,19 @@ import TernSQLite
 ///
 /// It holds each entity table's columns with their declared types (a String and an Integer 64
 /// attribute of the same name differ: `VARCHAR` against `INTEGER`), and each join table's column
-/// names; join tables are compared by their columns alone. Core Data's bookkeeping tables (`Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE`), persistent
+/// names under its name: Tern names join tables as Core Data does (proven on the corpora), and the
+/// engine reads them by name, so a store whose join tables an earlier Tern named otherwise is not
+/// taken for the version. Core Data's bookkeeping tables (`Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE`), persistent
 /// history (`A…`), Tern's own (`TERN_…`) and an app's own `Z…` tables (no root entity's in
 /// `Z_PRIMARYKEY`) are left out.
 public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
     /// Entity table name → its columns, each with its declared type (`INTEGER`, `VARCHAR`, …).
     public var entityTables: [String: [String: String]]
-    /// Each join table's columns.
-    public var joinTables: Set<Set<String>>
+    /// Join table name → its columns.
+    public var joinTables: [String: Set<String>]
 
     /// A signature with these tables, as a test or a saved signature gives them.
-    public init(entityTables: [String: [String: String]], joinTables: Set<Set<String>>) {
+    public init(entityTables: [String: [String: String]], joinTables: [String: Set<String>]) {
         self.entityTables = entityTables
         self.joinTables = joinTables
     }
@@ -23,11 +25,11 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
     /// The signature a store laid out as `layout` has: what a store of that version would show.
     public init(layout: StoreLayout) {
         entityTables = [:]
-        joinTables = []
+        joinTables = [:]
         let joinNames = Set(layout.joinTables.map(\.table))
         for table in layout.tables {
             if joinNames.contains(table.name) {
-                joinTables.insert(Set(table.columns.map(\.name)))
+                joinTables[table.name] = Set(table.columns.map(\.name))
             } else {
                 entityTables[table.name] = Dictionary(table.columns.map { ($0.name, Self.declaredType($0.declaration)) }) { first, _ in first }
             }
@@ -37,7 +39,7 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
     /// Reads the signature of an open store.
     public init(connection: Connection) throws {
         entityTables = [:]
-        joinTables = []
+        joinTables = [:]
         let statement = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         var rows = statement.rows()
         var names: [String] = []
@@ -60,7 +62,7 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
             var columns: [String: String] = [:]
             var columnRows = info.rows()
             while let row = try columnRows.next() { columns[row.text(at: 0) ?? ""] = Self.declaredType(row.text(at: 1) ?? "") }
-            if name.hasPrefix("Z_") { joinTables.insert(Set(columns.keys)) } else { entityTables[name] = columns }
+            if name.hasPrefix("Z_") { joinTables[name] = Set(columns.keys) } else { entityTables[name] = columns }
         }
     }
 
@@ -97,11 +99,11 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
                 }
             }
         }
-        for join in joinTables.subtracting(store.joinTables).map({ $0.sorted().joined(separator: ", ") }).sorted() {
-            lines.append("the store has no join table with columns \(join)")
+        for (name, columns) in joinTables.sorted(by: { $0.key < $1.key }) where store.joinTables[name] != columns {
+            lines.append("the store has no join table \(name) with columns \(columns.sorted().joined(separator: ", "))")
         }
-        for join in store.joinTables.subtracting(joinTables).map({ $0.sorted().joined(separator: ", ") }).sorted() {
-            lines.append("the store has a join table with columns \(join) the version does not")
+        for (name, columns) in store.joinTables.sorted(by: { $0.key < $1.key }) where joinTables[name] != columns {
+            lines.append("the store has a join table \(name) with columns \(columns.sorted().joined(separator: ", ")) the version does not")
         }
         return lines
     }
@@ -110,7 +112,7 @@ public struct LayoutSignature: Sendable, Equatable, CustomStringConvertible {
         let tables = entityTables.keys.sorted().map { table in
             "\(table)(\(entityTables[table]!.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ",")))"
         }
-        let joins = joinTables.map { "[\($0.sorted().joined(separator: ","))]" }.sorted()
+        let joins = joinTables.map { "\($0.key)[\($0.value.sorted().joined(separator: ","))]" }.sorted()
         return (tables + joins).joined(separator: " ")
     }
 }

@@ -71,7 +71,14 @@ public struct VersionMatch: Sendable, Equatable {
                 closest = (version.versionName, differences)
             }
         }
-        return VersionMatch(verdict: .noMatch(closest: closest?.name, differences: closest?.differences ?? []))
+        var differences = closest?.differences ?? []
+        if metadata.hashScheme != nil {
+            // Tern's own hashes: an earlier Tern wrote it, before it followed Core Data's layout.
+            differences.insert("the store was written by an earlier Tern (TernVersionHashScheme \(metadata.hashScheme!)\(metadata.versionName.map { ", version \($0)" } ?? "")), "
+                               + "whose join tables, hidden keys or columns were named by its own rules, not Core Data's: migrate it with that release, "
+                               + "or export its objects and load them into a store of this one", at: 0)
+        }
+        return VersionMatch(verdict: .noMatch(closest: closest?.name, differences: differences))
     }
 
     /// How a store differs from what `version` would have written: its tables and columns, and
