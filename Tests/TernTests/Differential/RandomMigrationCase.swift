@@ -55,6 +55,12 @@ struct RandomMigrationCase {
         if chance(0.35) {
             parents[entities[0] + "Kid"] = entities[0]
             entities.append(entities[0] + "Kid")
+            // Sometimes a sibling, whose attributes take the same names (k1, k2, …): columns of
+            // one table that Core Data keeps apart with suffixes (`ZK11`).
+            if chance(0.4) {
+                parents[entities[0] + "Twin"] = entities[0]
+                entities.append(entities[0] + "Twin")
+            }
         }
         let renamed = Dictionary(uniqueKeysWithValues: entities.map { ($0, chance(0.3) ? $0 + "New" : $0) })
         var attributes: [String: [AttributeSpec]] = [:]
@@ -221,7 +227,7 @@ struct RandomMigrationCase {
             }
         }
         let summary = "seed \(seed): entities \(entities.map { renamed[$0]! == $0 ? $0 : "\($0)→\(renamed[$0]!)" }.joined(separator: ", "))"
-            + (parents.isEmpty ? "" : ", subentity \(parents.keys.first!)")
+            + (parents.isEmpty ? "" : ", subentities \(parents.keys.sorted().joined(separator: ", "))")
             + "; relationships " + specs.map { "\($0.owner).\($0.name)→\($0.target) \($0.kind)\($0.ordered ? " ordered" : "") mapped \($0.mapsOwner ? "owner" : "")\($0.mapsInverse ? " inverse" : "")" }.joined(separator: "; ")
             + (twoPasses ? "; two passes" : "") + (filters.isEmpty ? "" : "; filters \(filters.values.sorted().joined(separator: ", "))")
             + (empty.isEmpty ? "" : "; empty \(empty.joined(separator: ", "))")
