@@ -170,6 +170,23 @@ struct CoreDataCorpusTests {
         #expect(compared > 0)
     }
 
+    @Test("an Xcode mapping model's empty policy class name is Core Data's default policy, not a class to find: objc.io's Moody 2 → 3 runs through its mapping model and gives the store Core Data wrote")
+    func emptyPolicyClassName() async throws {
+        let mapping = Self.corpora[0].appendingPathComponent("objcio__core-data/Migrations/Migrations/Moody 2-Moody 3.xcmappingmodel").path
+        let model = try ModelLoader.load(Self.corpora[0].appendingPathComponent("objcio__core-data/Migrations/Migrations/Moody.xcdatamodeld").path)
+        let loaded = try MappingLoader.load(mapping, source: #require(model.version(named: "Moody 2")), destination: #require(model.version(named: "Moody 3")))
+        #expect(loaded.entities.allSatisfy { $0.mapping.policy == nil }, "\(loaded.entities.map(\.mapping.policy))")
+        let directory = try TemporaryDirectory()
+        let source = directory.path("Moody 2.moody")
+        try FileManager.default.copyItem(atPath: Self.corpora[0].appendingPathComponent("objcio__core-data/Migrations/MigrationsTests/Moody 2.moody").path, toPath: source)
+        let migration = StoreMigration(store: source, model: model)
+        let plan = try migration.plan(to: "Moody 3")
+        #expect(plan.steps.count == 1 && !plan.steps[0].isInferred)
+        _ = try await migration.run(plan, output: directory.path("out.moody"))
+        let written = Self.corpora[0].appendingPathComponent("objcio__core-data/Migrations/MigrationsTests/Moody 3.moody").path
+        #expect(try StoreMetadata.read(storeAt: directory.path("out.moody")).versionHashes == (try StoreMetadata.read(storeAt: written)).versionHashes)
+    }
+
     /// Consecutive pairs of one model bundle: a store of an older version and one Core Data
     /// wrote with a newer version — what migrating the first must produce.
     static let migrations: [(from: Pair, to: Pair)] = {
