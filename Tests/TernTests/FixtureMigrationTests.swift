@@ -62,6 +62,41 @@ struct FixtureMigrationTests {
         #expect(try rows(source, "SELECT Z_PK, ZFIRSTNAME, ZLASTNAME FROM ZPERSON ORDER BY Z_PK") == rows(migrated, "SELECT Z_PK, ZFIRSTNAME, ZLASTNAME FROM ZPERSON ORDER BY Z_PK"))
     }
 
+    @Test("a compiled mapping model (.cdm, what an app ships) equals the .xcmappingmodel it came from: the same mappings, the same refusal of its app policy, the same migrated store once the policy is given")
+    func compiledMapping() throws {
+        let base = "alemar11__CoreDataPlus/Tests/Resources/SampleModel"
+        let model = try ModelLoader.load(Fixtures.path(FixtureStore.sampleModel))
+        let (v2, v3) = (try #require(model.version(named: "SampleModel2")), try #require(model.version(named: "SampleModel3")))
+        let compiled = try MappingLoader.read(Fixtures.path(base + "/Fixtures/V2toV3.cdm"), source: v2, destination: v3)
+        let xml = try MappingLoader.read(Fixtures.path(base + "/MappingModels/V2toV3.xcmappingmodel"), source: v2, destination: v3)
+        #expect(compiled.entityMappings.map(\.name) == xml.entityMappings.map(\.name))
+        for (a, b) in zip(compiled.entityMappings, xml.entityMappings) {
+            #expect(a.type == b.type && a.sourceEntity == b.sourceEntity && a.destinationEntity == b.destinationEntity && a.policy == b.policy, "\(a.name)")
+            #expect(a.attributeMappings == b.attributeMappings, "\(a.name)")
+            #expect(a.relationshipMappings == b.relationshipMappings, "\(a.name)")
+        }
+        // Planned and run through each: the policy is the app's, refused by name without it; with
+        // the port registered, the same store.
+        var stores: [[String: [String]]] = []
+        for mapping in [base + "/Fixtures/V2toV3.cdm", base + "/MappingModels/V2toV3.xcmappingmodel"] {
+            let folder = directory.url.appendingPathComponent(UUID().uuidString)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let copy = try Fixtures.copy([base + "/Fixtures/SampleModel_V1.sqlite"], into: folder)
+            let refused = StoreMigration(store: copy, model: model)
+            #expect(throws: TernError.self) { _ = try refused.plan(to: "SampleModel3", mappingFiles: [Fixtures.path(mapping)]) }
+            let migration = StoreMigration(store: copy, model: model, options: MigrationOptions(registry: FixturePolicies.registry))
+            let plan = try migration.plan(to: "SampleModel3", mappingFiles: [Fixtures.path(mapping)])
+            #expect(plan.steps.last?.origins == [Fixtures.path(mapping)])
+            let output = copy + ".out"
+            _ = try migration.run(plan, output: output)
+            stores.append(try StoreContent.dump(output, model: v3, appValues: true))
+        }
+        #expect(stores[0] == stores[1])
+        // Beside a .momd, as an app bundle keeps them, the .cdm is found without being named.
+        let momd = try ModelLoader.load(Fixtures.path(base + "/Fixtures/SampleModel.momd"))
+        #expect(MigrationPlanner.mappingFiles(for: momd) == [Fixtures.path(base + "/Fixtures/V2toV3.cdm")])
+    }
+
     @Test("CoreDataPlus SampleModel3 V1 → v3 through v2, inferred")
     func sampleModel3() throws {
         let (source, migrated, report, _) = try migrate("alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite",

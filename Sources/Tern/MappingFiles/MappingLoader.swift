@@ -2,8 +2,8 @@ import Foundation
 
 /// Reads a mapping model in any form Tern understands and checks it against its model versions.
 public enum MappingLoader {
-    /// Reads Tern's YAML mapping file or Xcode's `.xcmappingmodel` (expressions Xcode generates are
-    /// filled from the two versions), then validates it.
+    /// Reads Tern's YAML mapping file, Xcode's `.xcmappingmodel` (expressions Xcode generates are
+    /// filled from the two versions) or a compiled `.cdm`, then validates it.
     ///
     /// `now` is what `now()` in its expressions gives (seconds since 2001-01-01): a migration
     /// passes its `MigrationOptions.now`, so every object of a run gets the same value.
@@ -26,8 +26,10 @@ public enum MappingLoader {
             return try XcodeMappingReader.read(at: url).resolvingDefaults(source: source, destination: destination)
         case "yaml", "yml":
             return try TernMappingFile.read(at: url)
+        case "cdm":
+            return try CompiledMappingReader.read(at: url).model
         default:
-            throw TernError(.badInput, "not a mapping model: expected a .yaml mapping file or an .xcmappingmodel", path: path)
+            throw TernError(.badInput, "not a mapping model: expected a .yaml mapping file, an .xcmappingmodel or a compiled .cdm", path: path)
         }
     }
 

@@ -7,8 +7,9 @@ import Foundation
 /// several versions is taken when given.
 public enum MigrationPlanner {
     /// Mapping files found for a versioned model: Tern's `mappings/*.yaml` inside a Tern model
-    /// directory, and `.xcmappingmodel` bundles near an Xcode model (its folder and the folder
-    /// above, a few levels deep).
+    /// directory, `.xcmappingmodel` bundles near an Xcode model (its folder and the folder
+    /// above, a few levels deep), and the compiled `.cdm` files beside a `.momd` (an app bundle
+    /// keeps both at its top).
     public static func mappingFiles(for model: VersionedModel) -> [String] {
         let fileManager = FileManager.default
         let modelURL = URL(fileURLWithPath: model.path)
@@ -26,16 +27,24 @@ public enum MigrationPlanner {
                 }
             }
         }
+        if modelURL.pathExtension == "momd" || modelURL.pathExtension == "mom" {
+            let folder = modelURL.deletingLastPathComponent()
+            found += ((try? fileManager.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".cdm") }.map { folder.appendingPathComponent($0).path }
+        }
         return found.sorted { URL(fileURLWithPath: $0).lastPathComponent < URL(fileURLWithPath: $1).lastPathComponent }
     }
 
     /// The source and destination version names a mapping file declares.
-    static func versions(of file: String) throws -> (String?, String?) {
+    static func versions(of file: String, in model: VersionedModel) throws -> (String?, String?) {
         if MigrationPlanFile.isPlan(file) {
             let plan = try MigrationPlanFile.read(at: file)
             return (plan.source, plan.destination)
         }
         let url = URL(fileURLWithPath: file)
+        if url.pathExtension == "cdm" {
+            // A compiled mapping names no versions: its entities' hashes say which they are.
+            return try CompiledMappingReader.read(at: url).versions(in: model)
+        }
         if url.pathExtension == "xcmappingmodel" || url.lastPathComponent == "xcmapping.xml" {
             let imported = try XcodeMappingReader.read(at: url)
             return (imported.sourceModelName, imported.destinationModelName)
@@ -112,9 +121,11 @@ public enum MigrationPlanner {
         }
         var overridingFiles: Set<String> = []
         for file in overriding {
-            let (source, destination) = try versions(of: file)
+            let (source, destination) = try versions(of: file, in: model)
             guard let source, let destination else {
-                throw TernError(.badInput, "the mapping model does not name its source and destination versions", path: file)
+                throw TernError(.badInput, file.hasSuffix(".cdm")
+                                ? "the compiled mapping model's entity version hashes are those of no version of \(model.name)"
+                                : "the mapping model does not name its source and destination versions", path: file)
             }
             if overridden.contains("\(source)\u{0}\(destination)") { continue }
             declared.append((.file(file), source, destination))
@@ -122,7 +133,7 @@ public enum MigrationPlanner {
         }
         overridden.formUnion(overridingFiles)
         for file in mappingFiles where !overriding.contains(file) {
-            let (source, destination) = try versions(of: file)
+            let (source, destination) = try versions(of: file, in: model)
             if let source, let destination, !overridden.contains("\(source)\u{0}\(destination)") { declared.append((.file(file), source, destination)) }
         }
         var steps: [MigrationStep] = []
