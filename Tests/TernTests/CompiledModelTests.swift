@@ -188,8 +188,11 @@ struct AppleHashesTests {
         let store = try Fixtures.copy(["alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"], into: directory.url)
         let bundle = Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd")
         let model = try ModelLoader.load(bundle)
-        let migration = StoreMigration(store: store, model: model)
+        // The V2toV3.cdm beside the .momd is the step's mapping, as in the app's bundle; its
+        // policy is the app's, given here by its port.
+        let migration = StoreMigration(store: store, model: model, options: MigrationOptions(registry: FixturePolicies.registry))
         let plan = try migration.plan(to: "SampleModel3")
+        #expect(plan.steps.last?.origins.first?.hasSuffix("V2toV3.cdm") == true)
         let apple = try VersionMatch.appleHashes(versionInfoAt: bundle + "/VersionInfo.plist")
         #expect(plan.targetAppleHashes == apple["SampleModel3"])
         let output = directory.path("Out.sqlite")
@@ -210,7 +213,7 @@ extension AppleHashesTests {
         let directory = try TemporaryDirectory()
         let store = try Fixtures.copy(["alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"], into: directory.url)
         let bundle = Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd")
-        let migration = StoreMigration(store: store, model: try ModelLoader.load(bundle))
+        let migration = StoreMigration(store: store, model: try ModelLoader.load(bundle), options: MigrationOptions(registry: FixturePolicies.registry))
         var apple = try VersionMatch.appleHashes(versionInfoAt: bundle + "/VersionInfo.plist")
         let own = try #require(apple["SampleModel3"])
         apple["SampleModel3"] = ["User": own.values.first!]
