@@ -22,7 +22,7 @@ public enum BookStoreExample {
         /// mapping's expressions made them.
         public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             var publication = try context.defaultDestination(for: source)
-            if let author = source["author"].text {
+            if let author = try source["author"].text {
                 let parts = author.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
                 publication["firstName"] = .text(clean(String(parts[0])))
                 publication["lastName"] = .text(parts.count > 1 ? clean(String(parts[1])) : "")

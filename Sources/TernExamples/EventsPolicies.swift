@@ -15,7 +15,7 @@ public enum EventsExample {
         /// can print.
         public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             var object = DestinationObject(entity: context.mapping.destinationEntity!)
-            if let seconds = source["timeStamp"].double {
+            if let seconds = try source["timeStamp"].double {
                 guard let text = Self.printed(seconds) else {
                     throw TernError(.badInput, "entity mapping \(context.mapping.name): \(context.mapping.sourceEntity ?? "") \(source.key) has a timeStamp of \(seconds) seconds, which is no calendar date")
                 }

@@ -26,8 +26,9 @@ struct ExternalValueTransformTests {
         func observes(_ mapping: EntityMapping) -> Bool { mapping.name == "DocumentToDocument" }
 
         func associate(source: SourceObject, destination: inout DestinationObject, mapping: EntityMapping) {
-            lock.withLock { given[source.key] = source["attachment"] }
-            if source.key % 2 == 0, case .blob(let bytes) = source["attachment"] {
+            let value = source.values["attachment"] ?? .null
+            lock.withLock { given[source.key] = value }
+            if source.key % 2 == 0, case .blob(let bytes) = value {
                 destination.values["attachment"] = .blob(bytes.reversed())
             }
         }

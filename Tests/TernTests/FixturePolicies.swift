@@ -11,7 +11,7 @@ enum FixturePolicies {
         func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             let post = context.create(try context.defaultDestination(for: source))
             context.associate(source, with: post)
-            guard let content = source["content"].text else { return }
+            guard let content = try source["content"].text else { return }
             let section = context.create(DestinationObject(entity: "Section", values: [
                 "title": .text(String(content.prefix(4)) + "..."), "body": .text(content), "index": .integer(0),
             ]))
@@ -24,7 +24,7 @@ enum FixturePolicies {
         func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             let car = context.create(try context.defaultDestination(for: source))
             context.associate(source, with: car)
-            guard case .text(let name) = source["maker"] else { return }
+            guard case .text(let name) = try source["maker"] else { return }
             let maker = context.findOrCreate(DestinationObject(entity: "Maker", values: ["name": .text(name)]), identifiedBy: ["name"])
             context.relate(car, "createdBy", to: .created(maker))
         }
@@ -39,15 +39,15 @@ enum FixturePolicies {
             context.associate(source, with: book)
             switch context.mapping.userInfo["modelVersion"] {
             case "2":
-                if case .text(let name) = source["authorName"] {
+                if case .text(let name) = try source["authorName"] {
                     let author = context.findOrCreate(DestinationObject(entity: "Author", values: ["name": .text(name)]), identifiedBy: ["name"])
                     context.relate(book, "authors", to: .created(author))
                 }
-                if let user = source["user"].int64 {
+                if let user = try source["user"].int64 {
                     context.relate(book, "users", to: .migrated(sourceKey: user, entityMapping: "UserToUser"))
                 }
             case "3":
-                if case .blob(let url) = source["fileURL"] {
+                if case .blob(let url) = try source["fileURL"] {
                     let file = context.create(DestinationObject(entity: "File", values: ["fileURL": .blob(url)]))
                     context.relate(file, "book", to: .created(book))
                 }

@@ -140,7 +140,7 @@ struct LibraryAPITests {
         struct Typo: EntityMigrationPolicy {
             func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
                 var object = try context.defaultDestination(for: source)
-                object["titel"] = source["title"]
+                object["titel"] = try source["title"]
                 context.associate(source, with: context.create(object))
             }
         }

@@ -80,9 +80,9 @@ struct PolicyKeptKeysTests {
     struct MakesExtras: EntityMigrationPolicy {
         func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             var copy = try context.defaultDestination(for: source)
-            copy["title"] = .text("copy of \(source["title"].text ?? "")")
+            copy["title"] = .text("copy of \(try source["title"].text ?? "")")
             _ = context.create(copy)
-            _ = context.create(DestinationObject(entity: "Category", values: ["name": .text("made for \(source["title"].text ?? "")")]))
+            _ = context.create(DestinationObject(entity: "Category", values: ["name": .text("made for \(try source["title"].text ?? "")")]))
             context.associate(source, with: context.create(try context.defaultDestination(for: source)))
         }
     }
@@ -113,7 +113,7 @@ struct PolicyKeptKeysTests {
     struct AssociatesTwoTables: EntityMigrationPolicy {
         func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             guard source.key % 2 == 0 else { return }
-            context.associate(source, with: context.create(DestinationObject(entity: "Category", values: ["name": .text("made for \(source["title"].text ?? "")")])))
+            context.associate(source, with: context.create(DestinationObject(entity: "Category", values: ["name": .text("made for \(try source["title"].text ?? "")")])))
             context.associate(source, with: context.create(try context.defaultDestination(for: source)))
         }
     }

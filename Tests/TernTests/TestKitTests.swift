@@ -107,7 +107,7 @@ struct TestKitTests {
     func hookDirectly() throws {
         let mapping = EntityMapping(name: "BookToPublication", type: .custom, sourceEntity: "Book", destinationEntity: "Publication", policy: "AuthorSplitPolicy")
         let context = InstanceCreationContext(mapping: mapping) { source in
-            DestinationObject(entity: "Publication", values: ["title": source["title"]])
+            DestinationObject(entity: "Publication", values: ["title": try source["title"]])
         }
         let source = SourceObject(key: 7, entity: "Book", values: ["title": "Dune", "author": "Frank Herbert"])
         try BookStoreExample.AuthorSplitPolicy().createDestinationInstances(for: source, in: context)
@@ -115,5 +115,31 @@ struct TestKitTests {
         #expect(context.objects == [DestinationObject(entity: "Publication", values: ["title": "Dune", "firstName": "Frank", "lastName": "Herbert"])])
         #expect(context.associations.map(\.source.key) == [7])
         #expect(context.links.isEmpty)
+    }
+
+    @Test("a policy reading a key its source object does not have (a misspelt `nmae`) throws naming the key, the object and the keys it has, as Core Data's value(forKey:) raises; the migration stops naming the policy")
+    func unknownSourceKey() async throws {
+        let source = SourceObject(key: 7, entity: "Book", values: ["title": "Dune", "author": .null])
+        #expect(try source["author"] == .null)
+        let error = try #require(throws: TernError.self) { try source["nmae"] }
+        #expect(error.message == "source object Book 7 has no attribute or to-one relationship nmae (it has: author, title)")
+
+        struct Misspelt: EntityMigrationPolicy {
+            func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+                var publication = try context.defaultDestination(for: source)
+                publication["firstName"] = try source["auhtor"]
+                context.associate(source, with: context.create(publication))
+            }
+        }
+        let model = try ModelLoader.load(Configs.path("bookstore"))
+        let store = try TestStore(model: model, version: "BookStore 3") { store in try store.insert("Publication", ["title": "Dune", "author": "Frank Herbert"]) }
+        var registry = PolicyRegistry()
+        registry.register(Misspelt(), as: "PublicationToPublicationMigrationPolicy")
+        await #expect(throws: (any Error).self) { _ = try await store.migrated(to: "BookStore 4", registry: registry) }
+        do {
+            _ = try await store.migrated(to: "BookStore 4", registry: registry)
+        } catch {
+            #expect("\(error)".contains("PublicationToPublicationMigrationPolicy") && "\(error)".contains("no attribute or to-one relationship auhtor"), "\(error)")
+        }
     }
 }

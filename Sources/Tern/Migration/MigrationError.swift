@@ -47,7 +47,12 @@ public enum MigrationError: Error, CustomStringConvertible {
     static func inPolicy<Result>(_ policy: String, mapping: EntityMapping, sourceKey: Int64? = nil, _ body: () throws -> Result) throws -> Result {
         do {
             return try body()
-        } catch let error where error is TernError || error is MigrationError || error is MigrationFailure || error is MigrationInterrupted
+        } catch let error as TernError {
+            // The policy's own words, or the API's about what it did (a key its source object
+            // lacks): kept, with where it happened, and its kind (the exit status).
+            let place = "the migration policy \(policy) failed in entity mapping \(mapping.name)\(sourceKey.map { " over source object \($0)" } ?? "")"
+            throw error.message.hasPrefix("the migration policy ") ? error : TernError(error.kind, "\(place): \(error.message)", path: error.path)
+        } catch let error where error is MigrationError || error is MigrationFailure || error is MigrationInterrupted
                     || (error is SQLiteError && FailureKind.isResumable(error)) {
             throw error
         } catch {

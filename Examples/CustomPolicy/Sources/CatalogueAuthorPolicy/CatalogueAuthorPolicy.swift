@@ -9,7 +9,7 @@ public struct CatalogueAuthorPolicy: EntityMigrationPolicy {
 
     public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
         var publication = try context.defaultDestination(for: source)
-        if let author = source["author"].text {
+        if let author = try source["author"].text {
             if let comma = author.firstIndex(of: ",") {
                 publication["lastName"] = .text(String(author[..<comma]))
                 publication["firstName"] = .text(author[author.index(after: comma)...].trimmingCharacters(in: .whitespaces))

@@ -16,9 +16,16 @@ public struct SourceObject: Sendable, Equatable {
         self.values = values
     }
 
-    /// The value of attribute or to-one relationship `name`; `.null` when it is NULL or not in `values`.
+    /// The value of attribute or to-one relationship `name` (`.null` when it is NULL). A name the
+    /// object does not have throws, naming the keys it has, as Core Data's `value(forKey:)`
+    /// raises: a misspelt key never reads as a silent NULL.
     public subscript(_ name: String) -> SQLiteValue {
-        values[name] ?? .null
+        get throws {
+            guard let value = values[name] else {
+                throw TernError(.badInput, "source object \(entity) \(key) has no attribute or to-one relationship \(name) (it has: \(values.keys.sorted().joined(separator: ", ")))")
+            }
+            return value
+        }
     }
 }
 
