@@ -56,10 +56,10 @@ extension PolicyRegistry {
     /// The policies Tern ships with, for the examples in `configs/` and the demo.
     public static var builtIn: PolicyRegistry {
         var registry = PolicyRegistry()
-        registry.register(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy")
-        registry.register(BookStoreExample.AuthorSplitPolicy(), as: "AuthorSplitPolicy")  // configs/bench
-        registry.register(BookStoreExample.AuthorSplitPolicy(clean: BenchExample.cleanName), as: "NameCleaningPolicy")
-        registry.register(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy")
+        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy")
+        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "AuthorSplitPolicy")  // configs/bench
+        registry.registerExample(BookStoreExample.AuthorSplitPolicy(clean: BenchExample.cleanName), as: "NameCleaningPolicy")
+        registry.registerExample(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy")
         registry.delegate = BookStoreExample.SynopsisManager()
         return registry
     }

@@ -70,6 +70,18 @@ struct CheckAndGenerateCommandTests {
                 "\(outcome.standardError)")
     }
 
+    @Test("a mapping model naming the app's own policy class: refused (65) naming it, saying what to do, and listing what the user registered, not Tern's example policies")
+    func appPolicyNamed() throws {
+        let base = "\(Self.fixtures)/hwaxxer__BookMigration/BookMigration"
+        let store = directory.appendingPathComponent("Model1.sqlite").path
+        try FileManager.default.copyItem(atPath: base + "/Model1.sqlite", toPath: store)
+        let outcome = try TernProcess.run(["plan", store, "--model", base + "/Model.xcdatamodeld"])
+        #expect(outcome.status == 65, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("names the migration policy MHWBookToBookPolicy, which is not registered (registered: none). It is the app's own NSEntityMigrationPolicy subclass"),
+                "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("Examples/CustomPolicy") && !outcome.standardError.contains("AuthorSplitPolicy"), "\(outcome.standardError)")
+    }
+
     @Test("exit 4 when no version wrote the store, with the closest version's differences")
     func noMatch() throws {
         let store = "\(Self.fixtures)/hwaxxer__BookMigration/BookMigration/Model1.sqlite"

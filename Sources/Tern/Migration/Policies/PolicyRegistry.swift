@@ -6,6 +6,9 @@
 /// `Post2ToPost3MigrationPolicy`.
 public struct PolicyRegistry: Sendable {
     private var policies: [String: any EntityMigrationPolicy] = [:]
+    /// Names registered for Tern's own examples (`configs/`), kept apart in messages: a user's
+    /// mapping that names an app class is told what they registered, not the demo's policies.
+    private var exampleNames: Set<String> = []
     /// The manager-level hook, if any.
     public var delegate: (any MigrationManagerDelegate)?
 
@@ -15,6 +18,14 @@ public struct PolicyRegistry: Sendable {
     /// Registers `policy` under `name`, replacing any policy registered under that name before.
     public mutating func register(_ policy: any EntityMigrationPolicy, as name: String) {
         policies[name] = policy
+        exampleNames.remove(name)
+    }
+
+    /// Registers one of Tern's example policies (the `tern` binary's, for `configs/`); a policy
+    /// registered later under the same name replaces it.
+    public mutating func registerExample(_ policy: any EntityMigrationPolicy, as name: String) {
+        policies[name] = policy
+        exampleNames.insert(name)
     }
 
     /// The policy registered as `name` or as its last dot-separated part; nil when neither is registered.
@@ -22,8 +33,9 @@ public struct PolicyRegistry: Sendable {
         policies[name] ?? name.split(separator: ".").last.flatMap { policies[String($0)] }
     }
 
-    /// The registered names, sorted, for messages listing what is available.
-    public var names: [String] { policies.keys.sorted() }
+    /// The registered names, sorted, for messages listing what is available: the ones registered
+    /// with `register(_:as:)`, not Tern's examples.
+    public var names: [String] { policies.keys.filter { !exampleNames.contains($0) }.sorted() }
 
     /// The policy `mapping` names, or an error naming the mapping, the policy and what is
     /// registered: checked when a migration is planned, not halfway through it.
@@ -31,7 +43,9 @@ public struct PolicyRegistry: Sendable {
         guard let name = mapping.policy else { return nil }
         guard let policy = policy(named: name) else {
             throw TernError(.badInput, "entity mapping \(mapping.name) names the migration policy \(name), which is not registered "
-                                + "(registered: \(names.isEmpty ? "none" : names.joined(separator: ", ")))")
+                                + "(registered: \(names.isEmpty ? "none" : names.joined(separator: ", "))). It is the app's own NSEntityMigrationPolicy subclass: "
+                                + "write it in Swift as an EntityMigrationPolicy and register it under this name in a program of your own "
+                                + "(README, \"Entity migration policies\"; Examples/CustomPolicy is one)")
         }
         return policy
     }
