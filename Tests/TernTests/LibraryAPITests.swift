@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 import Tern
@@ -33,6 +34,12 @@ struct LibraryAPITests {
         for table in ["ZPUBLICATION", "ZCATEGORY", "ZPAGE"] {
             #expect(try rows(store, "SELECT * FROM \(table) ORDER BY Z_PK") == rows(other, "SELECT * FROM \(table) ORDER BY Z_PK"), "\(table)")
         }
+    }
+
+    @Test("a migration given no logger of its program's logs notices and above only: a library run does not fill stderr with its stages")
+    func quietByDefault() throws {
+        #expect(Logger.ternDefault.logLevel == .notice)
+        #expect(Logger.ternDefault.label == "tern.migrate")
     }
 
     @Test("events read as an async sequence in a detached task while the run goes on; the same store as an awaited run")

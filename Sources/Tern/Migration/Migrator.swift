@@ -11,7 +11,7 @@ public enum Migrator {
     /// - Parameter externalData: where values stored outside the stores are found and new files go
     ///   (default: the source's folder, and the destination's).
     public static func migrate(_ step: MigrationStep, from source: String, to destination: String,
-                               options: MigrationOptions = MigrationOptions(), logger: Logger = Logger(label: "tern.migrate"),
+                               options: MigrationOptions = MigrationOptions(), logger: Logger = .ternDefault,
                                externalData: ExternalDataFolders? = nil, resume: Bool = false) throws -> StepReport {
         try migrate(StepPlan(step, registry: options.registry), from: source, to: destination, options: options, logger: logger,
                     externalData: externalData, resume: resume)

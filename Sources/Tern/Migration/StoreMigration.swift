@@ -50,7 +50,7 @@ public struct StoreMigration: Sendable {
     public var logger: Logger
 
     /// A migration of `store` through the versions of `model`; nothing is read until `plan`.
-    public init(store: String, model: VersionedModel, options: MigrationOptions = MigrationOptions(), logger: Logger = Logger(label: "tern.migrate")) {
+    public init(store: String, model: VersionedModel, options: MigrationOptions = MigrationOptions(), logger: Logger = .ternDefault) {
         self.store = store
         self.model = model
         self.options = options

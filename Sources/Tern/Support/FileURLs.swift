@@ -13,7 +13,7 @@ extension ModelLoader {
 
 extension StoreMigration {
     /// A migration of the store at a file URL.
-    public init(store: URL, model: VersionedModel, options: MigrationOptions = MigrationOptions(), logger: Logger = Logger(label: "tern.migrate")) {
+    public init(store: URL, model: VersionedModel, options: MigrationOptions = MigrationOptions(), logger: Logger = .ternDefault) {
         self.init(store: store.path, model: model, options: options, logger: logger)
     }
 
