@@ -339,4 +339,25 @@ struct DataLossTests {
                 == "table|applog\nindex|applog_n\ntrigger|applogger\nview|appnames\n")
         #expect(try SQLiteShell.run(store, "SELECT count(*) FROM appnames;") == "5\n")
     }
+
+    @Test("a mapping model that leaves out an entity of both versions says what it drops (its objects, counted), and --no-data-loss refuses it")
+    func entityLeftOutByMapping() throws {
+        let version = { (name: String, modifier: String) in
+            "version: \(name)\nentities:\n  Note:\n    hashModifier: \"\(modifier)\"\n    attributes: { title: string }\n  Tag:\n    attributes: { label: string }\n"
+        }
+        let model = try writeModel("leftout", ["model.yaml": "name: L\ncurrent: L 2\nversions: [v1.yaml, v2.yaml]\n",
+                                               "v1.yaml": version("L 1", "1"), "v2.yaml": version("L 2", "2")])
+        let mapping = model.appendingPathComponent("notes-only.yaml").path
+        try """
+            source: L 1
+            destination: L 2
+            entityMappings:
+              - { name: NoteToNote, type: copy, source: Note, destination: Note, attributes: { title: $source.title } }
+            """.write(toFile: mapping, atomically: true, encoding: .utf8)
+        let store = directory.appendingPathComponent("leftout.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "L 1", "--rows", "7", store]).status == 0)
+        let plan = try TernProcess.run(["plan", store, "--model", model.path, "--mapping", mapping])
+        #expect(plan.standardOutput.contains("drops: entity Tag: 7 objects (in both versions, but no entity mapping of the mapping model reads it)"), "\(plan.standardOutput)\(plan.standardError)")
+        #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--mapping", mapping, "--no-data-loss", "--progress", "none"]).status == 65)
+    }
 }

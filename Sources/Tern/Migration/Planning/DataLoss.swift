@@ -29,6 +29,9 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     /// Whether `entity` is abstract in the new version: its own objects cannot stay (Core Data
     /// holds no object of an abstract entity); its subentities' do.
     public var madeAbstract: Bool?
+    /// Whether `entity` is in both versions yet no entity mapping of the step's mapping model
+    /// reads it: a mapping someone wrote that leaves an entity out drops its objects.
+    public var leftOutByMapping: Bool?
 
     /// Which of a to-many relationship's links a step loses.
     public enum LostLinks: String, Sendable, Codable {
@@ -62,6 +65,9 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     public var description: String {
         let what = property.map { "\(entity).\($0)" } ?? "entity \(entity)"
         let plural = { (count: Int, noun: String) in "\(count) \(noun)\(count == 1 ? "" : "s")" }
+        if leftOutByMapping == true {
+            return "\(what): " + (values.map { plural($0, "object") + " " } ?? "its objects ") + "(in both versions, but no entity mapping of the mapping model reads it)"
+        }
         if madeAbstract == true {
             return "\(what): " + (values.map { plural($0, "object") + " " } ?? "its own objects ") + "(abstract in the new version: Core Data keeps no object of an abstract entity)"
         }
@@ -90,9 +96,24 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
 }
 
 enum DataLoss {
+    /// A mapping model someone wrote is taken at its word, but for one thing it cannot mean: an
+    /// entity of both versions (by name or renaming identifier) that none of its entity mappings
+    /// reads, in any pass, loses every object.
+    static func leftOut(by step: MigrationStep) -> [DroppedData] {
+        let read = Set(step.passes.flatMap { $0.entities.compactMap(\.mapping.sourceEntity) })
+        return step.source.entitiesInStoreOrder.filter { entity in
+            !entity.isAbstract && !read.contains(entity.name)
+                && step.destination.entities.contains { $0.name == entity.name || $0.renamingKey == entity.name }
+        }.map { entity in
+            var data = DroppedData(entity: entity.name, property: nil, values: nil)
+            data.leftOutByMapping = true
+            return data
+        }
+    }
+
     /// What `step` drops, not counted yet.
     static func dropped(by step: MigrationStep) -> [DroppedData] {
-        guard step.isInferred else { return [] }
+        guard step.isInferred else { return leftOut(by: step) }
         // A mapping without a destination (Core Data's "remove" mapping) drops its entity too.
         let mappings = step.passes.flatMap { $0.entities.map(\.mapping) }.filter { $0.destinationEntity != nil }
         let mapped = Set(mappings.compactMap(\.sourceEntity))
