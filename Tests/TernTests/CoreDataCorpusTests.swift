@@ -40,14 +40,6 @@ struct CoreDataCorpusTests {
     /// alone describes only its part of them.
     static let mergedStores: Set<String> = Dictionary(grouping: pairs, by: \.storePath).filter { $0.value.count > 1 }.keys.reduce(into: []) { $0.insert($1) }
 
-    /// Layout rules the corpus proves that Tern does not follow yet, each named; the test fails
-    /// when one of them starts to match, so the list cannot go stale.
-    static let knownLayoutGaps: [String: String] = [:]
-
-    /// Where a migrated store's schema differs from the one Core Data wrote for the target
-    /// version, though a store Tern generates for that version does not.
-    static let knownMigrationGaps: [String: String] = [:]
-
     @Test("the corpus is here: both pairs.tsv files, 25 pairs")
     func corpusPresent() {
         #expect(Self.pairs.count == 25)
@@ -87,15 +79,8 @@ struct CoreDataCorpusTests {
         let expected = try Self.schema(of: pair.storePath)
         let derived = Self.derivedSchema(layout)
         let missing = expected.subtracting(derived).sorted(), extra = derived.subtracting(expected).sorted()
-        let name = URL(fileURLWithPath: pair.store).lastPathComponent
-        if let gap = Self.knownLayoutGaps[name] {
-            withKnownIssue(Comment(rawValue: gap)) {
-                #expect(missing.isEmpty && extra.isEmpty)
-            }
-        } else {
-            #expect(missing.isEmpty, "Core Data wrote, Tern does not derive: \(missing)")
-            #expect(extra.isEmpty, "Tern derives, Core Data did not write: \(extra)")
-        }
+        #expect(missing.isEmpty, "Core Data wrote, Tern does not derive: \(missing)")
+        #expect(extra.isEmpty, "Tern derives, Core Data did not write: \(extra)")
     }
 
     /// Stores whose carried model (`Z_MODELCACHE`) has a derived attribute, which no pair's
@@ -228,12 +213,7 @@ struct CoreDataCorpusTests {
                 ? try Self.derivedSchema(of: #require(try ModelLoader.load(to.versionPath).versions.first))
                 : try Self.schema(of: to.storePath)
             let migrated = try Self.schema(of: output)
-            let name = URL(fileURLWithPath: to.store).lastPathComponent
-            if let gap = Self.knownLayoutGaps[name] ?? Self.knownMigrationGaps[name] {
-                withKnownIssue(Comment(rawValue: gap)) { #expect(migrated == written) }
-            } else {
-                #expect(migrated == written, "\(from.testDescription) → \(to.version): \(migrated.symmetricDifference(written).sorted())")
-            }
+            #expect(migrated == written, "\(from.testDescription) → \(to.version): \(migrated.symmetricDifference(written).sorted())")
             compared += 1
         }
         #expect(compared >= 3, "migrations compared: \(compared)")

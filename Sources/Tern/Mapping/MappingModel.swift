@@ -44,6 +44,16 @@ public struct EntityMapping: Sendable, Equatable {
     public var filterPredicate: String?
     /// The name of a registered custom entity migration policy.
     public var policy: String?
+
+    /// The policy a mapping model's class name stands for: nil for an empty name or Core Data's
+    /// own `NSEntityMigrationPolicy` (Xcode writes either for the default policy: objc.io's
+    /// Moody 2 → 3, CareKit 2.1 → 3.0), else the name.
+    static func policy(className: String?) -> String? {
+        className.flatMap { name in
+            let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+            return trimmed.isEmpty || trimmed == "NSEntityMigrationPolicy" ? nil : trimmed
+        }
+    }
     /// The entity mapping's user info (from Xcode's mapping model), for custom policies to read.
     public var userInfo: [String: String]
     /// One mapping per destination attribute set from the source; unlisted attributes keep their defaults.

@@ -66,11 +66,7 @@ enum CompiledMappingReader {
         let source = try archive.string(entity["NSSourceEntityName"])
         let destination = try archive.string(entity["NSDestinationEntityName"])
         let name = try archive.string(entity["NSMappingName"]) ?? source.map { "\($0)To\(destination ?? "")" } ?? destination ?? "Mapping"
-        // An empty class name, or Core Data's own, is the default policy (as in the XML form).
-        let policy = try archive.string(entity["NSEntityMigrationPolicyClassName"]).flatMap { text -> String? in
-            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            return trimmed.isEmpty || trimmed == "NSEntityMigrationPolicy" ? nil : trimmed
-        }
+        let policy = EntityMapping.policy(className: try archive.string(entity["NSEntityMigrationPolicyClassName"]))
         func properties(_ key: String) throws -> [PropertyMapping] {
             try archive.array(entity[key]).map { property in
                 guard let propertyName = try archive.string(property["NSDestinationPropertyName"]) else {

@@ -50,12 +50,7 @@ public enum XcodeMappingReader {
                 guard let entity = objects[id]?.element else { continue }
                 let source = entity.value("sourcename")
                 let destination = entity.value("destinationname")
-                // Xcode writes an empty class name for the default policy (objc.io's Moody 2 → 3,
-                // CareKit 2.1 → 3.0): Core Data's own NSEntityMigrationPolicy, no custom class.
-                let policy = entity.value("migrationpolicyclassname").flatMap { name -> String? in
-                    let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-                    return trimmed.isEmpty || trimmed == "NSEntityMigrationPolicy" ? nil : trimmed
-                }
+                let policy = EntityMapping.policy(className: entity.value("migrationpolicyclassname"))
                 let name = source.map { "\($0)To\(destination ?? "")" } ?? destination ?? "Mapping\(id)"
                 var attributes: [PropertyMapping] = []
                 var relationships: [PropertyMapping] = []
