@@ -46,6 +46,8 @@ func reportingErrors(_ body: () throws -> Void) throws {
     } catch let error where error is ExitCode || error is ValidationError || error is CleanExit {
         throw error  // the command line's own: ArgumentParser reports them
     } catch {
+        // The library's one error type, opened: its underlying error decides the words.
+        let error = (error as? TernFailure)?.underlying ?? error
         let kind = FailureKind(of: error)
         var message = "\(error)"
         switch error {

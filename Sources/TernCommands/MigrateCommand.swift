@@ -74,10 +74,10 @@ struct MigrateCommand: ParsableCommand {
             if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }
             if dryRun { return }
             // Nothing to migrate; the run only finishes the clean-up of one killed after its swap.
-            guard !plan.steps.isEmpty else { _ = try migration.run(plan, output: out); return }
+            guard !plan.steps.isEmpty else { _ = try migration.runBlocking(plan, output: out); return }
             if restart { try StoreMigration.discardUnfinished(into: out ?? inputs.store) }
             // The bar is cleared however the run ends, before anything else is printed.
-            let finished = try { defer { renderer?.finish() }; return try migration.run(plan, output: out, resume: resume) }()
+            let finished = try { defer { renderer?.finish() }; return try migration.runBlocking(plan, output: out, resume: resume) }()
             if let sampler, let report {
                 let title = "tern migrate \(URL(fileURLWithPath: inputs.store).lastPathComponent): \(plan.storeVersion) → \(plan.targetVersion)"
                 try Data(sampler.chart(title: title).utf8).write(to: URL(fileURLWithPath: report))

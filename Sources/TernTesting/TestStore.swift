@@ -27,20 +27,25 @@ public struct TestStore: Sendable {
 
     /// Creates a store of `version` (default: the model's first) and fills it with what `build`
     /// inserts and relates.
+    ///
+    /// - Throws: `TernFailure`, as every entry point of Tern's libraries (what `build` throws is
+    ///   its `underlying` error).
     public init(model: VersionedModel, version name: String? = nil, _ build: (TestStoreBuilder) throws -> Void) throws {
-        guard let version = name.map({ model.version(named: $0) }) ?? model.versions.first else {
-            throw TernError(.badInput, "the model has no version \(name ?? "at all") (its versions: \(model.versions.map(\.versionName).joined(separator: ", ")))")
+        self = try TernFailure.wrapping {
+            guard let version = name.map({ model.version(named: $0) }) ?? model.versions.first else {
+                throw TernError(.badInput, "the model has no version \(name ?? "at all") (its versions: \(model.versions.map(\.versionName).joined(separator: ", ")))")
+            }
+            let scratch = try Scratch()
+            let path = scratch.file("\(version.versionName).sqlite")
+            let connection = try StoreFile.create(at: path, model: version)
+            let builder = try TestStoreBuilder(connection: connection, layout: StoreLayout(model: version))
+            try connection.transaction(.immediate) {
+                try build(builder)
+                try builder.finish()
+            }
+            try connection.close()
+            return TestStore(path: path, model: model, version: version, scratch: scratch)
         }
-        let scratch = try Scratch()
-        let path = scratch.file("\(version.versionName).sqlite")
-        let connection = try StoreFile.create(at: path, model: version)
-        let builder = try TestStoreBuilder(connection: connection, layout: StoreLayout(model: version))
-        try connection.transaction(.immediate) {
-            try build(builder)
-            try builder.finish()
-        }
-        try connection.close()
-        self.init(path: path, model: model, version: version, scratch: scratch)
     }
 
     private init(path: String, model: VersionedModel, version: ObjectModel, scratch: Scratch) {
@@ -51,7 +56,13 @@ public struct TestStore: Sendable {
     }
 
     /// Every object of `entity` (its subentities' too), in key order.
+    ///
+    /// - Throws: `TernFailure`: an entity the version lacks, or a store that cannot be read.
     public func objects(_ entity: String) throws -> [TestObject] {
+        try TernFailure.wrapping { try readObjects(entity) }
+    }
+
+    private func readObjects(_ entity: String) throws -> [TestObject] {
         let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
         defer { try? connection.close() }
         let layout = StoreLayout(model: version)
@@ -69,8 +80,15 @@ public struct TestStore: Sendable {
     /// beside it, with `mapping` (a mapping file's YAML text) or `models` (mapping models built in
     /// memory) for the steps they cover, the mapping files the model names otherwise, or inferred
     /// mappings. Migrating verifies as `tern migrate` does: what comes back passed verification.
+    ///
+    /// - Throws: `TernFailure`, from planning or from the run (a policy's error with its policy,
+    ///   mapping and source object).
     public func migrated(to target: String? = nil, mapping: String? = nil, models: [MappingModel] = [],
                          registry: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions()) async throws -> TestStore {
+        try await TernFailure.wrapping { try await migrate(to: target, mapping: mapping, models: models, registry: registry, options: options) }
+    }
+
+    private func migrate(to target: String?, mapping: String?, models: [MappingModel], registry: PolicyRegistry, options: MigrationOptions) async throws -> TestStore {
         var options = options
         options.registry = registry
         let migration = StoreMigration(store: path, model: model, options: options, logger: Logger(label: "tern.testing") { _ in SwiftLogNoOpLogHandler() })

@@ -217,11 +217,11 @@ extension AppleHashesTests {
         var apple = try VersionMatch.appleHashes(versionInfoAt: bundle + "/VersionInfo.plist")
         let own = try #require(apple["SampleModel3"])
         apple["SampleModel3"] = ["User": own.values.first!]
-        let foreign = try #require(throws: TernError.self) { try migration.plan(to: "SampleModel3", appleHashes: apple) }
+        let foreign = try requireUnderlying(TernError.self) { _ = try migration.plan(to: "SampleModel3", appleHashes: apple) }
         #expect(foreign.kind == .badInput)
         #expect(foreign.message.contains("do not describe it: they name User, which it does not have; they lack Car, LuxuryCar, Maker, Person, SportCar"), "\(foreign.message)")
         apple["SampleModel3"] = own.filter { $0.key != "Maker" }
-        let partial = try #require(throws: TernError.self) { try migration.plan(to: "SampleModel3", appleHashes: apple) }
+        let partial = try requireUnderlying(TernError.self) { _ = try migration.plan(to: "SampleModel3", appleHashes: apple) }
         #expect(partial.message.contains("they lack Maker"), "\(partial.message)")
         apple["SampleModel3"] = own
         #expect(try migration.plan(to: "SampleModel3", appleHashes: apple).targetAppleHashes == own)
@@ -321,7 +321,7 @@ struct EntityNumberingTests {
         try connection.execute("UPDATE Z_MODELCACHE SET Z_CONTENT = ?", try #require(blob))
         try connection.close()
         #expect(try StoreModelCache.model(ofStoreAt: store) == nil)
-        let error = try #require(throws: MigrationError.self) { try StoreMigration(store: store, model: ModelLoader.load(Configs.path("bookstore"))).plan() }
+        let error = try requireUnderlying(MigrationError.self) { _ = try StoreMigration(store: store, model: ModelLoader.load(Configs.path("bookstore"))).plan() }
         #expect("\(error)".contains("the model the store carries (Z_MODELCACHE) does not match its tables and entities either"), "\(error)")
     }
 

@@ -19,7 +19,7 @@ struct ExampleMigrationTests {
         _ = try DataGenerator.generate(model: model.version(named: version)!, at: path, rows: rows, seed: 9)
         let output = directory.path("\(config)-migrated.sqlite")
         let migration = StoreMigration(store: path, model: model, options: MigrationOptions(batchSize: 64, registry: .builtIn))
-        let report = try migration.run(try migration.plan(), output: output)
+        let report = try migration.runBlocking(try migration.plan(), output: output)
         #expect(try VersionMatch.find(in: model, storeAt: output).verdict == .compatible(version: model.currentVersionName, evidence: .appleHashes))
         return (try Connection(path: path, configuration: .init(mode: .readOnly)), try Connection(path: output, configuration: .init(mode: .readOnly)), report)
     }
@@ -62,8 +62,8 @@ struct ExampleMigrationTests {
         let steps = try planned.plan(mappingFiles: [plan]).steps
         #expect(steps[0].passes.count == 3)
         #expect(steps[0].passes[2].model.entityMappings[0].filterPredicate == #"timeStamp >= CAST(600000000, "NSDate") OR timeStamp == nil"#)
-        _ = try planned.run(try planned.plan(mappingFiles: [plan]), output: directory.path("planned.sqlite"))
-        _ = try StoreMigration(store: path, model: model, options: MigrationOptions(registry: .builtIn)).run(try StoreMigration(store: path, model: model, options: MigrationOptions(registry: .builtIn)).plan(), output: directory.path("default.sqlite"))
+        _ = try planned.runBlocking(try planned.plan(mappingFiles: [plan]), output: directory.path("planned.sqlite"))
+        _ = try StoreMigration(store: path, model: model, options: MigrationOptions(registry: .builtIn)).runBlocking(try StoreMigration(store: path, model: model, options: MigrationOptions(registry: .builtIn)).plan(), output: directory.path("default.sqlite"))
         let planStore = try Connection(path: directory.path("planned.sqlite"), configuration: .init(mode: .readOnly))
         let defaultStore = try Connection(path: directory.path("default.sqlite"), configuration: .init(mode: .readOnly))
         for query in ["SELECT ZTIMESTAMP FROM ZEVENTTIMESTAMP ORDER BY 1", "SELECT ZPRINTEDDATE FROM ZEVENTDATESTRING ORDER BY Z_PK"] {

@@ -67,7 +67,7 @@ struct ExternalValueTransformTests {
         registry.delegate = hook
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 7, workers: 2, registry: registry))
         let output = inPlace ? source : directory.path("Out.sqlite")
-        _ = try migration.run(try migration.plan(to: "Attachments 2"), output: inPlace ? nil : output)
+        _ = try migration.runBlocking(try migration.plan(to: "Attachments 2"), output: inPlace ? nil : output)
 
         // The hook was given each attachment's bytes.
         #expect(hook.seen.count == before.count)

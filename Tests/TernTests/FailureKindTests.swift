@@ -37,9 +37,9 @@ struct FailureKindTests {
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 2, registry: registry))
         let output = directory.path("Out.sqlite")
         #expect {
-            _ = try migration.run(try migration.plan(to: "Attachments 2", mappingFiles: [mapping]), output: output)
+            _ = try migration.runBlocking(try migration.plan(to: "Attachments 2", mappingFiles: [mapping]), output: output)
         } throws: { error in
-            guard case MigrationError.policyFailed(let policy, let mappingName, let key, let message) = error else { return false }
+            guard case MigrationError.policyFailed(let policy, let mappingName, let key, let message) = underlying(error) else { return false }
             #expect("\(error)".contains("the migration policy RefusingPolicy failed in entity mapping DocumentToDocument over source object 3: this document cannot be migrated"))
             return policy == "RefusingPolicy" && mappingName == "DocumentToDocument" && key == 3 && message.contains("cannot be migrated")
                 && FailureKind(of: error) == .badInput && !FailureKind.isResumable(error)
@@ -134,9 +134,9 @@ struct CustomValidationTests {
         let (mapping, registry) = try AttachmentsPolicy.mapping(through: ThumbnailRequired(), named: "ThumbnailRequired", in: directory)
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(registry: registry))
         #expect {
-            _ = try migration.run(try migration.plan(to: "Attachments 2", mappingFiles: [mapping]), output: directory.path("Out.sqlite"))
+            _ = try migration.runBlocking(try migration.plan(to: "Attachments 2", mappingFiles: [mapping]), output: directory.path("Out.sqlite"))
         } throws: { error in
-            guard case MigrationFailure.validation(let violations) = error else { return false }
+            guard case MigrationFailure.validation(let violations) = underlying(error) else { return false }
             return violations.count == missing && violations.allSatisfy { $0.entity == "Document" && $0.rule == "a thumbnail is required" }
         }
     }

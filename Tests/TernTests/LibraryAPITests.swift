@@ -5,6 +5,7 @@ import Testing
 import Tern
 import TernGenerate
 import TernSQLite
+import TernTesting
 
 /// Tern as a Swift program uses it: plain `import Tern` (no `@testable`), async, cancellable,
 /// with mistakes caught where they are made.
@@ -62,6 +63,8 @@ struct LibraryAPITests {
         #expect(committed > 0)
         #expect(finishedSteps == plan.steps.count)
         #expect(report.destination == output)
+        // The report counts the links the step recreated.
+        #expect(report.steps.allSatisfy { !$0.links.isEmpty && $0.links.values.reduce(0, +) > 0 }, "\(report.steps.map(\.links))")
 
         let awaited = directory.path("awaited.sqlite")
         _ = try await migration.run(plan, output: awaited)
@@ -107,6 +110,11 @@ struct LibraryAPITests {
         #expect("\(failure)".hasSuffix("interrupted; the work done so far is saved: run the same migration again with resume: true to continue"), "\(failure)")
         #expect(!FileManager.default.fileExists(atPath: output))
 
+        // Found unfinished without resume: the words say resume, and so does isResumable.
+        let unfinished = try await #require(throws: TernFailure.self) { try await migration.run(plan, output: output) }
+        #expect(unfinished.kind == .interrupted && unfinished.isResumable, "\(unfinished)")
+        #expect("\(unfinished)".contains("run the same migration again with resume: true"), "\(unfinished)")
+
         let resumed = try await migration.run(plan, output: output, resume: true)
         #expect(resumed.destination == output)
         let uninterrupted = directory.path("uninterrupted.sqlite")
@@ -114,11 +122,52 @@ struct LibraryAPITests {
         try Self.expectSameTables(output, uninterrupted)
     }
 
+    @Test("every public entry point throws one error type, TernFailure, whose localizedDescription is its message")
+    func oneErrorType() async throws {
+        let migration = StoreMigration(store: source, model: model)
+        let planning = try #require(throws: TernFailure.self) { try migration.plan(to: "Bench 9") }
+        #expect(planning.kind == .badInput && !planning.isResumable)
+        #expect(planning.localizedDescription == planning.description && !planning.localizedDescription.contains("could not be completed"))
+        let plan = try migration.plan()
+        let taken = directory.path("taken.sqlite")
+        _ = FileManager.default.createFile(atPath: taken, contents: Data("x".utf8))
+        let blocking = try #require(throws: TernFailure.self) { try migration.runBlocking(plan, output: taken) }
+        #expect(blocking.kind == .outputExists)
+        let awaited = try await #require(throws: TernFailure.self) { try await migration.run(plan, output: taken) }
+        #expect(awaited.kind == .outputExists)
+        let testStore = try #require(throws: TernFailure.self) { try TestStoreProbe.make(model) }
+        #expect(testStore.kind == .badInput)
+    }
+
+    @Test("events read as log lines and round-trip through JSON; progress reaches 100% only after verification and indexes")
+    func readableEvents() async throws {
+        let tracker = ProgressTracker()
+        let fractions = Mutex<[(MigrationEvent, Double)]>([])
+        var options = MigrationOptions(batchSize: 1000)
+        options.progress = { event in
+            let snapshot = tracker.record(event)
+            fractions.withLock { $0.append((event, snapshot.fraction)) }
+        }
+        let migration = StoreMigration(store: source, model: model, options: options)
+        _ = try await migration.run(try migration.plan(), output: directory.path("events.sqlite"))
+        let events = fractions.withLock { $0.map(\.0) }
+        #expect(events.contains { if case .passStarted(1, _, let mappings) = $0 { !mappings.isEmpty } else { false } })
+        let decoded = try JSONDecoder().decode([MigrationEvent].self, from: JSONEncoder().encode(events))
+        #expect(decoded == events)
+        for event in events {
+            #expect(!"\(event)".contains("Tern.") && !"\(event)".contains("Outline"), "\(event)")
+        }
+        #expect(events.map(\.description).contains("verifying the step's result against its source"))
+        let atVerifying = fractions.withLock { $0.first { if case .stepStage(.verifying) = $0.0 { true } else { false } }?.1 }
+        #expect(try #require(atVerifying) < 1)
+        #expect(fractions.withLock { $0.last?.1 } == 1)
+    }
+
     @Test("a mapping naming a policy that is not registered fails at plan(), naming both")
     func unregisteredPolicy() throws {
         let migration = StoreMigration(store: source, model: model)
-        let error = try #require(throws: TernError.self) {
-            try migration.plan(to: "Bench 2", mappingFiles: [Configs.path("bench") + "/policy/1-to-2.yaml"])
+        let error = try requireUnderlying(TernError.self) {
+            _ = try migration.plan(to: "Bench 2", mappingFiles: [Configs.path("bench") + "/policy/1-to-2.yaml"])
         }
         #expect(error.kind == .badInput)
         #expect(error.message.contains("names the migration policy AuthorSplitPolicy, which is not registered (registered: none)"), "\(error.message)")
@@ -158,6 +207,9 @@ struct LibraryAPITests {
         let error = try await #require(throws: TernFailure.self) { try await migration.run(plan, output: directory.path("typo.sqlite")) }
         #expect(error.kind == .badInput && !error.isResumable)
         #expect(error.policy == "AuthorSplitPolicy" && error.entityMapping == "BookToPublication" && error.sourceKey == 1)
+        // It failed in the first batch of pass 1, before any batch committed.
+        #expect(error.step == "Bench 1 → Bench 2" && error.pass == 1, "\(error)")
+        #expect(error.localizedDescription == error.description)
         let text = "\(error)"
         #expect(text.contains("the migration policy AuthorSplitPolicy failed in entity mapping BookToPublication over source object 1"), "\(text)")
         #expect(text.contains("it set titel on an object of Publication, which has no stored attribute of that name (its attributes: "), "\(text)")
@@ -184,5 +236,12 @@ struct LibraryAPITests {
         let before = Date().timeIntervalSinceReferenceDate
         let options = MigrationOptions()
         #expect(options.now >= before && options.now <= Date().timeIntervalSinceReferenceDate)
+    }
+}
+
+/// A `TestStore` of a version the model lacks.
+private enum TestStoreProbe {
+    static func make(_ model: VersionedModel) throws {
+        _ = try TestStore(model: model, version: "Bench 9") { _ in }
     }
 }

@@ -35,7 +35,7 @@ struct MappingOrderTests {
         }
         let output = directory.path("out-\(policy ?? "sql").sqlite")
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 100, registry: .builtIn))
-        let report = try migration.run(try migration.plan(mappingFiles: [try mapping(policy: policy)]), output: output)
+        let report = try migration.runBlocking(try migration.plan(mappingFiles: [try mapping(policy: policy)]), output: output)
         return (report.steps[0], try Connection(path: source, configuration: .init(mode: .readOnly)), try Connection(path: output, configuration: .init(mode: .readOnly)))
     }
 

@@ -41,7 +41,7 @@ struct MigrationTests {
         let plan = try migration.plan()
         #expect(plan.storeVersion == "BookStore 1")
         #expect(plan.steps.map(\.isInferred) == (composing ? [true, false, false] : [true, true, false, false]))
-        let report = try migration.run(plan, output: output)
+        let report = try migration.runBlocking(plan, output: output)
         if composing {
             #expect(report.steps[0].appliedInPlace.isEmpty)  // Book → Publication moves entity numbers: copied
         } else {
@@ -86,7 +86,7 @@ struct MigrationTests {
         try connection.close()
         let output = directory.path("v5.sqlite")
         let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
-        _ = try migration.run(try migration.plan(), output: output)
+        _ = try migration.runBlocking(try migration.plan(), output: output)
         let migrated = try Connection(path: output, configuration: .init(mode: .readOnly))
         #expect(try rows(migrated, "SELECT ZFIRSTNAME, ZLASTNAME, ZSYNOPSIS FROM ZPUBLICATION ORDER BY Z_PK") == [
             "'John'|'Doe'|'Book 0'", "'Jane'|'Doe'|'Book 1'", "'Bill'|'Smith'|'Book 2'", "'Jack'|'Brown'|'Book 3'",
@@ -108,7 +108,7 @@ struct MigrationTests {
             let folders = plan.steps.map { $0.isInferred ? "inferred" : URL(fileURLWithPath: $0.origins[0]).deletingLastPathComponent().lastPathComponent }
             let explicit = name == "sql" ? "sql" : "mappings"
             #expect(folders == ["inferred", explicit, explicit])  // BookStore 1 → 2 → 3 composed
-            _ = try migration.run(plan, output: output)
+            _ = try migration.runBlocking(plan, output: output)
             let migrated = try Connection(path: output, configuration: .init(mode: .readOnly))
             dumps.append(try rows(migrated, "SELECT * FROM ZPUBLICATION ORDER BY Z_PK") + rows(migrated, "SELECT * FROM ZPAGE ORDER BY Z_PK")
                          + rows(migrated, "SELECT * FROM ZCATEGORY ORDER BY Z_PK") + rows(migrated, "SELECT * FROM Z_PRIMARYKEY"))
@@ -122,7 +122,7 @@ struct MigrationTests {
         let source = try bookStoreV1(rows: 100)
         let before = try Data(contentsOf: URL(fileURLWithPath: source))
         let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
-        let report = try migration.run(try migration.plan())
+        let report = try migration.runBlocking(try migration.plan())
         let backup = StoreMigration.backupPath(for: source)
         #expect(report.backup == backup)
         #expect(backup.hasSuffix("Books~.sqlite"))
@@ -144,7 +144,7 @@ struct MigrationTests {
             options.composeSteps = steps
             let migration = StoreMigration(store: source, model: Self.bookStore, options: options)
             let output = directory.path("uuid-\(steps).sqlite")
-            _ = try migration.run(try migration.plan(), output: output)
+            _ = try migration.runBlocking(try migration.plan(), output: output)
             #expect(try StoreMetadata.read(storeAt: output).uuid == uuid)
             #expect(try StoreMetadata.read(storeAt: output).keys.contains("MyAppSyncToken"))
         }
@@ -164,7 +164,7 @@ struct MigrationTests {
         for batch in [1, 7, 10_000] {
             let output = directory.path("out-\(batch).sqlite")
             let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(batchSize: batch, registry: .builtIn))
-            _ = try migration.run(try migration.plan(), output: output)
+            _ = try migration.runBlocking(try migration.plan(), output: output)
             let connection = try Connection(path: output, configuration: .init(mode: .readOnly))
             dumps.append(try rows(connection, "SELECT * FROM ZPUBLICATION ORDER BY Z_PK") + rows(connection, "SELECT * FROM ZPAGE ORDER BY Z_PK") + rows(connection, "SELECT * FROM Z_PRIMARYKEY"))
         }
@@ -197,7 +197,7 @@ struct MigrationFaultTests {
         let changed = try Data(contentsOf: URL(fileURLWithPath: path))
         _ = before
         let migration = StoreMigration(store: path, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
-        let error = try #require(throws: MigrationFailure.self) { try migration.run(try migration.plan()) }
+        let error = try requireUnderlying(MigrationFailure.self) { _ = try migration.runBlocking(try migration.plan()) }
         guard case .validation(let violations) = error else { Issue.record("\(error)"); return }
         // Step 1 (add author) is applied in place without reading rows; step 2 copies and validates.
         #expect(violations.prefix(2) == [ValidationViolation(entity: "Publication", key: 3, rule: "title is shorter than 1"),
@@ -212,9 +212,9 @@ struct MigrationFaultTests {
         let output = directory.path("taken.sqlite")
         try Data("mine".utf8).write(to: URL(fileURLWithPath: output))
         let migration = StoreMigration(store: path, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
-        #expect(throws: MigrationError.self) { try migration.run(try migration.plan(), output: output) }
+        _ = try requireUnderlying(MigrationError.self) { _ = try migration.runBlocking(try migration.plan(), output: output) }
         try Data("old backup".utf8).write(to: URL(fileURLWithPath: StoreMigration.backupPath(for: path)))
-        #expect(throws: MigrationError.self) { try migration.run(try migration.plan()) }
+        _ = try requireUnderlying(MigrationError.self) { _ = try migration.runBlocking(try migration.plan()) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data("mine".utf8))
     }
@@ -223,7 +223,7 @@ struct MigrationFaultTests {
     func noPath() throws {
         let (path, _) = try source()
         let other = try ModelLoader.load(Fixtures.path(FixtureStore.bookMigration))
-        #expect(throws: MigrationError.self) { try StoreMigration(store: path, model: other, options: MigrationOptions(registry: .builtIn)).plan() }
+        _ = try requireUnderlying(MigrationError.self) { _ = try StoreMigration(store: path, model: other, options: MigrationOptions(registry: .builtIn)).plan() }
         // A version 2 whose price became text cannot be inferred and has no mapping file.
         var v2 = Self.bookStore.versions[1]
         var entities = v2.entities
@@ -231,7 +231,7 @@ struct MigrationFaultTests {
         entities[index].attributes = entities[index].attributes.map { $0.name == "price" ? Attribute(name: "price", type: .string) : $0 }
         v2 = ObjectModel(versionName: v2.versionName, versionIdentifiers: v2.versionIdentifiers, entities: entities)
         let broken = VersionedModel(name: "B", versions: [Self.bookStore.versions[0], v2], currentVersionName: v2.versionName, path: "broken")
-        let error = try #require(throws: TernError.self) { try StoreMigration(store: path, model: broken, options: MigrationOptions(registry: .builtIn)).plan() }
+        let error = try requireUnderlying(TernError.self) { _ = try StoreMigration(store: path, model: broken, options: MigrationOptions(registry: .builtIn)).plan() }
         #expect(error.message.contains("no mapping model from BookStore 1 to BookStore 2, and it cannot be inferred"))
         #expect(error.message.contains("entity Book, attribute price: type changed from Float to String"))
     }
@@ -261,7 +261,7 @@ struct MigrationFaultTests {
         var registry = PolicyRegistry()
         registry.register(DefaultMigrationPolicy(), as: "SomethingElse")
         let migration = StoreMigration(store: path, model: Self.bookStore, options: MigrationOptions(registry: registry))
-        let error = try #require(throws: TernError.self) { try migration.run(try migration.plan()) }
+        let error = try requireUnderlying(TernError.self) { _ = try migration.runBlocking(try migration.plan()) }
         #expect(error.message.contains("entity mapping PublicationToPublication names the migration policy PublicationToPublicationMigrationPolicy, which is not registered (registered: SomethingElse)"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["Books.sqlite"])

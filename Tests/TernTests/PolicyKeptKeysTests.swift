@@ -32,7 +32,7 @@ struct PolicyKeptKeysTests {
         registry.register(policy, as: "AuthorSplitPolicy")
         let output = directory.path("out-\(UUID().uuidString).sqlite")
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: batchSize, workers: 2, registry: registry))
-        let report = try migration.run(try migration.plan(mappingFiles: [Configs.path("bench") + "/policy/1-to-2.yaml"]), output: output)
+        let report = try migration.runBlocking(try migration.plan(mappingFiles: [Configs.path("bench") + "/policy/1-to-2.yaml"]), output: output)
         return (try Connection(path: output, configuration: .init(mode: .readOnly)), report.steps[0])
     }
 

@@ -20,16 +20,18 @@ struct ProgressTrackerTests {
         tracker.record(.stepStarted(step: 1, steps: 2, passes: 1, source: "1", destination: "2"), at: at(0))
         #expect(tracker.record(.stepFinished(step: 1, inPlace: true), at: at(1)).fraction == 1.0 / 3)
         tracker.record(.stepStarted(step: 2, steps: 2, passes: 1, source: "2", destination: "3"), at: at(1))
+        let share = ProgressTracker.passShare
         let half = tracker.record(.batchCommitted(mapping: "M", pass: 1, rows: 500, done: 500, total: 1000), at: at(2))
-        #expect(abs(half.fraction - (1.0 / 3 + 2.0 / 3 * 0.25)) < 1e-9)
+        #expect(abs(half.fraction - (1.0 / 3 + 2.0 / 3 * 0.25 * share)) < 1e-9)
         #expect(half.rows == 500)
         #expect(half.rowsPerSecond == 250)
         #expect(half.entityMapping == "M")
         let created = tracker.record(.batchCommitted(mapping: "M", pass: 1, rows: 500, done: 1000, total: 1000), at: at(3))
-        #expect(abs(created.fraction - (1.0 / 3 + 2.0 / 3 * 0.5)) < 1e-9)
-        // Rows done this run over time gives the ETA: 2/3 done in 3 s → 1.5 s to go.
-        #expect(abs((created.etaSeconds ?? 0) - 1.5) < 1e-6)
-        #expect(tracker.record(.passFinished(pass(1000)), at: at(4)).fraction == 1)
+        #expect(abs(created.fraction - (1.0 / 3 + 2.0 / 3 * 0.5 * share)) < 1e-9)
+        // Rows done this run over time gives the ETA.
+        let eta = (1 - created.fraction) * 3 / created.fraction
+        #expect(abs((created.etaSeconds ?? 0) - eta) < 1e-6)
+        #expect(abs(tracker.record(.passFinished(pass(1000)), at: at(4)).fraction - (1.0 / 3 + 2.0 / 3 * share)) < 1e-9)
         #expect(tracker.record(.stepFinished(step: 2, inPlace: false), at: at(4)).fraction == 1)
     }
 
@@ -65,7 +67,24 @@ struct ProgressTrackerTests {
         let batch = tracker.record(.batchCommitted(mapping: "M", pass: 1, rows: 100, done: 700, total: 1000), at: at(1))
         #expect(batch.rows == 100)
         #expect(batch.rowsPerSecond == 100)
-        #expect(abs(batch.fraction - (0.5 + 0.5 * 0.35)) < 1e-9)
+        #expect(abs(batch.fraction - (0.5 + 0.5 * 0.35 * ProgressTracker.passShare)) < 1e-9)
+    }
+
+    @Test("verification and the index build count: a copied step is not at 100% until its store is verified and indexed")
+    func verifyingAndIndexingCount() {
+        let tracker = ProgressTracker()
+        tracker.record(.started(MigrationOutline(steps: ["1 → 2"], inPlace: [false], completedSteps: 0, objects: 100)))
+        tracker.record(.stepStarted(step: 1, steps: 1, passes: 1, source: "1", destination: "2"))
+        let passStarted = tracker.record(.passStarted(pass: 1, passes: 1, mappings: ["M"]))
+        #expect(passStarted.pass == 1 && passStarted.passes == 1)
+        tracker.record(.batchCommitted(mapping: "M", pass: 1, rows: 100, done: 100, total: 100))
+        let passed = tracker.record(.passFinished(pass(100)))
+        #expect(passed.fraction < 0.6)
+        let verifying = tracker.record(.stepStage(.verifying))
+        #expect(verifying.stage == .verifying && abs(verifying.fraction - ProgressTracker.passShare) < 1e-9)
+        let indexing = tracker.record(.stepStage(.indexing))
+        #expect(indexing.fraction > verifying.fraction && indexing.fraction < 1)
+        #expect(tracker.record(.stepFinished(step: 1, inPlace: false)).fraction == 1)
     }
     @Test("stepFinished names the step that finished, not the next one")
     func stepFinishedNamesItsStep() {

@@ -36,7 +36,7 @@ struct ReviewedShapesTests {
         if let edit { try Connection(path: source, configuration: .init(mode: .readWrite)).execute(edit) }
         let output = directory.path("\(model.name)-\(inSwift)-out.sqlite")
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 7, workers: 2, registry: .builtIn(inSwift: inSwift)))
-        _ = try migration.run(try migration.plan(to: target, mappingFiles: mappingFiles), output: output)
+        _ = try migration.runBlocking(try migration.plan(to: target, mappingFiles: mappingFiles), output: output)
         return (try Connection(path: source, configuration: .init(mode: .readOnly)), try Connection(path: output, configuration: .init(mode: .readOnly)))
     }
 
@@ -144,8 +144,8 @@ struct ReviewedShapesTests {
     @Test("binary data in a string attribute is refused on both paths, never a crash", arguments: [false, true])
     func blobInAStringAttribute(inSwift: Bool) throws {
         let model = try ModelLoader.load(Configs.path("library"))
-        let error = try #require(throws: MigrationError.self) {
-            try migrate(model, rows: 20, edit: "UPDATE ZTAG SET ZLABEL = x'c3' WHERE Z_PK = 2", inSwift: inSwift)
+        let error = try requireUnderlying(MigrationError.self) {
+            _ = try migrate(model, rows: 20, edit: "UPDATE ZTAG SET ZLABEL = x'c3' WHERE Z_PK = 2", inSwift: inSwift)
         }
         #expect("\(error)".contains("ZTAG: 1 row holding binary data in a string attribute (ZLABEL) (first: Z_PK 2)"), "\(error)")
     }
@@ -200,7 +200,7 @@ struct ReviewedShapesTests {
         _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 20, seed: 3)
         try Connection(path: source, configuration: .init(mode: .readWrite)).execute("UPDATE ZEVENT SET ZTIMESTAMP = 1e19 WHERE Z_PK = 4")
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(registry: .builtIn))
-        let error = try #require(throws: TernError.self) { try migration.run(try migration.plan(), output: directory.path("events-out.sqlite")) }
+        let error = try requireUnderlying(TernError.self) { _ = try migration.runBlocking(try migration.plan(), output: directory.path("events-out.sqlite")) }
         #expect("\(error)".contains("Event 4 has a timeStamp of 1e+19 seconds, which is no calendar date"), "\(error)")
     }
 }

@@ -50,7 +50,7 @@ struct SourceAnomalyTests {
         let registry = PolicyRegistry.builtIn(inSwift: inSwift)
         let migration = StoreMigration(store: source, model: Self.library, options: MigrationOptions(batchSize: 7, workers: 2, registry: registry))
         let output = directory.path("out.sqlite")
-        let error = try #require(throws: MigrationError.self) { try migration.run(try migration.plan(), output: output) }
+        let error = try requireUnderlying(MigrationError.self) { _ = try migration.runBlocking(try migration.plan(), output: output) }
         guard case .sourceAnomalies(let found, _) = error else {
             Issue.record("expected the anomalies to be refused, got \(error)")
             return

@@ -26,7 +26,7 @@ struct StepCompositionTests {
             if composing { steps = plan.steps }
             let output = scratch.path("out-\(composing).sqlite")
             do {
-                _ = try migration.run(plan, output: output)
+                _ = try migration.runBlocking(plan, output: output)
             } catch {
                 throw TernError(.io, "\(composing ? "composed" : "step by step"): \(error)")
             }

@@ -45,7 +45,7 @@ struct SwiftPathRelationshipTests {
         var registry = PolicyRegistry()
         registry.delegate = ObservingManager()
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 300, workers: 2, registry: registry))
-        _ = try migration.run(try migration.plan(), output: output)
+        _ = try migration.runBlocking(try migration.plan(), output: output)
 
         let old = try Connection(path: source, configuration: .init(mode: .readOnly))
         let new = try Connection(path: output, configuration: .init(mode: .readOnly))
@@ -79,7 +79,7 @@ struct SwiftPathRelationshipTests {
         func migrate(_ registry: PolicyRegistry, _ name: String) throws -> [String: [String]] {
             let output = directory.path(name)
             let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 37, workers: 2, registry: registry))
-            _ = try migration.run(try migration.plan(), output: output)
+            _ = try migration.runBlocking(try migration.plan(), output: output)
             return try StoreContent.dump(output, model: model.version(named: model.currentVersionName)!)
         }
         let sql = try migrate(.builtIn, "\(config)-sql.sqlite")

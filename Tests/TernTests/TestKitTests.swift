@@ -90,17 +90,17 @@ struct TestKitTests {
 
     @Test("mistakes in a built store are named: a relationship given as a value, a target of the wrong entity, an unknown version")
     func builderErrors() throws {
-        #expect(throws: TernError.self) {
+        _ = try requireUnderlying(TernError.self) {
             _ = try TestStore(model: library, version: "Library 1") { store in try store.insert("Book", ["title": "x", "author": 1]) }
         }
-        let wrongEntity = try #require(throws: TernError.self) {
+        let wrongEntity = try requireUnderlying(TernError.self) {
             _ = try TestStore(model: library, version: "Library 1") { store in
                 let tag = try store.insert("Tag", ["label": "x"])
                 try store.insert("Book", ["title": "x"], relating: ["author": tag])
             }
         }
         #expect(wrongEntity.message == "Book.author leads to Author, not to Tag")
-        #expect(throws: TernError.self) { _ = try TestStore(model: library, version: "Library 9") { _ in } }
+        _ = try requireUnderlying(TernError.self) { _ = try TestStore(model: library, version: "Library 9") { _ in } }
     }
 
     @Test("a policy's hook called directly: what it created and associated can be read")

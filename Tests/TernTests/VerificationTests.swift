@@ -60,7 +60,7 @@ struct VerificationTests {
             #expect(connection.changes == rows, "the tampering changed what it should")
         }
         let migration = StoreMigration(store: source, model: Self.library, options: options)
-        let error = try #require(throws: MigrationFailure.self) { try migration.run(try migration.plan(), output: output) }
+        let error = try requireUnderlying(MigrationFailure.self) { _ = try migration.runBlocking(try migration.plan(), output: output) }
         guard case .verification(let message) = error else {
             Issue.record("expected a verification failure, got \(error)")
             return
@@ -78,7 +78,7 @@ struct VerificationTests {
         _ = try DataGenerator.generate(model: Self.library.versions[0], at: source, rows: 300, seed: 21)
         let options = MigrationOptions(batchSize: 40, workers: 2, registry: .builtIn(inSwift: inSwift))
         let migration = StoreMigration(store: source, model: Self.library, options: options)
-        let report = try migration.run(try migration.plan(), output: directory.path("migrated.sqlite"))
+        let report = try migration.runBlocking(try migration.plan(), output: directory.path("migrated.sqlite"))
         let verified = Dictionary(uniqueKeysWithValues: report.steps[0].mappings.map { ($0.name, $0.verified) })
         #expect(verified["BookToBook"] == ["count", "values of 3 attributes", "relationships author, labels"])
         #expect(verified["ChapterToChapter"] == ["count", "values of 1 attribute", "relationships book"])

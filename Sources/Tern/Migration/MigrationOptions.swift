@@ -106,7 +106,9 @@ public struct StepReport: Sendable {
 
     /// Each entity mapping the step ran, in run order.
     public var mappings: [Mapping] = []
-    /// Relationship links written, by "mapping.relationship".
+    /// The links of each relationship mapping, by "mapping.relationship": as stage 2 wrote them,
+    /// or, for to-ones stage 1 wrote inside its inserts, as verification counted them. Both sides
+    /// of a relationship share their links: they are counted once, under the side that wrote them.
     public var links: [String: Int] = [:]
     /// Seconds this run spent writing them, by the same names (none where an earlier run did).
     public var linkSeconds: [String: Double] = [:]

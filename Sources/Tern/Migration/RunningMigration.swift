@@ -36,8 +36,6 @@ public final class RunningMigration: Sendable {
     public let events: AsyncStream<MigrationEvent>
     private let stopRequested = Atomic<Bool>(false)
     private let outcome = Mutex<Outcome>(.running(waiting: []))
-    /// The step and pass running now, to say where a failure happened.
-    private let place = Mutex<(step: String?, pass: Int?)>((nil, nil))
 
     private enum Outcome {
         case running(waiting: [CheckedContinuation<StoreMigration.Report, any Error>])
@@ -50,18 +48,14 @@ public final class RunningMigration: Sendable {
         var migration = migration
         let userProgress = migration.options.progress
         let userStop = migration.options.shouldStop
-        migration.options.progress = { [unowned self] event in
-            note(event)
+        migration.options.progress = { event in
             userProgress?(event)
             sink.yield(event)
         }
         migration.options.shouldStop = { [unowned self] in stopRequested.load(ordering: .relaxed) || userStop() }
         let configured = migration
         let thread = Thread { [self] in
-            let result = Result { try configured.run(plan, output: output, resume: resume) }.mapError { error in
-                let (step, pass) = place.withLock { $0 }
-                return TernFailure(error, step: step, pass: pass) as any Error
-            }
+            let result = Result { try configured.runBlocking(plan, output: output, resume: resume) }
             sink.finish()
             finish(with: result)
         }
@@ -69,15 +63,6 @@ public final class RunningMigration: Sendable {
         thread.stackSize = 8 << 20
         thread.name = "tern-migration"
         thread.start()
-    }
-
-    private func note(_ event: MigrationEvent) {
-        switch event {
-        case .stepStarted(_, _, _, let source, let destination): place.withLock { $0 = ("\(source) → \(destination)", nil) }
-        case .batchCommitted(_, let pass, _, _, _), .entityMappingFinished(_, let pass, _): place.withLock { $0.pass = pass }
-        case .stepStage, .stepFinished: place.withLock { $0.pass = nil }
-        case .started, .passFinished: break
-        }
     }
 
     /// Asks the run to stop at its next batch boundary (or inside the statement it is running);
@@ -94,6 +79,11 @@ public final class RunningMigration: Sendable {
     /// Cancelling the task that awaits it cancels the run.
     public var report: StoreMigration.Report {
         get async throws {
+            try await TernFailure.wrapping { try await awaitReport() }
+        }
+    }
+
+    private func awaitReport() async throws -> StoreMigration.Report {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     let finished: Result<StoreMigration.Report, any Error>? = outcome.withLock { outcome in
@@ -111,7 +101,6 @@ public final class RunningMigration: Sendable {
             } onCancel: {
                 cancel()
             }
-        }
     }
 
     private func finish(with result: Result<StoreMigration.Report, any Error>) {
@@ -121,5 +110,33 @@ public final class RunningMigration: Sendable {
             return waiting
         }
         for continuation in waiting { continuation.resume(with: result) }
+    }
+}
+
+/// The step and pass a run is in, followed from its events, to say where a failure happened.
+final class RunPlace: Sendable {
+    private let place = Mutex<(step: String?, pass: Int?)>((nil, nil))
+
+    /// `progress`, noting each event here first.
+    func observing(_ progress: (@Sendable (MigrationEvent) -> Void)?) -> @Sendable (MigrationEvent) -> Void {
+        { [self] event in
+            note(event)
+            progress?(event)
+        }
+    }
+
+    private func note(_ event: MigrationEvent) {
+        switch event {
+        case .stepStarted(_, _, _, let source, let destination): place.withLock { $0 = ("\(source) → \(destination)", nil) }
+        case .passStarted(let pass, _, _), .batchCommitted(_, let pass, _, _, _), .entityMappingFinished(_, let pass, _): place.withLock { $0.pass = pass }
+        case .stepStage, .stepFinished: place.withLock { $0.pass = nil }
+        case .started, .passFinished: break
+        }
+    }
+
+    /// `error` as a `TernFailure` of the step and pass the run was in.
+    func failure(_ error: any Error) -> TernFailure {
+        let (step, pass) = place.withLock { $0 }
+        return TernFailure(error, step: step, pass: pass)
     }
 }

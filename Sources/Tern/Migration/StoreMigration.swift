@@ -60,8 +60,8 @@ public struct StoreMigration: Sendable {
     /// Reads the store's version and works out the steps to `target` (default: the current
     /// version).
     ///
-    /// - Throws: `TernError` when no version wrote the store, a step has no mapping, or a mapping
-    ///   names a policy the registry does not hold.
+    /// - Throws: `TernFailure` when no version wrote the store, a step has no mapping, or a mapping
+    ///   names a policy the registry does not hold (its `underlying` error says which).
     /// - Parameters:
     ///   - target: the version to migrate to (default: the model's current version).
     ///   - extra: mapping files that replace, for the steps they cover, those found beside the model.
@@ -71,6 +71,11 @@ public struct StoreMigration: Sendable {
     ///     a store Core Data wrote.
     public func plan(to target: String? = nil, mappingFiles extra: [String] = [], mappings models: [MappingModel] = [],
                      appleHashes: [String: [String: String]] = [:]) throws -> Plan {
+        try TernFailure.wrapping { try makePlan(to: target, mappingFiles: extra, mappings: models, appleHashes: appleHashes) }
+    }
+
+    private func makePlan(to target: String?, mappingFiles extra: [String], mappings models: [MappingModel],
+                          appleHashes: [String: [String: String]]) throws -> Plan {
         // A compiled model's bundle says what Core Data's hashes of each version are.
         var appleHashes = appleHashes
         if appleHashes.isEmpty, model.path.hasSuffix(".momd") {
@@ -134,14 +139,32 @@ public struct StoreMigration: Sendable {
     }
 
     /// Runs the plan on the calling thread, blocking it until the run ends (its event loop runs
-    /// there); `run(_:output:resume:) async` runs it on a thread of its own. With `output`, the migrated store is written there and the original left
-    /// alone; otherwise the original is kept as `NAME~.sqlite` and the migrated store takes its
-    /// place, but only once it is complete and verified.
+    /// there): for a command-line program's main thread. `run(_:output:resume:) async` runs it
+    /// on a thread of its own, and is what `try await` finds: the two have different names so
+    /// that an `await` can never block its task's thread.
     ///
-    /// Progress is recorded as it goes (see `MigrationRun`): after a crash or an interruption,
-    /// running again with `resume` continues exactly where it stopped. Without `resume`, an
-    /// unfinished migration is reported rather than silently continued or overwritten.
-    public func run(_ plan: Plan, output: String? = nil, resume: Bool = false) throws -> Report {
+    /// With `output`, the migrated store is written there and the original left alone; otherwise
+    /// the original is kept as `NAME~.sqlite` and the migrated store takes its place, but only
+    /// once it is complete and verified. Progress is recorded as it goes (see `MigrationRun`):
+    /// after a crash or an interruption, running again with `resume` continues exactly where it
+    /// stopped. Without `resume`, an unfinished migration is reported rather than silently
+    /// continued or overwritten.
+    ///
+    /// - Throws: `TernFailure`, with the step and pass it happened in.
+    public func runBlocking(_ plan: Plan, output: String? = nil, resume: Bool = false) throws -> Report {
+        let place = RunPlace()
+        var migration = self
+        migration.options.progress = place.observing(options.progress)
+        do {
+            return try migration.execute(plan, output: output, resume: resume)
+        } catch {
+            throw place.failure(error)
+        }
+    }
+
+    /// The run itself, throwing what Tern's layers throw; `runBlocking` and the async `run` say
+    /// where it happened.
+    func execute(_ plan: Plan, output: String?, resume: Bool) throws -> Report {
         let started = ContinuousClock.now
         let fileManager = FileManager.default
         // A link to the store: migrate the real file, keep the backup beside it, and the link

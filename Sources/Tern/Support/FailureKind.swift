@@ -33,6 +33,7 @@ public enum FailureKind: Sendable, Equatable {
     /// The kind of `error`; an error Tern does not recognise is `.internal`.
     public init(of error: any Error) {
         switch error {
+        case let failure as TernFailure: self = failure.kind
         case let error as TernError:
             switch error.kind {
             case .badInput: self = .badInput
@@ -76,10 +77,12 @@ public enum FailureKind: Sendable, Equatable {
     public static func isResumable(_ error: any Error) -> Bool {
         switch error {
         case is MigrationInterrupted: return true
+        case let failure as TernFailure: return failure.isResumable
         case let error as SQLiteError: return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_INTERRUPT, .SQLITE_CANTOPEN].contains(error.code.primary)
         case let error as MigrationError:
             switch error {
-            case .io, .openElsewhere(_, _, true), .deliveryBlocked, .stoppedResumably: return true
+            // An unfinished run found: its message offers `resume`.
+            case .io, .openElsewhere(_, _, true), .deliveryBlocked, .stoppedResumably, .unfinished: return true
             default: return false
             }
         case let error as TernError: return error.kind == .io

@@ -5,6 +5,9 @@ import TernSQLite
 struct ScanResult: Equatable, Sendable {
     var count: Int64
     var value: Int64?
+    /// Counts a query adds after its two columns (verification's links per to-one, counted in
+    /// the scan that compares them).
+    var counts: [Int64] = []
 }
 
 /// Read-only queries over whole tables, run side by side on libuv worker threads, each worker
@@ -12,7 +15,7 @@ struct ScanResult: Equatable, Sendable {
 /// anomaly scan checks tables at once, so on two cores they take the time of the longest query
 /// rather than of all of them.
 enum ParallelScans {
-    /// Runs queries whose one row is `count, integer` against the store at `store` (a path or an
+    /// Runs queries whose one row is `count, integer` (then any further counts) against the store at `store` (a path or an
     /// SQLite URI), with `attach` attached as `src` when given.
     /// `shouldStop` interrupts the running queries (`Connection.interrupt(when:)`); values stored
     /// outside the stores are read from `externalData`'s folders.
@@ -63,6 +66,7 @@ final class ScanReader {
         let statement = try connection.prepare(query.sql)
         try statement.bind(query.arguments)
         _ = try statement.step()
-        return ScanResult(count: statement.row.int64(at: 0), value: statement.row.value(at: 1).int64)
+        return ScanResult(count: statement.row.int64(at: 0), value: statement.row.value(at: 1).int64,
+                          counts: (2..<max(2, statement.columnCount)).map { statement.row.int64(at: $0) })
     }
 }

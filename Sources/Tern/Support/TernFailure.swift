@@ -1,11 +1,23 @@
-/// Why a migration run through the async API (`StoreMigration.run(_:output:resume:) async`,
-/// `RunningMigration.report`) did not finish, as one type: what kind of failure it is (the exit
-/// code `tern` gives it), whether running again with `resume: true` may get further, where in
-/// the run it happened, and the error Tern's layers threw (`underlying`: a `TernError`,
-/// `MigrationError`, `MigrationFailure`, `MigrationInterrupted`, `SQLiteError`…).
+import Foundation
+
+/// Why a call into Tern failed, as one type, out of every public entry point that plans or runs
+/// (`StoreMigration.plan`, `run`, `runBlocking`, `RunningMigration.report`, `TestStore`): what
+/// kind of failure it is (the exit code `tern` gives it), whether running again with
+/// `resume: true` may get further, where in the run it happened, and the error Tern's layers
+/// threw (`underlying`: a `TernError`, `MigrationError`, `MigrationFailure`,
+/// `MigrationInterrupted`, `SQLiteError`…).
 ///
 /// Any error Tern throws can be classified the same way: `TernFailure(error)`.
-public struct TernFailure: Error, CustomStringConvertible {
+///
+/// ```swift
+/// do {
+///     let report = try await migration.run(plan, output: "/data/Books-v5.sqlite")
+/// } catch where error.isResumable {
+///     // Interrupted, or the disk failed: the work so far is kept.
+///     _ = try await migration.run(plan, output: "/data/Books-v5.sqlite", resume: true)
+/// }
+/// ```
+public struct TernFailure: Error, CustomStringConvertible, LocalizedError {
     /// Who must act, and the exit code `tern` gives it.
     public let kind: FailureKind
     /// Whether running the same migration again with `resume: true` may get further: it was
@@ -44,6 +56,28 @@ public struct TernFailure: Error, CustomStringConvertible {
             (self.policy, entityMapping, sourceKey) = (nil, nil, nil)
         }
     }
+
+    /// Runs `body`, turning whatever it throws into a `TernFailure`: how a public entry point
+    /// keeps to one error type.
+    public static func wrapping<Value>(_ body: () throws -> Value) throws -> Value {
+        do {
+            return try body()
+        } catch {
+            throw TernFailure(error)
+        }
+    }
+
+    /// `wrapping(_:)` for an asynchronous body.
+    public static func wrapping<Value>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Value) async throws -> Value {
+        do {
+            return try await body()
+        } catch {
+            throw TernFailure(error)
+        }
+    }
+
+    /// The message, as `description` words it: what `localizedDescription` gives.
+    public var errorDescription: String? { description }
 
     /// The message, worded for a program (`RecoveryWording`), with the step and pass.
     public var description: String {

@@ -162,7 +162,7 @@ struct FleetRunner: Sendable {
         let plan = try migration.plan(to: manifest.header.target, mappingFiles: manifest.header.mappingOverrides.map(manifest.resolve), appleHashes: appleHashes)
         outcome.from = plan.storeVersion
         guard !plan.steps.isEmpty else {
-            _ = try migration.run(plan)  // finishes the clean-up of an attempt killed right after its swap
+            _ = try migration.runBlocking(plan)  // finishes the clean-up of an attempt killed right after its swap
             outcome.status = .skipped
             if entry.state != .current, !results.outcomes(of: entry.id).contains(where: { $0.status == .migrated }) {
                 // Not at the target when planned, never recorded as migrated: an attempt was
@@ -176,7 +176,7 @@ struct FleetRunner: Sendable {
             return
         }
         // An earlier attempt's record means its work is there to resume.
-        let report = try migration.run(plan, resume: try MigrationRun.load(at: MigrationRun.path(for: path)) != nil)
+        let report = try migration.runBlocking(plan, resume: try MigrationRun.load(at: MigrationRun.path(for: path)) != nil)
         // The objects of the migrated store: what its last step created.
         outcome.objects = report.steps.last?.mappings.reduce(0) { $0 + $1.created } ?? 0
         outcome.peakMemory = report.steps.flatMap(\.passes).map(\.peakResidentMemory).max()

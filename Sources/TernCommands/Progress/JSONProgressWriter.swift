@@ -21,6 +21,7 @@ final class JSONProgressWriter: ProgressRenderer {
         switch event {
         case .started: "started"
         case .stepStarted: "stepStarted"
+        case .passStarted: "passStarted"
         case .batchCommitted: "batchCommitted"
         case .entityMappingFinished: "entityMappingFinished"
         case .passFinished: "passFinished"

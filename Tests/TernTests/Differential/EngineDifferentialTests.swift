@@ -102,10 +102,10 @@ struct EngineDifferentialTests {
                 let migration = StoreMigration(store: source, model: model, options: options, logger: Self.quiet)
                 do {
                     do {
-                        _ = try migration.run(plan, output: output)
-                    } catch is MigrationInterrupted {
+                        _ = try migration.runBlocking(plan, output: output)
+                    } catch let error as TernFailure where error.underlying is MigrationInterrupted {
                         options.shouldStop = { false }
-                        _ = try StoreMigration(store: source, model: model, options: options, logger: Self.quiet).run(plan, output: output, resume: true)
+                        _ = try StoreMigration(store: source, model: model, options: options, logger: Self.quiet).runBlocking(plan, output: output, resume: true)
                     }
                 } catch {
                     if unfit != nil, "\(error)".contains("does not fit") { continue }
@@ -113,7 +113,7 @@ struct EngineDifferentialTests {
                 }
             } else {
                 do {
-                    _ = try StoreMigration(store: source, model: model, options: options, logger: Self.quiet).run(plan, output: output)
+                    _ = try StoreMigration(store: source, model: model, options: options, logger: Self.quiet).runBlocking(plan, output: output)
                 } catch {
                     if unfit != nil, "\(error)".contains("does not fit") { continue }
                     return "seed \(seed), \(run.name): \(error) — \(generated.summary)"

@@ -1,11 +1,15 @@
 /// What a running migration reports, as it happens, through `MigrationOptions.progress`.
 ///
 /// `ProgressTracker` turns these into fractions, rates and ETAs; the command line renders those.
-public enum MigrationEvent: Sendable, Equatable {
+/// Each reads as a line of a log (`description`) and encodes as JSON (`Codable`), for a program
+/// that keeps or forwards them.
+public enum MigrationEvent: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The run begins (or resumes): what it will do, for weighting progress.
     case started(MigrationOutline)
     /// A step (one version to the next) begins; it runs in `passes` passes.
     case stepStarted(step: Int, steps: Int, passes: Int, source: String, destination: String)
+    /// A pass of the current step begins: its entity mappings, in run order. Passes count from 1.
+    case passStarted(pass: Int, passes: Int, mappings: [String])
     /// A batch of `rows` source objects of an entity mapping committed: `done` of the mapping's
     /// `total` so far (counting what an interrupted run committed before). Passes count from 1,
     /// as in `PassReport`.
@@ -19,6 +23,35 @@ public enum MigrationEvent: Sendable, Equatable {
     case stepStage(StepStage)
     /// A step finished; `inPlace` when it ran as schema changes.
     case stepFinished(step: Int, inPlace: Bool)
+
+    /// The event as a line of a log: "step 1 of 2: Bench 1 → Bench 2, 1 pass".
+    public var description: String {
+        switch self {
+        case .started(let outline):
+            let steps = outline.steps.joined(separator: ", ")
+            return "started: \(outline.steps.count) \(Self.plural("step", outline.steps.count)) (\(steps)), \(outline.objects) objects"
+                + (outline.completedSteps > 0 ? ", \(outline.completedSteps) finished by an earlier run" : "")
+        case .stepStarted(let step, let steps, let passes, let source, let destination):
+            return "step \(step) of \(steps): \(source) → \(destination), \(passes) \(Self.plural("pass", passes))"
+        case .passStarted(let pass, let passes, let mappings):
+            return "pass \(pass) of \(passes): \(mappings.joined(separator: ", "))"
+        case .batchCommitted(let mapping, let pass, let rows, let done, let total):
+            return "pass \(pass), \(mapping): \(rows) objects committed, \(done) of \(total)"
+        case .entityMappingFinished(let mapping, let pass, let objects):
+            return "pass \(pass), \(mapping): finished, \(objects) objects created"
+        case .passFinished(let report):
+            return "pass \(report.pass) of \(report.passes) finished: \(report.objects) objects in \(String(format: "%.2f", report.seconds)) s, "
+                + "peak memory \(report.peakResidentMemory >> 20) MiB"
+        case .stepStage(let stage):
+            return stage == .verifying ? "verifying the step's result against its source" : "building indexes"
+        case .stepFinished(let step, let inPlace):
+            return "step \(step) finished" + (inPlace ? " (applied in place)" : "")
+        }
+    }
+
+    private static func plural(_ word: String, _ count: Int) -> String {
+        count == 1 ? word : (word.hasSuffix("s") ? word + "es" : word + "s")
+    }
 }
 
 /// What a step does after its passes.

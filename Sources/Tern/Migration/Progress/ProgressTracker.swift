@@ -32,11 +32,19 @@ public struct ProgressSnapshot: Sendable, Equatable, Codable {
 ///
 /// The work of a run is counted in rows. A step that copies objects counts each source object
 /// twice (once when its destination object is created, once when its pass recreates
-/// relationships and validates); a step applied as schema changes counts each object once, as it
-/// copies pages rather than rows. Steps not started yet are estimated from the store's object
-/// count; the fraction never goes backwards when an estimate turns out high.
+/// relationships and validates), and its passes make `passShare` of the step: verification and
+/// the index build after them take the rest (`verifyingShare`, then the index build), so the
+/// fraction reaches 1 only when the last step has verified and indexed its store. A step applied
+/// as schema changes counts each object once, as it copies pages rather than rows. Steps not
+/// started yet are estimated from the store's object count; the fraction never goes backwards
+/// when an estimate turns out high.
 public final class ProgressTracker: Sendable {
     private let state: Mutex<State>
+    /// A copying step's passes, as a share of the step: `tern bench` measures verification at
+    /// about a third of a step and the index build at about a sixth.
+    static let passShare = 0.55
+    /// Verification's share of a copying step; the index build has what is left.
+    static let verifyingShare = 0.3
 
     private struct State {
         var started = ContinuousClock.now
@@ -77,6 +85,10 @@ public final class ProgressTracker: Sendable {
                 state.totals = [:]
                 state.finishedPassRows = 0
                 state.pass = nil
+                state.passes = passes
+                state.mapping = nil
+            case .passStarted(let pass, let passes, _):
+                state.pass = pass
                 state.passes = passes
                 state.mapping = nil
             case .batchCommitted(let mapping, let pass, let rows, let done, let total):
@@ -124,8 +136,13 @@ public final class ProgressTracker: Sendable {
         guard state.step < weights.count else { return 1 }
         var current = 0.0
         if !outline.inPlace[state.step] {
-            let rows = max(objects, state.totals.values.reduce(0, +))
-            current = min(1, Double(state.done.values.reduce(0, +) + state.finishedPassRows) / Double(2 * rows))
+            switch state.stage {
+            case .verifying: current = passShare
+            case .indexing: current = passShare + verifyingShare
+            case nil:
+                let rows = max(objects, state.totals.values.reduce(0, +))
+                current = passShare * min(1, Double(state.done.values.reduce(0, +) + state.finishedPassRows) / Double(2 * rows))
+            }
         }
         return min(1, (finished + weights[state.step] * current) / total)
     }

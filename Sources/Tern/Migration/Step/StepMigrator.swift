@@ -72,6 +72,7 @@ final class StepMigrator {
             let passStarted = ContinuousClock.now
             passMemory = PeakMemoryMeter()
             let entries = associations.entries.filter { $0.pass == pass }
+            emit(.passStarted(pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.mapping.mapping.name)))
             for entry in entries {
                 try policyHook(entry) { try $0.beginEntityMapping(entry.mapping.mapping) }
                 if entry.runsInSwift, let policy = policies[entry.mapping.mapping.name] {

@@ -126,6 +126,13 @@ struct StepVerification {
         }
     }
 
+    /// Records the links a relationship mapping's storage holds, counted where verification
+    /// compared them, unless stage 2 counted them as it wrote them: links stage 1 wrote in its
+    /// INSERTs (a to-one whose targets were known) are reported too.
+    private mutating func countLinks(_ name: String, _ count: Int) {
+        if report.links[name] == nil { report.links[name] = count }
+    }
+
     /// One relationship mapping's links, as `mappedPairs` gives them, and where they go.
     struct LinkContribution {
         let entry: PlannedMapping
@@ -139,7 +146,7 @@ struct StepVerification {
     /// A storage written from both sides of a relationship by mappings that join different entity
     /// mappings (a subentity mapped apart, a side whose targets come in a later pass): its links
     /// must be exactly the union of what every side says. Positions are not compared here.
-    private func verifyUnion(_ group: [LinkContribution]) throws {
+    private mutating func verifyUnion(_ group: [LinkContribution]) throws {
         let sides = group.map { c in
             c.ends.ownerHolds ? "SELECT owner AS a, target AS b FROM (\(c.pairs))" : "SELECT target AS a, owner AS b FROM (\(c.pairs))"
         }
@@ -157,7 +164,10 @@ struct StepVerification {
         }
         let (want, have) = try compare(expected: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(expected))"),
                                        actual: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(actual))"))
-        guard want != have else { return }
+        guard want != have else {
+            countLinks("\(group[0].entry.mapping.mapping.name).\(group[0].relationship.name)", Int(have.count))
+            return
+        }
         let names = group.map { "\($0.entry.mapping.mapping.name).\($0.relationship.name)" }.joined(separator: " and ")
         for (from, to, what) in [(expected, actual, "is missing"), (actual, expected, "is not in the source")] {
             let statement = try connection.prepare("SELECT a, b FROM (\(from)) EXCEPT SELECT a, b FROM (\(to)) ORDER BY 1, 2 LIMIT 1")
@@ -247,12 +257,17 @@ struct StepVerification {
         let expected = SQLFragment("SELECT count(*), tern_checksum(") + expectedArguments
             + SQLFragment(") FROM \"src\".\(sourceTable) s\(association) WHERE ") + selection
         let actualArguments = ChecksumArguments.of(affinities: affinities, values: ["d.\"Z_PK\""] + columns.map(\.column))
-        let actual = "SELECT count(*), tern_checksum(\(actualArguments)) FROM \(quoteIdentifier(destination.table)) d WHERE \(objectsCondition(entry))"
+        // The folded to-ones' links, counted in the same scan for the report.
+        let linkCounts = toOnes.map { ", count(d.\(quoteIdentifier(destination.foreignKeyColumns[$0.name]!)))" }.joined()
+        let actual = "SELECT count(*), tern_checksum(\(actualArguments))\(linkCounts) FROM \(quoteIdentifier(destination.table)) d WHERE \(objectsCondition(entry))"
         let (want, have) = try compare(expected: expected, actual: SQLFragment(actual))
         if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass + 1 }) {
             report.mappings[index].selected = Int(want.count)
         }
-        guard want != have else { return (attributeCount, toOnes.map(\.name)) }
+        guard want.count != have.count || want.value != have.value else {
+            for (relationship, count) in zip(toOnes, have.counts) { countLinks("\(mapping.name).\(relationship.name)", Int(count)) }
+            return (attributeCount, toOnes.map(\.name))
+        }
 
         // Name the first difference: a source object without its destination object, then the
         // first attribute whose value differs.
@@ -318,7 +333,7 @@ struct StepVerification {
     /// Compares the links of one relationship mapping with the source's pairs carried through the
     /// associations: owner, target and, for ordered relationships, position. With `allowingMore`
     /// (policies also link through it), every expected link must be there, and others may be.
-    private func verifyRelationship(_ contribution: LinkContribution, allowingMore: Bool) throws {
+    private mutating func verifyRelationship(_ contribution: LinkContribution, allowingMore: Bool) throws {
         let (entry, relationship, storage, pairs) = (contribution.entry, contribution.relationship, contribution.storage, contribution.pairs)
         let mapping = entry.mapping.mapping
         // Positions: the target's among the owner's where the relationship is ordered, the owner's
@@ -328,12 +343,15 @@ struct StepVerification {
         let inversePosition = inverseOrdered ? "row_number() OVER (PARTITION BY target ORDER BY inverse_ord, owner)" : "NULL"
         let expected = "SELECT owner, target, \(position) AS position, \(inversePosition) AS inverse_position FROM (\(pairs))"
         let actual = actualLinks(relationship, of: entry, storage: storage, inverseOrdered: inverseOrdered)
+        let name = "\(mapping.name).\(relationship.name)"
         if !allowingMore {
             let (want, have) = try compare(expected: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(expected))"),
                                            actual: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(actual))"))
-            guard want != have else { return }
+            guard want != have else {
+                countLinks(name, Int(have.count))
+                return
+            }
         }
-        let name = "\(mapping.name).\(relationship.name)"
         let missing = try connection.prepare("SELECT owner, target, position, inverse_position FROM (\(expected)) EXCEPT SELECT owner, target, position, inverse_position FROM (\(actual)) ORDER BY 1, 2 LIMIT 1")
         if try missing.step() {
             let owner = missing.row.int64(at: 0)
