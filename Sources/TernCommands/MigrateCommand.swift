@@ -149,7 +149,7 @@ enum MigrationSummary {
             for (name, count) in step.links.sorted(by: { $0.key < $1.key }) {
                 let speed = step.linkSeconds[name].map { seconds in
                     " in \(String(format: "%.2f", seconds)) s" + (seconds > 0 && count > 0 ? " (\(Formatting.count(Int(Double(count) / seconds))) links/s)" : "")
-                } ?? " (written by an earlier run)"
+                } ?? ""  // written with their objects in stage 1, or by an earlier run
                 lines.append("  \(name): \(count) links\(speed)")
             }
             lines += step.verified.map { "  verified: \($0)" }

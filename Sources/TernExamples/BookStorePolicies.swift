@@ -53,13 +53,14 @@ public enum BookStoreExample {
 }
 
 extension PolicyRegistry {
-    /// The policies Tern ships with, for the examples in `configs/` and the demo.
+    /// The policies Tern ships with, for the examples in `configs/` and the demo: each for its
+    /// own folder's model only (`PolicyRegistry.forModel(at:)`).
     public static var builtIn: PolicyRegistry {
         var registry = PolicyRegistry()
-        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy")
-        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "AuthorSplitPolicy")  // configs/bench
-        registry.registerExample(BookStoreExample.AuthorSplitPolicy(clean: BenchExample.cleanName), as: "NameCleaningPolicy")
-        registry.registerExample(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy")
+        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy", config: "bookstore")
+        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "AuthorSplitPolicy", config: "bench")
+        registry.registerExample(BookStoreExample.AuthorSplitPolicy(clean: BenchExample.cleanName), as: "NameCleaningPolicy", config: "bench")
+        registry.registerExample(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy", config: "events")
         registry.delegate = BookStoreExample.SynopsisManager()
         return registry
     }

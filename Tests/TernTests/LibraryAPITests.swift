@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 import Tern
+import TernExamples
 import TernGenerate
 import TernSQLite
 import TernTesting
@@ -161,6 +162,18 @@ struct LibraryAPITests {
         let atVerifying = fractions.withLock { $0.first { if case .stepStage(.verifying) = $0.0 { true } else { false } }?.1 }
         #expect(try #require(atVerifying) < 1)
         #expect(fractions.withLock { $0.last?.1 } == 1)
+    }
+
+    @Test("Tern's example policies serve their own configs' models only: the same mapping beside a copy of the model is refused, naming the policy")
+    func examplesOnlyForTheirConfigs() throws {
+        let mapping = [Configs.path("bench") + "/policy/1-to-2.yaml"]
+        let own = StoreMigration(store: source, model: model, options: MigrationOptions(registry: .builtIn))
+        #expect(try own.plan(to: "Bench 2", mappingFiles: mapping).steps.count == 1)
+        let copy = directory.path("my-app-model")
+        try FileManager.default.copyItem(atPath: Configs.path("bench"), toPath: copy)
+        let elsewhere = StoreMigration(store: source, model: try ModelLoader.load(copy), options: MigrationOptions(registry: .builtIn))
+        let error = try requireUnderlying(TernError.self) { _ = try elsewhere.plan(to: "Bench 2", mappingFiles: mapping) }
+        #expect(error.message.contains("names the migration policy AuthorSplitPolicy, which is not registered (registered: none)"), "\(error.message)")
     }
 
     @Test("a mapping naming a policy that is not registered fails at plan(), naming both")

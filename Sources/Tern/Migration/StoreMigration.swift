@@ -57,6 +57,10 @@ public struct StoreMigration: Sendable {
         self.logger = logger
     }
 
+    /// The policies this migration may use: the options', less Tern's examples for other
+    /// models (`PolicyRegistry.forModel(at:)`).
+    var registry: PolicyRegistry { options.registry.forModel(at: model.path) }
+
     /// Reads the store's version and works out the steps to `target` (default: the current
     /// version).
     ///
@@ -111,7 +115,7 @@ public struct StoreMigration: Sendable {
         let files = MigrationPlanner.mappingFiles(for: model)
         let steps = try MigrationPlanner.chain(in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
                                                composing: options.composeSteps, now: options.now)
-        try options.registry.checkPolicies(of: steps)
+        try registry.checkPolicies(of: steps)
         if let source = chainModel.version(named: version) {
             try NothingCarried.check(steps, store: store, storeVersion: source)
         }
@@ -165,6 +169,8 @@ public struct StoreMigration: Sendable {
     /// The run itself, throwing what Tern's layers throw; `runBlocking` and the async `run` say
     /// where it happened.
     func execute(_ plan: Plan, output: String?, resume: Bool) throws -> Report {
+        var options = options
+        options.registry = registry
         let started = ContinuousClock.now
         let fileManager = FileManager.default
         // A link to the store: migrate the real file, keep the backup beside it, and the link

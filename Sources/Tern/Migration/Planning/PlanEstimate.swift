@@ -126,7 +126,7 @@ extension StoreMigration {
             let sourceLayout = StoreLayout(model: step.source)
             var created: [String: Int] = [:]
             var passes: [PlanEstimate.Pass] = []
-            let stepPlan = StepPlan(step, registry: options.registry)
+            let stepPlan = StepPlan(step, registry: registry)
             for number in step.passes.indices {
                 var mappings: [PlanEstimate.EntityMapping] = []
                 for (entity, planned) in stepPlan.entityMappings(inPass: number) {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The entity migration policies and manager hook a migration may use, by the names mapping
 /// models give them.
 ///
@@ -6,9 +8,10 @@
 /// `Post2ToPost3MigrationPolicy`.
 public struct PolicyRegistry: Sendable {
     private var policies: [String: any EntityMigrationPolicy] = [:]
-    /// Names registered for Tern's own examples (`configs/`), kept apart in messages: a user's
-    /// mapping that names an app class is told what they registered, not the demo's policies.
-    private var exampleNames: Set<String> = []
+    /// Names registered for Tern's own examples, with the `configs/` folder each serves: kept
+    /// apart in messages (a user's mapping that names an app class is told what they registered,
+    /// not the demo's policies), and used only for a model in that folder.
+    private var examples: [String: String] = [:]
     /// The manager-level hook, if any.
     public var delegate: (any MigrationManagerDelegate)?
 
@@ -18,14 +21,28 @@ public struct PolicyRegistry: Sendable {
     /// Registers `policy` under `name`, replacing any policy registered under that name before.
     public mutating func register(_ policy: any EntityMigrationPolicy, as name: String) {
         policies[name] = policy
-        exampleNames.remove(name)
+        examples[name] = nil
     }
 
-    /// Registers one of Tern's example policies (the `tern` binary's, for `configs/`); a policy
-    /// registered later under the same name replaces it.
-    public mutating func registerExample(_ policy: any EntityMigrationPolicy, as name: String) {
+    /// Registers one of Tern's example policies (the `tern` binary's) for the model in
+    /// `configs/<config>`: a migration of any other model does not see it, so an app's own class
+    /// of the same name is never stood in for by a demo. A policy registered later under the same
+    /// name replaces it.
+    public mutating func registerExample(_ policy: any EntityMigrationPolicy, as name: String, config: String) {
         policies[name] = policy
-        exampleNames.insert(name)
+        examples[name] = config
+    }
+
+    /// This registry for a migration of the model at `modelPath`: without the examples of other
+    /// `configs/` folders.
+    public func forModel(at modelPath: String) -> PolicyRegistry {
+        let folder = URL(fileURLWithPath: modelPath).standardizedFileURL.pathComponents.suffix(2)
+        var registry = self
+        for (name, config) in examples where Array(folder) != ["configs", config] {
+            registry.policies[name] = nil
+            registry.examples[name] = nil
+        }
+        return registry
     }
 
     /// The policy registered as `name` or as its last dot-separated part; nil when neither is registered.
@@ -35,7 +52,7 @@ public struct PolicyRegistry: Sendable {
 
     /// The registered names, sorted, for messages listing what is available: the ones registered
     /// with `register(_:as:)`, not Tern's examples.
-    public var names: [String] { policies.keys.filter { !exampleNames.contains($0) }.sorted() }
+    public var names: [String] { policies.keys.filter { examples[$0] == nil }.sorted() }
 
     /// The policy `mapping` names, or an error naming the mapping, the policy and what is
     /// registered: checked when a migration is planned, not halfway through it.
