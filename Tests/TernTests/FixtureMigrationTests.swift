@@ -95,6 +95,28 @@ struct FixtureMigrationTests {
         // Beside a .momd, as an app bundle keeps them, the .cdm is found without being named.
         let momd = try ModelLoader.load(Fixtures.path(base + "/Fixtures/SampleModel.momd"))
         #expect(MigrationPlanner.mappingFiles(for: momd) == [Fixtures.path(base + "/Fixtures/V2toV3.cdm")])
+
+        // An app bundle given as the model: its .momd is read and its .cdm found, at the top
+        // (iOS) or in Contents/Resources (macOS).
+        for resources in ["", "Contents/Resources/"] {
+            let app = directory.url.appendingPathComponent("Sample-\(resources.isEmpty ? "ios" : "macos").app")
+            try FileManager.default.createDirectory(at: app.appendingPathComponent(resources), withIntermediateDirectories: true)
+            for file in ["SampleModel.momd", "V2toV3.cdm"] {
+                try FileManager.default.copyItem(atPath: Fixtures.path(base + "/Fixtures/" + file), toPath: app.path + "/" + resources + file)
+            }
+            let bundled = try ModelLoader.load(app.path)
+            #expect(bundled.versions == momd.versions && bundled.currentVersionName == momd.currentVersionName)
+            #expect(MigrationPlanner.mappingFiles(for: bundled).map { URL(fileURLWithPath: $0).lastPathComponent } == ["V2toV3.cdm"])
+            try FileManager.default.createDirectory(at: app.appendingPathComponent("store"), withIntermediateDirectories: true)
+            let copy = try Fixtures.copy([base + "/Fixtures/SampleModel_V1.sqlite"], into: app.appendingPathComponent("store"))
+            let refusal = try requireUnderlying(TernError.self) { _ = try StoreMigration(store: copy, model: bundled).plan(to: "SampleModel3") }
+            #expect(refusal.message.contains("names the migration policy REPLACE_AT_RUNTIME.V2to3MakerPolicy, which is not registered"), "\(refusal.message)")
+        }
+        let two = directory.url.appendingPathComponent("Two.app")
+        try FileManager.default.createDirectory(at: two, withIntermediateDirectories: true)
+        for name in ["A.momd", "B.momd"] { try FileManager.default.copyItem(atPath: Fixtures.path(base + "/Fixtures/SampleModel.momd"), toPath: two.path + "/" + name) }
+        let several = try #require(throws: TernError.self) { try ModelLoader.load(two.path) }
+        #expect(several.message.contains("several compiled models (A.momd, B.momd)"), "\(several.message)")
     }
 
     @Test("CoreDataPlus SampleModel3 V1 → v3 through v2, inferred")

@@ -23,7 +23,10 @@ public enum ModelLoader {
     /// Reads the versioned model at `path`:
     /// - an Xcode `.xcdatamodeld` bundle, or a single `.xcdatamodel`;
     /// - a compiled `.momd` bundle, or a single `.mom` (`CompiledModelReader`);
-    /// - a directory of Tern model files with a `model.yaml`, or a single version `.yaml` file.
+    /// - a directory of Tern model files with a `model.yaml`, or a single version `.yaml` file;
+    /// - a folder holding one of these bundles: a project folder with its `.xcdatamodeld`, or an
+    ///   app bundle (`MyApp.app/`, its `Contents/Resources/` on macOS) with its one `.momd`,
+    ///   whose `.cdm` mapping models beside it are then found too (`MigrationPlanner.mappingFiles`).
     ///
     /// - Throws: `TernError` naming the file, and for an invalid model every problem with the
     ///   entity and property at fault.
@@ -57,12 +60,27 @@ public enum ModelLoader {
                 model = try TernModelFile.readDirectory(at: url)
             } else if let bundle = try FileManager.default.contentsOfDirectory(atPath: path).first(where: { $0.hasSuffix(".xcdatamodeld") }) {
                 model = try XcodeModelReader.readBundle(at: url.appendingPathComponent(bundle))
+            } else if let compiled = try compiledModel(inAppBundle: url) {
+                return try load(compiled)
             } else {
-                throw TernError(.badInput, "no model.yaml and no .xcdatamodeld bundle in this directory", path: path)
+                throw TernError(.badInput, "no model.yaml, no .xcdatamodeld bundle and no compiled .momd (an app bundle's) in this directory", path: path)
             }
         }
         try validate(model)
         return model
+    }
+
+    /// The one `.momd` an app bundle holds: at its top (iOS) or in `Contents/Resources` (macOS).
+    /// Several are refused, naming them: which one the store belongs to is the user's to say.
+    private static func compiledModel(inAppBundle folder: URL) throws -> String? {
+        for place in [folder, folder.appendingPathComponent("Contents/Resources")] {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: place.path)) ?? []).filter { $0.hasSuffix(".momd") }.sorted()
+            if names.count > 1 {
+                throw TernError(.badInput, "the folder holds several compiled models (\(names.joined(separator: ", "))): name the one that wrote the store with --model \(place.appendingPathComponent(names[0]).path)", path: folder.path)
+            }
+            if let name = names.first { return place.appendingPathComponent(name).path }
+        }
+        return nil
     }
 
     static func validate(_ model: VersionedModel) throws {
