@@ -71,7 +71,7 @@ let package = Package(
 
         // For users' tests of their own policies and mappings: stores from literal objects,
         // migrated and read back (as swift-argument-parser ships ArgumentParserTestHelpers).
-        .target(name: "TernTesting", dependencies: ["Tern", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "TernTesting", dependencies: ["Tern", "TernGenerate", .product(name: "Logging", package: "swift-log")]),
 
         // The `tern` command line, as a library so packages with their own policies can run it.
         .target(

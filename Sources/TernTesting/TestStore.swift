@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Tern
+import TernGenerate
 
 /// A store for a test, built from literal objects in Core Data's layout for any version of a
 /// model, that migrates like any store and reads its objects back by entity and attribute:
@@ -48,6 +49,21 @@ public struct TestStore: Sendable {
         }
     }
 
+    /// Creates a store of `version` (default: the model's first) holding `rows` generated objects
+    /// per entity (`TernGenerate`: every value valid for the version, every relationship linked):
+    /// for a test that runs a policy over objects like an app's without writing them out.
+    public init(model: VersionedModel, version name: String? = nil, generating rows: Int, seed: UInt64 = 1) throws {
+        self = try TernFailure.wrapping {
+            guard let version = name.map({ model.version(named: $0) }) ?? model.versions.first else {
+                throw TernError(.badInput, "the model has no version \(name ?? "at all") (its versions: \(model.versions.map(\.versionName).joined(separator: ", ")))")
+            }
+            let scratch = try Scratch()
+            let path = scratch.file("\(version.versionName).sqlite")
+            _ = try DataGenerator.generate(model: version, at: path, rows: rows, seed: seed)
+            return TestStore(path: path, model: model, version: version, scratch: scratch)
+        }
+    }
+
     private init(path: String, model: VersionedModel, version: ObjectModel, scratch: Scratch) {
         self.path = path
         self.model = model
@@ -77,22 +93,23 @@ public struct TestStore: Sendable {
     }
 
     /// This store migrated to `target` (default: the model's current version) into a new store
-    /// beside it, with `mapping` (a mapping file's YAML text) or `models` (mapping models built in
-    /// memory) for the steps they cover, the mapping files the model names otherwise, or inferred
-    /// mappings. Migrating verifies as `tern migrate` does: what comes back passed verification.
+    /// beside it, with `mapping` (a mapping file's YAML text), `mappingFiles` (YAML,
+    /// `.xcmappingmodel` or `.cdm` files) or `models` (mapping models built in memory) for the
+    /// steps they cover, the mapping files the model names otherwise, or inferred mappings. Migrating verifies as `tern migrate` does: what comes back passed verification.
     ///
     /// - Throws: `TernFailure`, from planning or from the run (a policy's error with its policy,
     ///   mapping and source object).
-    public func migrated(to target: String? = nil, mapping: String? = nil, models: [MappingModel] = [],
+    public func migrated(to target: String? = nil, mapping: String? = nil, mappingFiles files: [String] = [], models: [MappingModel] = [],
                          registry: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions()) async throws -> TestStore {
-        try await TernFailure.wrapping { try await migrate(to: target, mapping: mapping, models: models, registry: registry, options: options) }
+        try await TernFailure.wrapping { try await migrate(to: target, mapping: mapping, files: files, models: models, registry: registry, options: options) }
     }
 
-    private func migrate(to target: String?, mapping: String?, models: [MappingModel], registry: PolicyRegistry, options: MigrationOptions) async throws -> TestStore {
+    private func migrate(to target: String?, mapping: String?, files: [String], models: [MappingModel], registry: PolicyRegistry,
+                         options: MigrationOptions) async throws -> TestStore {
         var options = options
         options.registry = registry
         let migration = StoreMigration(store: path, model: model, options: options, logger: Logger(label: "tern.testing") { _ in SwiftLogNoOpLogHandler() })
-        var mappingFiles: [String] = []
+        var mappingFiles = files
         if let mapping {
             let file = scratch.file("mapping-\(UUID().uuidString).yaml")
             try mapping.write(toFile: file, atomically: true, encoding: .utf8)

@@ -15,6 +15,22 @@ public enum MappingLoader {
         try read(path, source: source, destination: destination).validate(source: source, destination: destination, now: now, file: path, earlierMappings: earlierMappings)
     }
 
+    /// Reads the mapping model at `path` (YAML, `.xcmappingmodel` or compiled `.cdm`) as it is,
+    /// with the versions of `model` it maps between (a compiled one's by its entities' hashes):
+    /// for tools that read what a mapping says, such as `tern policy scaffold`.
+    ///
+    /// - Throws: `TernError` naming the file, when it is no mapping model or names no version of `model`.
+    public static func read(_ path: String, in model: VersionedModel) throws -> MappingModel {
+        let (from, to) = try MigrationPlanner.versions(of: path, in: model)
+        guard let from, let to, let source = model.version(named: from), let destination = model.version(named: to) else {
+            throw TernError(.badInput, "the mapping model maps \(from ?? "?") → \(to ?? "?"), which are not versions of \(model.name) (its versions: \(model.versions.map(\.versionName).joined(separator: ", ")))", path: path)
+        }
+        var mapping = try read(path, source: source, destination: destination)
+        mapping.sourceVersion = from
+        mapping.destinationVersion = to
+        return mapping
+    }
+
     /// Reads a mapping model without validating it (a plan may still add filters).
     static func read(_ path: String, source: ObjectModel, destination: ObjectModel) throws -> MappingModel {
         let url = URL(fileURLWithPath: path)

@@ -5,6 +5,12 @@ import TernSQLite
 /// The default migration process: find the store's version, the chain to the target version,
 /// migrate through temporary stores beside the original, verify, and only then put the result
 /// in place.
+///
+/// ```swift
+/// let migration = StoreMigration(store: "/data/Books.sqlite", model: try ModelLoader.load("MyApp.app"))
+/// let plan = try migration.plan()  // refuses here a mapping naming an unregistered policy
+/// let report = try await migration.run(plan, output: "/data/Books-migrated.sqlite")
+/// ```
 public struct StoreMigration: Sendable {
     /// What a run will do: decided once by `plan(to:mappingFiles:appleHashes:)`, read by the run,
     /// `estimate(_:)` and `tern plan` alike.

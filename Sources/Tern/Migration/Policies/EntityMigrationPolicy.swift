@@ -6,6 +6,18 @@ import TernSQLite
 ///
 /// Policies run off the main thread, batch by batch: they must be `Sendable` and keep no state
 /// that depends on the order batches arrive in.
+///
+/// ```swift
+/// struct UppercasePlates: EntityMigrationPolicy {
+///     func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+///         var car = try context.defaultDestination(for: source)
+///         car["numberPlate"] = .text((try source["numberPlate"].text ?? "").uppercased())
+///         context.associate(source, with: context.create(car))
+///     }
+/// }
+/// var registry = PolicyRegistry()
+/// registry.register(UppercasePlates(), as: "MyApp.UppercasePlatesPolicy")  // the class the mapping names
+/// ```
 public protocol EntityMigrationPolicy: Sendable {
     /// Before anything of the mapping runs.
     func beginEntityMapping(_ mapping: EntityMapping) throws

@@ -1,0 +1,289 @@
+import Foundation
+import Tern
+
+/// `tern policy scaffold`: the Swift package a team writes its app's `NSEntityMigrationPolicy`
+/// subclasses into. One policy type per class the mapping models name, each hook doing what
+/// Core Data's default policy does and its doc comment saying what the mapping models ask of
+/// the class; a registry under the names the mappings give; an executable running Tern's command
+/// line with them; one `TernTesting` test per policy that migrates generated objects through its
+/// mapping. It builds and its tests pass as generated: the port starts green.
+struct PolicyScaffold {
+    /// One entity mapping that names a policy class, and where it comes from.
+    struct Use {
+        let file: String
+        let source: String
+        let destination: String
+        let mapping: EntityMapping
+    }
+
+    /// A class the mappings name: as they spell it, the Swift type standing for it, and its uses.
+    struct PolicyClass {
+        let name: String
+        let typeName: String
+        var uses: [Use]
+    }
+
+    let packageName: String
+    let modelPath: String
+    let ternPath: String
+    let classes: [PolicyClass]
+
+    /// The library target holding the policies and their registry.
+    var libraryName: String { packageName }
+    /// The executable running `tern` with the policies.
+    var executableName: String { packageName.lowercased() + "-tern" }
+
+    /// Reads the mapping models and collects the policy classes they name, in the order met.
+    /// Throws when none names one (there is nothing to port) or when two classes would become
+    /// one Swift type.
+    init(model: VersionedModel, modelPath: String, mappingFiles: [String], packageName: String, ternPath: String) throws {
+        guard Self.isIdentifier(packageName) else {
+            throw TernError(.badInput, "the package name \(packageName) is not a Swift identifier (letters, digits and _, not starting with a digit)")
+        }
+        var classes: [PolicyClass] = []
+        for file in mappingFiles {
+            let mapping = try MappingLoader.read(file, in: model)
+            for entityMapping in mapping.entityMappings {
+                guard let name = entityMapping.policy else { continue }
+                let use = Use(file: file, source: mapping.sourceVersion ?? "?", destination: mapping.destinationVersion ?? "?", mapping: entityMapping)
+                if let index = classes.firstIndex(where: { $0.name == name }) {
+                    classes[index].uses.append(use)
+                    continue
+                }
+                let typeName = Self.typeName(for: name)
+                if let other = classes.first(where: { $0.typeName == typeName }) {
+                    throw TernError(.badInput, "the policy classes \(other.name) and \(name) would both be the Swift type \(typeName): rename one in its mapping model", path: file)
+                }
+                classes.append(PolicyClass(name: name, typeName: typeName, uses: [use]))
+            }
+        }
+        guard !classes.isEmpty else {
+            throw TernError(.badInput, "no entity mapping of \(mappingFiles.joined(separator: ", ")) names a migration policy class: "
+                                + "there is nothing to port (run tern migrate with these mappings as they are)")
+        }
+        self.packageName = packageName
+        self.modelPath = modelPath
+        self.ternPath = ternPath
+        self.classes = classes
+    }
+
+    /// A Swift type name for a class name as a mapping gives it: Xcode qualifies it with the
+    /// app's module (`MyApp.PostPolicy`), and the registry finds it by its last part.
+    static func typeName(for className: String) -> String {
+        let last = className.split(separator: ".").last.map(String.init) ?? className
+        var name = String(last.map { $0.isLetter || $0.isNumber || $0 == "_" ? $0 : "_" })
+        if name.isEmpty || name.first!.isNumber { name = "_" + name }
+        return name
+    }
+
+    static func isIdentifier(_ text: String) -> Bool {
+        guard let first = text.first, first.isLetter || first == "_" else { return false }
+        return text.allSatisfy { ($0.isLetter || $0.isNumber || $0 == "_") && $0.isASCII }
+    }
+
+    /// Every file of the package, by its path inside it.
+    func files() -> [(path: String, contents: String)] {
+        var files: [(String, String)] = [
+            ("Package.swift", packageManifest),
+            ("README.md", readme),
+            ("Sources/\(libraryName)/Registry.swift", registry),
+            ("Sources/\(executableName)/main.swift", main),
+        ]
+        for policyClass in classes {
+            files.append(("Sources/\(libraryName)/\(policyClass.typeName).swift", policy(policyClass)))
+            files.append(("Tests/\(libraryName)Tests/\(policyClass.typeName)Tests.swift", test(policyClass)))
+        }
+        return files
+    }
+
+    // MARK: The files
+
+    /// A path dependency is known by its folder's name: that is the package name products name.
+    private var ternPackage: String { URL(fileURLWithPath: ternPath).lastPathComponent }
+
+    private var packageManifest: String {
+        """
+        // swift-tools-version:6.0
+        import PackageDescription
+
+        /// The app's migration policies ported to Tern (scaffolded by `tern policy scaffold`).
+        /// Build and run: `swift run \(executableName) migrate STORE --model \(swiftLiteral(modelPath))`;
+        /// test: `swift test`.
+        let package = Package(
+            name: \(swiftLiteral(packageName)),
+            platforms: [.macOS(.v15)],
+            // A path dependency is known by its folder's name (\(swiftLiteral(ternPackage))).
+            dependencies: [.package(path: \(swiftLiteral(ternPath)))],
+            targets: [
+                .target(name: \(swiftLiteral(libraryName)), dependencies: [.product(name: "Tern", package: \(swiftLiteral(ternPackage)))]),
+                .executableTarget(
+                    name: \(swiftLiteral(executableName)),
+                    dependencies: [\(swiftLiteral(libraryName)), .product(name: "Tern", package: \(swiftLiteral(ternPackage))), .product(name: "TernCommands", package: \(swiftLiteral(ternPackage)))]
+                ),
+                .testTarget(
+                    name: \(swiftLiteral(libraryName + "Tests")),
+                    dependencies: [\(swiftLiteral(libraryName)), .product(name: "Tern", package: \(swiftLiteral(ternPackage))), .product(name: "TernTesting", package: \(swiftLiteral(ternPackage)))]
+                ),
+            ],
+            swiftLanguageModes: [.v6]
+        )
+
+        """
+    }
+
+    private var readme: String {
+        let list = classes.map { "- `\($0.typeName)` for `\($0.name)` (\($0.uses.map { "\($0.mapping.name) in \(URL(fileURLWithPath: $0.file).lastPathComponent)" }.joined(separator: ", ")))" }
+        return """
+            # \(packageName)
+
+            The app's entity migration policies, ported to Tern. Scaffolded by `tern policy scaffold`
+            from the model `\(modelPath)`; each policy type does what Core Data's default
+            `NSEntityMigrationPolicy` does until the app's code is written into it:
+
+            \(list.joined(separator: "\n"))
+
+            - `swift test` migrates generated objects through each policy's mapping and checks the result
+              passes Tern's verification; add what the app's own migration tests check.
+            - `swift run \(executableName) migrate STORE --model \(modelPath)` migrates a store with the
+              policies registered (every `tern` command works the same).
+
+            """
+    }
+
+    private var registry: String {
+        let lines = classes.map { "        registry.register(\($0.typeName)(), as: \(swiftLiteral($0.name)))" }
+        return """
+            import Tern
+
+            extension PolicyRegistry {
+                /// The app's migration policies, under the class names its mapping models give them.
+                public static var appPolicies: PolicyRegistry {
+                    var registry = PolicyRegistry()
+            \(lines.joined(separator: "\n"))
+                    return registry
+                }
+            }
+
+            """
+    }
+
+    private var main: String {
+        """
+        import Tern
+        import TernCommands
+        import \(libraryName)
+
+        // Tern's command line, with the app's policies registered.
+        TernCommandLine.main(registry: .appPolicies)
+
+        """
+    }
+
+    private func policy(_ policyClass: PolicyClass) -> String {
+        var said: [String] = []
+        for use in policyClass.uses {
+            let mapping = use.mapping
+            said.append("/// - `\(mapping.name)` (\(URL(fileURLWithPath: use.file).lastPathComponent), \(use.source) → \(use.destination)): "
+                        + "\(mapping.sourceEntity ?? "no source entity") → \(mapping.destinationEntity ?? "no destination entity"), \(mapping.type)"
+                        + (mapping.filterPredicate.map { ", for source objects where `\($0)`" } ?? ""))
+            for property in mapping.attributeMappings + mapping.relationshipMappings {
+                said.append("///   - `\(property.name)` ← " + (property.valueExpression.map { "`\(commentSafe($0))`" } ?? "(its default)"))
+            }
+            for (key, value) in mapping.userInfo.sorted(by: { $0.key < $1.key }) {
+                said.append("///   - user info `\(commentSafe(key))`: `\(commentSafe(value))`")
+            }
+        }
+        return """
+            import Foundation
+            import Tern
+
+            /// The app's `\(commentSafe(policyClass.name))` (an `NSEntityMigrationPolicy` subclass), ported to Tern.
+            ///
+            /// What the mapping models ask of it:
+            \(said.joined(separator: "\n"))
+            ///
+            /// Each hook does what Core Data's default policy does; write the app's code in their place.
+            /// Values are read with `try source["name"]` (a key the object lacks throws) and set on a
+            /// `DestinationObject`; a value of the wrong type for its attribute is refused.
+            public struct \(policyClass.typeName): EntityMigrationPolicy {
+                /// The policy, as the registry holds it.
+                public init() {}
+
+                /// Core Data's `createDestinationInstances(forSource:in:manager:)`: by default, one
+                /// destination object from the mapping's value expressions, associated with its source
+                /// (relationships are recreated only for associated objects).
+                public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+                    let destination = try context.defaultDestination(for: source)
+                    context.associate(source, with: context.create(destination))
+                }
+
+                /// Core Data's `createRelationships(forDestination:in:manager:)`: the mapping's
+                /// relationship mappings are recreated whatever this does; link more with `context.relate`.
+                public func createRelationships(forDestination key: Int64, source: Int64, in context: RelationshipContext) throws {}
+
+                /// Core Data's `performCustomValidation(forMapping:manager:)`: report objects that break
+                /// the app's own rules with `context.report(entity:key:rule:)`.
+                public func performCustomValidation(_ context: ValidationContext) throws {}
+            }
+
+            """
+    }
+
+    private func test(_ policyClass: PolicyClass) -> String {
+        let use = policyClass.uses[0]
+        let mapping = use.mapping
+        let check: String
+        if let source = mapping.sourceEntity, let destination = mapping.destinationEntity, mapping.filterPredicate == nil {
+            check = """
+                    // One destination object per source object, as the default policy makes: change this
+                    // with the policy, and add what the app's own migration tests check.
+                    #expect(try migrated.objects(\(swiftLiteral(destination))).count >= store.objects(\(swiftLiteral(source))).count)
+                """
+        } else {
+            check = """
+                    // Add what the app's own migration tests check.
+                    #expect(migrated.version.versionName == \(swiftLiteral(use.destination)))
+                """
+        }
+        let function = policyClass.typeName.prefix(1).lowercased() + policyClass.typeName.dropFirst()
+        return """
+            import Testing
+            import Tern
+            import TernTesting
+            import \(libraryName)
+
+            /// `\(policyClass.typeName)` run as a migration runs it: generated \(use.source) objects migrated
+            /// to \(use.destination) through \(URL(fileURLWithPath: use.file).lastPathComponent), whose `\(mapping.name)` names it; the
+            /// result passed Tern's verification.
+            @Test func \(function)MigratesGeneratedObjects() async throws {
+                let model = try ModelLoader.load(\(swiftLiteral(modelPath)))
+                let store = try TestStore(model: model, version: \(swiftLiteral(use.source)), generating: 20)
+                let migrated = try await store.migrated(to: \(swiftLiteral(use.destination)), mappingFiles: [\(swiftLiteral(use.file))], registry: .appPolicies)
+            \(check)
+            }
+
+            """
+    }
+
+    /// `text` as a Swift string literal.
+    private func swiftLiteral(_ text: String) -> String {
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            default:
+                escaped += scalar.value < 0x20 ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+            }
+        }
+        return "\"\(escaped)\""
+    }
+
+    /// `text` on one comment line: line breaks and backquotes would end it or its code span.
+    private func commentSafe(_ text: String) -> String {
+        String(text.map { $0.isNewline ? " " : ($0 == "`" ? "'" : $0) })
+    }
+}

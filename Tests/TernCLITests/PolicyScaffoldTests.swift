@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// `tern policy scaffold` on a real app's model and compiled mapping. Building and testing the
+/// package it writes is `scripts/check-policy-scaffold` (CI runs it): a full Swift build.
+@Suite("tern policy scaffold, run as a process")
+struct PolicyScaffoldTests {
+    static let fixtures = "\(CheckAndGenerateCommandTests.fixtures)/alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures"
+
+    @Test("the refusal of an app's policy class names the command; the scaffold writes one policy type per class, its registry, executable and test")
+    func scaffoldsTheAppsPolicy() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-scaffold-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("SampleModel_V2.sqlite").path
+        try FileManager.default.copyItem(atPath: Self.fixtures + "/SampleModel_V2.sqlite", toPath: store)
+        let refused = try TernProcess.run(["migrate", store, "--model", Self.fixtures + "/SampleModel.momd", "--to", "SampleModel3", "--out", store + ".out"])
+        #expect(refused.status == 65)
+        #expect(refused.standardError.contains("names the migration policy REPLACE_AT_RUNTIME.V2to3MakerPolicy, which is not registered"), "\(refused.standardError)")
+        #expect(refused.standardError.contains("tern policy scaffold --model MODEL --out DIR"), "\(refused.standardError)")
+
+        let package = directory.appendingPathComponent("package").path
+        let outcome = try TernProcess.run(["policy", "scaffold", "--model", Self.fixtures + "/SampleModel.momd", "--out", package])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: package).filter { $0.hasSuffix(".swift") || $0.hasSuffix(".md") }.sorted()
+        #expect(files == ["Package.swift", "README.md", "Sources/SampleModelPolicies/Registry.swift", "Sources/SampleModelPolicies/V2to3MakerPolicy.swift",
+                          "Sources/samplemodelpolicies-tern/main.swift", "Tests/SampleModelPoliciesTests/V2to3MakerPolicyTests.swift"])
+        let policy = try String(contentsOfFile: package + "/Sources/SampleModelPolicies/V2to3MakerPolicy.swift", encoding: .utf8)
+        #expect(policy.contains("public struct V2to3MakerPolicy: EntityMigrationPolicy"))
+        // What the compiled mapping asks of the class, for each entity mapping naming it.
+        for mapping in ["`CarToCar` (V2toV3.cdm, SampleModel2 → SampleModel3): Car → Car, custom", "`LuxuryCarToLuxuryCar`", "`SportCarToSportCar`"] {
+            #expect(policy.contains(mapping), "\(mapping)")
+        }
+        #expect(policy.contains("`owner` ← `FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"PersonToPerson\", $source.owner)`"))
+        let registry = try String(contentsOfFile: package + "/Sources/SampleModelPolicies/Registry.swift", encoding: .utf8)
+        #expect(registry.contains("registry.register(V2to3MakerPolicy(), as: \"REPLACE_AT_RUNTIME.V2to3MakerPolicy\")"))
+        let test = try String(contentsOfFile: package + "/Tests/SampleModelPoliciesTests/V2to3MakerPolicyTests.swift", encoding: .utf8)
+        #expect(test.contains("TestStore(model: model, version: \"SampleModel2\", generating: 20)"))
+        #expect(test.contains("mappingFiles: [\"\(URL(fileURLWithPath: Self.fixtures).standardizedFileURL.path)/V2toV3.cdm\"]"))
+        let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
+        #expect(manifest.contains(".package(path: "))
+
+        // Never over someone's work; a mapping that names no class has nothing to port.
+        let again = try TernProcess.run(["policy", "scaffold", "--model", Self.fixtures + "/SampleModel.momd", "--out", package])
+        #expect(again.status == 65 && again.standardError.contains("already exists and is not an empty folder"), "\(again.standardError)")
+        let bookstore = CheckAndGenerateCommandTests.bookStore
+        let none = try TernProcess.run(["policy", "scaffold", "--model", bookstore, "--mapping", bookstore + "/mappings/v4-to-v5.yaml", "--out", directory.appendingPathComponent("none").path])
+        #expect(none.status == 65 && none.standardError.contains("names a migration policy class: there is nothing to port"), "\(none.standardError)")
+    }
+}
