@@ -24,7 +24,8 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Keep the association tables in the migrated store, for auditing.")
     var keepAssociations = false
 
-    @Flag(help: "Refuse an inferred step that would drop attributes, relationships or entities holding data (exit 65), instead of reporting what it dropped.")
+    @Flag(name: [.customLong("no-data-loss"), .customLong("strict")],
+          help: "Refuse a step that would drop data (exit 65) instead of reporting it: what an inferred step drops, an entity of both versions a mapping model leaves out, objects a policy creates without a source object.")
     var noDataLoss = false
 
     @Flag(help: "Print the chain of steps and the plan without writing anything.")

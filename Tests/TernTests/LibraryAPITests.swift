@@ -230,6 +230,34 @@ struct LibraryAPITests {
         #expect(!FileManager.default.fileExists(atPath: directory.path("typo.sqlite")))
     }
 
+    @Test("a policy creating objects without associating them is reported (the mapping's relationships cannot reach them), and refused when data loss is")
+    func unassociatedObjects() async throws {
+        struct Orphans: EntityMigrationPolicy {
+            func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+                let object = context.create(try context.defaultDestination(for: source))
+                if source.key % 2 == 0 { context.associate(source, with: object) }
+            }
+        }
+        var registry = PolicyRegistry()
+        registry.register(Orphans(), as: "AuthorSplitPolicy")
+        let mapping = [Configs.path("bench") + "/policy/1-to-2.yaml"]
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(registry: registry))
+        let report = try await migration.run(try migration.plan(to: "Bench 2", mappingFiles: mapping), output: directory.path("orphans.sqlite"))
+        let books = try #require(report.steps[0].mappings.first { $0.name == "BookToPublication" })
+        #expect(books.unassociated == 1500 && books.created == 1500)
+        let dropped = try #require(report.steps[0].dropped.first { $0.createdUnassociatedBy != nil })
+        #expect("\(dropped)" == "entity Publication: 1500 objects created by AuthorSplitPolicy in entity mapping BookToPublication without a source object (context.associate) or a link of its own (context.relate): the mapping's relationship mappings do not reach them, so they have none of those links")
+
+        var options = MigrationOptions(registry: registry)
+        options.refuseDataLoss = true
+        let strict = StoreMigration(store: source, model: model, options: options)
+        let plan = try strict.plan(to: "Bench 2", mappingFiles: mapping)
+        let refused = try await #require(throws: TernFailure.self) { try await strict.run(plan, output: directory.path("strict.sqlite")) }
+        guard case MigrationError.dataLoss(_, let lost)? = refused.underlying as? MigrationError else { Issue.record("\(refused)"); return }
+        #expect(lost.first?.createdUnassociatedBy == "AuthorSplitPolicy" && !refused.isResumable)
+        #expect(!FileManager.default.fileExists(atPath: directory.path("strict.sqlite")))
+    }
+
     @Test("now() in a mapping file is the run's now, for every object (it was 2001-01-01: mapping files were validated with 0)")
     func nowInMappingFile() async throws {
         let text = try String(contentsOfFile: Configs.path("bench") + "/mappings/1-to-2.yaml", encoding: .utf8)

@@ -89,6 +89,10 @@ public struct StepReport: Sendable {
         public var verified: [String] = []
         /// For a mapping that ran in Swift, this run: where its time went.
         public var swiftTimes: SwiftTimes?
+        /// Objects of the destination entity its policy created without associating them with a
+        /// source object (or linking them), this run: its relationship mappings cannot reach them,
+        /// so they have none of those links. Reported in `StepReport.dropped` too.
+        public var unassociated = 0
     }
 
     /// Where a mapping in Swift spent its time: the one writer's share says whether more

@@ -285,7 +285,8 @@ public struct StoreMigration: Sendable {
                     report = try Migrator.migrate(stepPlans[index], from: input, to: file, options: options, logger: logger,
                                                   externalData: Self.externalData(of: run, from: store, step: index), resume: true)
                 }
-                report.dropped = dropped
+                // What the step found while it ran (objects a policy left unassociated) follows.
+                report.dropped = dropped + report.dropped
                 reports.append(report)
                 options.reached?(.stepCommitted)
                 run.completed = index + 1

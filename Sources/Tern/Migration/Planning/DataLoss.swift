@@ -32,6 +32,12 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     /// Whether `entity` is in both versions yet no entity mapping of the step's mapping model
     /// reads it: a mapping someone wrote that leaves an entity out drops its objects.
     public var leftOutByMapping: Bool?
+    /// The policy (or "the manager hook") that created `values` objects of `entity` in
+    /// `entityMapping` without associating them with a source object or linking them: the
+    /// mapping's relationship mappings cannot reach them.
+    public var createdUnassociatedBy: String?
+    /// The entity mapping of `createdUnassociatedBy`.
+    public var entityMapping: String?
 
     /// Which of a to-many relationship's links a step loses.
     public enum LostLinks: String, Sendable, Codable {
@@ -65,6 +71,10 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     public var description: String {
         let what = property.map { "\(entity).\($0)" } ?? "entity \(entity)"
         let plural = { (count: Int, noun: String) in "\(count) \(noun)\(count == 1 ? "" : "s")" }
+        if let policy = createdUnassociatedBy {
+            return "entity \(entity): \(plural(values ?? 0, "object")) created by \(policy) in entity mapping \(entityMapping ?? "?") without a source object "
+                + "(context.associate) or a link of its own (context.relate): the mapping's relationship mappings do not reach them, so they have none of those links"
+        }
         if leftOutByMapping == true {
             return "\(what): " + (values.map { plural($0, "object") + " " } ?? "its objects ") + "(in both versions, but no entity mapping of the mapping model reads it)"
         }

@@ -47,7 +47,27 @@ extension StepMigrator {
             emit(.entityMappingFinished(mapping: mapping.name, pass: entry.pass + 1, objects: created))
             logger.debug("created instances", metadata: ["mapping": "\(mapping.name)", "objects": "\(created)", "keptKeys": "\(keptKeys)", "writer": "\(type(of: writer))"])
         }
-        report.mappings.append(StepReport.Mapping(name: mapping.name, pass: entry.pass + 1, selected: selected, created: created, keptKeys: keptKeys, swiftTimes: swiftTimes))
+        var mappingReport = StepReport.Mapping(name: mapping.name, pass: entry.pass + 1, selected: selected, created: created, keptKeys: keptKeys, swiftTimes: swiftTimes)
+        if let count = unassociated[entry.number] {
+            try reportUnassociated(count, of: entry)
+            mappingReport.unassociated = count
+        }
+        report.mappings.append(mappingReport)
+    }
+
+    /// A policy that creates objects without associating them loses what the mapping's
+    /// relationship mappings would have linked them to: said as a warning and in the report's
+    /// dropped data, and refused with `refuseDataLoss` (Core Data is silent about it).
+    private func reportUnassociated(_ count: Int, of entry: PlannedMapping) throws {
+        let mapping = entry.mapping.mapping
+        var dropped = DroppedData(entity: mapping.destinationEntity!, values: count)
+        dropped.createdUnassociatedBy = policies[mapping.name].map { $0.name(in: mapping) } ?? "the manager hook"
+        dropped.entityMapping = mapping.name
+        if options.refuseDataLoss {
+            throw MigrationError.dataLoss(step: "\(step.source.versionName) → \(step.destination.versionName)", dropped: [dropped])
+        }
+        logger.warning("\(dropped)", metadata: ["mapping": "\(mapping.name)"])
+        report.dropped.append(dropped)
     }
 
     /// Starts the key counter of every destination table whose objects may keep their source

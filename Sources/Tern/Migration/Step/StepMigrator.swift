@@ -35,6 +35,9 @@ final class StepMigrator {
     /// The policy of each entity mapping that runs in Swift, by mapping name.
     let policies: [String: any EntityMigrationPolicy]
     var report = StepReport()
+    /// Per entity mapping number: objects of its destination entity a policy created without
+    /// associating them with a source object, nor linking them (this run's batches).
+    var unassociated: [Int: Int] = [:]
     /// The step's work tables and checkpoint: what earlier runs committed, and where this run is.
     let workspace: StepWorkspace
     /// The current pass's peak memory.

@@ -38,6 +38,21 @@ final class SwiftBatchStatements {
 }
 
 extension StepMigrator {
+    /// Counts the batch's objects of the mapping's destination entity that have no source object
+    /// and no link of the policy's: the mapping's relationship mappings cannot reach them.
+    private func countUnassociated(_ batch: TransformedBatch, of entry: PlannedMapping) {
+        let mapping = entry.mapping.mapping
+        guard mapping.relationshipMappings.contains(where: { $0.valueExpression != nil }) else { return }
+        var reached = Set(batch.associations.map(\.1))
+        for (owner, _, target) in batch.links {
+            reached.insert(owner)
+            if case .created(let handle) = target { reached.insert(handle.index) }
+        }
+        let found = Set(batch.identities.keys)
+        let count = batch.objects.indices.filter { batch.objects[$0].entity == mapping.destinationEntity && !reached.contains($0) && !found.contains($0) }.count
+        if count > 0 { unassociated[entry.number, default: 0] += count }
+    }
+
     /// Writes one transformed batch inside the caller's transaction: destination keys (the
     /// existing object for `findOrCreate`, the source key where `sourceKeys` gives it, else the
     /// next key in creation order), then associations, then links.
@@ -79,6 +94,7 @@ extension StepMigrator {
                 try statements.recordUnique.run()
             }
         }
+        countUnassociated(batch, of: entry)
         for (source, index) in batch.associations {
             try statements.associate.bind([source, keys[index], Int64(destinationLayout.entities[batch.objects[index].entity]!.number)])
             try statements.associate.run()
