@@ -258,6 +258,24 @@ struct LibraryAPITests {
         #expect(!FileManager.default.fileExists(atPath: directory.path("strict.sqlite")))
     }
 
+    @Test("a policy setting a value of the wrong kind for its attribute fails, naming the policy, the object, the attribute, its type and what it takes")
+    func wrongKindOfValue() async throws {
+        struct Cheap: EntityMigrationPolicy {
+            func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+                var object = try context.defaultDestination(for: source)
+                object["price"] = source.key == 3 ? .text("cheap") : .integer(4)  // an integer widens to a Double
+                context.associate(source, with: context.create(object))
+            }
+        }
+        var registry = PolicyRegistry()
+        registry.register(Cheap(), as: "AuthorSplitPolicy")
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(registry: registry))
+        let plan = try migration.plan(to: "Bench 2", mappingFiles: [Configs.path("bench") + "/policy/1-to-2.yaml"])
+        let error = try await #require(throws: TernFailure.self) { try await migration.run(plan, output: directory.path("cheap.sqlite")) }
+        #expect(error.kind == .badInput && error.policy == "AuthorSplitPolicy" && error.sourceKey == 3, "\(error)")
+        #expect("\(error)".contains("it set price on an object of Publication to text 'cheap', but price is Double (it takes a number, or NULL)"), "\(error)")
+    }
+
     @Test("now() in a mapping file is the run's now, for every object (it was 2001-01-01: mapping files were validated with 0)")
     func nowInMappingFile() async throws {
         let text = try String(contentsOfFile: Configs.path("bench") + "/mappings/1-to-2.yaml", encoding: .utf8)

@@ -23,9 +23,10 @@ struct SwiftBatchTransform: Sendable {
     /// an unchanged value is written back in (`StepInputs.storedFormSources`).
     var storedFormSources: [String: String]
     /// Per destination entity, the attributes an object of it may be given (stored ones, own and
-    /// inherited): a name outside them is a policy's typo, which would otherwise leave the
-    /// attribute NULL without a word.
-    var settableAttributes: [String: Set<String>]
+    /// inherited) and their types: a name outside them is a policy's typo, which would otherwise
+    /// leave the attribute NULL without a word, and a value of another kind is refused as Core
+    /// Data's validation refuses an object of the wrong class.
+    var settableAttributes: [String: [String: AttributeType]]
 }
 
 /// A batch the policy turned into destination objects, waiting for the writer to give them keys.
@@ -133,13 +134,49 @@ final class SourceBatchReader {
                               + "(its entities: \(transform.settableAttributes.keys.sorted().joined(separator: ", ")))")
             }
             // One look-up per key, no set built: this runs for every object a policy makes.
-            let isUnknown = { (name: String) in !settable.contains(name) }
-            guard object.values.keys.contains(where: isUnknown) || (context.identities[index] ?? []).contains(where: isUnknown) else { continue }
-            let unknown = Set(object.values.keys).union(context.identities[index] ?? []).subtracting(settable)
-            if let name = unknown.sorted().first {
-                throw failure("it set \(name) on an object of \(object.entity), which has no stored attribute of that name "
-                              + "(its attributes: \(settable.sorted().joined(separator: ", ")))")
+            let isUnknown = { (name: String) in settable[name] == nil }
+            if object.values.keys.contains(where: isUnknown) || (context.identities[index] ?? []).contains(where: isUnknown) {
+                let unknown = Set(object.values.keys).union(context.identities[index] ?? []).subtracting(settable.keys)
+                if let name = unknown.sorted().first {
+                    throw failure("it set \(name) on an object of \(object.entity), which has no stored attribute of that name "
+                                  + "(its attributes: \(settable.keys.sorted().joined(separator: ", ")))")
+                }
             }
+            // The mapping's own values are the SQL path's too, which SQLite's affinity converts:
+            // only a policy of the user's is held to the kinds of value each type takes.
+            guard !(transform.policy is DefaultMigrationPolicy) else { continue }
+            for (name, value) in object.values where !Self.accepts(settable[name]!, value) {
+                throw failure("it set \(name) on an object of \(object.entity) to \(value.storageClass) \(value.sqlLiteral.prefix(40)), but \(name) is \(settable[name]!.xcodeName) "
+                              + "(it takes \(Self.acceptedKinds(of: settable[name]!)), or NULL)")
+            }
+        }
+    }
+
+    /// Whether `value` is of a kind `type` takes, as Core Data's validation accepts an object of
+    /// the attribute's class: any number for a numeric or Boolean attribute (an integer widens
+    /// to a wider integer or a floating-point type, and validation then checks the range and
+    /// that an integer type holds a whole number), text for a string or URI, seconds (a number)
+    /// for a date, bytes for binary data, a UUID or a transformable value.
+    static func accepts(_ type: AttributeType, _ value: SQLiteValue) -> Bool {
+        switch (type, value) {
+        case (_, .null): true
+        case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer), (.boolean, .integer),
+             (.integer16, .real), (.integer32, .real), (.integer64, .real), (.boolean, .real),
+             (.decimal, .integer), (.double, .integer), (.float, .integer), (.date, .integer),
+             (.decimal, .real), (.double, .real), (.float, .real), (.date, .real),
+             (.string, .text), (.uri, .text),
+             (.binary, .blob), (.transformable, .blob), (.uuid, .blob): true
+        default: false
+        }
+    }
+
+    /// The kinds of value `type` takes, in words, for the refusal.
+    static func acceptedKinds(of type: AttributeType) -> String {
+        switch type {
+        case .integer16, .integer32, .integer64, .boolean, .decimal, .double, .float: "a number"
+        case .date: "a number of seconds since 2001-01-01"
+        case .string, .uri: "text"
+        case .binary, .transformable, .uuid: "bytes"
         }
     }
 

@@ -152,7 +152,8 @@ extension StepMigrator {
                                    externalData: inputs.externalData, externallyStored: inputs.externallyStoredAttributes,
                                    storedFormSources: inputs.storedFormSources(of: entry),
                                    settableAttributes: Dictionary(uniqueKeysWithValues: step.destination.entities.map { entity in
-                                       (entity.name, Set(step.destination.allAttributes(of: entity.name).filter { !$0.isTransient }.map(\.name)))
+                                       (entity.name, Dictionary(step.destination.allAttributes(of: entity.name).filter { !$0.isTransient }.map { ($0.name, $0.type) },
+                                                                uniquingKeysWith: { first, _ in first }))
                                    }))
     }
 }
