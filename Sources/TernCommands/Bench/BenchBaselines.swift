@@ -116,7 +116,8 @@ struct SQLCeilingCommand: ParsableCommand {
                        CASE WHEN instr(ZAUTHOR, ' ') > 0 THEN substr(ZAUTHOR, instr(ZAUTHOR, ' ') + 1) ELSE '' END,
                        ZPRICE * 1.04, ZPUBLISHED, ZCATEGORY FROM src.ZBOOK
                 """)
-            try connection.execute("INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK) SELECT Z_PK, \(number("Page")), 1, ZNUMBER, ZTEXT, ZBOOK FROM src.ZPAGE")
+            // A book's pages are an ordered list: their order keys are carried as they are.
+            try connection.execute("INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK) SELECT Z_PK, \(number("Page")), 1, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK FROM src.ZPAGE")
         }
     }
 }
@@ -145,8 +146,8 @@ struct NaiveBaselineCommand: ParsableCommand {
             return [values[1], .text(String(parts.first ?? "")), .text(parts.count > 1 ? String(parts[1]) : ""), price, values[4],
                     values[5].int64.flatMap { categories[$0] }.map(SQLiteValue.integer) ?? .null]
         }
-        _ = try copy("SELECT Z_PK, ZNUMBER, ZTEXT, ZBOOK FROM ZPAGE", into: "INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK) VALUES (?, \(layout.entities["Page"]!.number), 1, ?, ?, ?)") { values in
-            [values[1], values[2], values[3].int64.flatMap { books[$0] }.map(SQLiteValue.integer) ?? .null]
+        _ = try copy("SELECT Z_PK, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK FROM ZPAGE", into: "INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK) VALUES (?, \(layout.entities["Page"]!.number), 1, ?, ?, ?, ?)") { values in
+            [values[1], values[2], values[3].int64.flatMap { books[$0] }.map(SQLiteValue.integer) ?? .null, values[4]]
         }
         try arguments.finish(connection, objects: objects, since: started)
     }

@@ -65,6 +65,16 @@ struct BenchReport: Codable {
                 let peaks = sizes.compactMap { size in result(prefix, books: size).map { "\(count(size)) books \(mebibytes($0.peakResidentMemory))" } }
                 lines.append("- peak memory by size, \(prefix.dropFirst(6)): " + peaks.joined(separator: ", "))
             }
+            // Growth: time per object at each size against the smallest (linear is 1.00×).
+            if let smallest = result("tern: all pushed down", books: sizes[0]), smallest.seconds > 0 {
+                let growth = sizes.compactMap { size in
+                    result("tern: all pushed down", books: size).map { run in
+                        let perObject = (run.seconds / Double(max(run.objects, 1))) / (smallest.seconds / Double(max(smallest.objects, 1)))
+                        return "\(count(run.objects)) objects \(String(format: "%.2f s", run.seconds)) (\(String(format: "%.2f×", run.seconds / smallest.seconds)) the time, \(String(format: "%.2f×", perObject)) per object)"
+                    }
+                }
+                lines.append("- growth, all pushed down: " + growth.joined(separator: ", "))
+            }
         }
         lines += charts()
         lines += attachmentLines()

@@ -99,7 +99,11 @@ extension StepInputs {
     /// Core Data's sparse order keys per owner, and no more links than the destination holds (a
     /// to-one keeps its owner's first; a target whose inverse is a to-one, its first owner).
     /// Stage 2 writes these rows; verification compares the finished store with them.
-    func mappedPairs(_ entry: PlannedMapping, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil, matching: Bool = true) -> String? {
+    ///
+    /// `rankingOrder: false` leaves `ord` unranked where only the list's order would need it:
+    /// verification comparing the source's own order keys (`order_key`) needs no positions.
+    func mappedPairs(_ entry: PlannedMapping, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil, matching: Bool = true,
+                     rankingOrder: Bool = true) -> String? {
         let mapping = entry.mapping.mapping
         let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: throughPass)
         guard !targets.isEmpty, let pairs = sourcePairs(sourceName, of: mapping.sourceEntity!),
@@ -111,7 +115,7 @@ extension StepInputs {
             manyOwnersPerTarget = true
         }
         // Positions cost a sort: only where the order is kept or a first link is chosen.
-        let ranked = relationship.isOrdered || (!relationship.isToMany && source.isToMany) || manyOwnersPerTarget
+        let ranked = (relationship.isOrdered && rankingOrder) || (!relationship.isToMany && source.isToMany) || manyOwnersPerTarget
         let ord = ranked ? "1024 * (row_number() OVER (PARTITION BY owner ORDER BY source_ord, source_target) + 1)" : "2048"
         // Order keys written are the source's own where it kept them: every side that writes a
         // list's order then agrees, whichever objects it covers.

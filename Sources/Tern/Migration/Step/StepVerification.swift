@@ -77,7 +77,10 @@ struct StepVerification {
                 continue
             }
             if agreed.contains(place) {
-                if !folded.contains(place) { try verifyRelationship(group[0], allowingMore: false) }
+                // Any side says it all: the one whose list keeps the source's order keys is
+                // compared by those keys, without ranking every link on either side.
+                let side = group.first(where: keepsSourceOrderKeys) ?? group[0]
+                if !folded.contains(place) { try verifyRelationship(side, allowingMore: false, sharedWith: group) }
             } else {
                 try verifyUnion(group)
             }
@@ -129,8 +132,9 @@ struct StepVerification {
     /// Records the links a relationship mapping's storage holds, counted where verification
     /// compared them, unless stage 2 counted them as it wrote them: links stage 1 wrote in its
     /// INSERTs (a to-one whose targets were known) are reported too.
-    private mutating func countLinks(_ name: String, _ count: Int) {
-        if report.links[name] == nil { report.links[name] = count }
+    private mutating func countLinks(_ name: String, _ count: Int, sharedWith group: [LinkContribution] = []) {
+        let names = [name] + group.map { "\($0.entry.mapping.mapping.name).\($0.relationship.name)" }
+        if names.allSatisfy({ report.links[$0] == nil }) { report.links[name] = count }
     }
 
     /// One relationship mapping's links, as `mappedPairs` gives them, and where they go.
@@ -165,7 +169,7 @@ struct StepVerification {
         let (want, have) = try compare(expected: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(expected))"),
                                        actual: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(actual))"))
         guard want != have else {
-            countLinks("\(group[0].entry.mapping.mapping.name).\(group[0].relationship.name)", Int(have.count))
+            countLinks("\(group[0].entry.mapping.mapping.name).\(group[0].relationship.name)", Int(have.count), sharedWith: group)
             return
         }
         let names = group.map { "\($0.entry.mapping.mapping.name).\($0.relationship.name)" }.joined(separator: " and ")
@@ -333,22 +337,28 @@ struct StepVerification {
     /// Compares the links of one relationship mapping with the source's pairs carried through the
     /// associations: owner, target and, for ordered relationships, position. With `allowingMore`
     /// (policies also link through it), every expected link must be there, and others may be.
-    private mutating func verifyRelationship(_ contribution: LinkContribution, allowingMore: Bool) throws {
-        let (entry, relationship, storage, pairs) = (contribution.entry, contribution.relationship, contribution.storage, contribution.pairs)
+    private mutating func verifyRelationship(_ contribution: LinkContribution, allowingMore: Bool, sharedWith group: [LinkContribution] = []) throws {
+        let (entry, relationship, storage) = (contribution.entry, contribution.relationship, contribution.storage)
         let mapping = entry.mapping.mapping
+        let inverseOrdered = isInverseOrdered(relationship)
         // Positions: the target's among the owner's where the relationship is ordered, the owner's
-        // among the target's where its inverse is.
-        let inverseOrdered = relationship.inverse.flatMap { inverse in step.destination.allRelationships(of: relationship.destination).first { $0.name == inverse } }?.isOrdered == true
-        let position = relationship.isOrdered ? "row_number() OVER (PARTITION BY owner ORDER BY ord)" : "NULL"
+        // among the target's where its inverse is. A list written with the source's own order
+        // keys is compared by those keys: equal keys over the same links, with targets that kept
+        // their keys to break ties alike, are the same positions (and a stricter check).
+        let sourceKeys = keepsSourceOrderKeys(contribution)
+        let pairs = sourceKeys
+            ? inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: step.passes.count - 1, rankingOrder: false) ?? contribution.pairs
+            : contribution.pairs
+        let position = sourceKeys ? "order_key" : relationship.isOrdered ? "row_number() OVER (PARTITION BY owner ORDER BY ord)" : "NULL"
         let inversePosition = inverseOrdered ? "row_number() OVER (PARTITION BY target ORDER BY inverse_ord, owner)" : "NULL"
         let expected = "SELECT owner, target, \(position) AS position, \(inversePosition) AS inverse_position FROM (\(pairs))"
-        let actual = actualLinks(relationship, of: entry, storage: storage, inverseOrdered: inverseOrdered)
+        let actual = actualLinks(relationship, of: entry, storage: storage, inverseOrdered: inverseOrdered, rawOrder: sourceKeys)
         let name = "\(mapping.name).\(relationship.name)"
         if !allowingMore {
             let (want, have) = try compare(expected: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(expected))"),
                                            actual: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(actual))"))
             guard want != have else {
-                countLinks(name, Int(have.count))
+                countLinks(name, Int(have.count), sharedWith: group)
                 return
             }
         }
@@ -371,9 +381,30 @@ struct StepVerification {
         (row.value(at: 2).int64.map { " at position \($0)" } ?? "") + (row.value(at: 3).int64.map { " (position \($0) among its target's)" } ?? "")
     }
 
+    /// Whether the relationship's inverse is an ordered to-many in the destination.
+    private func isInverseOrdered(_ relationship: Relationship) -> Bool {
+        relationship.inverse.flatMap { inverse in step.destination.allRelationships(of: relationship.destination).first { $0.name == inverse } }?.isOrdered == true
+    }
+
+    /// Whether a contribution's list is written with the source's own order keys (`order_key` of
+    /// `mappedPairs`), so that comparing the keys proves the positions: an ordered relationship
+    /// read from an ordered source relationship, stored in the owner's targets' rows or a join
+    /// table, whose targets kept their keys (ties then break alike on both sides), with no
+    /// ordered inverse and no matching of one-to-ones.
+    private func keepsSourceOrderKeys(_ contribution: LinkContribution) -> Bool {
+        let (entry, relationship) = (contribution.entry, contribution.relationship)
+        guard relationship.isOrdered, !isInverseOrdered(relationship), contribution.storage.orderColumn != nil,
+              !inputs.needsMatching(relationship, of: entry.mapping.mapping.destinationEntity!) else { return false }
+        if case .foreignKey = contribution.storage { return false }
+        let (sourceName, targets) = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
+        return targets.allSatisfy(\.keepsKeys)
+            && sourceLayout.storage(ofRelationship: sourceName, of: entry.mapping.mapping.sourceEntity!)?.orderColumn != nil
+    }
+
     /// The destination's links of `relationship` held by the entry's objects: `(owner, target,
-    /// position, inverse_position)`, wherever the layout stores them.
-    private func actualLinks(_ relationship: Relationship, of entry: PlannedMapping, storage: RelationshipStorage, inverseOrdered: Bool) -> String {
+    /// position, inverse_position)`, wherever the layout stores them (with `rawOrder`, the list's
+    /// order keys themselves in place of positions).
+    private func actualLinks(_ relationship: Relationship, of entry: PlannedMapping, storage: RelationshipStorage, inverseOrdered: Bool, rawOrder: Bool = false) -> String {
         let owner = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
         let ownerTable = quoteIdentifier(owner.table)
         let ownedBy: (String) -> String = { [self] key in
@@ -390,12 +421,12 @@ struct StepVerification {
         case .inverseForeignKey(let table, let column, let orderColumn):
             let key = "t.\(quoteIdentifier(column))"
             let targets = step.destination.descendants(of: relationship.destination).compactMap { destinationLayout.entities[$0.name]?.number }
-            let position = rank(relationship.isOrdered, key, orderColumn.map { "t.\(quoteIdentifier($0))" }, "t.\"Z_PK\"")
+            let position = rawOrder ? orderColumn.map { "t.\(quoteIdentifier($0))" } ?? "NULL" : rank(relationship.isOrdered, key, orderColumn.map { "t.\(quoteIdentifier($0))" }, "t.\"Z_PK\"")
             return "SELECT \(key) AS owner, t.\"Z_PK\" AS target, \(position) AS position, NULL AS inverse_position FROM \(quoteIdentifier(table)) t WHERE \(key) IS NOT NULL AND t.\"Z_ENT\" IN (\(targets.map(String.init).joined(separator: ", "))) AND \(ownedBy(key))"
         case .joinTable(let table, let own, let destination, let orderColumn):
             let (ownKey, targetKey) = ("j.\(quoteIdentifier(own))", "j.\(quoteIdentifier(destination))")
             let inverseOrder = destinationLayout.inverseOrderColumn(ofRelationship: relationship.name, of: entry.mapping.mapping.destinationEntity!)
-            let position = rank(relationship.isOrdered, ownKey, orderColumn.map { "j.\(quoteIdentifier($0))" }, targetKey)
+            let position = rawOrder ? orderColumn.map { "j.\(quoteIdentifier($0))" } ?? "NULL" : rank(relationship.isOrdered, ownKey, orderColumn.map { "j.\(quoteIdentifier($0))" }, targetKey)
             let inverse = rank(inverseOrdered, targetKey, inverseOrder.map { "j.\(quoteIdentifier($0))" }, ownKey)
             return "SELECT \(ownKey) AS owner, \(targetKey) AS target, \(position) AS position, \(inverse) AS inverse_position FROM \(quoteIdentifier(table)) j WHERE \(ownedBy(ownKey))"
         }
