@@ -408,7 +408,8 @@ struct StepVerification {
         let owner = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
         let ownerTable = quoteIdentifier(owner.table)
         let ownedBy: (String) -> String = { [self] key in
-            soleWriter(entry) ? "1" : "EXISTS (SELECT 1 FROM \(ownerTable) d WHERE d.\"Z_PK\" = \(key) AND \(inputs.created(entry)))"
+            // The owners listed once (SQLite builds their index once), not looked up per link.
+            soleWriter(entry) ? "1" : "\(key) IN (SELECT d.\"Z_PK\" FROM \(ownerTable) d WHERE \(inputs.created(entry)))"
         }
         let rank: (Bool, String, String?, String) -> String = { wanted, partition, order, tie in
             wanted ? "row_number() OVER (PARTITION BY \(partition) ORDER BY \(order.map { "\($0), " } ?? "")\(tie))" : "NULL"
