@@ -33,9 +33,7 @@ public struct TestStore: Sendable {
     ///   its `underlying` error).
     public init(model: VersionedModel, version name: String? = nil, _ build: (TestStoreBuilder) throws -> Void) throws {
         self = try TernFailure.wrapping {
-            guard let version = name.map({ model.version(named: $0) }) ?? model.versions.first else {
-                throw TernError(.badInput, "the model has no version \(name ?? "at all") (its versions: \(model.versions.map(\.versionName).joined(separator: ", ")))")
-            }
+            let version = try Self.version(name, of: model)
             let scratch = try Scratch()
             let path = scratch.file("\(version.versionName).sqlite")
             let connection = try StoreFile.create(at: path, model: version)
@@ -54,14 +52,20 @@ public struct TestStore: Sendable {
     /// for a test that runs a policy over objects like an app's without writing them out.
     public init(model: VersionedModel, version name: String? = nil, generating rows: Int, seed: UInt64 = 1) throws {
         self = try TernFailure.wrapping {
-            guard let version = name.map({ model.version(named: $0) }) ?? model.versions.first else {
-                throw TernError(.badInput, "the model has no version \(name ?? "at all") (its versions: \(model.versions.map(\.versionName).joined(separator: ", ")))")
-            }
+            let version = try Self.version(name, of: model)
             let scratch = try Scratch()
             let path = scratch.file("\(version.versionName).sqlite")
             _ = try DataGenerator.generate(model: version, at: path, rows: rows, seed: seed)
             return TestStore(path: path, model: model, version: version, scratch: scratch)
         }
+    }
+
+    /// The version named `name` (default: the model's first), or an error listing the versions.
+    private static func version(_ name: String?, of model: VersionedModel) throws -> ObjectModel {
+        guard let version = name.map({ model.version(named: $0) }) ?? model.versions.first else {
+            throw TernError(.badInput, "the model has no version \(name ?? "at all") (its versions: \(model.versions.map(\.versionName).joined(separator: ", ")))")
+        }
+        return version
     }
 
     private init(path: String, model: VersionedModel, version: ObjectModel, scratch: Scratch) {

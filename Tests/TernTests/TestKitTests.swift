@@ -103,6 +103,15 @@ struct TestKitTests {
         _ = try requireUnderlying(TernError.self) { _ = try TestStore(model: library, version: "Library 9") { _ in } }
     }
 
+    @Test("a store of generated objects, valid for its version, migrates through a mapping file as a run does")
+    func generatedStore() async throws {
+        let store = try TestStore(model: library, version: "Library 1", generating: 12, seed: 4)
+        #expect(try store.objects("Book").count == 12)
+        let migrated = try await store.migrated(to: "Library 2", mappingFiles: ["1-authors-and-labels", "2-books-and-chapters"].map { Configs.path("library") + "/mappings/\($0).yaml" })
+        #expect(migrated.version.versionName == "Library 2")
+        #expect(try migrated.objects("Book").count == 12)
+    }
+
     @Test("a policy's hook called directly: what it created and associated can be read")
     func hookDirectly() throws {
         let mapping = EntityMapping(name: "BookToPublication", type: .custom, sourceEntity: "Book", destinationEntity: "Publication", policy: "AuthorSplitPolicy")
