@@ -64,7 +64,7 @@ struct MigrateCommand: ParsableCommand {
             options.keepAssociations = keepAssociations
             options.refuseDataLoss = noDataLoss
             options.shouldStop = stop.isRequested
-            options.reached = CrashTest.killer()
+            CrashTest.install(on: &options)
             let renderer = dryRun ? nil : progress.attach(to: &options)
             let sampler = report != nil && !dryRun ? MemorySampler() : nil
             if let sampler {

@@ -44,11 +44,11 @@ public struct MigrationOptions: Sendable {
     var extraPages: Int?
     /// Told when the run passes a point a crash is hardest to survive (between a step's last
     /// commit and its record; inside the final swap), on the thread running it: crash tests kill
-    /// the process exactly there.
-    public var reached: (@Sendable (Milestone) -> Void)?
+    /// the process exactly there. A test hook, not API: `@_spi(Testing) import Tern` sees it.
+    @_spi(Testing) public var reached: (@Sendable (Milestone) -> Void)?
 
     /// The points `reached` is told of.
-    public enum Milestone: String, Sendable, CaseIterable {
+    @_spi(Testing) public enum Milestone: String, Sendable, CaseIterable {
         case stepCommitted = "step-committed"
         case backupLinked = "backup-linked"
         case renamed
