@@ -107,6 +107,7 @@ enum MigrationSummary {
             let origin = step.composedFrom.map { "inferred mappings of \($0), composed: the store is copied once" }
                 ?? (step.isInferred ? "inferred mapping" : step.origins.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then "))
             lines.append("  \(index + 1). \(step.source.versionName) → \(step.destination.versionName) (\(origin))")
+            if let reason = step.copiedInstead { lines.append("       not in place: \(reason)") }
             if let reason = step.notComposed {
                 lines.append("       not composed with the next step: \(reason)")
             } else if !step.isInferred && plan.steps.count > 1 {

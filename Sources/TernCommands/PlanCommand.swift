@@ -48,6 +48,7 @@ struct PlanCommand: ParsableCommand {
             let origin = step.composedFrom.map { "inferred mappings of \($0), composed: \(how)" }
                 ?? step.origin.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
             lines.append("Step \(index + 1), \(step.source) → \(step.destination) (\(origin)):")
+            if let reason = step.copiedInstead { lines.append("  not in place: \(reason)") }
             if let reason = step.notComposed {
                 lines.append("  not composed with the next step: \(reason)")
             } else if step.origin != ["inferred"] && estimate.steps.count > 1 {

@@ -164,6 +164,32 @@ struct DataLossTests {
         #expect(try SQLiteShell.run(kept, "SELECT count(*) FROM ACHANGE;").trimmingCharacters(in: .whitespacesAndNewlines) == "3")
     }
 
+    @Test("a step that qualifies to run in place but cannot on this store (an app's own column in a model table) is planned as the copy it becomes: plan and migrate agree")
+    func inPlaceRehearsedWhilePlanning() throws {
+        let bookstore = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bookstore").path
+        let store = directory.appendingPathComponent("Extra.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", bookstore, "--version", "BookStore 1", "--rows", "20", store]).status == 0)
+        // Core Data's hashes still say BookStore 1; the column is the app's own, in a table the
+        // step does not rebuild.
+        try SQLiteShell.run(store, "ALTER TABLE ZCATEGORY ADD COLUMN ZAPPCACHE TEXT; UPDATE ZCATEGORY SET ZAPPCACHE = 'x' WHERE Z_PK <= 3;")
+        let plan = try TernProcess.run(["plan", store, "--model", bookstore, "--to", "BookStore 2"])
+        #expect(plan.status == 0, "\(plan.standardError)")
+        #expect(plan.standardOutput.contains("not in place: its schema changes, rehearsed on the store's schema, do not give BookStore 2's tables"), "\(plan.standardOutput)")
+        #expect(!plan.standardOutput.contains("ALTER TABLE"), "\(plan.standardOutput)")
+        let migrated = try TernProcess.run(["migrate", store, "--model", bookstore, "--to", "BookStore 2", "--progress", "none"])
+        #expect(migrated.status == 0, "\(migrated.standardError)")
+        #expect(migrated.standardOutput.contains("not in place:") && migrated.standardOutput.contains("created"), "\(migrated.standardOutput)")
+        // What the copy drops is said, as for any data a step drops.
+        #expect(plan.standardOutput.contains("drops: table ZCATEGORY, column ZAPPCACHE: 3 non-NULL values (outside the model's columns: no step carries it)"), "\(plan.standardOutput)")
+        #expect(migrated.standardOutput.contains("dropped: table ZCATEGORY, column ZAPPCACHE: 3 non-NULL values"), "\(migrated.standardOutput)")
+        #expect(try TernProcess.run(["check", store, "--model", bookstore]).status == 3)
+        // Without the column, the same step is applied in place.
+        let plain = directory.appendingPathComponent("Plain.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", bookstore, "--version", "BookStore 1", "--rows", "20", plain]).status == 0)
+        let inPlace = try TernProcess.run(["plan", plain, "--model", bookstore, "--to", "BookStore 2"])
+        #expect(!inPlace.standardOutput.contains("not in place") && inPlace.standardOutput.contains("ALTER TABLE"), "\(inPlace.standardOutput)")
+    }
+
     @Test("a many-to-many moved down to one subentity keeps that subentity's links and loses the others', though both sides are still read: counted, refused with --no-data-loss")
     func linksOfOtherSubentitiesAreCounted() throws {
         let entities = { (tagsOn: String, items: String) in """

@@ -119,13 +119,17 @@ public struct StoreMigration: Sendable {
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
         let files = MigrationPlanner.mappingFiles(for: model)
-        let steps = try MigrationPlanner.chain(in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
+        var steps = try MigrationPlanner.chain(in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
                                                composing: options.composeSteps, now: options.now)
         try registry.checkPolicies(of: steps)
         if let source = chainModel.version(named: version) {
             try NothingCarried.check(steps, store: store, storeVersion: source)
         }
         try AppSchemaObjects.check(steps, store: store)
+        for index in try InPlaceRehearsal.stepsToCopy(steps, store: store) {
+            steps[index].copiedInstead = "its schema changes, rehearsed on the store's schema, do not give \(steps[index].destination.versionName)'s tables "
+                + "(the store has tables or columns the model does not lay out): the store is copied"
+        }
         var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
         plan.fromStoreModel = fromStoreModel
         if let hashes = appleHashes[targetVersion], let destination = model.version(named: targetVersion) {
@@ -276,11 +280,10 @@ public struct StoreMigration: Sendable {
                     report = inPlace
                 } else {
                     if stepPlans[index].inPlace != nil {
-                        // Planned in place, but the store's tables were not the layout expected
-                        // (an app's own Z… table): copied after all, leaving its other tables behind.
-                        let left = try DataLoss.tablesOutsideModel(of: step, in: input)
-                        if options.refuseDataLoss, !left.isEmpty { throw MigrationError.dataLoss(step: Self.describe(step), dropped: left) }
-                        dropped += left
+                        // The plan rehearsed these changes on the store's schema: the store is
+                        // not what was planned. Never decided again here.
+                        throw TernError(.badInput, "step \(Self.describe(step)) was planned in place, but its schema changes no longer give the new version's tables: "
+                                        + "the store's schema changed since it was planned; plan the migration again", path: input)
                     }
                     report = try Migrator.migrate(stepPlans[index], from: input, to: file, options: options, logger: logger,
                                                   externalData: Self.externalData(of: run, from: store, step: index), resume: true)

@@ -81,6 +81,9 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         if madeAbstract == true {
             return "\(what): " + (values.map { plural($0, "object") + " " } ?? "its own objects ") + "(abstract in the new version: Core Data keeps no object of an abstract entity)"
         }
+        if outsideModel == true, let property {
+            return "table \(entity), column \(property): \(plural(values ?? 0, "non-NULL value")) (outside the model's columns: no step carries it)"
+        }
         if outsideModel == true { return "table \(entity): \(plural(values ?? 0, "row")) (outside the model's tables: a copied step does not carry it)" }
         if links == .between {
             let between = "between \(entity) and \((targets ?? []).joined(separator: ", ")) objects (no relationship of the new version joins their new entities)"
@@ -322,9 +325,24 @@ enum DataLoss {
         defer { withExtendedLifetime(source) {} }
         // Tern's own work tables (associations kept for auditing) are not the store's data.
         let isOutside = { (table: String) in !layout.contains(table.lowercased()) && !LayoutSignature.bookkeepingTables.contains(table.uppercased()) && !table.uppercased().hasPrefix("TERN_") }
-        return try connection.tableColumns().map(\.table).filter(isOutside).compactMap { table in
+        let tables = try connection.tableColumns()
+        let outsideTables = try tables.map(\.table).filter(isOutside).compactMap { table in
             let rows = Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
             return rows > 0 ? DroppedData(entity: table, values: rows, outsideModel: true) : nil
+        }
+        return outsideTables + (try columnsOutsideModel(of: step.source, tables: tables).compactMap { table, column in
+            let values = Int(try connection.scalar("SELECT count(\(quoteIdentifier(column))) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
+            return values > 0 ? DroppedData(entity: table, property: column, values: values, outsideModel: true) : nil
+        })
+    }
+
+    /// The columns of the model's own tables that its layout does not have (an app's own): no
+    /// step carries them, a copy nor a table rebuilt in place.
+    static func columnsOutsideModel(of version: ObjectModel, tables: [(table: String, columns: [String])]) -> [(table: String, column: String)] {
+        let layout = Dictionary(StoreLayout(model: version).tables.map { ($0.name.lowercased(), Set($0.columns.map { $0.name.lowercased() })) }, uniquingKeysWith: { first, _ in first })
+        return tables.flatMap { table, columns in
+            guard let known = layout[table.lowercased()] else { return [(table: String, column: String)]() }
+            return columns.filter { !known.contains($0.lowercased()) }.map { (table, $0) }
         }
     }
 

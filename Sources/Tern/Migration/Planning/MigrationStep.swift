@@ -15,6 +15,10 @@ public struct MigrationStep: Sendable {
     public let composedFrom: String?
     /// Why this step was not composed with the next one, when both are inferred.
     public internal(set) var notComposed: String?
+    /// Why a step that qualifies to run in place is planned as a copy of the store: its schema
+    /// changes, rehearsed on the store's schema while planning, did not give the destination's
+    /// layout (`InPlaceRehearsal`).
+    public internal(set) var copiedInstead: String?
 
     /// A step running `passes` in order; see the properties for what each argument means.
     public init(source: ObjectModel, destination: ObjectModel, passes: [ValidatedMapping], isInferred: Bool, origins: [String],

@@ -34,6 +34,8 @@ public struct PlanEstimate: Sendable, Codable {
         public var composedFrom: String?
         /// Why this inferred step was not composed with the next.
         public var notComposed: String?
+        /// Why a step that qualifies to run in place copies the store (`MigrationStep.copiedInstead`).
+        public var copiedInstead: String?
         /// The SQL that applies the step in place, when it runs as schema changes.
         public var schemaChanges: [String]?
         /// Its passes in run order; empty when it runs as schema changes.
@@ -160,7 +162,7 @@ extension StoreMigration {
             let dropped = DataLoss.dropped(by: step)
             steps.append(PlanEstimate.Step(source: step.source.versionName, destination: step.destination.versionName,
                                            origin: step.isInferred ? ["inferred"] : step.origins, composedFrom: step.composedFrom,
-                                           notComposed: step.notComposed, schemaChanges: stepPlan.inPlace, passes: passes,
+                                           notComposed: step.notComposed, copiedInstead: step.copiedInstead, schemaChanges: stepPlan.inPlace, passes: passes,
                                            dropped: (index == 0 ? try DataLoss.count(dropped, of: step, in: store) : dropped)
                                                + (outsideModelCarried && stepPlan.inPlace == nil ? try DataLoss.tablesOutsideModel(of: plan.steps[0], in: store) : [])))
             if stepPlan.inPlace == nil { outsideModelCarried = false }
