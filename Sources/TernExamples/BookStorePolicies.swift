@@ -1,3 +1,4 @@
+import Foundation
 import Tern
 import TernSQLite
 
@@ -53,15 +54,21 @@ public enum BookStoreExample {
 }
 
 extension PolicyRegistry {
-    /// The policies Tern ships with, for the examples in `configs/` and the demo: each for its
-    /// own folder's model only (`PolicyRegistry.forModel(at:)`).
+    /// The policies and manager hook Tern ships with, for the examples in this checkout's
+    /// `configs/` and the demo: each for its own folder's model only
+    /// (`PolicyRegistry.forModel(at:)`), never for a copy of it elsewhere.
     public static var builtIn: PolicyRegistry {
         var registry = PolicyRegistry()
-        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy", config: "bookstore")
-        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "AuthorSplitPolicy", config: "bench")
-        registry.registerExample(BookStoreExample.AuthorSplitPolicy(clean: BenchExample.cleanName), as: "NameCleaningPolicy", config: "bench")
-        registry.registerExample(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy", config: "events")
-        registry.delegate = BookStoreExample.SynopsisManager()
+        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy", folder: configs + "/bookstore")
+        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "AuthorSplitPolicy", folder: configs + "/bench")
+        registry.registerExample(BookStoreExample.AuthorSplitPolicy(clean: BenchExample.cleanName), as: "NameCleaningPolicy", folder: configs + "/bench")
+        registry.registerExample(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy", folder: configs + "/events")
+        registry.setExampleDelegate(BookStoreExample.SynopsisManager(), folder: configs + "/bookstore")
         return registry
     }
+
+    /// This checkout's `configs/`, where the examples' models are: Sources/TernExamples/ is two
+    /// folders below the checkout.
+    private static let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("configs").path
 }

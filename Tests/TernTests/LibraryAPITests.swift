@@ -174,6 +174,15 @@ struct LibraryAPITests {
         let elsewhere = StoreMigration(store: source, model: try ModelLoader.load(copy), options: MigrationOptions(registry: .builtIn))
         let error = try requireUnderlying(TernError.self) { _ = try elsewhere.plan(to: "Bench 2", mappingFiles: mapping) }
         #expect(error.message.contains("names the migration policy AuthorSplitPolicy, which is not registered (registered: none)"), "\(error.message)")
+        // Nor in a folder that only looks like Tern's (…/configs/bench elsewhere).
+        let lookalike = directory.path("elsewhere/configs/bench")
+        try FileManager.default.createDirectory(atPath: directory.path("elsewhere/configs"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Configs.path("bench"), toPath: lookalike)
+        let looking = StoreMigration(store: source, model: try ModelLoader.load(lookalike), options: MigrationOptions(registry: .builtIn))
+        _ = try requireUnderlying(TernError.self) { _ = try looking.plan(to: "Bench 2", mappingFiles: mapping) }
+        // The examples' manager hook too: it serves configs/bookstore only.
+        #expect(PolicyRegistry.builtIn.forModel(at: Configs.path("bookstore")).delegate != nil)
+        #expect(PolicyRegistry.builtIn.forModel(at: copy).delegate == nil)
     }
 
     @Test("a mapping naming a policy that is not registered fails at plan(), naming both")

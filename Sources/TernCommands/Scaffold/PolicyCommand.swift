@@ -49,23 +49,35 @@ struct PolicyScaffoldCommand: ParsableCommand {
             guard !mappings.isEmpty else {
                 throw TernError(.missingInput, "no mapping models were found beside the model: name them with --mapping", path: model)
             }
-            let ternPath = try tern.map(Self.absolute) ?? Self.ternCheckout()
+            let ternPath = try tern.map { try Self.checkTernCheckout(Self.absolute($0)) } ?? Self.ternCheckout()
             let packageName = name ?? (PolicyScaffold.typeName(for: versioned.name.replacingOccurrences(of: " ", with: "")) + "Policies")
             let scaffold = try PolicyScaffold(model: versioned, modelPath: Self.absolute(versioned.path), mappingFiles: mappings.map(Self.absolute),
                                               packageName: packageName, ternPath: ternPath)
             try Self.checkEmpty(out)
-            for file in scaffold.files() {
-                let url = URL(fileURLWithPath: out).appendingPathComponent(file.path)
-                do {
-                    try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                    try file.contents.write(to: url, atomically: true, encoding: .utf8)
-                } catch {
-                    throw TernError(.io, "cannot write the package: \(error.localizedDescription)", path: url.path)
-                }
-            }
+            try Self.write(scaffold.files(), to: out)
             let types = scaffold.classes.map { "\($0.typeName) (\($0.name))" }.joined(separator: ", ")
             print("Wrote the package \(packageName) to \(out): \(scaffold.classes.count) \(scaffold.classes.count == 1 ? "policy" : "policies"), \(types).")
             print("Next: write the app's code into each policy's hooks; cd \(out) && swift test; swift run \(scaffold.executableName) migrate STORE --model \(versioned.path)")
+        }
+    }
+
+    /// Writes the package into a folder beside `out`, then renames it into place: a failure
+    /// leaves nothing that would block running again.
+    static func write(_ files: [(path: String, contents: String)], to out: String) throws {
+        let fileManager = FileManager.default
+        let target = URL(fileURLWithPath: absolute(out))
+        let scratch = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).tern-scaffold-\(UUID().uuidString)")
+        do {
+            for file in files {
+                let url = scratch.appendingPathComponent(file.path)
+                try fileManager.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try file.contents.write(to: url, atomically: true, encoding: .utf8)
+            }
+            if fileManager.fileExists(atPath: target.path) { try fileManager.removeItem(at: target) }  // empty, as checked
+            try fileManager.moveItem(at: scratch, to: target)
+        } catch {
+            try? fileManager.removeItem(at: scratch)
+            throw TernError(.io, "cannot write the package: \(error.localizedDescription)", path: out)
         }
     }
 
@@ -86,15 +98,21 @@ struct PolicyScaffoldCommand: ParsableCommand {
     /// The checkout this binary was built in (`.build/<config>/tern` or
     /// `.build/<triple>/<config>/tern` inside it), known by its `Package.swift` naming Tern.
     static func ternCheckout() throws -> String {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var folder = executable.deletingLastPathComponent()
         for _ in 0..<4 {
             folder = folder.deletingLastPathComponent()
-            let manifest = folder.appendingPathComponent("Package.swift").path
-            if let text = try? String(contentsOfFile: manifest, encoding: .utf8), text.contains("name: \"Tern\"") {
-                return folder.standardizedFileURL.path
-            }
+            if let checkout = try? checkTernCheckout(folder.standardizedFileURL.path) { return checkout }
         }
         throw TernError(.missingInput, "Tern's checkout was not found above \(executable.path): name it with --tern PATH")
+    }
+
+    /// `path` when it is a checkout of Tern: a `Package.swift` naming the package Tern.
+    static func checkTernCheckout(_ path: String) throws -> String {
+        let manifest = URL(fileURLWithPath: path).appendingPathComponent("Package.swift").path
+        guard let text = try? String(contentsOfFile: manifest, encoding: .utf8), text.contains("name: \"Tern\"") else {
+            throw TernError(.missingInput, "not a checkout of Tern: no Package.swift naming the package Tern", path: path)
+        }
+        return path
     }
 }

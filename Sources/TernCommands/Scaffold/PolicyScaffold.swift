@@ -21,6 +21,8 @@ struct PolicyScaffold {
         let name: String
         let typeName: String
         var uses: [Use]
+        /// Other spellings of the same class (`MyApp.Policy` and `Policy`), registered too.
+        var otherNames: Set<String> = []
     }
 
     let packageName: String
@@ -37,8 +39,9 @@ struct PolicyScaffold {
     /// Throws when none names one (there is nothing to port) or when two classes would become
     /// one Swift type.
     init(model: VersionedModel, modelPath: String, mappingFiles: [String], packageName: String, ternPath: String) throws {
-        guard Self.isIdentifier(packageName) else {
-            throw TernError(.badInput, "the package name \(packageName) is not a Swift identifier (letters, digits and _, not starting with a digit)")
+        guard Self.isIdentifier(packageName), !Self.reserved.contains(packageName), !Self.keywords.contains(packageName), packageName.contains(where: { $0 != "_" }) else {
+            throw TernError(.badInput, "the package name \(packageName) cannot name a Swift module (an ASCII identifier that is no keyword and not "
+                            + "Tern's or the standard library's own name): choose one with --name")
         }
         var classes: [PolicyClass] = []
         for file in mappingFiles {
@@ -51,8 +54,16 @@ struct PolicyScaffold {
                     continue
                 }
                 let typeName = Self.typeName(for: name)
-                if let other = classes.first(where: { $0.typeName == typeName }) {
-                    throw TernError(.badInput, "the policy classes \(other.name) and \(name) would both be the Swift type \(typeName): rename one in its mapping model", path: file)
+                // One class however the mappings qualify it (the registry finds it by its last part).
+                if let index = classes.firstIndex(where: { $0.typeName == typeName && Self.lastPart($0.name) == Self.lastPart(name) }) {
+                    classes[index].uses.append(use)
+                    classes[index].otherNames.insert(name)
+                    continue
+                }
+                // File and test names must differ on a disk that ignores case.
+                if let other = classes.first(where: { $0.typeName.lowercased() == typeName.lowercased() }) {
+                    throw TernError(.badInput, "the policy classes \(other.name) and \(name) would both be the Swift type \(typeName) (or differ from it only in case): "
+                                    + "scaffold their mapping models apart (--mapping)", path: file)
                 }
                 classes.append(PolicyClass(name: name, typeName: typeName, uses: [use]))
             }
@@ -70,16 +81,43 @@ struct PolicyScaffold {
     /// A Swift type name for a class name as a mapping gives it: Xcode qualifies it with the
     /// app's module (`MyApp.PostPolicy`), and the registry finds it by its last part.
     static func typeName(for className: String) -> String {
-        let last = className.split(separator: ".").last.map(String.init) ?? className
-        var name = String(last.map { $0.isLetter || $0.isNumber || $0 == "_" ? $0 : "_" })
+        var name = String(lastPart(className).map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") ? $0 : "_" })
         if name.isEmpty || name.first!.isNumber { name = "_" + name }
+        // A keyword, a name the generated files use, or no letter at all: prefixed.
+        if keywords.contains(name) || reserved.contains(name) || !name.contains(where: \.isLetter) {
+            name = "Ported" + (name.contains(where: \.isLetter) ? name.prefix(1).uppercased() + name.dropFirst() : "Policy")
+        }
         return name
+    }
+
+    /// A class name without the module Xcode qualifies it with.
+    static func lastPart(_ className: String) -> String {
+        className.split(separator: ".").last.map(String.init) ?? className
     }
 
     static func isIdentifier(_ text: String) -> Bool {
         guard let first = text.first, first.isLetter || first == "_" else { return false }
         return text.allSatisfy { ($0.isLetter || $0.isNumber || $0 == "_") && $0.isASCII }
     }
+
+    /// Swift's keywords, which no type or module may be named.
+    static let keywords: Set<String> = [
+        "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import", "init", "inout", "internal", "let", "open",
+        "operator", "private", "precedencegroup", "protocol", "public", "rethrows", "static", "struct", "subscript", "typealias", "var", "break",
+        "case", "catch", "continue", "default", "defer", "do", "else", "fallthrough", "for", "guard", "if", "in", "repeat", "return", "throw",
+        "switch", "where", "while", "Any", "as", "await", "false", "is", "nil", "self", "Self", "super", "throws", "true", "try", "some", "any",
+        "Type", "Protocol", "consume", "copy", "discard", "each", "borrowing", "consuming", "package",
+    ]
+
+    /// Names the generated files use (types, modules): a policy or package of that name would
+    /// shadow them.
+    static let reserved: Set<String> = [
+        "Tern", "TernCommands", "TernTesting", "TernSQLite", "TernLoop", "TernExamples", "TernGenerate", "TernInflate", "TernCLI",
+        "Foundation", "Testing", "Swift", "PackageDescription", "XCTest", "Dispatch", "Glibc", "Darwin",
+        "PolicyRegistry", "EntityMigrationPolicy", "SourceObject", "DestinationObject", "InstanceCreationContext", "RelationshipContext",
+        "ValidationContext", "EntityMapping", "TestStore", "ModelLoader", "TernCommandLine", "Registry",
+        "Int", "Int64", "String", "Bool", "Double", "Error", "Never", "Void", "Optional", "Array", "Dictionary", "Set",
+    ]
 
     /// Every file of the package, by its path inside it.
     func files() -> [(path: String, contents: String)] {
@@ -90,7 +128,7 @@ struct PolicyScaffold {
             ("Sources/\(executableName)/main.swift", main),
         ]
         for policyClass in classes {
-            files.append(("Sources/\(libraryName)/\(policyClass.typeName).swift", policy(policyClass)))
+            files.append(("Sources/\(libraryName)/Policies/\(policyClass.typeName).swift", policy(policyClass)))
             files.append(("Tests/\(libraryName)Tests/\(policyClass.typeName)Tests.swift", test(policyClass)))
         }
         return files
@@ -132,7 +170,7 @@ struct PolicyScaffold {
     }
 
     private var readme: String {
-        let list = classes.map { "- `\($0.typeName)` for `\($0.name)` (\($0.uses.map { "\($0.mapping.name) in \(URL(fileURLWithPath: $0.file).lastPathComponent)" }.joined(separator: ", ")))" }
+        let list = classes.map { "- `\($0.typeName)` for `\(commentSafe($0.name))` (\($0.uses.map { "\(commentSafe($0.mapping.name)) in \(commentSafe(URL(fileURLWithPath: $0.file).lastPathComponent))" }.joined(separator: ", ")))" }
         return """
             # \(packageName)
 
@@ -151,7 +189,9 @@ struct PolicyScaffold {
     }
 
     private var registry: String {
-        let lines = classes.map { "        registry.register(\($0.typeName)(), as: \(swiftLiteral($0.name)))" }
+        let lines = classes.flatMap { policyClass in
+            ([policyClass.name] + policyClass.otherNames.sorted()).map { "        registry.register(\(policyClass.typeName)(), as: \(swiftLiteral($0)))" }
+        }
         return """
             import Tern
 
@@ -183,11 +223,11 @@ struct PolicyScaffold {
         var said: [String] = []
         for use in policyClass.uses {
             let mapping = use.mapping
-            said.append("/// - `\(mapping.name)` (\(URL(fileURLWithPath: use.file).lastPathComponent), \(use.source) → \(use.destination)): "
-                        + "\(mapping.sourceEntity ?? "no source entity") → \(mapping.destinationEntity ?? "no destination entity"), \(mapping.type)"
-                        + (mapping.filterPredicate.map { ", for source objects where `\($0)`" } ?? ""))
+            said.append("/// - `\(commentSafe(mapping.name))` (\(commentSafe(URL(fileURLWithPath: use.file).lastPathComponent)), \(commentSafe(use.source)) → \(commentSafe(use.destination))): "
+                        + "\(commentSafe(mapping.sourceEntity ?? "no source entity")) → \(commentSafe(mapping.destinationEntity ?? "no destination entity")), \(mapping.type)"
+                        + (mapping.filterPredicate.map { ", for source objects where `\(commentSafe($0))`" } ?? ""))
             for property in mapping.attributeMappings + mapping.relationshipMappings {
-                said.append("///   - `\(property.name)` ← " + (property.valueExpression.map { "`\(commentSafe($0))`" } ?? "(its default)"))
+                said.append("///   - `\(commentSafe(property.name))` ← " + (property.valueExpression.map { "`\(commentSafe($0))`" } ?? "(its default)"))
             }
             for (key, value) in mapping.userInfo.sorted(by: { $0.key < $1.key }) {
                 said.append("///   - user info `\(commentSafe(key))`: `\(commentSafe(value))`")
@@ -252,8 +292,8 @@ struct PolicyScaffold {
             import TernTesting
             import \(libraryName)
 
-            /// `\(policyClass.typeName)` run as a migration runs it: generated \(use.source) objects migrated
-            /// to \(use.destination) through \(URL(fileURLWithPath: use.file).lastPathComponent), whose `\(mapping.name)` names it; the
+            /// `\(policyClass.typeName)` run as a migration runs it: generated \(commentSafe(use.source)) objects migrated
+            /// to \(commentSafe(use.destination)) through \(commentSafe(URL(fileURLWithPath: use.file).lastPathComponent)), whose `\(commentSafe(mapping.name))` names it; the
             /// result passed Tern's verification.
             @Test func \(function)MigratesGeneratedObjects() async throws {
                 let model = try ModelLoader.load(\(swiftLiteral(modelPath)))
@@ -282,8 +322,12 @@ struct PolicyScaffold {
         return "\"\(escaped)\""
     }
 
-    /// `text` on one comment line: line breaks and backquotes would end it or its code span.
+    /// `text` on one comment line: line breaks and backquotes would end it or its code span, and
+    /// other control characters have no place in source.
     private func commentSafe(_ text: String) -> String {
-        String(text.map { $0.isNewline ? " " : ($0 == "`" ? "'" : $0) })
+        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
+            scalar == "`" ? "'" : (scalar.properties.generalCategory == .control || scalar.properties.isWhitespace && scalar != " "
+                                   || scalar == "\u{2028}" || scalar == "\u{2029}" ? " " : scalar)
+        }))
     }
 }

@@ -8,12 +8,16 @@ import Foundation
 /// `Post2ToPost3MigrationPolicy`.
 public struct PolicyRegistry: Sendable {
     private var policies: [String: any EntityMigrationPolicy] = [:]
-    /// Names registered for Tern's own examples, with the `configs/` folder each serves: kept
-    /// apart in messages (a user's mapping that names an app class is told what they registered,
-    /// not the demo's policies), and used only for a model in that folder.
+    /// Names registered for Tern's own examples, with the model folder each serves: kept apart in
+    /// messages (a user's mapping that names an app class is told what they registered, not the
+    /// demo's policies), and used only for the model in that very folder.
     private var examples: [String: String] = [:]
+    /// The model folder the manager hook serves, when it is one of Tern's examples.
+    private var exampleDelegateFolder: String?
     /// The manager-level hook, if any.
-    public var delegate: (any MigrationManagerDelegate)?
+    public var delegate: (any MigrationManagerDelegate)? {
+        didSet { exampleDelegateFolder = nil }
+    }
 
     /// An empty registry: no policies and no manager hook.
     public init() {}
@@ -24,25 +28,39 @@ public struct PolicyRegistry: Sendable {
         examples[name] = nil
     }
 
-    /// Registers one of Tern's example policies (the `tern` binary's) for the model in
-    /// `configs/<config>`: a migration of any other model does not see it, so an app's own class
-    /// of the same name is never stood in for by a demo. A policy registered later under the same
-    /// name replaces it.
-    public mutating func registerExample(_ policy: any EntityMigrationPolicy, as name: String, config: String) {
+    /// Registers one of Tern's example policies (the `tern` binary's) for the model in `folder`
+    /// (the absolute path of a folder of Tern's `configs/`): a migration of any other model — a
+    /// copy of it elsewhere included — does not see it, so an app's own class of the same name
+    /// is never stood in for by a demo. A policy registered later under the same name replaces it.
+    public mutating func registerExample(_ policy: any EntityMigrationPolicy, as name: String, folder: String) {
         policies[name] = policy
-        examples[name] = config
+        examples[name] = Self.canonical(folder)
     }
 
-    /// This registry for a migration of the model at `modelPath`: without the examples of other
-    /// `configs/` folders.
+    /// Sets one of Tern's example manager hooks, for the model in `folder` only.
+    public mutating func setExampleDelegate(_ delegate: any MigrationManagerDelegate, folder: String) {
+        self.delegate = delegate
+        exampleDelegateFolder = Self.canonical(folder)
+    }
+
+    /// This registry for a migration of the model at `modelPath`: without the examples (policies
+    /// and manager hook) of other folders.
     public func forModel(at modelPath: String) -> PolicyRegistry {
-        let folder = URL(fileURLWithPath: modelPath).standardizedFileURL.pathComponents.suffix(2)
+        let model = Self.canonical(modelPath)
         var registry = self
-        for (name, config) in examples where Array(folder) != ["configs", config] {
+        for (name, folder) in examples where folder != model {
             registry.policies[name] = nil
             registry.examples[name] = nil
         }
+        if let folder = exampleDelegateFolder, folder != model {
+            registry.delegate = nil
+        }
         return registry
+    }
+
+    /// A folder's path with links resolved and no trailing slash, to compare two.
+    private static func canonical(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
     }
 
     /// The policy registered as `name` or as its last dot-separated part; nil when neither is registered.
