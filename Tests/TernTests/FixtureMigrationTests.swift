@@ -117,6 +117,16 @@ struct FixtureMigrationTests {
         for name in ["A.momd", "B.momd"] { try FileManager.default.copyItem(atPath: Fixtures.path(base + "/Fixtures/SampleModel.momd"), toPath: two.path + "/" + name) }
         let several = try #require(throws: TernError.self) { try ModelLoader.load(two.path) }
         #expect(several.message.contains("several compiled models (A.momd, B.momd)"), "\(several.message)")
+        // One at the top and one in Contents/Resources are several too; a .momd file is no model.
+        let both = directory.url.appendingPathComponent("Both.app")
+        try FileManager.default.createDirectory(at: both.appendingPathComponent("Contents/Resources"), withIntermediateDirectories: true)
+        for name in ["A.momd", "Contents/Resources/B.momd"] { try FileManager.default.copyItem(atPath: Fixtures.path(base + "/Fixtures/SampleModel.momd"), toPath: both.path + "/" + name) }
+        #expect(try #require(throws: TernError.self) { try ModelLoader.load(both.path) }.message.contains("several compiled models (A.momd, Contents/Resources/B.momd)"))
+        let file = directory.url.appendingPathComponent("File.app")
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: file.path + "/X.momd", contents: Data("x".utf8))
+        let notModel = try #require(throws: TernError.self) { try ModelLoader.load(file.path) }
+        #expect(notModel.kind == .badInput && notModel.message.hasPrefix("not a compiled model"), "\(notModel)")
     }
 
     @Test("CoreDataPlus SampleModel3 V1 → v3 through v2, inferred")

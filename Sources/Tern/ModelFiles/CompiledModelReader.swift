@@ -19,6 +19,10 @@ enum CompiledModelReader {
     /// Reads every version of a `.momd` bundle, oldest first, the current one named by its
     /// `VersionInfo.plist` (required when there are several).
     static func readBundle(at url: URL) throws -> VersionedModel {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw TernError(.badInput, "not a compiled model: a .momd is a folder of .mom files (and a VersionInfo.plist)", path: url.path)
+        }
         let names = try FileManager.default.contentsOfDirectory(atPath: url.path)
             .filter { $0.hasSuffix(".mom") }
             .sorted { stem($0).compare(stem($1), options: [.numeric]) == .orderedAscending }

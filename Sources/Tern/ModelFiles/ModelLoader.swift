@@ -73,14 +73,19 @@ public enum ModelLoader {
     /// The one `.momd` an app bundle holds: at its top (iOS) or in `Contents/Resources` (macOS).
     /// Several are refused, naming them: which one the store belongs to is the user's to say.
     private static func compiledModel(inAppBundle folder: URL) throws -> String? {
-        for place in [folder, folder.appendingPathComponent("Contents/Resources")] {
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: place.path)) ?? []).filter { $0.hasSuffix(".momd") }.sorted()
-            if names.count > 1 {
-                throw TernError(.badInput, "the folder holds several compiled models (\(names.joined(separator: ", "))): name the one that wrote the store with --model \(place.appendingPathComponent(names[0]).path)", path: folder.path)
-            }
-            if let name = names.first { return place.appendingPathComponent(name).path }
+        let found = [folder, folder.appendingPathComponent("Contents/Resources")].flatMap { place in
+            ((try? FileManager.default.contentsOfDirectory(atPath: place.path)) ?? []).filter { $0.hasSuffix(".momd") }.sorted().map { place.appendingPathComponent($0) }
         }
-        return nil
+        if found.count > 1 {
+            let names = found.map { String($0.path.dropFirst(folder.path.count + 1)) }
+            throw TernError(.badInput, "the folder holds several compiled models (\(names.joined(separator: ", "))): name the one that wrote the store with --model \(found[0].path)", path: folder.path)
+        }
+        guard let model = found.first else { return nil }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: model.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw TernError(.badInput, "not a compiled model: a .momd is a folder of .mom files (and a VersionInfo.plist)", path: model.path)
+        }
+        return model.path
     }
 
     static func validate(_ model: VersionedModel) throws {
