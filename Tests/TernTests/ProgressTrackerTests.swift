@@ -70,6 +70,23 @@ struct ProgressTrackerTests {
         #expect(abs(batch.fraction - (0.5 + 0.5 * 0.35 * ProgressTracker.passShare)) < 1e-9)
     }
 
+    @Test("a step of two passes over the same objects moves through both: the second pass does not stall where the first ended")
+    func twoPasses() {
+        let tracker = ProgressTracker()
+        let share = ProgressTracker.passShare
+        tracker.record(.started(MigrationOutline(steps: ["1 → 2"], inPlace: [false], completedSteps: 0, objects: 100)))
+        tracker.record(.stepStarted(step: 1, steps: 1, passes: 2, source: "1", destination: "2"))
+        tracker.record(.passStarted(pass: 1, passes: 2, mappings: ["A"]))
+        tracker.record(.batchCommitted(mapping: "A", pass: 1, rows: 100, done: 100, total: 100))
+        let first = tracker.record(.passFinished(PassReport(pass: 1, passes: 2, mappings: ["A"], objects: 100, seconds: 1, peakResidentMemory: 0)))
+        #expect(abs(first.fraction - share * 0.5) < 1e-9)
+        tracker.record(.passStarted(pass: 2, passes: 2, mappings: ["B"]))
+        let half = tracker.record(.batchCommitted(mapping: "B", pass: 2, rows: 50, done: 50, total: 100))
+        #expect(abs(half.fraction - share * (1 + 0.25) / 2) < 1e-9)
+        let second = tracker.record(.passFinished(PassReport(pass: 2, passes: 2, mappings: ["B"], objects: 100, seconds: 1, peakResidentMemory: 0)))
+        #expect(abs(second.fraction - share) < 1e-9)
+    }
+
     @Test("verification and the index build count: a copied step is not at 100% until its store is verified and indexed")
     func verifyingAndIndexingCount() {
         let tracker = ProgressTracker()

@@ -30,9 +30,10 @@ public struct ProgressSnapshot: Sendable, Equatable, Codable {
 
 /// Turns `MigrationEvent`s into `ProgressSnapshot`s.
 ///
-/// The work of a run is counted in rows. A step that copies objects counts each source object
-/// twice (once when its destination object is created, once when its pass recreates
-/// relationships and validates), and its passes make `passShare` of the step: verification and
+/// The work of a run is counted in rows. A step that copies objects counts each of its passes
+/// as an equal part, and within a pass each source object twice (once when its destination
+/// object is created, once when the pass recreates relationships and validates); its passes
+/// make `passShare` of the step: verification and
 /// the index build after them take the rest (`verifyingShare`, then the index build), so the
 /// fraction reaches 1 only when the last step has verified and indexed its store. A step applied
 /// as schema changes counts each object once, as it copies pages rather than rows. Steps not
@@ -54,11 +55,11 @@ public final class ProgressTracker: Sendable {
         var passes: Int?
         var mapping: String?
         var stage: StepStage?
-        /// Rows done in the current step, per entity mapping, and their totals.
+        /// Rows done in the current pass, per entity mapping, and their totals.
         var done: [String: Int] = [:]
         var totals: [String: Int] = [:]
-        /// Rows of the current step's finished passes (their second count).
-        var finishedPassRows = 0
+        /// Passes of the current step that finished.
+        var finishedPasses = 0
         var rowsThisRun = 0
         var fraction = 0.0
         var fractionAtStart = 0.0
@@ -83,7 +84,7 @@ public final class ProgressTracker: Sendable {
                 state.step = step - 1
                 state.done = [:]
                 state.totals = [:]
-                state.finishedPassRows = 0
+                state.finishedPasses = 0
                 state.pass = nil
                 state.passes = passes
                 state.mapping = nil
@@ -104,7 +105,9 @@ public final class ProgressTracker: Sendable {
                 state.pass = report.pass
                 state.passes = report.passes
                 state.mapping = nil
-                state.finishedPassRows = state.done.values.reduce(0, +)
+                state.finishedPasses = report.pass
+                state.done = [:]
+                state.totals = [:]
             case .stepStage(let stage):
                 state.stage = stage
                 state.mapping = nil
@@ -112,7 +115,7 @@ public final class ProgressTracker: Sendable {
                 state.step = step
                 state.done = [:]
                 state.totals = [:]
-                state.finishedPassRows = 0
+                state.finishedPasses = 0
             }
             state.fraction = max(state.fraction, Self.fraction(of: state))
             var snapshot = Self.snapshot(of: state, at: now)
@@ -140,8 +143,12 @@ public final class ProgressTracker: Sendable {
             case .verifying: current = passShare
             case .indexing: current = passShare + verifyingShare
             case nil:
-                let rows = max(objects, state.totals.values.reduce(0, +))
-                current = passShare * min(1, Double(state.done.values.reduce(0, +) + state.finishedPassRows) / Double(2 * rows))
+                // Each pass an equal part; within one, its rows counted twice (created, then
+                // related and validated, which its end marks).
+                let passes = Double(max(state.passes ?? 1, 1))
+                let rows = state.totals.values.reduce(0, +)
+                let inPass = rows > 0 ? min(1, Double(state.done.values.reduce(0, +)) / Double(2 * rows)) : 0
+                current = passShare * min(1, (Double(state.finishedPasses) + inPass) / passes)
             }
         }
         return min(1, (finished + weights[state.step] * current) / total)
