@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Tern
 import TernLoop
 
@@ -71,24 +72,57 @@ struct MigrateCommand: ParsableCommand {
                 let rendering = options.progress
                 options.progress = { event in sampler.observe(event); rendering?(event) }
             }
-            let (migration, plan) = try inputs.plan(options: options, logger: logger)
-            if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }
-            if dryRun { return }
-            // Nothing to migrate; the run only finishes the clean-up of one killed after its swap.
-            guard !plan.steps.isEmpty else { _ = try migration.runBlocking(plan, output: out); return }
-            if restart { try StoreMigration.discardUnfinished(into: out ?? inputs.store) }
-            // The bar is cleared however the run ends, before anything else is printed.
-            let finished = try { defer { renderer?.finish() }; return try migration.runBlocking(plan, output: out, resume: resume) }()
-            if let sampler, let report {
-                let title = "tern migrate \(URL(fileURLWithPath: inputs.store).lastPathComponent): \(plan.storeVersion) → \(plan.targetVersion)"
-                try Data(sampler.chart(title: title).utf8).write(to: URL(fileURLWithPath: report))
-            }
-            if progress == .json {
-                JSONProgressWriter.write(FinishedLine(finished))
-            } else {
-                print(MigrationSummary.report(finished))
+            // A log pipeline reading --progress json always gets a last line: finished or failed.
+            do {
+                try runMigration(options: options, renderer: renderer, sampler: sampler, logger: logger)
+            } catch where progress == .json && !dryRun {
+                JSONProgressWriter.write(FailedLine(error))
+                throw error
             }
         }
+    }
+
+    /// Plans, prints the plan (unless the output is JSON lines), runs, and prints the summary.
+    private func runMigration(options: MigrationOptions, renderer: (any ProgressRenderer)?, sampler: MemorySampler?, logger: Logger) throws {
+        let (migration, plan) = try inputs.plan(options: options, logger: logger)
+        if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }
+        if dryRun { return }
+        // Nothing to migrate; the run only finishes the clean-up of one killed after its swap.
+        guard !plan.steps.isEmpty else {
+            let finished = try migration.runBlocking(plan, output: out)
+            if progress == .json { JSONProgressWriter.write(FinishedLine(finished)) }
+            return
+        }
+        if restart { try StoreMigration.discardUnfinished(into: out ?? inputs.store) }
+        // The bar is cleared however the run ends, before anything else is printed.
+        let finished = try { defer { renderer?.finish() }; return try migration.runBlocking(plan, output: out, resume: resume) }()
+        if let sampler, let report {
+            let title = "tern migrate \(URL(fileURLWithPath: inputs.store).lastPathComponent): \(plan.storeVersion) → \(plan.targetVersion)"
+            try Data(sampler.chart(title: title).utf8).write(to: URL(fileURLWithPath: report))
+        }
+        if progress == .json {
+            JSONProgressWriter.write(FinishedLine(finished))
+        } else {
+            print(MigrationSummary.report(finished))
+        }
+    }
+}
+
+/// The last line of `--progress json` when the run failed: what kind of failure (the exit code's),
+/// whether `--resume` may get further, and the message.
+struct FailedLine: Encodable {
+    var event = "failed"
+    var kind: String
+    var exitCode: Int32
+    var resumable: Bool
+    var message: String
+
+    init(_ error: any Error) {
+        let failure = TernFailure(error)
+        kind = "\(failure.kind)"
+        exitCode = TernExitCode.of(failure.kind)
+        resumable = failure.isResumable
+        message = "\(failure.underlying)"
     }
 }
 

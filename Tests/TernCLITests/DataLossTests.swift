@@ -164,6 +164,23 @@ struct DataLossTests {
         #expect(try SQLiteShell.run(kept, "SELECT count(*) FROM ACHANGE;").trimmingCharacters(in: .whitespacesAndNewlines) == "3")
     }
 
+    @Test("--progress json ends with a failed line when the run is refused: kind, exit code, resumable, message; and with a finished line when there is nothing to do")
+    func jsonLastLine() throws {
+        let chain = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/chain").path
+        let store = directory.appendingPathComponent("Chain.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", chain, "--version", "Chain 1", "--rows", "20", store]).status == 0)
+        let refused = try TernProcess.run(["migrate", store, "--model", chain, "--strict", "--progress", "json"])
+        #expect(refused.status == 65)
+        let last = try #require(refused.standardOutput.split(separator: "\n").last)
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+        #expect(line["event"] as? String == "failed" && line["exitCode"] as? Int == 65 && line["resumable"] as? Bool == false, "\(line)")
+        #expect((line["message"] as? String)?.contains("Book.notes") == true, "\(line)")
+        let current = directory.appendingPathComponent("Current.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", chain, "--version", "Chain 4", "--rows", "5", current]).status == 0)
+        let nothing = try TernProcess.run(["migrate", current, "--model", chain, "--progress", "json"])
+        #expect(nothing.status == 0 && nothing.standardOutput.contains("\"event\":\"finished\""), "\(nothing.standardOutput)")
+    }
+
     @Test("a step that qualifies to run in place but cannot on this store (an app's own column in a model table) is planned as the copy it becomes: plan and migrate agree")
     func inPlaceRehearsedWhilePlanning() throws {
         let bookstore = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bookstore").path
