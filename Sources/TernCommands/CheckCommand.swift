@@ -18,7 +18,10 @@ struct CheckCommand: ParsableCommand {
     @Argument(help: "The store.")
     var store: String
 
-    @Option(help: "The model: an .xcdatamodeld bundle, an .xcdatamodel, a compiled .momd or .mom, a directory with model.yaml, or a .yaml version file. Repeated, the models are merged, as an app merging its frameworks' models opens its store (each part's version is the one whose hashes the store carries).")
+    @Option(
+        help:
+            "The model: an .xcdatamodeld bundle, an .xcdatamodel, a compiled .momd or .mom, a directory with model.yaml, or a .yaml version file. Repeated, the models are merged, as an app merging its frameworks' models opens its store (each part's version is the one whose hashes the store carries)."
+    )
     var model: [String]
 
     @Option(help: "A compiled model's VersionInfo.plist (inside .momd), to recognise Core Data stores by Apple's hashes.")
@@ -89,7 +92,8 @@ struct CheckReport: Encodable {
     /// Decides whether the store's version → current version step is lightweight.
     mutating func addLightweight(in model: VersionedModel) {
         guard status == "migration-needed", let storeVersion,
-              let (source, destination, between) = try? InferCommand.step(in: model, from: storeVersion, to: currentVersion) else { return }
+            let (source, destination, between) = try? InferCommand.step(in: model, from: storeVersion, to: currentVersion)
+        else { return }
         do {
             _ = try MappingInference.infer(from: source, to: destination, through: between)
             lightweight = true
@@ -128,7 +132,7 @@ struct CheckReport: Encodable {
             var lines = ["migration needed: the store was written by \(storeVersion!); the current version is \(currentVersion) (recognised by \(evidence!))"]
             switch lightweight {
             case true?: lines.append("the step can be inferred: a lightweight migration")
-            case false?: lines.append("the step cannot be inferred; a mapping model is needed:") ; lines += lightweightProblems.map { "  - \($0)" }
+            case false?: lines.append("the step cannot be inferred; a mapping model is needed:"); lines += lightweightProblems.map { "  - \($0)" }
             case nil: break
             }
             return lines.joined(separator: "\n")

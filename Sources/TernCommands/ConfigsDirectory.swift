@@ -8,7 +8,8 @@ enum ConfigsDirectory {
         let candidates = [
             URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
             executable.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent(),  // .build/<config>/tern
-            executable.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent(),  // .build/<triple>/<config>/tern
+            // .build/<triple>/<config>/tern
+            executable.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent(),
         ].map { $0.appendingPathComponent("configs/\(name)").path }
         guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0 + "/model.yaml") }) else {
             throw TernError(.missingInput, "configs/\(name) was not found in \(candidates.joined(separator: " or ")); pass --model DIR")

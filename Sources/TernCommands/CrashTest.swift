@@ -9,10 +9,10 @@ import Foundation
 enum CrashTest {
     static func install(on options: inout MigrationOptions) {
         #if DEBUG
-        guard let target = ProcessInfo.processInfo.environment["TERN_CRASH_AT"].flatMap(MigrationOptions.Milestone.init(rawValue:)) else { return }
-        options.reached = { milestone in
-            if milestone == target { kill(getpid(), SIGKILL) }
-        }
+            guard let target = ProcessInfo.processInfo.environment["TERN_CRASH_AT"].flatMap(MigrationOptions.Milestone.init(rawValue:)) else { return }
+            options.reached = { milestone in
+                if milestone == target { kill(getpid(), SIGKILL) }
+            }
         #endif
     }
 }

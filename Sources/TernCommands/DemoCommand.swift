@@ -64,7 +64,9 @@ struct DemoCommand: ParsableCommand {
             print("\n4. The plan (tern plan):\n")
             print(PlanCommand.text(try migration.estimate(plan)))
             print("\n5. Migrating in place (tern migrate):")
-            let migrated = try { defer { renderer?.finish() }; return try migration.runBlocking(plan) }()
+            let migrated = try {
+                defer { renderer?.finish() }; return try migration.runBlocking(plan)
+            }()
             print(MigrationSummary.report(migrated))
             print("\n6. Checked again:\n")
             print(CheckReport(match: try VersionMatch.find(in: bookStore, storeAt: path), model: bookStore).text)

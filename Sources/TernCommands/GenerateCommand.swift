@@ -7,7 +7,8 @@ struct GenerateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "generate",
         abstract: "Create a store of a model version filled with synthetic objects.",
-        discussion: "The same --seed always gives the same store. Every concrete entity gets --rows objects; relationships get realistic fan-out, many-to-many and ordered ones included."
+        discussion:
+            "The same --seed always gives the same store. Every concrete entity gets --rows objects; relationships get realistic fan-out, many-to-many and ordered ones included."
     )
 
     @Option(help: "The model (see tern check --help); repeated, the models are merged.")
@@ -54,7 +55,8 @@ struct GenerateCommand: ParsableCommand {
             let versioned = try loadModel(model)
             let name = version ?? versioned.currentVersionName
             guard let objectModel = versioned.version(named: name) else {
-                throw TernError(.badInput, "no version \(name); versions: \(versioned.versions.map(\.versionName).joined(separator: ", "))", path: versioned.path)
+                throw TernError(
+                    .badInput, "no version \(name); versions: \(versioned.versions.map(\.versionName).joined(separator: ", "))", path: versioned.path)
             }
             logger.info("generating", metadata: ["version": "\(name)", "rows": "\(rows)"])
             let report = try DataGenerator.generate(model: objectModel, at: store, rows: rows, counts: try counts(), seed: seed)

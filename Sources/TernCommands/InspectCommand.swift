@@ -15,7 +15,8 @@ struct InspectCommand: ParsableCommand {
     @Flag(help: "Print JSON (stable keys, documented in the README) instead of text.")
     var json = false
 
-    @Option(name: .customLong("export-model"), help: ArgumentHelp("Write the model the store carries (Z_MODELCACHE) as a Tern model directory.", valueName: "DIR"))
+    @Option(
+        name: .customLong("export-model"), help: ArgumentHelp("Write the model the store carries (Z_MODELCACHE) as a Tern model directory.", valueName: "DIR"))
     var exportModel: String?
 
     @OptionGroup var global: GlobalOptions
@@ -31,7 +32,9 @@ struct InspectCommand: ParsableCommand {
             let carried = Result { try StoreModelCache.read(storeAt: store, versionName: name) }
             print(json ? try MetadataReport.json(metadata, carried: try? carried.get()) : MetadataReport.text(metadata, path: store, carried: carried))
             if let exportModel {
-                guard let carried = try carried.get() else { throw TernError(.badInput, "the store carries no model (no Z_MODELCACHE): nothing to export", path: store) }
+                guard let carried = try carried.get() else {
+                    throw TernError(.badInput, "the store carries no model (no Z_MODELCACHE): nothing to export", path: store)
+                }
                 if let existing = try? FileManager.default.contentsOfDirectory(atPath: exportModel), !existing.isEmpty {
                     throw TernError(.badInput, "exists and is not empty: Tern never overwrites a model (name a new directory)", path: exportModel)
                 }

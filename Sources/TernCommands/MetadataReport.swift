@@ -55,6 +55,7 @@ enum MetadataReport {
             return String(decoding: try encoder.encode(metadata), as: UTF8.self)
         }
         object["carriedModel"] = try carried.map(ModelExporter.yaml) ?? NSNull()
-        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
+        return String(
+            decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
     }
 }

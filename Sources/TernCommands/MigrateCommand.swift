@@ -25,8 +25,11 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Keep the association tables in the migrated store, for auditing.")
     var keepAssociations = false
 
-    @Flag(name: [.customLong("no-data-loss"), .customLong("strict")],
-          help: "Refuse a step that would drop data (exit 65) instead of reporting it: what an inferred step drops, an entity of both versions a mapping model leaves out, objects a policy creates without a source object.")
+    @Flag(
+        name: [.customLong("no-data-loss"), .customLong("strict")],
+        help:
+            "Refuse a step that would drop data (exit 65) instead of reporting it: what an inferred step drops, an entity of both versions a mapping model leaves out, objects a policy creates without a source object."
+    )
     var noDataLoss = false
 
     @Flag(help: "Print the chain of steps and the plan without writing anything.")
@@ -38,7 +41,10 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Discard an unfinished migration's work and start again.")
     var restart = false
 
-    @Option(help: ArgumentHelp("Write a chart of resident memory and objects/s over the run's time, each pass and stage marked, to this SVG file once it finishes.", valueName: "FILE.svg"))
+    @Option(
+        help: ArgumentHelp(
+            "Write a chart of resident memory and objects/s over the run's time, each pass and stage marked, to this SVG file once it finishes.",
+            valueName: "FILE.svg"))
     var report: String?
 
     @Option(help: "Progress: auto (a bar when standard error is a terminal), bar, json (one object per line on standard output), none.")
@@ -70,12 +76,14 @@ struct MigrateCommand: ParsableCommand {
             let sampler = report != nil && !dryRun ? MemorySampler() : nil
             if let sampler {
                 let rendering = options.progress
-                options.progress = { event in sampler.observe(event); rendering?(event) }
+                options.progress = { event in
+                    sampler.observe(event); rendering?(event)
+                }
             }
             // A log pipeline reading --progress json always gets a last line: finished or failed.
             do {
                 try runMigration(options: options, renderer: renderer, sampler: sampler, logger: logger)
-            } catch where progress == .json && !dryRun {
+            } catch  where progress == .json && !dryRun {
                 JSONProgressWriter.write(FailedLine(error))
                 throw error
             }
@@ -95,7 +103,9 @@ struct MigrateCommand: ParsableCommand {
         }
         if restart { try StoreMigration.discardUnfinished(into: out ?? inputs.store) }
         // The bar is cleared however the run ends, before anything else is printed.
-        let finished = try { defer { renderer?.finish() }; return try migration.runBlocking(plan, output: out, resume: resume) }()
+        let finished = try {
+            defer { renderer?.finish() }; return try migration.runBlocking(plan, output: out, resume: resume)
+        }()
         if let sampler, let report {
             let title = "tern migrate \(URL(fileURLWithPath: inputs.store).lastPathComponent): \(plan.storeVersion) → \(plan.targetVersion)"
             try Data(sampler.chart(title: title).utf8).write(to: URL(fileURLWithPath: report))
@@ -138,7 +148,8 @@ enum MigrationSummary {
         var lines = plan.fromStoreModel ? [MigrationSummary.storeModelNote] : []
         lines += ["The store is at \(plan.storeVersion); migrating to \(plan.targetVersion) in \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s"):"]
         for (index, step) in plan.steps.enumerated() {
-            let origin = step.composedFrom.map { "inferred mappings of \($0), composed: the store is copied once" }
+            let origin =
+                step.composedFrom.map { "inferred mappings of \($0), composed: the store is copied once" }
                 ?? (step.isInferred ? "inferred mapping" : step.origins.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then "))
             lines.append("  \(index + 1). \(step.source.versionName) → \(step.destination.versionName) (\(origin))")
             if let reason = step.copiedInstead { lines.append("       not in place: \(reason)") }
@@ -152,7 +163,9 @@ enum MigrationSummary {
                     let m = entity.mapping
                     let what = [m.sourceEntity, m.destinationEntity].map { $0 ?? "—" }.joined(separator: " → ")
                     let passNote = step.passes.count > 1 ? "pass \(pass + 1): " : ""
-                    lines.append("       \(passNote)\(m.name) [\(m.type.rawValue)] \(what)\(m.filterPredicate.map { " where \($0)" } ?? "")\(m.policy.map { " policy \($0)" } ?? "")")
+                    lines.append(
+                        "       \(passNote)\(m.name) [\(m.type.rawValue)] \(what)\(m.filterPredicate.map { " where \($0)" } ?? "")\(m.policy.map { " policy \($0)" } ?? "")"
+                    )
                 }
             }
         }
@@ -165,27 +178,37 @@ enum MigrationSummary {
             let planned = report.plan.steps[index]
             let objects = step.mappings.reduce(0) { $0 + $1.created }
             if !step.appliedInPlace.isEmpty || step.mappings.isEmpty {
-                lines.append("Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): applied in place as schema changes, without reading rows, in \(String(format: "%.2f", step.duration.seconds)) s")
+                lines.append(
+                    "Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): applied in place as schema changes, without reading rows, in \(String(format: "%.2f", step.duration.seconds)) s"
+                )
                 lines += step.appliedInPlace.map { "  \($0)" }
                 lines += step.verified.map { "  verified: \($0)" }
                 lines += droppedLines(step)
                 continue
             }
-            lines.append("Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): \(objects) objects in \(String(format: "%.2f", step.duration.seconds)) s")
+            lines.append(
+                "Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): \(objects) objects in \(String(format: "%.2f", step.duration.seconds)) s"
+            )
             for mapping in step.mappings {
                 lines.append("  \(mapping.name): \(mapping.selected) selected, \(mapping.created) created\(mapping.keptKeys ? " (keys kept)" : "")")
                 if !mapping.verified.isEmpty {
                     lines.append("    verified: \(mapping.verified.joined(separator: "; "))")
                 }
                 if let times = mapping.swiftTimes, times.seconds > 0 {
-                    lines.append(String(format: "    in Swift: %.2f s; the writer busy %.2f s (%.0f%%), ", times.seconds, times.writingSeconds, 100 * times.writingSeconds / times.seconds)
-                                 + "the policy on \(times.workers) worker\(times.workers == 1 ? "" : "s") " + String(format: "%.2f s in all", times.transformingSeconds))
+                    lines.append(
+                        String(
+                            format: "    in Swift: %.2f s; the writer busy %.2f s (%.0f%%), ", times.seconds, times.writingSeconds,
+                            100 * times.writingSeconds / times.seconds)
+                            + "the policy on \(times.workers) worker\(times.workers == 1 ? "" : "s") "
+                            + String(format: "%.2f s in all", times.transformingSeconds))
                 }
             }
             for (name, count) in step.links.sorted(by: { $0.key < $1.key }) {
-                let speed = step.linkSeconds[name].map { seconds in
-                    " in \(String(format: "%.2f", seconds)) s" + (seconds > 0 && count > 0 ? " (\(Formatting.count(Int(Double(count) / seconds))) links/s)" : "")
-                } ?? ""  // written with their objects in stage 1, or by an earlier run
+                let speed =
+                    step.linkSeconds[name].map { seconds in
+                        " in \(String(format: "%.2f", seconds)) s"
+                            + (seconds > 0 && count > 0 ? " (\(Formatting.count(Int(Double(count) / seconds))) links/s)" : "")
+                    } ?? ""  // written with their objects in stage 1, or by an earlier run
                 lines.append("  \(name): \(count) links\(speed)")
             }
             lines += step.verified.map { "  verified: \($0)" }
@@ -193,7 +216,9 @@ enum MigrationSummary {
         }
         lines += passTable(report)
         lines.append("")
-        lines.append("Migrated store: \(report.destination)\(report.backup.map { "; the original is kept as \($0)" } ?? "") (\(String(format: "%.2f", report.duration.seconds)) s in all)")
+        lines.append(
+            "Migrated store: \(report.destination)\(report.backup.map { "; the original is kept as \($0)" } ?? "") (\(String(format: "%.2f", report.duration.seconds)) s in all)"
+        )
         return lines.joined(separator: "\n")
     }
 
@@ -209,8 +234,9 @@ enum MigrationSummary {
         for (index, report) in report.steps.enumerated() {
             lines += report.passes.map { passRow(step: index + 1, $0) }
             for (seconds, what) in [(report.verifying, "verification"), (report.indexing, "indexes")] where seconds > .zero {
-                lines.append("  \(index + 1)".padding(toLength: 14, withPad: " ", startingAt: 0) + String(repeating: " ", count: 15)
-                             + String(format: "%-9.2f", seconds.seconds) + String(repeating: " ", count: 26) + what)
+                lines.append(
+                    "  \(index + 1)".padding(toLength: 14, withPad: " ", startingAt: 0) + String(repeating: " ", count: 15)
+                        + String(format: "%-9.2f", seconds.seconds) + String(repeating: " ", count: 26) + what)
             }
         }
         return lines
@@ -278,9 +304,15 @@ struct FinishedLine: Encodable {
         checkingSourceSeconds = report.checkingSource.seconds
         let names = report.plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" }
         steps = report.steps.enumerated().map { index, step in
-            Step(step: index + 1, stepName: names[index], seconds: step.duration.seconds, verifyingSeconds: step.verifying.seconds, indexingSeconds: step.indexing.seconds,
-                 mappings: step.mappings.map { Mapping(name: $0.name, pass: $0.pass, selected: $0.selected, created: $0.created, keptKeys: $0.keptKeys, swiftTimes: $0.swiftTimes, verified: $0.verified) },
-                 dropped: step.dropped)
+            Step(
+                step: index + 1, stepName: names[index], seconds: step.duration.seconds, verifyingSeconds: step.verifying.seconds,
+                indexingSeconds: step.indexing.seconds,
+                mappings: step.mappings.map {
+                    Mapping(
+                        name: $0.name, pass: $0.pass, selected: $0.selected, created: $0.created, keptKeys: $0.keptKeys, swiftTimes: $0.swiftTimes,
+                        verified: $0.verified)
+                },
+                dropped: step.dropped)
         }
         passes = report.steps.enumerated().flatMap { index, step in
             step.passes.map { Pass(step: index + 1, stepName: names[index], report: $0) }

@@ -25,7 +25,9 @@ struct MigrationInputs: ParsableArguments {
     @Option(help: "Source objects per batch; for mappings that run in Swift, the most (batches are cut to fit --memory-budget and about half a second).")
     var batchSize = 10_000
 
-    @Option(name: .customLong("memory-budget"), help: "MiB of source values the batches of a mapping that runs in Swift hold at once (default: 16, which keeps tern near 64 MiB).")
+    @Option(
+        name: .customLong("memory-budget"),
+        help: "MiB of source values the batches of a mapping that runs in Swift hold at once (default: 16, which keeps tern near 64 MiB).")
     var memoryBudgetMiB = MigrationOptions.defaultMemoryBudget >> 20
 
     @Option(help: "Worker threads that read and transform batches of mappings that run in Swift (default: the number of cores).")
@@ -34,7 +36,9 @@ struct MigrationInputs: ParsableArguments {
     @Flag(help: "Run consecutive inferred steps one by one, each validating its own version's rules, instead of composed into one (the store copied once).")
     var stepByStep = false
 
-    @Flag(help: "Run every entity mapping through Swift (the default policy where none is named) instead of inside SQLite: slower; a cross-check of the SQL path.")
+    @Flag(
+        help: "Run every entity mapping through Swift (the default policy where none is named) instead of inside SQLite: slower; a cross-check of the SQL path."
+    )
     var inSwift = false
 
     func validate() throws {

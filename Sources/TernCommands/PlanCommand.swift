@@ -41,11 +41,14 @@ struct PlanCommand: ParsableCommand {
         }
         let count = Formatting.count
         var lines = estimate.fromStoreModel ? [MigrationSummary.storeModelNote] : []
-        lines += ["The store is at \(estimate.storeVersion); \(estimate.steps.count) step\(estimate.steps.count == 1 ? "" : "s") to \(estimate.targetVersion), in batches of \(count(estimate.batchSize)) source objects, \(estimate.workers) worker\(estimate.workers == 1 ? "" : "s") for mappings in Swift."]
+        lines += [
+            "The store is at \(estimate.storeVersion); \(estimate.steps.count) step\(estimate.steps.count == 1 ? "" : "s") to \(estimate.targetVersion), in batches of \(count(estimate.batchSize)) source objects, \(estimate.workers) worker\(estimate.workers == 1 ? "" : "s") for mappings in Swift."
+        ]
         for (index, step) in estimate.steps.enumerated() {
             lines.append("")
             let how = step.schemaChanges == nil ? "the store is copied once" : "applied in place at once"
-            let origin = step.composedFrom.map { "inferred mappings of \($0), composed: \(how)" }
+            let origin =
+                step.composedFrom.map { "inferred mappings of \($0), composed: \(how)" }
                 ?? step.origin.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
             lines.append("Step \(index + 1), \(step.source) → \(step.destination) (\(origin)):")
             if let reason = step.copiedInstead { lines.append("  not in place: \(reason)") }
@@ -64,7 +67,10 @@ struct PlanCommand: ParsableCommand {
                 lines.append("  pass \(pass.number) of \(step.passes.count): \(count(pass.rows)) rows in \(count(pass.batches)) batches")
                 for mapping in pass.entityMappings {
                     let what = [mapping.source, mapping.destination].map { $0 ?? "—" }.joined(separator: " → ")
-                    let rows = mapping.source == nil || mapping.destination == nil ? "nothing to copy" : "\(mapping.rowsCounted ? "" : "about ")\(count(mapping.rows)) rows, \(count(mapping.batches)) batches, in \(mapping.runsIn)"
+                    let rows =
+                        mapping.source == nil || mapping.destination == nil
+                        ? "nothing to copy"
+                        : "\(mapping.rowsCounted ? "" : "about ")\(count(mapping.rows)) rows, \(count(mapping.batches)) batches, in \(mapping.runsIn)"
                     lines.append("    \(mapping.name) [\(mapping.type)] \(what): \(rows)")
                     if let filter = mapping.filter { lines.append("      where \(filter)") }
                     if let policy = mapping.policy { lines.append("      policy \(policy)") }

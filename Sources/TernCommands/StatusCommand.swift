@@ -6,7 +6,8 @@ struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show where an interrupted migration stands.",
-        discussion: "Reads the migration's record beside the store (or beside --out's path) and the checkpoint in the step it was in. Exit status 0 when there is an unfinished migration, 1 when there is none."
+        discussion:
+            "Reads the migration's record beside the store (or beside --out's path) and the checkpoint in the step it was in. Exit status 0 when there is an unfinished migration, 1 when there is none."
     )
 
     @Argument(help: "The store being migrated.")
@@ -37,7 +38,9 @@ struct StatusCommand: ParsableCommand {
             }
             for unit in status.units {
                 let place = unit.stage == "create instances" && !unit.done ? " (up to source key \(unit.lastKey))" : ""
-                print("    \(unit.stage) — \(unit.name): \(unit.done ? "done," : "stopped at") \(unit.count)\(unit.stage == "create instances" ? " objects" : " links")\(place)")
+                print(
+                    "    \(unit.stage) — \(unit.name): \(unit.done ? "done," : "stopped at") \(unit.count)\(unit.stage == "create instances" ? " objects" : " links")\(place)"
+                )
             }
             print("Continue with: tern migrate \(status.store) --model …\(status.output.map { " --out \($0)" } ?? "") --resume")
         }

@@ -72,6 +72,9 @@ struct TernCommand: ParsableCommand {
         abstract: "Migrate SQLite object stores (Core Data's layout) from one model version to the next.",
         discussion: "Exit codes are listed in the README under \"Exit codes\".",
         version: "0.1.0",
-        subcommands: [DemoCommand.self, InspectCommand.self, CheckCommand.self, GenerateCommand.self, InferCommand.self, PlanCommand.self, MigrateCommand.self, StatusCommand.self, PolicyCommand.self, FleetCommand.self, BenchCommand.self]
+        subcommands: [
+            DemoCommand.self, InspectCommand.self, CheckCommand.self, GenerateCommand.self, InferCommand.self, PlanCommand.self, MigrateCommand.self,
+            StatusCommand.self, PolicyCommand.self, FleetCommand.self, BenchCommand.self,
+        ]
     )
 }

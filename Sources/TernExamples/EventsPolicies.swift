@@ -17,7 +17,10 @@ public enum EventsExample {
             var object = DestinationObject(entity: context.mapping.destinationEntity!)
             if let seconds = try source["timeStamp"].double {
                 guard let text = Self.printed(seconds) else {
-                    throw TernError(.badInput, "entity mapping \(context.mapping.name): \(context.mapping.sourceEntity ?? "") \(source.key) has a timeStamp of \(seconds) seconds, which is no calendar date")
+                    throw TernError(
+                        .badInput,
+                        "entity mapping \(context.mapping.name): \(context.mapping.sourceEntity ?? "") \(source.key) has a timeStamp of \(seconds) seconds, which is no calendar date"
+                    )
                 }
                 object["printedDate"] = .text(text)
             }

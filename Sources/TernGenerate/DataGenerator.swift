@@ -54,7 +54,8 @@ public enum DataGenerator {
         }
         let targets = Targets(model: model, firstKeys: firstKeys, rows: objects)
         // Values of attributes that allow external storage go, some of them, to files beside it.
-        let externalFolder = model.entities.contains { $0.attributes.contains(where: \.allowsExternalStorage) }
+        let externalFolder =
+            model.entities.contains { $0.attributes.contains(where: \.allowsExternalStorage) }
             ? ExternalBinaryData.folder(forStore: path) : nil
         if let externalFolder {
             do {
@@ -71,8 +72,9 @@ public enum DataGenerator {
                 // (subentities of one destination), so no list holds one key twice.
                 var orders: [String: [Int64: Int64]] = [:]
                 for entity in concrete {
-                    try writeObjects(of: entity, rows: objects[entity.name]!, model: model, layout: layout, writer: writer, targets: targets,
-                                     externalFolder: externalFolder, orders: &orders, rng: &rng)
+                    try writeObjects(
+                        of: entity, rows: objects[entity.name]!, model: model, layout: layout, writer: writer, targets: targets,
+                        externalFolder: externalFolder, orders: &orders, rng: &rng)
                 }
                 for join in layout.joinTables {
                     links += try writeLinks(join, model: model, writer: writer, targets: targets, rng: &rng)
@@ -89,8 +91,9 @@ public enum DataGenerator {
         } catch let error as SQLiteError {
             throw TernError(.io, "generating failed: \(error)", path: path)
         }
-        return Report(objects: objects, links: links,
-                      duration: ContinuousClock.now - started)
+        return Report(
+            objects: objects, links: links,
+            duration: ContinuousClock.now - started)
     }
 
     private static func writeObjects(
@@ -132,19 +135,22 @@ public enum DataGenerator {
                 case .entityNumber(let relationship):
                     values[index] = chosen[relationship].map { .integer(Int64($0.entityNumber)) } ?? .null
                 case .order(let relationship):
-                    values[index] = chosen[relationship].map { target in
-                        let list = "\(entityLayout.table).\(entityLayout.orderColumns[relationships[relationship].name]!)"
-                        let order = orders[list, default: [:]][target.key, default: 2048]
-                        orders[list, default: [:]][target.key] = order + 1024
-                        return .integer(order)
-                    } ?? .null
+                    values[index] =
+                        chosen[relationship].map { target in
+                            let list = "\(entityLayout.table).\(entityLayout.orderColumns[relationships[relationship].name]!)"
+                            let order = orders[list, default: [:]][target.key, default: 2048]
+                            orders[list, default: [:]][target.key] = order + 1024
+                            return .integer(order)
+                        } ?? .null
                 }
             }
             try writer.insert(entity.name, key: first + Int64(row), values: values)
         }
     }
 
-    private static func writeLinks(_ join: StoreLayout.JoinTable, model: ObjectModel, writer: ObjectWriter, targets: Targets, rng: inout SplitMix64) throws -> Int {
+    private static func writeLinks(_ join: StoreLayout.JoinTable, model: ObjectModel, writer: ObjectWriter, targets: Targets, rng: inout SplitMix64) throws
+        -> Int
+    {
         let relationship = model.allRelationships(of: join.entity).first { $0.name == join.relationship }!
         var count = 0
         var inverseOrders: [Int64: Int64] = [:]
@@ -160,8 +166,9 @@ public enum DataGenerator {
                         inverseOrder = inverseOrders[destination.key, default: 2048]
                         inverseOrders[destination.key] = inverseOrder! + 1024
                     }
-                    try writer.link(join.entity, join.relationship, owner: first + Int64(row), destination: destination.key,
-                                    order: Int64(2048 + 1024 * position), inverseOrder: inverseOrder)
+                    try writer.link(
+                        join.entity, join.relationship, owner: first + Int64(row), destination: destination.key,
+                        order: Int64(2048 + 1024 * position), inverseOrder: inverseOrder)
                     count += 1
                 }
             }
@@ -173,8 +180,10 @@ public enum DataGenerator {
 extension DataGenerator {
     /// Links of a to-many with no inverse, kept in the destinations' rows: 0–3 destinations per
     /// owner (its minimum count if larger), each destination taken by one owner at most.
-    fileprivate static func writeHiddenLinks(_ relationship: Relationship, of entity: String, writer: ObjectWriter, targets: Targets,
-                                             rng: inout SplitMix64) throws -> Int {
+    fileprivate static func writeHiddenLinks(
+        _ relationship: Relationship, of entity: String, writer: ObjectWriter, targets: Targets,
+        rng: inout SplitMix64
+    ) throws -> Int {
         var taken: Set<Int64> = []
         var count = 0
         for owner in targets.concreteEntities(under: entity) {

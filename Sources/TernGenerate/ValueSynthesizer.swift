@@ -6,9 +6,17 @@ import TernSQLite
 /// and lengths stay inside the attribute's validation rules. Everything that depends only on the
 /// attribute is worked out once, so a row costs a few random numbers.
 struct ValueSynthesizer {
-    private static let firstNames = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Margaret", "Dennis", "Radia", "John", "Jane", "Bill", "Jack", "Hedy"]
-    private static let lastNames = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson", "Hamilton", "Ritchie", "Perlman", "Doe", "Smith", "Brown", "Lamarr", "Backus"]
-    private static let words = ["silent", "river", "winter", "garden", "stone", "light", "harbor", "paper", "orchard", "glass", "north", "echo", "ember", "meadow", "signal", "atlas", "lantern", "tide", "copper", "hollow"]
+    private static let firstNames = [
+        "Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Margaret", "Dennis", "Radia", "John", "Jane", "Bill", "Jack", "Hedy",
+    ]
+    private static let lastNames = [
+        "Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson", "Hamilton", "Ritchie", "Perlman", "Doe", "Smith", "Brown", "Lamarr",
+        "Backus",
+    ]
+    private static let words = [
+        "silent", "river", "winter", "garden", "stone", "light", "harbor", "paper", "orchard", "glass", "north", "echo", "ember", "meadow", "signal", "atlas",
+        "lantern", "tide", "copper", "hollow",
+    ]
     private static let capitalized = words.map { $0.prefix(1).uppercased() + $0.dropFirst() }
     private static let secondsFrom2000To2026: ClosedRange<Double> = -31_622_400...788_918_400
 
@@ -29,13 +37,14 @@ struct ValueSynthesizer {
         self.externalFolder = attribute.allowsExternalStorage && attribute.type == .binary ? externalFolder : nil
         self.unique = unique
         let name = attribute.name.lowercased()
-        textKind = if name.contains("first") { .firstName }
-            else if name.contains("last") || name.contains("surname") { .lastName }
-            else if name.contains("email") { .email }
-            else if name.contains("url") || attribute.type == .uri { .url }
-            else if name.contains("author") || (name.hasSuffix("name") && !name.contains("file")) { .fullName }
-            else if name.contains("uuid") || name == "id" || name.hasSuffix("id") { .identifier }
-            else { .phrase }
+        textKind =
+            if name.contains("first") { .firstName } else if name.contains("last") || name.contains("surname") { .lastName } else if name.contains("email") {
+                .email
+            } else if name.contains("url") || attribute.type == .uri {
+                .url
+            } else if name.contains("author") || (name.hasSuffix("name") && !name.contains("file")) {
+                .fullName
+            } else if name.contains("uuid") || name == "id" || name.hasSuffix("id") { .identifier } else { .phrase }
         let rules = attribute.validation
         if let range = attribute.type.integerRange {
             let low = max(range.lowerBound, rules.minimumValue.map { Int64($0.rounded(.up)) } ?? 0)

@@ -46,11 +46,13 @@ public final class EventLoop {
         final class Names { var list: [String] = [] }
         let names = Names()
         let context = Unmanaged.passUnretained(names).toOpaque()
-        uv_walk(handle, { handle, argument in
-            guard let handle, let argument, uv_is_closing(handle) == 0 else { return }
-            let names = Unmanaged<Names>.fromOpaque(argument).takeUnretainedValue()
-            names.list.append(String(cString: uv_handle_type_name(uv_handle_get_type(handle))))
-        }, context)
+        uv_walk(
+            handle,
+            { handle, argument in
+                guard let handle, let argument, uv_is_closing(handle) == 0 else { return }
+                let names = Unmanaged<Names>.fromOpaque(argument).takeUnretainedValue()
+                names.list.append(String(cString: uv_handle_type_name(uv_handle_get_type(handle))))
+            }, context)
         return names.list
     }
 

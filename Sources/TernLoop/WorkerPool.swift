@@ -68,9 +68,10 @@ public final class WorkerPool<Worker> {
         for index in 0..<workers {
             let channel = self.channel
             do {
-                threads.append(try WorkerThread.start {
-                    WorkerThread.serve(index: index, channel: channel, makeWorker: makeWorker)
-                })
+                threads.append(
+                    try WorkerThread.start {
+                        WorkerThread.serve(index: index, channel: channel, makeWorker: makeWorker)
+                    })
             } catch {
                 abandonStart()
                 throw error

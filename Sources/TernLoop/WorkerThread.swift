@@ -12,10 +12,12 @@ enum WorkerThread {
     static func start(_ main: @escaping @Sendable () -> Void) throws -> uv_thread_t {
         var thread = uv_thread_t()
         let start = Unmanaged.passRetained(Start(main)).toOpaque()
-        let result = uv_thread_create(&thread, { argument in
-            guard let argument else { return }
-            Unmanaged<Start>.fromOpaque(argument).takeRetainedValue().main()
-        }, start)
+        let result = uv_thread_create(
+            &thread,
+            { argument in
+                guard let argument else { return }
+                Unmanaged<Start>.fromOpaque(argument).takeRetainedValue().main()
+            }, start)
         guard result == 0 else {
             Unmanaged<Start>.fromOpaque(start).release()
             throw UVError(code: result, operation: "uv_thread_create")

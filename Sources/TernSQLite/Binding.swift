@@ -27,8 +27,10 @@ extension Statement {
         let handle = try liveHandle()
         var value = value
         let code = value.withUTF8 { bytes in
-            sqlite3_bind_text64(handle, Int32(index), bytes.baseAddress.map { UnsafeRawPointer($0) }
-                .map { $0.assumingMemoryBound(to: CChar.self) } ?? emptyText, UInt64(bytes.count),
+            sqlite3_bind_text64(
+                handle, Int32(index),
+                bytes.baseAddress.map { UnsafeRawPointer($0) }
+                    .map { $0.assumingMemoryBound(to: CChar.self) } ?? emptyText, UInt64(bytes.count),
                 tern_sqlite_transient(), UInt8(SQLITE_UTF8))
         }
         try check(code)
@@ -37,8 +39,10 @@ extension Statement {
     /// Binds UTF-8 bytes as text without going through `String` (SQLite copies them).
     public func bindText(_ bytes: UnsafeRawBufferPointer, at index: Int) throws {
         let pointer = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? emptyText
-        try check(sqlite3_bind_text64(try liveHandle(), Int32(index), pointer, UInt64(bytes.count),
-                                      tern_sqlite_transient(), UInt8(SQLITE_UTF8)))
+        try check(
+            sqlite3_bind_text64(
+                try liveHandle(), Int32(index), pointer, UInt64(bytes.count),
+                tern_sqlite_transient(), UInt8(SQLITE_UTF8)))
     }
 
     /// Binds bytes as a blob (SQLite copies them). An empty buffer binds as an empty blob, not NULL.

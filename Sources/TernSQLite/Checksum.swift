@@ -39,24 +39,29 @@ extension Connection {
     /// once, sequentially, in any order — no join. The hash is for finding mistakes, not for
     /// resisting an adversary.
     public func registerChecksum() throws {
-        let code = sqlite3_create_function_v2(try openHandle(), "tern_checksum", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, nil, { context, count, values in
-            guard let sum = sqlite3_aggregate_context(context, Int32(MemoryLayout<UInt64>.size))?.assumingMemoryBound(to: UInt64.self) else {
-                sqlite3_result_error_nomem(context)
-                return
-            }
-            sum.pointee &+= RowHash.of(Int(count), values)
-        }, { context in
-            let sum = sqlite3_aggregate_context(context, 0)?.assumingMemoryBound(to: UInt64.self).pointee ?? 0
-            sqlite3_result_int64(context, Int64(bitPattern: sum))
-        }, nil)
+        let code = sqlite3_create_function_v2(
+            try openHandle(), "tern_checksum", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, nil,
+            { context, count, values in
+                guard let sum = sqlite3_aggregate_context(context, Int32(MemoryLayout<UInt64>.size))?.assumingMemoryBound(to: UInt64.self) else {
+                    sqlite3_result_error_nomem(context)
+                    return
+                }
+                sum.pointee &+= RowHash.of(Int(count), values)
+            },
+            { context in
+                let sum = sqlite3_aggregate_context(context, 0)?.assumingMemoryBound(to: UInt64.self).pointee ?? 0
+                sqlite3_result_int64(context, Int64(bitPattern: sum))
+            }, nil)
         guard code == SQLITE_OK else {
             throw SQLiteError(code: code, connection: handle, sql: "function tern_checksum")
         }
         // One row's hash of some of its values: how a row of more values than a function takes
         // (127) is checksummed, a hash per chunk (`ChecksumArguments`).
-        let rowHash = sqlite3_create_function_v2(try openHandle(), "tern_row_hash", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, count, values in
-            sqlite3_result_int64(context, Int64(bitPattern: RowHash.of(Int(count), values)))
-        }, nil, nil, nil)
+        let rowHash = sqlite3_create_function_v2(
+            try openHandle(), "tern_row_hash", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+            { context, count, values in
+                sqlite3_result_int64(context, Int64(bitPattern: RowHash.of(Int(count), values)))
+            }, nil, nil, nil)
         guard rowHash == SQLITE_OK else {
             throw SQLiteError(code: rowHash, connection: handle, sql: "function tern_row_hash")
         }

@@ -68,7 +68,8 @@ public final class Connection {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
-        let milliseconds = configuration.busyTimeout.components.seconds * 1000
+        let milliseconds =
+            configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         try check(sqlite3_busy_timeout(db, Int32(clamping: milliseconds)))
     }
@@ -142,7 +143,8 @@ public final class Connection {
                 var statementHandle: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
                 let code = sqlite3_prepare_v3(db, current, -1, 0, &statementHandle, &tail)
-                let text = tail.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
+                let text =
+                    tail.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
                     ?? String(cString: current)
                 guard code == SQLITE_OK else {
                     throw SQLiteError(code: code, connection: db, sql: text.trimmed)
@@ -220,10 +222,12 @@ public final class Connection {
     public func interrupt(when stop: @escaping @Sendable () -> Bool) throws {
         let condition = StopCondition(stop)
         stopCondition = condition
-        sqlite3_progress_handler(try openHandle(), 4096, { context in
-            guard let context else { return 0 }
-            return Unmanaged<StopCondition>.fromOpaque(context).takeUnretainedValue().isMet() ? 1 : 0
-        }, Unmanaged.passUnretained(condition).toOpaque())
+        sqlite3_progress_handler(
+            try openHandle(), 4096,
+            { context in
+                guard let context else { return 0 }
+                return Unmanaged<StopCondition>.fromOpaque(context).takeUnretainedValue().isMet() ? 1 : 0
+            }, Unmanaged.passUnretained(condition).toOpaque())
     }
 
     /// Keeps the `-wal` and `-shm` files when this connection closes (`SQLITE_FCNTL_PERSIST_WAL`).

@@ -15,21 +15,24 @@ extension Connection {
     public func createFunction(_ name: String, argumentCount: Int, deterministic: Bool = true, _ body: @escaping FunctionBody) throws {
         let box = Unmanaged.passRetained(FunctionBox(body)).toOpaque()
         let flags = SQLITE_UTF8 | (deterministic ? SQLITE_DETERMINISTIC : 0)
-        let code = sqlite3_create_function_v2(try openHandle(), name, Int32(argumentCount), flags, box, { context, count, values in
-            let box = Unmanaged<FunctionBox>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
-            var arguments: [SQLiteValue] = []
-            arguments.reserveCapacity(Int(count))
-            for index in 0..<Int(count) {
-                arguments.append(SQLiteValue(functionArgument: values![index]))
-            }
-            do {
-                try box.body(arguments).setResult(of: context)
-            } catch {
-                sqlite3_result_error(context, "\(error)", -1)
-            }
-        }, nil, nil, { pointer in
-            if let pointer { Unmanaged<FunctionBox>.fromOpaque(pointer).release() }
-        })
+        let code = sqlite3_create_function_v2(
+            try openHandle(), name, Int32(argumentCount), flags, box,
+            { context, count, values in
+                let box = Unmanaged<FunctionBox>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
+                var arguments: [SQLiteValue] = []
+                arguments.reserveCapacity(Int(count))
+                for index in 0..<Int(count) {
+                    arguments.append(SQLiteValue(functionArgument: values![index]))
+                }
+                do {
+                    try box.body(arguments).setResult(of: context)
+                } catch {
+                    sqlite3_result_error(context, "\(error)", -1)
+                }
+            }, nil, nil,
+            { pointer in
+                if let pointer { Unmanaged<FunctionBox>.fromOpaque(pointer).release() }
+            })
         guard code == SQLITE_OK else {
             // SQLite calls the destructor itself when registration fails.
             throw SQLiteError(code: code, connection: handle, sql: "function \(name)")

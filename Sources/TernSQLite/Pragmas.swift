@@ -24,7 +24,8 @@ extension Connection {
     public func setJournalMode(_ mode: JournalMode) throws {
         let reported = try setPragma("journal_mode", .text(mode.rawValue))?.text?.lowercased()
         guard reported == mode.rawValue else {
-            throw SQLiteError(code: .SQLITE_ERROR, message: "journal_mode \(mode.rawValue) was refused; it is \(reported ?? "unknown")", sql: "PRAGMA journal_mode")
+            throw SQLiteError(
+                code: .SQLITE_ERROR, message: "journal_mode \(mode.rawValue) was refused; it is \(reported ?? "unknown")", sql: "PRAGMA journal_mode")
         }
     }
 
@@ -45,7 +46,8 @@ extension Connection {
     /// Every table of the database except SQLite's own (`sqlite_…`), with its columns in
     /// order, tables by name.
     public func tableColumns() throws -> [(table: String, columns: [String])] {
-        let statement = try prepare("""
+        let statement = try prepare(
+            """
             SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p
             WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY m.name, p.cid
             """)
@@ -60,10 +62,12 @@ extension Connection {
 
     /// Pragma names cannot be bound, so they are checked to be plain `[schema.]name` words.
     private func pragmaName(_ name: String) throws -> String {
-        let valid = !name.isEmpty && name.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
-        }
+        let valid =
+            !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+            }
         guard valid else {
             throw SQLiteError(code: .SQLITE_MISUSE, message: "not a pragma name: \(name)")
         }

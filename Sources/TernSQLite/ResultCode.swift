@@ -41,10 +41,12 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// The system call an `SQLITE_IOERR_*` code names ("write", "fsync", …); nil for others.
     public var ioOperation: String? {
         guard primary == .SQLITE_IOERR, rawValue >> 8 != 0 else { return nil }
-        let operations = [1: "read", 2: "read (short)", 3: "write", 4: "fsync", 5: "directory fsync", 6: "truncate", 7: "fstat",
-                          8: "unlock", 9: "read lock", 10: "delete", 12: "memory allocation", 13: "access", 14: "reserved-lock check",
-                          15: "lock", 16: "close", 18: "shared-memory open", 19: "shared-memory size", 21: "shared-memory map",
-                          22: "seek", 24: "memory-map", 25: "temporary-directory lookup", 26: "path conversion"]
+        let operations = [
+            1: "read", 2: "read (short)", 3: "write", 4: "fsync", 5: "directory fsync", 6: "truncate", 7: "fstat",
+            8: "unlock", 9: "read lock", 10: "delete", 12: "memory allocation", 13: "access", 14: "reserved-lock check",
+            15: "lock", 16: "close", 18: "shared-memory open", 19: "shared-memory size", 21: "shared-memory map",
+            22: "seek", 24: "memory-map", 25: "temporary-directory lookup", 26: "path conversion",
+        ]
         return operations[Int(rawValue >> 8)] ?? "I/O operation \(rawValue >> 8)"
     }
 

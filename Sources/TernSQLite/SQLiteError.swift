@@ -34,15 +34,17 @@ public struct SQLiteError: Error, Equatable, CustomStringConvertible {
         let extended = connection.map { sqlite3_extended_errcode($0) } ?? code
         // The connection's extended code belongs to the same failure only if its family matches.
         let resolved = ResultCode(rawValue: (extended & 0xFF) == (code & 0xFF) ? extended : code)
-        let message = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+        let message =
+            connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
             ?? String(cString: sqlite3_errstr(code))
         guard let connection, resolved.concernsFiles else {
             self.init(code: resolved, message: message, sql: sql)
             return
         }
         let errno = sqlite3_system_errno(connection)
-        self.init(code: resolved, message: message, sql: sql, files: Self.files(of: connection),
-                  systemError: errno == 0 ? nil : String(cString: strerror(errno)))
+        self.init(
+            code: resolved, message: message, sql: sql, files: Self.files(of: connection),
+            systemError: errno == 0 ? nil : String(cString: strerror(errno)))
     }
 
     /// The files of every database of `connection` (temporary and in-memory ones have none).

@@ -63,7 +63,8 @@ public struct TestStore: Sendable {
     /// The version named `name` (default: the model's first), or an error listing the versions.
     private static func version(_ name: String?, of model: VersionedModel) throws -> ObjectModel {
         guard let version = name.map({ model.version(named: $0) }) ?? model.versions.first else {
-            throw TernError(.badInput, "the model has no version \(name ?? "at all") (its versions: \(model.versions.map(\.versionName).joined(separator: ", ")))")
+            throw TernError(
+                .badInput, "the model has no version \(name ?? "at all") (its versions: \(model.versions.map(\.versionName).joined(separator: ", ")))")
         }
         return version
     }
@@ -103,13 +104,17 @@ public struct TestStore: Sendable {
     ///
     /// - Throws: `TernFailure`, from planning or from the run (a policy's error with its policy,
     ///   mapping and source object).
-    public func migrated(to target: String? = nil, mapping: String? = nil, mappingFiles files: [String] = [], models: [MappingModel] = [],
-                         registry: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions()) async throws -> TestStore {
+    public func migrated(
+        to target: String? = nil, mapping: String? = nil, mappingFiles files: [String] = [], models: [MappingModel] = [],
+        registry: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions()
+    ) async throws -> TestStore {
         try await TernFailure.wrapping { try await migrate(to: target, mapping: mapping, files: files, models: models, registry: registry, options: options) }
     }
 
-    private func migrate(to target: String?, mapping: String?, files: [String], models: [MappingModel], registry: PolicyRegistry,
-                         options: MigrationOptions) async throws -> TestStore {
+    private func migrate(
+        to target: String?, mapping: String?, files: [String], models: [MappingModel], registry: PolicyRegistry,
+        options: MigrationOptions
+    ) async throws -> TestStore {
         var options = options
         options.registry = registry
         let migration = StoreMigration(store: path, model: model, options: options, logger: Logger(label: "tern.testing") { _ in SwiftLogNoOpLogHandler() })

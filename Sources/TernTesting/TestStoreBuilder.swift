@@ -48,17 +48,21 @@ public final class TestStoreBuilder {
         case .foreignKey(let column):
             guard targets.count <= 1 else { throw TernError(.badInput, "\(owner.entity).\(relationship) is a to-one: relate it to one object") }
             guard let target = targets.first else { return }
-            try pointTo(target, from: owner, column: column, entityColumn: entityLayout(owner.entity).entityColumns[relationship],
-                        orderColumn: entityLayout(owner.entity).orderColumns[relationship])
+            try pointTo(
+                target, from: owner, column: column, entityColumn: entityLayout(owner.entity).entityColumns[relationship],
+                orderColumn: entityLayout(owner.entity).orderColumns[relationship])
         case .inverseForeignKey(_, let column, let orderColumn):
             for (index, target) in targets.enumerated() {
                 let entityColumn = try declared.inverse.flatMap { try entityLayout(target.entity).entityColumns[$0] }
-                try pointTo(owner, from: target, column: column, entityColumn: entityColumn, order: orderColumn.map { _ in Int64(index + 1) },
-                            orderColumn: orderColumn)
+                try pointTo(
+                    owner, from: target, column: column, entityColumn: entityColumn, order: orderColumn.map { _ in Int64(index + 1) },
+                    orderColumn: orderColumn)
             }
         case .joinTable(let table, let own, let destination, let orderColumn):
             let columns = [own, destination] + (orderColumn.map { [$0] } ?? [])
-            let insert = try connection.prepare("INSERT INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))")
+            let insert = try connection.prepare(
+                "INSERT INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+            )
             for (index, target) in targets.enumerated() {
                 try insert.bind([.integer(owner.key), .integer(target.key)] + (orderColumn.map { _ in [SQLiteValue.integer(Int64(index + 1))] } ?? []))
                 try insert.run()
@@ -75,7 +79,9 @@ public final class TestStoreBuilder {
         var assignments = ["\(quoteIdentifier(column)) = \(target.key)"]
         if let entityColumn { assignments.append("\(quoteIdentifier(entityColumn)) = \(try entityLayout(target.entity).number)") }
         if let orderColumn {
-            let place = order.map(String.init) ?? "(SELECT coalesce(max(\(quoteIdentifier(orderColumn))), 0) + 1 FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(column)) = \(target.key))"
+            let place =
+                order.map(String.init)
+                ?? "(SELECT coalesce(max(\(quoteIdentifier(orderColumn))), 0) + 1 FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(column)) = \(target.key))"
             assignments.append("\(quoteIdentifier(orderColumn)) = \(place)")
         }
         try connection.execute("UPDATE \(quoteIdentifier(table)) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = \(object.key)")

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 import Testing
 
@@ -11,25 +11,32 @@ struct BenchCommandTests {
     func smoke() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-bench-\(UUID().uuidString)")
         let results = directory.appendingPathComponent("results").path
-        let outcome = try TernProcess.run(["bench", "--books", "1500", "--memory-sizes", "300", "--documents", "200", "--chain-objects", "2000", "--results", results,
-                                           "--model", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path])
+        let outcome = try TernProcess.run([
+            "bench", "--books", "1500", "--memory-sizes", "300", "--documents", "200", "--chain-objects", "2000", "--results", results,
+            "--model", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path,
+        ])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let markdown = try String(contentsOfFile: results + "/latest.md", encoding: .utf8)
-        for row in ["| tern: all pushed down to SQL | 1,500 |", "| tern: author split in a Swift policy | 1,500 |", "| tern: CPU-heavy Swift policy, --workers 2 | 1,500 |",
-                    "| hand-written SQL script (ceiling) | 1,500 |", "| naive row by row (baseline) | 1,500 |", "| tern: all pushed down to SQL | 300 |",
-                    "tern (SQL) / hand-written SQL ceiling:", "tern (SQL) / naive baseline:", "--workers 2 over --workers 1",
-                    "the source's content digest", "Wall time, 1,500 books (shorter is better):", "Peak resident memory, 1,500 books:",
-                    "Attachments: 200 documents", "| tern, copied as they are (1 → 2) |", "| tern, decoded into the store (1 → 2 → 3) |",
-                    "| hand-written SQL and hard links (ceiling) |", "| naive row by row, files copied (baseline) |",
-                    "tern (files carried and proven) / hand-written SQL and hard links:", "tern / naive row by row with files copied:",
-                    "Chain: 2,000 objects (authors and books) with", "| tern, 3 inferred steps composed into one |", "| tern, step by step (--step-by-step) |",
-                    "| hand-written SQL, one pass (ceiling) |", "| naive row by row (baseline) |",
-                    "tern (composed) / hand-written SQL in one pass:", "tern (composed) / naive row by row:", "composed / step by step:"] {
+        for row in [
+            "| tern: all pushed down to SQL | 1,500 |", "| tern: author split in a Swift policy | 1,500 |",
+            "| tern: CPU-heavy Swift policy, --workers 2 | 1,500 |",
+            "| hand-written SQL script (ceiling) | 1,500 |", "| naive row by row (baseline) | 1,500 |", "| tern: all pushed down to SQL | 300 |",
+            "tern (SQL) / hand-written SQL ceiling:", "tern (SQL) / naive baseline:", "--workers 2 over --workers 1",
+            "the source's content digest", "Wall time, 1,500 books (shorter is better):", "Peak resident memory, 1,500 books:",
+            "Attachments: 200 documents", "| tern, copied as they are (1 → 2) |", "| tern, decoded into the store (1 → 2 → 3) |",
+            "| hand-written SQL and hard links (ceiling) |", "| naive row by row, files copied (baseline) |",
+            "tern (files carried and proven) / hand-written SQL and hard links:", "tern / naive row by row with files copied:",
+            "Chain: 2,000 objects (authors and books) with", "| tern, 3 inferred steps composed into one |", "| tern, step by step (--step-by-step) |",
+            "| hand-written SQL, one pass (ceiling) |", "| naive row by row (baseline) |",
+            "tern (composed) / hand-written SQL in one pass:", "tern (composed) / naive row by row:", "composed / step by step:",
+        ] {
             #expect(markdown.contains(row), "missing: \(row)")
         }
         // Every migration of the main size (and of each section) is a multiple of its section's
         // SQL script and naive program; each reference is 1.00× itself.
-        let rowsOfTables = markdown.split(separator: "\n").filter { $0.hasPrefix("| ") && !$0.hasPrefix("| run") && !$0.hasPrefix("| ---") && !$0.contains("generate") && !$0.contains("| 300 |") }
+        let rowsOfTables = markdown.split(separator: "\n").filter {
+            $0.hasPrefix("| ") && !$0.hasPrefix("| run") && !$0.hasPrefix("| ---") && !$0.contains("generate") && !$0.contains("| 300 |")
+        }
         #expect(rowsOfTables.count == 15)
         for row in rowsOfTables {
             let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -50,7 +57,9 @@ struct BenchCommandTests {
             #expect((row["peakResidentMemory"] as? Int ?? 0) > 1_000_000)
         }
         // Every attachments run wrote the 200 documents and 100 folders.
-        let attachmentRuns = rows.filter { ($0["name"] as? String ?? "").hasPrefix("attachments: ") && !($0["name"] as? String ?? "").hasSuffix("generate the store") }
+        let attachmentRuns = rows.filter {
+            ($0["name"] as? String ?? "").hasPrefix("attachments: ") && !($0["name"] as? String ?? "").hasSuffix("generate the store")
+        }
         #expect(attachmentRuns.count == 4)
         for row in attachmentRuns { #expect(row["objects"] as? Int == 300, "\(row["name"] ?? "")") }
         // Every chain run wrote the 1,000 authors and 1,000 publications.

@@ -19,12 +19,16 @@ struct BoundedMemoryTests {
     private func peak(books: Int, mapping: [String], titleBytes: Int = 0, batchSize: Int = 1000) throws -> Int {
         let source = directory.appendingPathComponent("Bench-\(books)-\(titleBytes).sqlite").path
         if !FileManager.default.fileExists(atPath: source) {
-            #expect(try TernProcess.run(["generate", "--model", Self.bench, "--version", "Bench 1", "--rows", "\(books)", "--count", "Page=\(3 * books)",
-                                         "--count", "Category=100", source]).status == 0)
+            #expect(
+                try TernProcess.run([
+                    "generate", "--model", Self.bench, "--version", "Bench 1", "--rows", "\(books)", "--count", "Page=\(3 * books)",
+                    "--count", "Category=100", source,
+                ]).status == 0)
             if titleBytes > 0 { try SQLiteShell.run(source, "UPDATE ZBOOK SET ZTITLE = ZTITLE || printf('%.\(titleBytes)c', 'x');") }
         }
         let output = directory.appendingPathComponent("Out-\(UUID().uuidString).sqlite").path
-        let outcome = try TernProcess.run(["migrate", source, "--model", Self.bench, "--out", output, "--progress", "json", "--batch-size", "\(batchSize)", "--workers", "2"] + mapping)
+        let outcome = try TernProcess.run(
+            ["migrate", source, "--model", Self.bench, "--out", output, "--progress", "json", "--batch-size", "\(batchSize)", "--workers", "2"] + mapping)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let last = try #require(outcome.standardOutput.split(separator: "\n").last)
         let finished = try #require(JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
@@ -32,8 +36,9 @@ struct BoundedMemoryTests {
         return passes.compactMap { ($0["report"] as? [String: Any])?["peakResidentMemory"] as? Int }.max() ?? 0
     }
 
-    @Test("ten times the books, about the same peak memory: in SQL and through a Swift policy on two workers",
-          arguments: [[], ["--mapping", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench/policy/1-to-2.yaml").path]])
+    @Test(
+        "ten times the books, about the same peak memory: in SQL and through a Swift policy on two workers",
+        arguments: [[], ["--mapping", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench/policy/1-to-2.yaml").path]])
     func flat(mapping: [String]) throws {
         let small = try peak(books: 4_000, mapping: mapping)
         let large = try peak(books: 40_000, mapping: mapping)

@@ -48,8 +48,11 @@ struct CheckAndGenerateCommandTests {
             .flatMap { ["--model", "\(base)/\($0)"] }
         let outcome = try TernProcess.run(["check", "\(base)/DuckDuckGoTests/AppRatingPrompt_v1/Database.sqlite"] + models)
         #expect(outcome.status == 3, "\(outcome.standardOutput)\(outcome.standardError)")
-        #expect(outcome.standardOutput.contains("written by AppRatingPrompt + HTTPSUpgrade 3 + RemoteMessaging; the current version is AppRatingPrompt 2 + HTTPSUpgrade 3 + RemoteMessaging (recognised by apple-hashes)"),
-                "\(outcome.standardOutput)")
+        #expect(
+            outcome.standardOutput.contains(
+                "written by AppRatingPrompt + HTTPSUpgrade 3 + RemoteMessaging; the current version is AppRatingPrompt 2 + HTTPSUpgrade 3 + RemoteMessaging (recognised by apple-hashes)"
+            ),
+            "\(outcome.standardOutput)")
         let store = directory.appendingPathComponent("merged.sqlite").path
         #expect(try TernProcess.run(["generate", "--rows", "5", store] + models).status == 0)
         #expect(try TernProcess.run(["check", store] + models).status == 0)
@@ -61,25 +64,37 @@ struct CheckAndGenerateCommandTests {
     func modelWarning() throws {
         let version = directory.appendingPathComponent("Flags.xcdatamodel")
         try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
-        try Data(#"<?xml version="1.0"?><model><entity name="Flag"><attribute name="count" attributeType="Integer 32" defaultValueString="YES"/></entity></model>"#.utf8)
-            .write(to: version.appendingPathComponent("contents"))
+        try Data(
+            #"<?xml version="1.0"?><model><entity name="Flag"><attribute name="count" attributeType="Integer 32" defaultValueString="YES"/></entity></model>"#
+                .utf8
+        )
+        .write(to: version.appendingPathComponent("contents"))
         let store = directory.appendingPathComponent("flags.sqlite").path
         let outcome = try TernProcess.run(["generate", "--model", version.path, "--rows", "3", store])
         #expect(outcome.status == 0, "\(outcome.standardError)")
-        #expect(outcome.standardError.contains("tern: warning: \(version.path)/contents: entity Flag, attribute count: defaultValueString \"YES\" is not an integer; read as 0"),
-                "\(outcome.standardError)")
+        #expect(
+            outcome.standardError.contains(
+                "tern: warning: \(version.path)/contents: entity Flag, attribute count: defaultValueString \"YES\" is not an integer; read as 0"),
+            "\(outcome.standardError)")
     }
 
-    @Test("a mapping model naming the app's own policy class: refused (65) naming it, saying what to do, and listing what the user registered, not Tern's example policies")
+    @Test(
+        "a mapping model naming the app's own policy class: refused (65) naming it, saying what to do, and listing what the user registered, not Tern's example policies"
+    )
     func appPolicyNamed() throws {
         let base = "\(Self.fixtures)/hwaxxer__BookMigration/BookMigration"
         let store = directory.appendingPathComponent("Model1.sqlite").path
         try FileManager.default.copyItem(atPath: base + "/Model1.sqlite", toPath: store)
         let outcome = try TernProcess.run(["plan", store, "--model", base + "/Model.xcdatamodeld"])
         #expect(outcome.status == 65, "\(outcome.standardError)")
-        #expect(outcome.standardError.contains("names the migration policy MHWBookToBookPolicy, which is not registered (registered: none). It is the app's own NSEntityMigrationPolicy subclass"),
-                "\(outcome.standardError)")
-        #expect(outcome.standardError.contains("tern policy scaffold --model MODEL --out DIR") && !outcome.standardError.contains("AuthorSplitPolicy"), "\(outcome.standardError)")
+        #expect(
+            outcome.standardError.contains(
+                "names the migration policy MHWBookToBookPolicy, which is not registered (registered: none). It is the app's own NSEntityMigrationPolicy subclass"
+            ),
+            "\(outcome.standardError)")
+        #expect(
+            outcome.standardError.contains("tern policy scaffold --model MODEL --out DIR") && !outcome.standardError.contains("AuthorSplitPolicy"),
+            "\(outcome.standardError)")
     }
 
     @Test("exit 4 when no version wrote the store, with the closest version's differences")
@@ -94,10 +109,14 @@ struct CheckAndGenerateCommandTests {
     @Test("a Core Data store is recognised by Core Data's hashes: wibosco store 1 needs migrating to model 4")
     func coreDataStore() throws {
         let base = "\(Self.fixtures)/wibosco__CoreDataMigrationRevised-Example"
-        let outcome = try TernProcess.run(["check", "\(base)/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite",
-                                           "--model", "\(base)/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld"])
+        let outcome = try TernProcess.run([
+            "check", "\(base)/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite",
+            "--model", "\(base)/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld",
+        ])
         #expect(outcome.status == 3)
-        #expect(outcome.standardOutput.contains("written by CoreDataMigration_Example; the current version is CoreDataMigration_Example 4 (recognised by apple-hashes)"))
+        #expect(
+            outcome.standardOutput.contains(
+                "written by CoreDataMigration_Example; the current version is CoreDataMigration_Example 4 (recognised by apple-hashes)"))
     }
 
     @Test("a bad model exits 65 naming the file; an unknown version exits 65 listing the versions")
@@ -108,7 +127,9 @@ struct CheckAndGenerateCommandTests {
         #expect(outcome.status == 65)
         #expect(outcome.standardError.contains("bad.yaml"))
         #expect(outcome.standardError.contains("entity Book, relationship shelf: destination entity Shelf does not exist"))
-        let unknown = try TernProcess.run(["generate", "--model", Self.bookStore, "--version", "BookStore 9", "--rows", "1", directory.appendingPathComponent("y.sqlite").path])
+        let unknown = try TernProcess.run([
+            "generate", "--model", Self.bookStore, "--version", "BookStore 9", "--rows", "1", directory.appendingPathComponent("y.sqlite").path,
+        ])
         #expect(unknown.status == 65)
         #expect(unknown.standardError.contains("BookStore 1, BookStore 2"))
     }

@@ -46,8 +46,9 @@ struct CrashResumeTests {
 
     @Test("the same through a policy that runs in Swift on two workers (BookStore 1 → 5)")
     func killAndResumeSwiftPolicy() throws {
-        try killAndResume(model: CheckAndGenerateCommandTests.bookStore, version: "BookStore 1", rows: 8_000, options: ["--batch-size", "500", "--workers", "2"],
-                          kills: max(10, Self.kills / 3), minimumLines: 24_000)
+        try killAndResume(
+            model: CheckAndGenerateCommandTests.bookStore, version: "BookStore 1", rows: 8_000, options: ["--batch-size", "500", "--workers", "2"],
+            kills: max(10, Self.kills / 3), minimumLines: 24_000)
     }
 
     private func killAndResume(model: String, version: String, rows: Int, options: [String], kills: Int, minimumLines: Int) throws {
@@ -79,7 +80,9 @@ struct CrashResumeTests {
                 let status = try run(arguments, killAfter: attempts > 12 ? nil : nextDelay())
                 if status == nil { killed += 1; continue }
                 // Killed after the record went: the output is complete, and never taken as its own (73).
-                let finishedEarlier = status == 73 && attempts > 1 && !FileManager.default.fileExists(atPath: directory.appendingPathComponent(".out-\(trial).sqlite.tern-migration.json").path)
+                let finishedEarlier =
+                    status == 73 && attempts > 1
+                    && !FileManager.default.fileExists(atPath: directory.appendingPathComponent(".out-\(trial).sqlite.tern-migration.json").path)
                 #expect(status == 0 || finishedEarlier, "trial \(trial), attempt \(attempts) exited \(status!)")
                 break
             }
@@ -90,8 +93,9 @@ struct CrashResumeTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == original)
     }
 
-    @Test("a crash inside the final swap leaves the original or the migrated store in place, never neither; --resume finishes",
-          arguments: ["step-committed", "backup-linked", "renamed"])
+    @Test(
+        "a crash inside the final swap leaves the original or the migrated store in place, never neither; --resume finishes",
+        arguments: ["step-committed", "backup-linked", "renamed"])
     func killDuringSwap(point: String) throws {
         let store = path("Swap.sqlite")
         #expect(try TernProcess.run(["generate", "--model", Self.library, "--version", "Library 1", "--rows", "500", "--seed", "6", store]).status == 0)
@@ -113,12 +117,15 @@ struct CrashResumeTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(".") }.isEmpty)
     }
 
-    @Test("a model version whose default changed after a kill (the version hashes leave defaults out) is refused by --resume, 65, naming the version — step by step, and when it is the middle of a composed step",
-          arguments: [["--step-by-step"], []])
+    @Test(
+        "a model version whose default changed after a kill (the version hashes leave defaults out) is refused by --resume, 65, naming the version — step by step, and when it is the middle of a composed step",
+        arguments: [["--step-by-step"], []])
     func changedDefaultRefusesResume(options: [String]) throws {
         let model = directory.appendingPathComponent("ranks")
         try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-        let version2 = { (rank: Int) in "version: Ranks 2\nentities:\n  Person:\n    attributes: { name: string, rank: { type: integer32, default: \"\(rank)\" } }\n" }
+        let version2 = { (rank: Int) in
+            "version: Ranks 2\nentities:\n  Person:\n    attributes: { name: string, rank: { type: integer32, default: \"\(rank)\" } }\n"
+        }
         let files = [
             "model.yaml": "name: Ranks\ncurrent: Ranks 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
             "v1.yaml": "version: Ranks 1\nentities:\n  Person:\n    attributes: { name: string }\n",
@@ -134,7 +141,9 @@ struct CrashResumeTests {
         let resumed = try TernProcess.run(["migrate", store, "--model", model.path, "--resume", "--progress", "none"] + options)
         #expect(resumed.status == 65, "\(resumed.standardError)")
         // Composed, the step itself may read differently now; either way the change is named.
-        #expect(resumed.standardError.contains("model version Ranks 2 changed (in what its version hashes leave out: a default, a validation rule, a renaming identifier or another detail)")
+        #expect(
+            resumed.standardError.contains(
+                "model version Ranks 2 changed (in what its version hashes leave out: a default, a validation rule, a renaming identifier or another detail)")
                 || (options.isEmpty && resumed.standardError.contains("the steps (then Ranks 1 → Ranks 3)")), "\(resumed.standardError)")
         // Put back as it was, the model resumes and finishes.
         try version2(1).write(to: model.appendingPathComponent("v2.yaml"), atomically: true, encoding: .utf8)
@@ -178,7 +187,8 @@ struct CrashResumeTests {
         shell.standardInput = input
         shell.standardOutput = output
         try shell.run()
-        input.fileHandleForWriting.write(Data("PRAGMA journal_mode=DELETE;\nPRAGMA cache_size=1;\nBEGIN IMMEDIATE;\nDELETE FROM TERN_PROGRESS;\nSELECT 'in-transaction';\n".utf8))
+        input.fileHandleForWriting.write(
+            Data("PRAGMA journal_mode=DELETE;\nPRAGMA cache_size=1;\nBEGIN IMMEDIATE;\nDELETE FROM TERN_PROGRESS;\nSELECT 'in-transaction';\n".utf8))
         var printed = Data()
         while !String(decoding: printed, as: UTF8.self).contains("in-transaction") {
             let chunk = output.fileHandleForReading.availableData

@@ -14,27 +14,27 @@ struct DataLossTests {
         let files = [
             "model.yaml": "name: Notes\ncurrent: Notes 2\nversions: [v1.yaml, v2.yaml]\n",
             "v1.yaml": """
-                version: Notes 1
-                entities:
-                  Folder:
-                    attributes: { name: string }
-                    relationships:
-                      notes: { destination: Note, toMany: true, inverse: folder }
-                  Note:
-                    attributes: { title: string, body: string }
-                    relationships:
-                      folder: { destination: Folder, inverse: notes }
-                  Tag:
-                    attributes: { label: string }
-                """,
+            version: Notes 1
+            entities:
+              Folder:
+                attributes: { name: string }
+                relationships:
+                  notes: { destination: Note, toMany: true, inverse: folder }
+              Note:
+                attributes: { title: string, body: string }
+                relationships:
+                  folder: { destination: Folder, inverse: notes }
+              Tag:
+                attributes: { label: string }
+            """,
             "v2.yaml": """
-                version: Notes 2
-                entities:
-                  Folder:
-                    attributes: { name: string }
-                  Note:
-                    attributes: { title: string }
-                """,
+            version: Notes 2
+            entities:
+              Folder:
+                attributes: { name: string }
+              Note:
+                attributes: { title: string }
+            """,
         ]
         for (name, text) in files { try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8) }
     }
@@ -55,8 +55,10 @@ struct DataLossTests {
         let bodies = Int(try SQLiteShell.run(store, "SELECT count(ZBODY) FROM ZNOTE;").trimmingCharacters(in: .whitespacesAndNewlines))!
         let folders = Int(try SQLiteShell.run(store, "SELECT count(ZFOLDER) FROM ZNOTE;").trimmingCharacters(in: .whitespacesAndNewlines))!
         #expect(bodies > 0 && bodies <= 30 && folders > 0)
-        let expected = ["entity Tag: 40 objects (not in the new version)", "Note.body: \(bodies) non-NULL values (not in the new version)",
-                        "Note.folder: \(folders) non-NULL values (not in the new version)"]
+        let expected = [
+            "entity Tag: 40 objects (not in the new version)", "Note.body: \(bodies) non-NULL values (not in the new version)",
+            "Note.folder: \(folders) non-NULL values (not in the new version)",
+        ]
 
         let plan = try TernProcess.run(["plan", store, "--model", directory.path])
         #expect(plan.status == 0, "\(plan.standardError)")
@@ -78,38 +80,38 @@ struct DataLossTests {
         let files = [
             "model.yaml": "name: Links\ncurrent: Links 2\nversions: [v1.yaml, v2.yaml]\n",
             "v1.yaml": """
-                version: Links 1
-                entities:
-                  Label:
-                    attributes: { name: string }
-                    relationships:
-                      notes: { destination: Note, toMany: true, inverse: labels }
-                  Note:
-                    attributes: { title: string }
-                    relationships:
-                      labels: { destination: Label, toMany: true, inverse: notes }
-                      related: { destination: Note, toMany: true }
-                      folders: { destination: Folder, toMany: true, inverse: notes }
-                  Folder:
-                    attributes: { name: string }
-                    relationships:
-                      notes: { destination: Note, toMany: true, inverse: folders }
-                """,
+            version: Links 1
+            entities:
+              Label:
+                attributes: { name: string }
+                relationships:
+                  notes: { destination: Note, toMany: true, inverse: labels }
+              Note:
+                attributes: { title: string }
+                relationships:
+                  labels: { destination: Label, toMany: true, inverse: notes }
+                  related: { destination: Note, toMany: true }
+                  folders: { destination: Folder, toMany: true, inverse: notes }
+              Folder:
+                attributes: { name: string }
+                relationships:
+                  notes: { destination: Note, toMany: true, inverse: folders }
+            """,
             "v2.yaml": """
-                version: Links 2
-                entities:
-                  Label:
-                    attributes: { name: string }
-                  Note:
-                    attributes: { title: string }
-                    relationships:
-                      related: { destination: Note }
-                      folders: { destination: Folder, inverse: notes }
-                  Folder:
-                    attributes: { name: string }
-                    relationships:
-                      notes: { destination: Note, toMany: true, inverse: folders }
-                """,
+            version: Links 2
+            entities:
+              Label:
+                attributes: { name: string }
+              Note:
+                attributes: { title: string }
+                relationships:
+                  related: { destination: Note }
+                  folders: { destination: Folder, inverse: notes }
+              Folder:
+                attributes: { name: string }
+                relationships:
+                  notes: { destination: Note, toMany: true, inverse: folders }
+            """,
         ]
         let model = try writeModel("links", files)
         let store = directory.appendingPathComponent("Links.sqlite").path
@@ -122,13 +124,17 @@ struct DataLossTests {
         let foldersLost = try count("SELECT count(*) - count(DISTINCT Z_3NOTES) FROM Z_1NOTES;")
         let relatedLost = try count("SELECT count(Z3RELATED) - count(DISTINCT Z3RELATED) FROM ZNOTE;")
         #expect(labelLinks > 0 && relatedLost > 0 && foldersLost > 0)
-        let expected = ["Label.notes: \(labelLinks) links (not in the new version)",
-                        "Note.folders: \(foldersLost) links beyond the first of each object (a to-one in the new version)",
-                        "Note.related: \(relatedLost) links beyond the first of each object (a to-one in the new version)"]
+        let expected = [
+            "Label.notes: \(labelLinks) links (not in the new version)",
+            "Note.folders: \(foldersLost) links beyond the first of each object (a to-one in the new version)",
+            "Note.related: \(relatedLost) links beyond the first of each object (a to-one in the new version)",
+        ]
 
         let plan = try TernProcess.run(["plan", store, "--model", model.path])
         #expect(plan.status == 0, "\(plan.standardError)")
-        let drops = plan.standardOutput.split(separator: "\n").filter { $0.contains("drops: ") }.map { String($0.drop { $0 == " " }.dropFirst("drops: ".count)) }
+        let drops = plan.standardOutput.split(separator: "\n").filter { $0.contains("drops: ") }.map {
+            String($0.drop { $0 == " " }.dropFirst("drops: ".count))
+        }
         #expect(drops == expected)
         let refused = try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"])
         #expect(refused.status == 65, "\(refused.standardError)")
@@ -138,10 +144,13 @@ struct DataLossTests {
         for line in expected { #expect(migrated.standardOutput.contains("dropped: \(line)"), "\(migrated.standardOutput)") }
     }
 
-    @Test("tables outside the model (persistent history, an app's own) are counted as dropped by the first step that copies the store; steps applied in place keep them")
+    @Test(
+        "tables outside the model (persistent history, an app's own) are counted as dropped by the first step that copies the store; steps applied in place keep them"
+    )
     func tablesOutsideTheModel() throws {
         let repository = CheckAndGenerateCommandTests.repository
-        let history = "CREATE TABLE ACHANGE (Z_PK INTEGER PRIMARY KEY, ZCHANGETYPE INTEGER); INSERT INTO ACHANGE VALUES (1, 0), (2, 1), (3, 2); CREATE TABLE EMPTY (x);"
+        let history =
+            "CREATE TABLE ACHANGE (Z_PK INTEGER PRIMARY KEY, ZCHANGETYPE INTEGER); INSERT INTO ACHANGE VALUES (1, 0), (2, 1), (3, 2); CREATE TABLE EMPTY (x);"
         let expected = "table ACHANGE: 3 rows (outside the model's tables: a copied step does not carry it)"
         // Library 1 → 2 copies the store.
         let library = repository.appendingPathComponent("configs/library").path
@@ -164,7 +173,9 @@ struct DataLossTests {
         #expect(try SQLiteShell.run(kept, "SELECT count(*) FROM ACHANGE;").trimmingCharacters(in: .whitespacesAndNewlines) == "3")
     }
 
-    @Test("--progress json ends with a failed line when the run is refused: kind, exit code, resumable, message; and with a finished line when there is nothing to do")
+    @Test(
+        "--progress json ends with a failed line when the run is refused: kind, exit code, resumable, message; and with a finished line when there is nothing to do"
+    )
     func jsonLastLine() throws {
         let chain = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/chain").path
         let store = directory.appendingPathComponent("Chain.sqlite").path
@@ -181,7 +192,9 @@ struct DataLossTests {
         #expect(nothing.status == 0 && nothing.standardOutput.contains("\"event\":\"finished\""), "\(nothing.standardOutput)")
     }
 
-    @Test("a step that qualifies to run in place but cannot on this store (an app's own column in a model table) is planned as the copy it becomes: plan and migrate agree")
+    @Test(
+        "a step that qualifies to run in place but cannot on this store (an app's own column in a model table) is planned as the copy it becomes: plan and migrate agree"
+    )
     func inPlaceRehearsedWhilePlanning() throws {
         let bookstore = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bookstore").path
         let store = directory.appendingPathComponent("Extra.sqlite").path
@@ -191,13 +204,17 @@ struct DataLossTests {
         try SQLiteShell.run(store, "ALTER TABLE ZCATEGORY ADD COLUMN ZAPPCACHE TEXT; UPDATE ZCATEGORY SET ZAPPCACHE = 'x' WHERE Z_PK <= 3;")
         let plan = try TernProcess.run(["plan", store, "--model", bookstore, "--to", "BookStore 2"])
         #expect(plan.status == 0, "\(plan.standardError)")
-        #expect(plan.standardOutput.contains("not in place: its schema changes, rehearsed on the store's schema, do not give BookStore 2's tables"), "\(plan.standardOutput)")
+        #expect(
+            plan.standardOutput.contains("not in place: its schema changes, rehearsed on the store's schema, do not give BookStore 2's tables"),
+            "\(plan.standardOutput)")
         #expect(!plan.standardOutput.contains("ALTER TABLE"), "\(plan.standardOutput)")
         let migrated = try TernProcess.run(["migrate", store, "--model", bookstore, "--to", "BookStore 2", "--progress", "none"])
         #expect(migrated.status == 0, "\(migrated.standardError)")
         #expect(migrated.standardOutput.contains("not in place:") && migrated.standardOutput.contains("created"), "\(migrated.standardOutput)")
         // What the copy drops is said, as for any data a step drops.
-        #expect(plan.standardOutput.contains("drops: table ZCATEGORY, column ZAPPCACHE: 3 non-NULL values (outside the model's columns: no step carries it)"), "\(plan.standardOutput)")
+        #expect(
+            plan.standardOutput.contains("drops: table ZCATEGORY, column ZAPPCACHE: 3 non-NULL values (outside the model's columns: no step carries it)"),
+            "\(plan.standardOutput)")
         #expect(migrated.standardOutput.contains("dropped: table ZCATEGORY, column ZAPPCACHE: 3 non-NULL values"), "\(migrated.standardOutput)")
         #expect(try TernProcess.run(["check", store, "--model", bookstore]).status == 3)
         // Without the column, the same step is applied in place.
@@ -207,9 +224,12 @@ struct DataLossTests {
         #expect(!inPlace.standardOutput.contains("not in place") && inPlace.standardOutput.contains("ALTER TABLE"), "\(inPlace.standardOutput)")
     }
 
-    @Test("a many-to-many moved down to one subentity keeps that subentity's links and loses the others', though both sides are still read: counted, refused with --no-data-loss")
+    @Test(
+        "a many-to-many moved down to one subentity keeps that subentity's links and loses the others', though both sides are still read: counted, refused with --no-data-loss"
+    )
     func linksOfOtherSubentitiesAreCounted() throws {
-        let entities = { (tagsOn: String, items: String) in """
+        let entities = { (tagsOn: String, items: String) in
+            """
             entities:
               A:
                 attributes: { name: string }\(tagsOn == "A" ? "\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: items }" : "")
@@ -223,7 +243,8 @@ struct DataLossTests {
                 attributes: { label: string }
                 relationships:
                   items: { destination: \(items), toMany: true, inverse: tags }
-            """ }
+            """
+        }
         // Move 3 puts the relationship back on A: composed, Move 1 → 3 still loses what Move 2 could not hold.
         let files = [
             "model.yaml": "name: Move\ncurrent: Move 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
@@ -236,27 +257,36 @@ struct DataLossTests {
         #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Move 1", "--rows", "30", "--seed", "5", store]).status == 0)
         // By hand: A 1, B 2, C 3, Tag 4; Z_1ITEMS holds the A-family keys of the join table.
         func links(of entity: Int) throws -> Int {
-            Int(try SQLiteShell.run(store, "SELECT count(*) FROM Z_1TAGS j JOIN ZA a ON a.Z_PK = j.Z_1ITEMS WHERE a.Z_ENT = \(entity);").trimmingCharacters(in: .whitespacesAndNewlines))!
+            Int(
+                try SQLiteShell.run(store, "SELECT count(*) FROM Z_1TAGS j JOIN ZA a ON a.Z_PK = j.Z_1ITEMS WHERE a.Z_ENT = \(entity);").trimmingCharacters(
+                    in: .whitespacesAndNewlines))!
         }
         let (ofA, ofB, ofC) = (try links(of: 1), try links(of: 2), try links(of: 3))
         #expect(ofA > 0 && ofB > 0 && ofC > 0)
-        let expected = ["A.tags: \(ofA) links between A and Tag objects (no relationship of the new version joins their new entities)",
-                        "C.tags: \(ofC) links between C and Tag objects (no relationship of the new version joins their new entities)"]
+        let expected = [
+            "A.tags: \(ofA) links between A and Tag objects (no relationship of the new version joins their new entities)",
+            "C.tags: \(ofC) links between C and Tag objects (no relationship of the new version joins their new entities)",
+        ]
         let plan = try TernProcess.run(["plan", store, "--model", model.path, "--to", "Move 2"])
-        let drops = plan.standardOutput.split(separator: "\n").filter { $0.contains("drops: ") }.map { String($0.drop { $0 == " " }.dropFirst("drops: ".count)) }
+        let drops = plan.standardOutput.split(separator: "\n").filter { $0.contains("drops: ") }.map {
+            String($0.drop { $0 == " " }.dropFirst("drops: ".count))
+        }
         #expect(drops == expected, "\(plan.standardOutput)\(plan.standardError)")
         let refused = try TernProcess.run(["migrate", store, "--model", model.path, "--to", "Move 2", "--no-data-loss", "--progress", "none"])
         #expect(refused.status == 65, "\(refused.standardError)")
         // The two steps composed into one (its relationships name the entity mappings whose objects they take).
         let composed = try TernProcess.run(["plan", store, "--model", model.path])
-        #expect(composed.standardOutput.contains("composed") && expected.allSatisfy { composed.standardOutput.contains("drops: \($0)") }, "\(composed.standardOutput)")
+        #expect(
+            composed.standardOutput.contains("composed") && expected.allSatisfy { composed.standardOutput.contains("drops: \($0)") },
+            "\(composed.standardOutput)")
         #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"]).status == 65)
         // Without it, B's links arrive and the others are reported as dropped.
         let output = directory.appendingPathComponent("Move-out.sqlite").path
         let migrated = try TernProcess.run(["migrate", store, "--model", model.path, "--to", "Move 2", "--out", output, "--progress", "none"])
         #expect(migrated.status == 0, "\(migrated.standardError)")
         for line in expected { #expect(migrated.standardOutput.contains("dropped: \(line)"), "\(migrated.standardOutput)") }
-        let kept = try SQLiteShell.run(output, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'Z\\_%TAGS' ESCAPE '\\' OR name LIKE 'Z\\_%ITEMS' ESCAPE '\\';")
+        let kept = try SQLiteShell.run(
+            output, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'Z\\_%TAGS' ESCAPE '\\' OR name LIKE 'Z\\_%ITEMS' ESCAPE '\\';")
         #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
     }
 
@@ -265,7 +295,10 @@ struct DataLossTests {
         let version = { (name: String, ordered: Bool) in
             "version: \(name)\nentities:\n  Person:\n    attributes: { name: string }\n    relationships:\n      friends: { destination: Person, toMany: true, ordered: \(ordered) }\n"
         }
-        let files = ["model.yaml": "name: Order\ncurrent: Order 2\nversions: [v1.yaml, v2.yaml]\n", "v1.yaml": version("Order 1", true), "v2.yaml": version("Order 2", false)]
+        let files = [
+            "model.yaml": "name: Order\ncurrent: Order 2\nversions: [v1.yaml, v2.yaml]\n", "v1.yaml": version("Order 1", true),
+            "v2.yaml": version("Order 2", false),
+        ]
         let model = try writeModel("order", files)
         let store = directory.appendingPathComponent("Order.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Order 1", "--rows", "40", "--seed", "2", store]).status == 0)
@@ -284,39 +317,54 @@ struct DataLossTests {
             "version: \(name)\nentities:\n  Item:\n    attributes: { name: string }\n    relationships:\n      tag: { destination: Tag, toMany: \(many), inverse: item }\n"
                 + "  Tag:\n    attributes: { label: string }\n    relationships:\n      item: { destination: Item, toMany: \(many), inverse: tag }\n"
         }
-        let files = ["model.yaml": "name: Pairs\ncurrent: Pairs 2\nversions: [v1.yaml, v2.yaml]\n", "v1.yaml": version("Pairs 1", true), "v2.yaml": version("Pairs 2", false)]
+        let files = [
+            "model.yaml": "name: Pairs\ncurrent: Pairs 2\nversions: [v1.yaml, v2.yaml]\n", "v1.yaml": version("Pairs 1", true),
+            "v2.yaml": version("Pairs 2", false),
+        ]
         let model = try writeModel("pairs", files)
         let store = directory.appendingPathComponent("Pairs.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Pairs 1", "--rows", "40", "--seed", "4", store]).status == 0)
         // Item 1, Tag 2: the join table Z_1TAG holds Z_1ITEM (items) and Z_2TAG (tags).
-        let lost = try SQLiteShell.run(store, "SELECT count(*) - min(count(DISTINCT Z_1ITEM), count(DISTINCT Z_2TAG)) FROM Z_1TAG;").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lost = try SQLiteShell.run(store, "SELECT count(*) - min(count(DISTINCT Z_1ITEM), count(DISTINCT Z_2TAG)) FROM Z_1TAG;").trimmingCharacters(
+            in: .whitespacesAndNewlines)
         #expect(Int(lost)! > 0)
         let plan = try TernProcess.run(["plan", store, "--model", model.path])
         let drops = plan.standardOutput.split(separator: "\n").filter { $0.contains("drops: ") }
-        #expect(drops.count == 1 && drops[0].hasSuffix("at least \(lost) links lost: at most one link per object on either side stays (a one-to-one in the new version)"), "\(plan.standardOutput)")
+        #expect(
+            drops.count == 1
+                && drops[0].hasSuffix("at least \(lost) links lost: at most one link per object on either side stays (a one-to-one in the new version)"),
+            "\(plan.standardOutput)")
         #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"]).status == 65)
     }
 
-    @Test("a wrong --model never empties a store: a step that keeps none of its objects is refused (65) by plan and migrate, in place and with --out, naming what the store holds and what the model has; nothing is written")
+    @Test(
+        "a wrong --model never empties a store: a step that keeps none of its objects is refused (65) by plan and migrate, in place and with --out, naming what the store holds and what the model has; nothing is written"
+    )
     func wrongModelIsRefused() throws {
         let store = directory.appendingPathComponent("cars.sqlite").path
-        try FileManager.default.copyItem(atPath: CheckAndGenerateCommandTests.fixtures + "/alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", toPath: store)
+        try FileManager.default.copyItem(
+            atPath: CheckAndGenerateCommandTests.fixtures + "/alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", toPath: store)
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         let files = Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
         let bookStore = CheckAndGenerateCommandTests.bookStore
-        for arguments in [["plan", store, "--model", bookStore], ["migrate", store, "--model", bookStore, "--progress", "none"],
-                          ["migrate", store, "--model", bookStore, "--out", directory.appendingPathComponent("out.sqlite").path, "--progress", "none", "--no-data-loss"]] {
+        for arguments in [
+            ["plan", store, "--model", bookStore], ["migrate", store, "--model", bookStore, "--progress", "none"],
+            ["migrate", store, "--model", bookStore, "--out", directory.appendingPathComponent("out.sqlite").path, "--progress", "none", "--no-data-loss"],
+        ] {
             let outcome = try TernProcess.run(arguments)
             #expect(outcome.status == 65, "\(arguments[0]): \(outcome.standardOutput)\(outcome.standardError)")
-            #expect(outcome.standardError.contains("keeps none of the store's objects, so the store would be left empty. The store holds "), "\(outcome.standardError)")
+            #expect(
+                outcome.standardError.contains("keeps none of the store's objects, so the store would be left empty. The store holds "),
+                "\(outcome.standardError)")
             #expect(outcome.standardError.contains("version BookStore 5 has "), "\(outcome.standardError)")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory.path)) == files)
     }
 
-    @Test("an entity made abstract keeps none of its own objects (Core Data holds none): counted as dropped, refused with --no-data-loss, never written, on the SQL path and through Swift; its subentity's objects and links stay",
-          arguments: [false, true])
+    @Test(
+        "an entity made abstract keeps none of its own objects (Core Data holds none): counted as dropped, refused with --no-data-loss, never written, on the SQL path and through Swift; its subentity's objects and links stay",
+        arguments: [false, true])
     func madeAbstract(inSwift: Bool) throws {
         let version = { (name: String, abstract: Bool) in
             """
@@ -336,13 +384,19 @@ struct DataLossTests {
                   ps: { destination: P, toMany: true, inverse: tags }
             """
         }
-        let model = try writeModel("abstract", ["model.yaml": "name: Abstract\ncurrent: Abstract 2\nversions: [v1.yaml, v2.yaml]\n",
-                                                "v1.yaml": version("Abstract 1", false), "v2.yaml": version("Abstract 2", true)])
+        let model = try writeModel(
+            "abstract",
+            [
+                "model.yaml": "name: Abstract\ncurrent: Abstract 2\nversions: [v1.yaml, v2.yaml]\n",
+                "v1.yaml": version("Abstract 1", false), "v2.yaml": version("Abstract 2", true),
+            ])
         let store = directory.appendingPathComponent("abstract.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Abstract 1", "--rows", "10", "--seed", "4", store]).status == 0)
         let swift = inSwift ? ["--in-swift"] : []
         let plan = try TernProcess.run(["plan", store, "--model", model.path] + swift)
-        #expect(plan.standardOutput.contains("drops: entity P: 10 objects (abstract in the new version: Core Data keeps no object of an abstract entity)"), "\(plan.standardOutput)")
+        #expect(
+            plan.standardOutput.contains("drops: entity P: 10 objects (abstract in the new version: Core Data keeps no object of an abstract entity)"),
+            "\(plan.standardOutput)")
         #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"] + swift).status == 65)
         let output = directory.appendingPathComponent("abstract-out.sqlite").path
         let migrated = try TernProcess.run(["migrate", store, "--model", model.path, "--out", output, "--progress", "none"] + swift)
@@ -351,34 +405,50 @@ struct DataLossTests {
         // P is entity 2 (C 1, P 2, Tag 3 by name, C under P): none of its own objects remain.
         #expect(try count(output, "SELECT count(*) FROM ZP WHERE Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'P');") == "0")
         #expect(try count(output, "SELECT count(*) FROM ZP;") == "10")
-        #expect(try count(output, "SELECT group_concat(Z_PK) FROM (SELECT Z_PK FROM ZP ORDER BY Z_PK);")
-                == count(store, "SELECT group_concat(Z_PK) FROM (SELECT Z_PK FROM ZP WHERE Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'C') ORDER BY Z_PK);"))
+        #expect(
+            try count(output, "SELECT group_concat(Z_PK) FROM (SELECT Z_PK FROM ZP ORDER BY Z_PK);")
+                == count(
+                    store,
+                    "SELECT group_concat(Z_PK) FROM (SELECT Z_PK FROM ZP WHERE Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'C') ORDER BY Z_PK);"))
         #expect(try TernProcess.run(["check", output, "--model", model.path]).status == 0)
     }
 
-    @Test("an app's view over a column an in-place step drops is refused by plan and migrate (65) naming it and what to do; views, triggers and indexes of the app that still hold are kept")
+    @Test(
+        "an app's view over a column an in-place step drops is refused by plan and migrate (65) naming it and what to do; views, triggers and indexes of the app that still hold are kept"
+    )
     func appViewsAndTriggers() throws {
         let version = { (name: String, attributes: String) in "version: \(name)\nentities:\n  A:\n    attributes: { \(attributes) }\n" }
-        let model = try writeModel("views", ["model.yaml": "name: V\ncurrent: V 2\nversions: [v1.yaml, v2.yaml]\n",
-                                             "v1.yaml": version("V 1", "n: string, t: string"), "v2.yaml": version("V 2", "n: string")])
+        let model = try writeModel(
+            "views",
+            [
+                "model.yaml": "name: V\ncurrent: V 2\nversions: [v1.yaml, v2.yaml]\n",
+                "v1.yaml": version("V 1", "n: string, t: string"), "v2.yaml": version("V 2", "n: string"),
+            ])
         let store = directory.appendingPathComponent("views.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "V 1", "--rows", "5", store]).status == 0)
         #expect(try SQLiteShell.run(store, "CREATE VIEW appview AS SELECT ZN, ZT FROM ZA;").isEmpty)
         for command in ["plan", "migrate"] {
             let refused = try TernProcess.run([command, store, "--model", model.path])
             #expect(refused.status == 65, "\(command): \(refused.standardError)")
-            #expect(refused.standardError.contains("the store's view appview would not hold after step V 1 → V 2") && refused.standardError.contains("no such column: ZT")
+            #expect(
+                refused.standardError.contains("the store's view appview would not hold after step V 1 → V 2")
+                    && refused.standardError.contains("no such column: ZT")
                     && refused.standardError.contains("Drop the view before migrating"), "\(refused.standardError)")
         }
         // Views, triggers and app tables' indexes that still hold: kept through the in-place step.
-        #expect(try SQLiteShell.run(store, """
-            DROP VIEW appview; CREATE VIEW appnames AS SELECT ZN FROM ZA;
-            CREATE TABLE applog (n TEXT); CREATE INDEX applog_n ON applog (n);
-            CREATE TRIGGER applogger AFTER INSERT ON ZA BEGIN INSERT INTO applog VALUES (NEW.ZN); END;
-            """).isEmpty)
+        #expect(
+            try SQLiteShell.run(
+                store,
+                """
+                DROP VIEW appview; CREATE VIEW appnames AS SELECT ZN FROM ZA;
+                CREATE TABLE applog (n TEXT); CREATE INDEX applog_n ON applog (n);
+                CREATE TRIGGER applogger AFTER INSERT ON ZA BEGIN INSERT INTO applog VALUES (NEW.ZN); END;
+                """
+            ).isEmpty)
         let migrated = try TernProcess.run(["migrate", store, "--model", model.path, "--progress", "none"])
         #expect(migrated.status == 0, "\(migrated.standardError)")
-        #expect(try SQLiteShell.run(store, "SELECT type, name FROM sqlite_master WHERE name IN ('appnames', 'applog', 'applog_n', 'applogger') ORDER BY name;")
+        #expect(
+            try SQLiteShell.run(store, "SELECT type, name FROM sqlite_master WHERE name IN ('appnames', 'applog', 'applog_n', 'applogger') ORDER BY name;")
                 == "table|applog\nindex|applog_n\ntrigger|applogger\nview|appnames\n")
         #expect(try SQLiteShell.run(store, "SELECT count(*) FROM appnames;") == "5\n")
     }
@@ -388,19 +458,25 @@ struct DataLossTests {
         let version = { (name: String, modifier: String) in
             "version: \(name)\nentities:\n  Note:\n    hashModifier: \"\(modifier)\"\n    attributes: { title: string }\n  Tag:\n    attributes: { label: string }\n"
         }
-        let model = try writeModel("leftout", ["model.yaml": "name: L\ncurrent: L 2\nversions: [v1.yaml, v2.yaml]\n",
-                                               "v1.yaml": version("L 1", "1"), "v2.yaml": version("L 2", "2")])
+        let model = try writeModel(
+            "leftout",
+            [
+                "model.yaml": "name: L\ncurrent: L 2\nversions: [v1.yaml, v2.yaml]\n",
+                "v1.yaml": version("L 1", "1"), "v2.yaml": version("L 2", "2"),
+            ])
         let mapping = model.appendingPathComponent("notes-only.yaml").path
         try """
-            source: L 1
-            destination: L 2
-            entityMappings:
-              - { name: NoteToNote, type: copy, source: Note, destination: Note, attributes: { title: $source.title } }
-            """.write(toFile: mapping, atomically: true, encoding: .utf8)
+        source: L 1
+        destination: L 2
+        entityMappings:
+          - { name: NoteToNote, type: copy, source: Note, destination: Note, attributes: { title: $source.title } }
+        """.write(toFile: mapping, atomically: true, encoding: .utf8)
         let store = directory.appendingPathComponent("leftout.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "L 1", "--rows", "7", store]).status == 0)
         let plan = try TernProcess.run(["plan", store, "--model", model.path, "--mapping", mapping])
-        #expect(plan.standardOutput.contains("drops: entity Tag: 7 objects (in both versions, but no entity mapping of the mapping model reads it)"), "\(plan.standardOutput)\(plan.standardError)")
+        #expect(
+            plan.standardOutput.contains("drops: entity Tag: 7 objects (in both versions, but no entity mapping of the mapping model reads it)"),
+            "\(plan.standardOutput)\(plan.standardError)")
         #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--mapping", mapping, "--no-data-loss", "--progress", "none"]).status == 65)
     }
 }

@@ -28,7 +28,8 @@ struct ExternalDataTests {
     /// Each attachment value (hex), sorted, and the names of the files they refer to.
     private static func attachments(_ store: String) throws -> (values: String, files: [String]) {
         let values = try SQLiteShell.run(store, "SELECT hex(ZATTACHMENT) FROM ZDOCUMENT ORDER BY 1;")
-        let files = try SQLiteShell.run(store, "SELECT CAST(substr(ZATTACHMENT, 2, 36) AS TEXT) FROM ZDOCUMENT WHERE substr(ZATTACHMENT, 1, 1) = X'02' ORDER BY 1;")
+        let files = try SQLiteShell.run(
+            store, "SELECT CAST(substr(ZATTACHMENT, 2, 36) AS TEXT) FROM ZDOCUMENT WHERE substr(ZATTACHMENT, 1, 1) = X'02' ORDER BY 1;")
         return (values, files.split(separator: "\n").map(String.init))
     }
 
@@ -44,13 +45,15 @@ struct ExternalDataTests {
         }
     }
 
-    @Test("--out and in place, as SQL and in Swift: every attachment's file is beside the migrated store with the source's bytes, and the backup opens alone with all of its own",
-          arguments: [false, true])
+    @Test(
+        "--out and in place, as SQL and in Swift: every attachment's file is beside the migrated store with the source's bytes, and the backup opens alone with all of its own",
+        arguments: [false, true])
     func carried(inSwift: Bool) throws {
         let source = try store("Source.sqlite")
         let swift = inSwift ? ["--in-swift"] : []
         let output = directory.appendingPathComponent("Out.sqlite").path
-        let outcome = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output, "--progress", "none"] + swift)
+        let outcome = try TernProcess.run(
+            ["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output, "--progress", "none"] + swift)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         try Self.expectComplete(output, like: source, originalFolder: Self.folder(source))
 
@@ -71,7 +74,8 @@ struct ExternalDataTests {
         let (_, files) = try Self.attachments(source)
         let bytes = try files.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: Self.folder(source) + "/" + $1)[.size] as! Int) }
         let whole = try TernProcess.run(["inspect", source, "--json"])
-        let usage = try #require((try JSONSerialization.jsonObject(with: Data(whole.standardOutput.utf8)) as? [String: Any])?["externalData"] as? [[String: Any]])
+        let usage = try #require(
+            (try JSONSerialization.jsonObject(with: Data(whole.standardOutput.utf8)) as? [String: Any])?["externalData"] as? [[String: Any]])
         #expect(usage.count == 1)
         #expect(usage.first?["values"] as? Int == files.count && usage.first?["bytes"] as? Int == bytes && usage.first?["missing"] as? Int == 0)
         try FileManager.default.removeItem(atPath: Self.folder(source) + "/" + files[0])
@@ -80,8 +84,9 @@ struct ExternalDataTests {
         #expect(text.contains("1 MISSING (first: \(files[0]))"), "\(text)")
     }
 
-    @Test("1,000 attachments, killed mid-run and resumed, --out and in place, through SQL and through a policy: every one is there with its bytes, and the backup opens alone with all of its own",
-          arguments: [(false, false), (true, false), (false, true), (true, true)])
+    @Test(
+        "1,000 attachments, killed mid-run and resumed, --out and in place, through SQL and through a policy: every one is there with its bytes, and the backup opens alone with all of its own",
+        arguments: [(false, false), (true, false), (false, true), (true, true)])
     func killedAndResumed(inSwift: Bool, inPlace: Bool) throws {
         let source = try store("Source.sqlite", rows: 4600)
         #expect(try Self.attachments(source).files.count >= 1000)
@@ -95,7 +100,8 @@ struct ExternalDataTests {
             try FileManager.default.copyItem(atPath: Self.folder(source), toPath: originals)
         }
         let output = inPlace ? source : directory.appendingPathComponent("Out.sqlite").path
-        let arguments = ["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--batch-size", "10"]
+        let arguments =
+            ["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--batch-size", "10"]
             + (inPlace ? [] : ["--out", output]) + (inSwift ? ["--in-swift"] : [])
         try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"batchCommitted\"").kill()
         let resumed = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
@@ -108,7 +114,9 @@ struct ExternalDataTests {
         }
     }
 
-    @Test("odd files and values: a FIFO or a directory at a referenced name is refused (7) without hanging; a value that only starts like a reference is copied as it is")
+    @Test(
+        "odd files and values: a FIFO or a directory at a referenced name is refused (7) without hanging; a value that only starts like a reference is copied as it is"
+    )
     func oddFilesAndValues() throws {
         let source = try store("Source.sqlite")
         let (_, files) = try Self.attachments(source)
@@ -121,16 +129,23 @@ struct ExternalDataTests {
         let fifo = Self.folder(source) + "/" + files[0]
         try FileManager.default.removeItem(atPath: fifo)
         #expect(mkfifo(fifo, 0o644) == 0)
-        let refused = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", directory.appendingPathComponent("Other.sqlite").path, "--progress", "none"])
+        let refused = try TernProcess.run([
+            "migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", directory.appendingPathComponent("Other.sqlite").path,
+            "--progress", "none",
+        ])
         #expect(refused.status == 7, "\(refused.standardError)")
         #expect(refused.standardError.contains("\(fifo) is not a regular file"), "\(refused.standardError)")
 
         // Text in a binary column is not Core Data's: it would cross unlike the bytes it looks like.
         let texted = try store("Texted.sqlite")
         try SQLiteShell.run(texted, "UPDATE ZDOCUMENT SET ZTHUMBNAIL = char(1) || 'abc' WHERE Z_PK = 1;")
-        let text = try TernProcess.run(["migrate", texted, "--model", Self.attachments, "--out", directory.appendingPathComponent("T.sqlite").path, "--progress", "none"])
+        let text = try TernProcess.run([
+            "migrate", texted, "--model", Self.attachments, "--out", directory.appendingPathComponent("T.sqlite").path, "--progress", "none",
+        ])
         #expect(text.status == 65, "\(text.standardError)")
-        #expect(text.standardError.contains("ZDOCUMENT: 1 row holding text in a binary attribute (ZATTACHMENT, ZTHUMBNAIL) (first: Z_PK 1)"), "\(text.standardError)")
+        #expect(
+            text.standardError.contains("ZDOCUMENT: 1 row holding text in a binary attribute (ZATTACHMENT, ZTHUMBNAIL) (first: Z_PK 1)"),
+            "\(text.standardError)")
     }
 
     @Test("a failed run removes the files it carried and nothing else: a file someone put in the output's folder stays")
@@ -149,15 +164,17 @@ struct ExternalDataTests {
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
-    @Test("a crash at each instant of the in-place swap, then --resume: the store and its backup each have every attachment",
-          arguments: ["step-committed", "backup-linked", "renamed"])
+    @Test(
+        "a crash at each instant of the in-place swap, then --resume: the store and its backup each have every attachment",
+        arguments: ["step-committed", "backup-linked", "renamed"])
     func crashDuringSwap(point: String) throws {
         let path = try store("Swap.sqlite")
         let originalFiles = try FileManager.default.contentsOfDirectory(atPath: Self.folder(path)).sorted()
         let reference = directory.appendingPathComponent("Reference.sqlite").path
         try FileManager.default.copyItem(atPath: path, toPath: reference)
-        let crashing = try TernProcess.run(["migrate", path, "--model", Self.attachments, "--to", "Attachments 2", "--progress", "none"],
-                                           environment: ["TERN_CRASH_AT": point])
+        let crashing = try TernProcess.run(
+            ["migrate", path, "--model", Self.attachments, "--to", "Attachments 2", "--progress", "none"],
+            environment: ["TERN_CRASH_AT": point])
         #expect(crashing.status == 9, "killed by SIGKILL: \(crashing.standardError)")
         let resumed = try TernProcess.run(["migrate", path, "--model", Self.attachments, "--to", "Attachments 2", "--resume", "--progress", "none"])
         #expect(resumed.status == 0, "\(resumed.standardError)")
@@ -180,7 +197,9 @@ struct ExternalDataTests {
         try Data("not the attachment".utf8).write(to: URL(fileURLWithPath: Self.folder(output) + "/" + files[0]))
         let altered = run.resume()
         #expect(altered.status == 7, "\(altered.standardError)")
-        #expect(altered.standardError.contains("attachment: its external file \(Self.folder(output))/\(files[0]) does not hold the bytes of"), "\(altered.standardError)")
+        #expect(
+            altered.standardError.contains("attachment: its external file \(Self.folder(output))/\(files[0]) does not hold the bytes of"),
+            "\(altered.standardError)")
         #expect(!FileManager.default.fileExists(atPath: output))
         // What the run carried is gone; the file it did not put there stays.
         #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(output)) == [files[0]])
@@ -225,8 +244,9 @@ struct ExternalDataTests {
         return bytes
     }
 
-    @Test("Attachments 3 (inferred): attachments come into the store from their files, thumbnails go behind the marker — --out and in place, SQL and Swift",
-          arguments: [false, true])
+    @Test(
+        "Attachments 3 (inferred): attachments come into the store from their files, thumbnails go behind the marker — --out and in place, SQL and Swift",
+        arguments: [false, true])
     func valuesChangeForm(inSwift: Bool) throws {
         let swift = inSwift ? ["--in-swift"] : []
         for inPlace in [false, true] {
@@ -240,15 +260,18 @@ struct ExternalDataTests {
             #expect(attachments.files > 5)
 
             let migrated = inPlace ? source : directory.appendingPathComponent("Out.sqlite").path
-            let outcome = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--progress", "none"] + (inPlace ? [] : ["--out", migrated]) + swift)
+            let outcome = try TernProcess.run(
+                ["migrate", source, "--model", Self.attachments, "--progress", "none"] + (inPlace ? [] : ["--out", migrated]) + swift)
             #expect(outcome.status == 0, "\(outcome.standardError)")
             let after = try Self.appValues(migrated, "SELECT ZNAME, hex(ZATTACHMENT) FROM ZDOCUMENT", folder: Self.folder(migrated))
             #expect(after.values == attachments.values)
             #expect(after.files == 0)
             // Every attachment is now its bytes, with no marker.
-            #expect(try SQLiteShell.run(migrated, "SELECT count(*) FROM ZDOCUMENT WHERE length(ZATTACHMENT) = 38 AND substr(ZATTACHMENT, 1, 1) = X'02';") == "0\n")
+            #expect(
+                try SQLiteShell.run(migrated, "SELECT count(*) FROM ZDOCUMENT WHERE length(ZATTACHMENT) = 38 AND substr(ZATTACHMENT, 1, 1) = X'02';") == "0\n")
             #expect(try Self.appValues(migrated, "SELECT ZNAME, hex(ZTHUMBNAIL) FROM ZDOCUMENT", folder: Self.folder(migrated)).values == thumbnails.values)
-            #expect(try SQLiteShell.run(migrated, "SELECT count(*) FROM ZDOCUMENT WHERE ZTHUMBNAIL IS NOT NULL AND substr(ZTHUMBNAIL, 1, 1) <> X'01';") == "0\n")
+            #expect(
+                try SQLiteShell.run(migrated, "SELECT count(*) FROM ZDOCUMENT WHERE ZTHUMBNAIL IS NOT NULL AND substr(ZTHUMBNAIL, 1, 1) <> X'01';") == "0\n")
             // Every original file is still there, in the original's folder or, in place, the
             // backup's: the migrated store's keeps only the files it refers to (none). No work
             // folder is left.
@@ -261,7 +284,9 @@ struct ExternalDataTests {
         }
     }
 
-    @Test("in place, files the migrated store no longer refers to leave its folder and stay in the backup's; a crash right after the swap may leave them in both, never in neither")
+    @Test(
+        "in place, files the migrated store no longer refers to leave its folder and stay in the backup's; a crash right after the swap may leave them in both, never in neither"
+    )
     func unreferencedFilesStayWithTheBackup() throws {
         for crash in [false, true] {
             let path = try store("Docs-\(crash).sqlite")
@@ -274,7 +299,9 @@ struct ExternalDataTests {
             let finished = try TernProcess.run(arguments + (crash ? ["--resume"] : []))
             #expect(finished.status == 0, "\(finished.standardError)")
             // Attachments 3 keeps every attachment inside the store: no file is referred to.
-            #expect(try SQLiteShell.run(path, "SELECT count(*) FROM ZDOCUMENT WHERE substr(ZATTACHMENT, 1, 1) = X'02' OR substr(ZTHUMBNAIL, 1, 1) = X'02';") == "0\n")
+            #expect(
+                try SQLiteShell.run(path, "SELECT count(*) FROM ZDOCUMENT WHERE substr(ZATTACHMENT, 1, 1) = X'02' OR substr(ZTHUMBNAIL, 1, 1) = X'02';")
+                    == "0\n")
             let left = try FileManager.default.contentsOfDirectory(atPath: Self.folder(path)).sorted()
             #expect(crash ? left == originalFiles : left.isEmpty, "crash \(crash): \(left.count) files left")
             let backup = directory.appendingPathComponent("Docs-\(crash)~.sqlite").path
@@ -283,47 +310,52 @@ struct ExternalDataTests {
         }
     }
 
-    @Test("a value copied into two attributes, by two entity mappings, or read through a relationship, gets a file of its own for each copy: no two values name one file (Core Data deletes a file when its value changes) — SQL and Swift",
-          arguments: [false, true])
+    @Test(
+        "a value copied into two attributes, by two entity mappings, or read through a relationship, gets a file of its own for each copy: no two values name one file (Core Data deletes a file when its value changes) — SQL and Swift",
+        arguments: [false, true])
     func noFileHasTwoOwners(inSwift: Bool) throws {
         let model = directory.appendingPathComponent("docs")
         try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
         let files = [
             "model.yaml": "name: Docs\ncurrent: Docs 2\nversions: [v1.yaml, v2.yaml]\n",
-            "v1.yaml": "version: Docs 1\nentities:\n  Doc:\n    attributes:\n      title: string\n      attachment: { type: binary, externalStorage: true }\n    relationships:\n      parent: { destination: Doc }\n",
+            "v1.yaml":
+                "version: Docs 1\nentities:\n  Doc:\n    attributes:\n      title: string\n      attachment: { type: binary, externalStorage: true }\n    relationships:\n      parent: { destination: Doc }\n",
             "v2.yaml": """
-                version: Docs 2
-                entities:
-                  Doc:
-                    attributes:
-                      title: string
-                      attachment: { type: binary, externalStorage: true }
-                      backup: { type: binary, externalStorage: true }
-                      parentCopy: { type: binary, externalStorage: true }
-                    relationships:
-                      parent: { destination: Doc }
-                  Copy:
-                    attributes:
-                      attachment: { type: binary, externalStorage: true }
+            version: Docs 2
+            entities:
+              Doc:
+                attributes:
+                  title: string
+                  attachment: { type: binary, externalStorage: true }
+                  backup: { type: binary, externalStorage: true }
+                  parentCopy: { type: binary, externalStorage: true }
+                relationships:
+                  parent: { destination: Doc }
+              Copy:
+                attributes:
+                  attachment: { type: binary, externalStorage: true }
 
-                """,
+            """,
             "map.yaml": """
-                source: Docs 1
-                destination: Docs 2
-                entityMappings:
-                  - { name: DocToDoc, type: transform, source: Doc, destination: Doc,
-                      attributes: { title: $source.title, attachment: $source.attachment, backup: $source.attachment, parentCopy: $source.parent.attachment },
-                      relationships: { parent: $source.parent } }
-                  - { name: DocToCopy, type: transform, source: Doc, destination: Copy, attributes: { attachment: $source.attachment } }
+            source: Docs 1
+            destination: Docs 2
+            entityMappings:
+              - { name: DocToDoc, type: transform, source: Doc, destination: Doc,
+                  attributes: { title: $source.title, attachment: $source.attachment, backup: $source.attachment, parentCopy: $source.parent.attachment },
+                  relationships: { parent: $source.parent } }
+              - { name: DocToCopy, type: transform, source: Doc, destination: Copy, attributes: { attachment: $source.attachment } }
 
-                """,
+            """,
         ]
         for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
         let source = directory.appendingPathComponent("Docs.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "Docs 1", "--rows", "40", source]).status == 0)
         let output = directory.appendingPathComponent("Out.sqlite").path
-        let outcome = try TernProcess.run(["migrate", source, "--model", model.path, "--mapping", model.appendingPathComponent("map.yaml").path,
-                                           "--out", output, "--progress", "none"] + (inSwift ? ["--in-swift"] : []))
+        let outcome = try TernProcess.run(
+            [
+                "migrate", source, "--model", model.path, "--mapping", model.appendingPathComponent("map.yaml").path,
+                "--out", output, "--progress", "none",
+            ] + (inSwift ? ["--in-swift"] : []))
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let original = try Self.appValues(source, "SELECT ZTITLE, hex(ZATTACHMENT) FROM ZDOC", folder: Self.folder(source))
         #expect(original.files > 3)
@@ -332,15 +364,21 @@ struct ExternalDataTests {
         }
         let copies = try Self.appValues(output, "SELECT 'x', hex(ZATTACHMENT) FROM ZCOPY", folder: Self.folder(output)).values
         #expect(copies == (try Self.appValues(source, "SELECT 'x', hex(ZATTACHMENT) FROM ZDOC", folder: Self.folder(source)).values))
-        let references = try SQLiteShell.run(output, """
+        let references = try SQLiteShell.run(
+            output,
+            """
             SELECT hex(v) FROM (SELECT ZATTACHMENT v FROM ZDOC UNION ALL SELECT ZBACKUP FROM ZDOC UNION ALL SELECT ZATTACHMENT FROM ZCOPY
                                 UNION ALL SELECT ZPARENTCOPY FROM ZDOC)
             WHERE substr(v, 1, 1) = X'02';
-            """).split(separator: "\n")
+            """
+        ).split(separator: "\n")
         #expect(references.count >= 3 * original.files)
         // A value read through a relationship is the parent's, with a file of its own.
-        #expect(try Self.appValues(output, "SELECT d.ZTITLE, hex(d.ZPARENTCOPY) FROM ZDOC d", folder: Self.folder(output)).values
-                == (try Self.appValues(source, "SELECT d.ZTITLE, hex(p.ZATTACHMENT) FROM ZDOC d LEFT JOIN ZDOC p ON p.Z_PK = d.ZPARENT", folder: Self.folder(source)).values))
+        #expect(
+            try Self.appValues(output, "SELECT d.ZTITLE, hex(d.ZPARENTCOPY) FROM ZDOC d", folder: Self.folder(output)).values
+                == (try Self.appValues(
+                    source, "SELECT d.ZTITLE, hex(p.ZATTACHMENT) FROM ZDOC d LEFT JOIN ZDOC p ON p.Z_PK = d.ZPARENT", folder: Self.folder(source)
+                ).values))
         #expect(Set(references).count == references.count, "a file named twice")
     }
 
@@ -353,14 +391,16 @@ struct ExternalDataTests {
         let files = [
             "model.yaml": "name: Photos\ncurrent: Photos 2\nversions: [v1.yaml, v2.yaml]\n",
             "v1.yaml": "version: Photos 1\nentities:\n  Photo:\n    attributes:\n      caption: string\n      image: { type: binary, maxLength: 245760 }\n",
-            "v2.yaml": "version: Photos 2\nentities:\n  Photo:\n    attributes:\n      caption: string\n      image: { type: binary, maxLength: 245760, externalStorage: true }\n      taken: date\n",
+            "v2.yaml":
+                "version: Photos 2\nentities:\n  Photo:\n    attributes:\n      caption: string\n      image: { type: binary, maxLength: 245760, externalStorage: true }\n      taken: date\n",
         ]
         for (name, text) in files { try text.write(to: model.appendingPathComponent(name), atomically: true, encoding: .utf8) }
         return model.path
     }
 
-    @Test("photos moving outside the store, in place, killed mid-run and resumed: large ones are new files beside the store, small ones inline, every one's bytes the source's; the backup needs no folder",
-          arguments: [false, true])
+    @Test(
+        "photos moving outside the store, in place, killed mid-run and resumed: large ones are new files beside the store, small ones inline, every one's bytes the source's; the backup needs no folder",
+        arguments: [false, true])
     func valuesMoveOutside(inSwift: Bool) throws {
         let model = try photosModel()
         let path = directory.appendingPathComponent("Photos.sqlite").path

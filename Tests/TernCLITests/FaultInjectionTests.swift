@@ -55,10 +55,13 @@ struct FaultInjectionTests {
     }
 
     /// What each failed call's error must name.
-    private static let named = ["read": "read failed", "write": "write failed", "sync": "fsync failed", "truncate": "truncate failed", "open": "unable to open"]
+    private static let named = [
+        "read": "read failed", "write": "write failed", "sync": "fsync failed", "truncate": "truncate failed", "open": "unable to open",
+    ]
 
-    @Test("I/O errors, once and from then on, at a spread of the reads, writes, fsyncs, truncates and opens a run makes; a full disk",
-          arguments: [Scenario.swiftCopy, Scenario.chainInPlace])
+    @Test(
+        "I/O errors, once and from then on, at a spread of the reads, writes, fsyncs, truncates and opens a run makes; a full disk",
+        arguments: [Scenario.swiftCopy, Scenario.chainInPlace])
     func ioErrors(scenario: Scenario) throws {
         let points = scenario.inPlace ? 4 : 7
         var covered = 0
@@ -70,8 +73,9 @@ struct FaultInjectionTests {
         #expect(covered >= 30)
     }
 
-    @Test("a power cut at every sync point (writes since each file's last sync lost, and renames, links and unlinks since their directory's), torn at every other one, and as tern exits 0",
-          arguments: [Scenario.swiftCopy, Scenario.chainInPlace, Scenario.attachmentsInPlace])
+    @Test(
+        "a power cut at every sync point (writes since each file's last sync lost, and renames, links and unlinks since their directory's), torn at every other one, and as tern exits 0",
+        arguments: [Scenario.swiftCopy, Scenario.chainInPlace, Scenario.attachmentsInPlace])
     func powerCuts(scenario: Scenario) throws {
         let lost = try sweep(scenario, op: "sync", mode: "powerloss", points: scenario.inPlace ? 20 : .max)
         let torn = try sweep(scenario, op: "sync", mode: "tear", points: scenario.inPlace ? 10 : 12)
@@ -80,8 +84,9 @@ struct FaultInjectionTests {
         #expect(lost >= 10 && torn >= 5 && atExit == 1)
     }
 
-    @Test("the file tern writes itself, the run record, when every rename or every fsync fails (libfiu's fiu-run): exit 74 naming the operation and the file, the source untouched, --resume finishes",
-          arguments: ["posix/io/dir/rename", "posix/io/sync/fsync"])
+    @Test(
+        "the file tern writes itself, the run record, when every rename or every fsync fails (libfiu's fiu-run): exit 74 naming the operation and the file, the source untouched, --resume finishes",
+        arguments: ["posix/io/dir/rename", "posix/io/sync/fsync"])
     func ownFiles(failing call: String) throws {
         let model = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/library").path
         let source = path("Library.sqlite")
@@ -91,7 +96,8 @@ struct FaultInjectionTests {
         #expect(try TernProcess.run(["migrate", source, "--model", model, "--out", reference, "--progress", "none"]).status == 0)
         let output = path("Out.sqlite")
         let arguments = ["migrate", source, "--model", model, "--out", output, "--progress", "none"]
-        let failed = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/fiu-run"), ["-x", "-c", "enable name=\(call)", TernProcess.executable.path] + arguments)
+        let failed = try ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/fiu-run"), ["-x", "-c", "enable name=\(call)", TernProcess.executable.path] + arguments)
         let said = String(decoding: failed.standardError, as: UTF8.self)
         #expect(failed.status == 74, "\(said)")
         let operation = call.hasSuffix("rename") ? "rename failed" : "fsync failed"
@@ -109,7 +115,8 @@ struct FaultInjectionTests {
         let library = try Self.library.get()
         let model = CheckAndGenerateCommandTests.repository.appendingPathComponent(scenario.model).path
         let source = path("Source-\(op)-\(mode).sqlite")
-        #expect(try TernProcess.run(["generate", "--model", model, "--version", scenario.version, "--rows", "\(scenario.rows)", "--seed", "3", source]).status == 0)
+        #expect(
+            try TernProcess.run(["generate", "--model", model, "--version", scenario.version, "--rows", "\(scenario.rows)", "--seed", "3", source]).status == 0)
         let original = try Data(contentsOf: URL(fileURLWithPath: source))
 
         /// A fresh place for one run: the store to migrate, the tern arguments, where the result lands.
@@ -118,7 +125,9 @@ struct FaultInjectionTests {
                 return (source, ["migrate", source, "--model", model, "--out", path(name), "--progress", "none"] + scenario.options, path(name))
             }
             try FileManager.default.copyItem(atPath: source, toPath: path(name))
-            if FileManager.default.fileExists(atPath: Self.support(source)) { try FileManager.default.copyItem(atPath: Self.support(source), toPath: Self.support(path(name))) }
+            if FileManager.default.fileExists(atPath: Self.support(source)) {
+                try FileManager.default.copyItem(atPath: Self.support(source), toPath: Self.support(path(name)))
+            }
             return (path(name), ["migrate", path(name), "--model", model, "--progress", "none"] + scenario.options, path(name))
         }
         let reference = try run("Reference-\(op)-\(mode).sqlite")
@@ -129,12 +138,20 @@ struct FaultInjectionTests {
         let counts = path("counts-\(op)-\(mode)")
         #expect(try TernProcess.run(counted.arguments, environment: ["LD_PRELOAD": library, "TERN_FAULT_COUNTS": counts]).status == 0)
         let line = try String(contentsOfFile: counts, encoding: .utf8)
-        let total = op == "exit" ? 1 : try #require(line.split(separator: " ").first { $0.hasPrefix(op + "=") }.flatMap { Int($0.dropFirst(op.count + 1).trimmingCharacters(in: .whitespacesAndNewlines)) })
+        let total =
+            op == "exit"
+            ? 1
+            : try #require(
+                line.split(separator: " ").first { $0.hasPrefix(op + "=") }.flatMap {
+                    Int($0.dropFirst(op.count + 1).trimmingCharacters(in: .whitespacesAndNewlines))
+                })
         let chosen = total <= points ? Array(1...max(total, 1)) : (0..<points).map { 1 + $0 * (total - 1) / (points - 1) }
 
         var fired = 0
         var absorbed = 0
-        defer { if absorbed > 0 { print("\(scenario.testDescription), \(op) \(mode): \(absorbed) of \(fired) faults got past with exit 0 and the same store") } }
+        defer {
+            if absorbed > 0 { print("\(scenario.testDescription), \(op) \(mode): \(absorbed) of \(fired) faults got past with exit 0 and the same store") }
+        }
         for n in chosen where n <= total {
             let attempt = try run("Out-\(op)-\(mode)-\(n).sqlite")
             let faulted = try TernProcess.run(attempt.arguments, environment: ["LD_PRELOAD": library, "TERN_FAULT": "\(op):\(n):\(mode)"])
@@ -151,7 +168,9 @@ struct FaultInjectionTests {
                     // The power went as tern exited 0: what it reported done must still be there.
                     #expect(try StoreDump.lines(attempt.result) == expected, "\(context): the migrated store did not survive a power cut after exit 0")
                     if scenario.inPlace {
-                        #expect(try Data(contentsOf: URL(fileURLWithPath: StoreMigrationPaths.backup(attempt.store))) == original, "\(context): the backup did not survive")
+                        #expect(
+                            try Data(contentsOf: URL(fileURLWithPath: StoreMigrationPaths.backup(attempt.store))) == original,
+                            "\(context): the backup did not survive")
                     }
                 }
             } else if faulted.status == 0 {
@@ -162,20 +181,25 @@ struct FaultInjectionTests {
                 #expect(op != "sync", "\(context): a failed fsync was taken as done (exit 0)")
                 #expect(try StoreDump.lines(attempt.result) == expected, "\(context): exited 0 with another store")
                 // Finished as a delivered store is: user_version cleared, the run named in its metadata.
-                #expect(try SQLiteShell.run(attempt.result, "PRAGMA user_version; SELECT instr(Z_PLIST, CAST('TernMigratedFrom' AS BLOB)) > 0 FROM Z_METADATA;") == "0\n1\n",
-                        "\(context): exited 0 with a store that lacks its last commit")
+                #expect(
+                    try SQLiteShell.run(attempt.result, "PRAGMA user_version; SELECT instr(Z_PLIST, CAST('TernMigratedFrom' AS BLOB)) > 0 FROM Z_METADATA;")
+                        == "0\n1\n",
+                    "\(context): exited 0 with a store that lacks its last commit")
                 continue
             } else {
                 // tern's own words, not the VFS's report of the fault.
                 let said = faulted.standardError.split(separator: "\n").filter { !$0.hasPrefix("tern-fault:") }.joined(separator: "\n")
                 let reason = mode == "full" ? "disk is full" : Self.named[op]!
-                #expect(said.contains(reason) && said.contains(directory.lastPathComponent),
-                        "\(context): the error names neither the operation nor the file: \(said)")
+                #expect(
+                    said.contains(reason) && said.contains(directory.lastPathComponent),
+                    "\(context): the error names neither the operation nor the file: \(said)")
                 #expect(faulted.status == 74, "\(context): exit \(faulted.status): \(said)")
                 // Once the run's record exists, the work is kept: the message says how to go on.
                 let result = URL(fileURLWithPath: attempt.result)
                 let record = result.deletingLastPathComponent().appendingPathComponent(".\(result.lastPathComponent).tern-migration.json").path
-                #expect(!FileManager.default.fileExists(atPath: record) || said.contains("--resume"), "\(context): the work is kept but the message does not say --resume: \(said)")
+                #expect(
+                    !FileManager.default.fileExists(atPath: record) || said.contains("--resume"),
+                    "\(context): the work is kept but the message does not say --resume: \(said)")
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == original, "\(context): the source changed")
             let resumed = try TernProcess.run(attempt.arguments + ["--resume"])
@@ -188,8 +212,10 @@ struct FaultInjectionTests {
                     let files = { (store: String) in try FileManager.default.contentsOfDirectory(atPath: Self.support(store) + "/_EXTERNAL_DATA").sorted() }
                     #expect(try files(backup) == files(source), "\(context): the backup's external files are not the original's")
                     for file in try files(source) {
-                        #expect(FileManager.default.contents(atPath: Self.support(backup) + "/_EXTERNAL_DATA/" + file) == FileManager.default.contents(atPath: Self.support(source) + "/_EXTERNAL_DATA/" + file),
-                                "\(context): \(file)")
+                        #expect(
+                            FileManager.default.contents(atPath: Self.support(backup) + "/_EXTERNAL_DATA/" + file)
+                                == FileManager.default.contents(atPath: Self.support(source) + "/_EXTERNAL_DATA/" + file),
+                            "\(context): \(file)")
                     }
                 }
             }

@@ -29,7 +29,9 @@ final class FleetTests: Sendable {
         for (index, version) in (1...5).map({ "BookStore \($0)" }).enumerated() {
             for seed in 1...2 {
                 let template = path("template-\(index + 1)-\(seed).sqlite")
-                let generated = TernCommandLine.run(["generate", "--model", Self.model, "--version", version, "--rows", "\(20 + 15 * seed + 5 * index)", "--seed", "\(seed)", template])
+                let generated = TernCommandLine.run([
+                    "generate", "--model", Self.model, "--version", version, "--rows", "\(20 + 15 * seed + 5 * index)", "--seed", "\(seed)", template,
+                ])
                 try #require(generated.status == 0, "\(generated.errors)")
                 let reference = path("reference-\(index + 1)-\(seed).sqlite")
                 let migrated = TernCommandLine.run(["migrate", template, "--model", Self.model, "--out", reference])
@@ -103,19 +105,21 @@ final class FleetTests: Sendable {
         var delays: [[Double?]] = []
         for _ in shards {
             // Up to four kills per task, at seeded instants in its first 1.5 s; then it runs out.
-            delays.append((0..<4).map { _ in
-                seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                let fraction = Double(seed >> 11) / Double(1 << 53)
-                return fraction < 0.75 ? 0.05 + fraction * 2 : nil
-            } + [nil, nil, nil])  // then up to three plain retries, as an engine's backoff allows
+            delays.append(
+                (0..<4).map { _ in
+                    seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    let fraction = Double(seed >> 11) / Double(1 << 53)
+                    return fraction < 0.75 ? 0.05 + fraction * 2 : nil
+                } + [nil, nil, nil])  // then up to three plain retries, as an engine's backoff allows
         }
         let kills = KillCount()
         let schedule = delays
         DispatchQueue.concurrentPerform(iterations: shards.count) { number in
             let (arguments, environment) = shards[number]
             for delay in schedule[number] {
-                let status = try? task(["--manifest", manifest, "--lease-seconds", "10"] + arguments, environment: environment, killAfter: delay,
-                                       log: path("task-\(number).log"))
+                let status = try? task(
+                    ["--manifest", manifest, "--lease-seconds", "10"] + arguments, environment: environment, killAfter: delay,
+                    log: path("task-\(number).log"))
                 guard let status else { kills.add(); continue }  // killed: the engine retries
                 if status == 75 { continue }  // retryable: the engine retries
                 finals.set(number, status)
@@ -156,8 +160,11 @@ final class FleetTests: Sendable {
         #expect(status.status == 12, "\(status.output)\(status.errors)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
         let counts = try #require(report["counts"] as? [String: Int])
-        #expect(counts == ["migrated": expected.values.filter(\.pending).count, "skipped": expected.values.filter { !$0.pending }.count,
-                           "failed": 2, "interrupted": 0, "running": 0, "pending": 0], "\(status.output)")
+        #expect(
+            counts == [
+                "migrated": expected.values.filter(\.pending).count, "skipped": expected.values.filter { !$0.pending }.count,
+                "failed": 2, "interrupted": 0, "running": 0, "pending": 0,
+            ], "\(status.output)")
         let failures = try #require(report["failures"] as? [[String: Any]])
         let reasons = failures.map { ($0["path"] as? String ?? "") + " " + (($0["error"] as? [String: Any])?["message"] as? String ?? "") }
         #expect(reasons.contains { $0.hasPrefix("stores/broken-not-a-store.sqlite") && $0.contains("not an SQLite database") }, "\(reasons)")
@@ -170,7 +177,8 @@ final class FleetTests: Sendable {
         #expect(TernCommandLine.run(["generate", "--model", Self.model, "--version", "BookStore 1", "--rows", "30000", store]).status == 0)
         let manifest = path("fleet.jsonl")
         #expect(TernCommandLine.run(["fleet", "plan", "--model", Self.model, "--stores", store, "--manifest", manifest]).status == 0)
-        let process = try TernProcess.launch(["fleet", "run", "--manifest", manifest, "--batch-size", "50"], standardOutput: FileHandle.nullDevice, standardError: FileHandle.nullDevice)
+        let process = try TernProcess.launch(
+            ["fleet", "run", "--manifest", manifest, "--batch-size", "50"], standardOutput: FileHandle.nullDevice, standardError: FileHandle.nullDevice)
         // Once the lease is taken and a migration under way, as an engine evicting the pod would.
         let deadline = Date().addingTimeInterval(60)
         while !FileManager.default.fileExists(atPath: StoreLease.path(for: store)) && Date() < deadline { usleep(2000) }
@@ -213,7 +221,9 @@ final class FleetTests: Sendable {
         #expect(cut.errors.contains("line 2"), "\(cut.errors)")
     }
 
-    @Test("plan leaves out tern's backups and working files, and a store named twice or through a link; a FIFO, a store whose folder is gone and a backup in a hand-made manifest fail permanently, recorded with their reasons")
+    @Test(
+        "plan leaves out tern's backups and working files, and a store named twice or through a link; a FIFO, a store whose folder is gone and a backup in a hand-made manifest fail permanently, recorded with their reasons"
+    )
     func awkwardFleet() throws {
         let stores = path("stores")
         for (name, version) in [("a", "BookStore 1"), ("b", "BookStore 2")] {
@@ -229,21 +239,25 @@ final class FleetTests: Sendable {
         try FileManager.default.createDirectory(atPath: path("gone"), withIntermediateDirectories: true)
         #expect(TernCommandLine.run(["generate", "--model", Self.model, "--version", "BookStore 1", "--rows", "10", path("gone/c.sqlite")]).status == 0)
         let names = ["stores/a.sqlite", "./stores/a.sqlite", path("stores/../stores/b.sqlite"), "stores/*"].map { $0.hasPrefix("/") ? $0 : path($0) }
-        let list = try listFile(names.dropLast() + (try FileManager.default.contentsOfDirectory(atPath: stores).map { "\(stores)/\($0)" }) + [path("gone/c.sqlite")])
+        let list = try listFile(
+            names.dropLast() + (try FileManager.default.contentsOfDirectory(atPath: stores).map { "\(stores)/\($0)" }) + [path("gone/c.sqlite")])
         let manifest = path("fleet.jsonl")
         let planned = TernCommandLine.run(["fleet", "plan", "--model", Self.model, "--list", list, "--manifest", manifest])
         #expect(planned.status == 0, "\(planned.errors)")
         let read = try FleetManifest.read(manifest)
         #expect(read.entries.map(\.path).sorted() == ["gone/c.sqlite", "stores/a.sqlite", "stores/b.sqlite", "stores/fifo.sqlite"], "\(planned.output)")
-        for (left, reason) in [("a~.sqlite", "a backup"), (".a.sqlite.tern-step1.sqlite", "a working file"), ("b.sqlite-journal", "a journal file"),
-                               ("link.sqlite", "the same file as"), ("hard.sqlite", "the same file as")] {
+        for (left, reason) in [
+            ("a~.sqlite", "a backup"), (".a.sqlite.tern-step1.sqlite", "a working file"), ("b.sqlite-journal", "a journal file"),
+            ("link.sqlite", "the same file as"), ("hard.sqlite", "the same file as"),
+        ] {
             #expect(planned.output.contains("left out: \(stores)/\(left): \(reason)"), "\(left): \(planned.output)")
         }
         #expect(read.entries.first { $0.path == "stores/fifo.sqlite" }?.error?.message.contains("not a regular file") == true)
 
         // A hand-made manifest naming a backup, and a store whose folder went after planning.
         var edited = read
-        let backup = FleetManifest.Entry(id: FleetManifest.id(forPath: "stores/a~.sqlite"), path: "stores/a~.sqlite", state: .pending, version: "BookStore 1", objects: 30, steps: 4)
+        let backup = FleetManifest.Entry(
+            id: FleetManifest.id(forPath: "stores/a~.sqlite"), path: "stores/a~.sqlite", state: .pending, version: "BookStore 1", objects: 30, steps: 4)
         edited.entries.append(backup)
         edited.header.stores += 1
         try edited.text().write(toFile: manifest, atomically: true, encoding: .utf8)
@@ -252,14 +266,20 @@ final class FleetTests: Sendable {
         #expect(run.status == 12, "\(run.output)\(run.errors)")
         let status = TernCommandLine.run(["fleet", "status", "--manifest", manifest, "--json"])
         let report = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
-        #expect(report["counts"] as? [String: Int] == ["migrated": 1, "skipped": 0, "failed": 4, "interrupted": 0, "running": 0, "pending": 0], "\(status.output)")
+        #expect(
+            report["counts"] as? [String: Int] == ["migrated": 1, "skipped": 0, "failed": 4, "interrupted": 0, "running": 0, "pending": 0], "\(status.output)")
         let reasons = (report["failures"] as? [[String: Any]] ?? []).map { "\($0["path"]!): \(($0["error"] as? [String: Any])?["message"] ?? "")" }
         #expect(reasons.contains { $0.hasPrefix("stores/a~.sqlite") && $0.contains("not a store but a backup") }, "\(reasons)")
         // b migrates; a cannot, as its backup's name is taken (by the file planted above).
         #expect(reasons.contains { $0.hasPrefix("stores/a.sqlite") && $0.contains("a~.sqlite") }, "\(reasons)")
-        #expect(reasons.contains { $0.hasPrefix("gone/c.sqlite") && $0.contains("c.sqlite: cannot create the store's lease beside it (its folder does not exist)") }, "\(reasons)")
+        #expect(
+            reasons.contains {
+                $0.hasPrefix("gone/c.sqlite") && $0.contains("c.sqlite: cannot create the store's lease beside it (its folder does not exist)")
+            }, "\(reasons)")
         #expect(reasons.contains { $0.hasPrefix("stores/fifo.sqlite") && $0.contains("not a regular file") }, "\(reasons)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(stores)/a~.sqlite")) == Data(contentsOf: URL(fileURLWithPath: path("stores/.a.sqlite.tern-step1.sqlite"))), "the backup untouched")
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: "\(stores)/a~.sqlite"))
+                == Data(contentsOf: URL(fileURLWithPath: path("stores/.a.sqlite.tern-step1.sqlite"))), "the backup untouched")
 
         // A manifest inside the model's folder would change the model's hash: refused.
         let model = path("model")
@@ -295,20 +315,33 @@ final class FleetTests: Sendable {
         #expect(try Shard.resolve(index: nil, count: nil, environment: [:]) == Shard(index: 0, count: 1, source: "the whole manifest"))
         #expect(try Shard.resolve(index: nil, count: 8, environment: ["JOB_COMPLETION_INDEX": "5"]).index == 5)
         #expect(try Shard.resolve(index: nil, count: 3, environment: ["AWS_BATCH_JOB_ARRAY_INDEX": "2"]).source == "AWS_BATCH_JOB_ARRAY_INDEX")
-        #expect(try Shard.resolve(index: nil, count: nil, environment: ["SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_MIN": "4", "SLURM_ARRAY_TASK_COUNT": "4"]) == Shard(index: 3, count: 4, source: "SLURM_ARRAY_TASK_ID"))
+        #expect(
+            try Shard.resolve(index: nil, count: nil, environment: ["SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_MIN": "4", "SLURM_ARRAY_TASK_COUNT": "4"])
+                == Shard(index: 3, count: 4, source: "SLURM_ARRAY_TASK_ID"))
         #expect(try Shard.resolve(index: 1, count: 2, environment: ["JOB_COMPLETION_INDEX": "0"]).index == 1, "the flag wins")
         // --array=10-16:2 numbers its four tasks 10, 12, 14, 16; --array=1,4,9 cannot name shards.
-        #expect(try Shard.resolve(index: nil, count: nil, environment: ["SLURM_ARRAY_TASK_ID": "14", "SLURM_ARRAY_TASK_MIN": "10", "SLURM_ARRAY_TASK_STEP": "2", "SLURM_ARRAY_TASK_COUNT": "4"]).index == 2)
-        #expect(throws: (any Error).self) { try Shard.resolve(index: nil, count: nil, environment: ["SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_STEP": "1", "SLURM_ARRAY_TASK_COUNT": "3"]) }
+        #expect(
+            try Shard.resolve(
+                index: nil, count: nil,
+                environment: ["SLURM_ARRAY_TASK_ID": "14", "SLURM_ARRAY_TASK_MIN": "10", "SLURM_ARRAY_TASK_STEP": "2", "SLURM_ARRAY_TASK_COUNT": "4"]
+            ).index == 2)
+        #expect(throws: (any Error).self) {
+            try Shard.resolve(
+                index: nil, count: nil,
+                environment: ["SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_STEP": "1", "SLURM_ARRAY_TASK_COUNT": "3"])
+        }
         #expect(throws: (any Error).self) { try Shard.resolve(index: nil, count: nil, environment: ["JOB_COMPLETION_INDEX": "0"]) }
         #expect(throws: (any Error).self) { try Shard.resolve(index: 4, count: 4, environment: [:]) }
         #expect(throws: (any Error).self) { try Shard.resolve(index: nil, count: 4, environment: ["JOB_COMPLETION_INDEX": "x"]) }
 
         let entries = (0..<1000).map { number in
-            FleetManifest.Entry(id: FleetManifest.id(forPath: "s\(number)"), path: "s\(number)", state: .pending, version: "v1", objects: (number * 7919) % 5000, steps: 1)
+            FleetManifest.Entry(
+                id: FleetManifest.id(forPath: "s\(number)"), path: "s\(number)", state: .pending, version: "v1", objects: (number * 7919) % 5000, steps: 1)
         }
-        let manifest = FleetManifest(header: FleetManifest.Header(created: "", model: .init(path: "m", sha256: ""), target: "v2", mappings: [], mappingOverrides: [], stepByStep: false, stores: 1000, objects: 0),
-                                     entries: entries, path: "/tmp/f.jsonl")
+        let manifest = FleetManifest(
+            header: FleetManifest.Header(
+                created: "", model: .init(path: "m", sha256: ""), target: "v2", mappings: [], mappingOverrides: [], stepByStep: false, stores: 1000, objects: 0),
+            entries: entries, path: "/tmp/f.jsonl")
         let split = (0..<7).map { Shard(index: $0, count: 7, source: "").stores(of: manifest) }
         #expect(split.flatMap { $0.map(\.id) }.sorted() == entries.map(\.id).sorted())
         let objects = split.map { $0.reduce(0) { $0 + $1.objects } }
@@ -336,7 +369,9 @@ final class FleetTests: Sendable {
         #expect(holder.task == "elsewhere")
         #expect(remote.renew())
         usleep(1_700_000)
-        guard case .acquired(let mine) = try StoreLease.acquire(store: store, identity: here, length: 30) else { Issue.record("expired lease not taken over"); return }
+        guard case .acquired(let mine) = try StoreLease.acquire(store: store, identity: here, length: 30) else {
+            Issue.record("expired lease not taken over"); return
+        }
         #expect(!remote.renew(), "the expired holder finds it lost")
         #expect(remote.isLost)
         remote.release()
@@ -361,7 +396,9 @@ final class FleetTests: Sendable {
         child.waitUntilExit()
         dead.pid = child.processIdentifier
         guard case .acquired = try StoreLease.acquire(store: store, identity: dead, length: 600) else { Issue.record("not acquired"); return }
-        guard case .acquired = try StoreLease.acquire(store: store, identity: here, length: 30) else { Issue.record("a dead process's lease was not taken over"); return }
+        guard case .acquired = try StoreLease.acquire(store: store, identity: here, length: 30) else {
+            Issue.record("a dead process's lease was not taken over"); return
+        }
     }
 }
 

@@ -44,10 +44,14 @@ struct HostileExpressionTests {
             var dumps: [[String]] = []
             for swift in [false, true] {
                 let output = directory.appendingPathComponent("\(name)-\(swift).sqlite").path
-                let outcome = try TernProcess.run(["migrate", source, "--model", Self.bookStore, "--to", "BookStore 4", "--mapping", file, "--out", output,
-                                                   "--progress", "json"] + (swift ? ["--in-swift"] : []))
+                let outcome = try TernProcess.run(
+                    [
+                        "migrate", source, "--model", Self.bookStore, "--to", "BookStore 4", "--mapping", file, "--out", output,
+                        "--progress", "json",
+                    ] + (swift ? ["--in-swift"] : []))
                 #expect(outcome.status == 0, "\(name): \(outcome.standardError.prefix(500))")
-                let finished = try #require(outcome.standardOutput.split(separator: "\n").last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+                let finished = try #require(
+                    outcome.standardOutput.split(separator: "\n").last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
                 let peaks = (finished["passes"] as? [[String: Any]] ?? []).compactMap { ($0["report"] as? [String: Any])?["peakResidentMemory"] as? Int }
                 #expect(!peaks.isEmpty && peaks.allSatisfy { $0 < 256 << 20 }, "\(name): peak memory \(peaks)")
                 dumps.append(try StoreDump.lines(output))
@@ -57,7 +61,9 @@ struct HostileExpressionTests {
         }
     }
 
-    @Test("too deep to run — 200 nested abs:, 25 nested calls, 100,000 unary minuses, a filter of 20,000 NOTs, a deep term in 5,000 ORs — refused at load (65), naming mapping and property, briefly")
+    @Test(
+        "too deep to run — 200 nested abs:, 25 nested calls, 100,000 unary minuses, a filter of 20,000 NOTs, a deep term in 5,000 ORs — refused at load (65), naming mapping and property, briefly"
+    )
     func tooDeepIsRefused() throws {
         let source = directory.appendingPathComponent("Books.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", Self.bookStore, "--version", "BookStore 3", "--rows", "20", source]).status == 0)
@@ -68,15 +74,22 @@ struct HostileExpressionTests {
             ("not", "$source.author", String(repeating: "NOT ", count: 20_000) + "price > 0", "filter predicate"),
             // Each part within the limit, the whole too deep for SQLite's parser once compiled: it
             // used to fail hours in, with exit 74 ("parser stack overflow").
-            ("mixed", "$source.author", ((0..<5_000).map { "price == \($0)" } + [Self.nested(20, "title") + " == \"x\""]).joined(separator: " OR "), "filter predicate"),
+            (
+                "mixed", "$source.author", ((0..<5_000).map { "price == \($0)" } + [Self.nested(20, "title") + " == \"x\""]).joined(separator: " OR "),
+                "filter predicate"
+            ),
         ]
         for (name, firstName, filter, place) in shapes {
             let file = try mapping("\(name).yaml", firstName: firstName, filter: filter)
-            let outcome = try TernProcess.run(["migrate", source, "--model", Self.bookStore, "--to", "BookStore 4", "--mapping", file,
-                                               "--out", directory.appendingPathComponent("\(name).sqlite").path, "--progress", "none"])
+            let outcome = try TernProcess.run([
+                "migrate", source, "--model", Self.bookStore, "--to", "BookStore 4", "--mapping", file,
+                "--out", directory.appendingPathComponent("\(name).sqlite").path, "--progress", "none",
+            ])
             #expect(outcome.status == 65, "\(name): \(outcome.standardError.prefix(300))")
             #expect(outcome.standardError.contains("entity mapping PublicationToPublication, \(place)"), "\(name): \(outcome.standardError.prefix(300))")
-            #expect(outcome.standardError.contains(name == "mixed" ? "too complex for SQLite once compiled (parser stack overflow)" : "nests deeper than"), "\(name): \(outcome.standardError.prefix(300))")
+            #expect(
+                outcome.standardError.contains(name == "mixed" ? "too complex for SQLite once compiled (parser stack overflow)" : "nests deeper than"),
+                "\(name): \(outcome.standardError.prefix(300))")
             #expect(outcome.standardError.utf8.count < 2_000, "\(name): a \(outcome.standardError.utf8.count)-byte message")
             #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("\(name).sqlite").path))
         }

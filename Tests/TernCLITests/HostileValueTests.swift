@@ -31,52 +31,64 @@ struct HostileValueTests {
         let path = directory.appendingPathComponent("map-\(UUID().uuidString).yaml").path
         let lines = attributes.sorted { $0.key < $1.key }.map { "      \($0.key): '\($0.value)'" }.joined(separator: "\n")
         try """
-            source: Fit 1
-            destination: Fit 2
-            entityMappings:
-              - name: EToE
-                type: transform
-                source: E
-                destination: E\(filter.map { "\n    filter: '\($0)'" } ?? "")
-                attributes:
-            \(lines)
+        source: Fit 1
+        destination: Fit 2
+        entityMappings:
+          - name: EToE
+            type: transform
+            source: E
+            destination: E\(filter.map { "\n    filter: '\($0)'" } ?? "")
+            attributes:
+        \(lines)
 
-            """.write(toFile: path, atomically: true, encoding: .utf8)
+        """.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 
-    @Test("an Integer 16 of 70000, an Integer 32 of 2^40, an Integer 64 of 1e308, a Boolean of 70000, a fraction in an Integer 16: validation violations (6), each named, on the SQL path and through Swift; nothing written",
-          arguments: [false, true])
+    @Test(
+        "an Integer 16 of 70000, an Integer 32 of 2^40, an Integer 64 of 1e308, a Boolean of 70000, a fraction in an Integer 16: validation violations (6), each named, on the SQL path and through Swift; nothing written",
+        arguments: [false, true])
     func outOfRange(inSwift: Bool) throws {
         let (model, store) = try model("n16: integer16, n32: integer32, n64: integer64, b: boolean, f16: integer16")
         #expect(try SQLiteShell.run(store, "UPDATE ZE SET ZF16 = 32767;").isEmpty)
         let file = try mapping(["n16": "70000", "n32": "1099511627776", "n64": "1e308", "b": "70000", "f16": "$source.f16 / 3"])
         let output = directory.appendingPathComponent("out.sqlite").path
-        let outcome = try TernProcess.run(["migrate", store, "--model", model, "--mapping", file, "--out", output, "--progress", "none"] + (inSwift ? ["--in-swift"] : []))
+        let outcome = try TernProcess.run(
+            ["migrate", store, "--model", model, "--mapping", file, "--out", output, "--progress", "none"] + (inSwift ? ["--in-swift"] : []))
         #expect(outcome.status == 6, "\(outcome.standardOutput)\(outcome.standardError)")
-        for rule in ["n16 does not fit Integer 16", "n32 does not fit Integer 32", "n64 does not fit Integer 64", "b does not fit Boolean (0 or 1)", "f16 does not fit Integer 16"] {
+        for rule in [
+            "n16 does not fit Integer 16", "n32 does not fit Integer 32", "n64 does not fit Integer 64", "b does not fit Boolean (0 or 1)",
+            "f16 does not fit Integer 16",
+        ] {
             #expect(outcome.standardError.contains(rule), "\(rule): \(outcome.standardError)")
         }
         #expect(!FileManager.default.fileExists(atPath: output))
         // In range, whole: migrated (5.0 is stored as the integer 5, as SQLite's INTEGER affinity makes it).
         let fine = try mapping(["n16": "-32768", "n32": "2147483647", "n64": "5.0", "b": "1", "f16": "$source.f16 - 32767"])
-        let migrated = try TernProcess.run(["migrate", store, "--model", model, "--mapping", fine, "--out", output, "--progress", "none"] + (inSwift ? ["--in-swift"] : []))
+        let migrated = try TernProcess.run(
+            ["migrate", store, "--model", model, "--mapping", fine, "--out", output, "--progress", "none"] + (inSwift ? ["--in-swift"] : []))
         #expect(migrated.status == 0, "\(migrated.standardError)")
         #expect(try SQLiteShell.run(output, "SELECT DISTINCT ZN16, ZN32, ZN64, typeof(ZN64), ZB, ZF16 FROM ZE;") == "-32768|2147483647|5|integer|1|0\n")
     }
 
-    @Test("a string with a NUL inside (\"abc\\0def\") is text like any other, on the SQL path as through Swift: substring, substringBefore/After, BEGINSWITH and ENDSWITH see all of it",
-          arguments: [false, true])
+    @Test(
+        "a string with a NUL inside (\"abc\\0def\") is text like any other, on the SQL path as through Swift: substring, substringBefore/After, BEGINSWITH and ENDSWITH see all of it",
+        arguments: [false, true])
     func embeddedNul(inSwift: Bool) throws {
         let (model, store) = try model("name: string, head: string, before: string, after: string")
         #expect(try SQLiteShell.run(store, "UPDATE ZE SET ZNAME = 'abc' || char(0) || 'def';").isEmpty)
-        let file = try mapping(["name": "substring:from:length:($source.name, 0, 100)", "head": "substring:from:length:($source.name, 2, 3)",
-                                "before": "substringBefore:($source.name, \"e\")", "after": "substringAfter:($source.name, \"c\")"],
-                               filter: "name ENDSWITH \"def\" AND name BEGINSWITH \"abc\"")
+        let file = try mapping(
+            [
+                "name": "substring:from:length:($source.name, 0, 100)", "head": "substring:from:length:($source.name, 2, 3)",
+                "before": "substringBefore:($source.name, \"e\")", "after": "substringAfter:($source.name, \"c\")",
+            ],
+            filter: "name ENDSWITH \"def\" AND name BEGINSWITH \"abc\"")
         let output = directory.appendingPathComponent("nul.sqlite").path
-        let outcome = try TernProcess.run(["migrate", store, "--model", model, "--mapping", file, "--out", output, "--progress", "none"] + (inSwift ? ["--in-swift"] : []))
+        let outcome = try TernProcess.run(
+            ["migrate", store, "--model", model, "--mapping", file, "--out", output, "--progress", "none"] + (inSwift ? ["--in-swift"] : []))
         #expect(outcome.status == 0, "\(outcome.standardError)")
-        #expect(try SQLiteShell.run(output, "SELECT count(*), hex(ZNAME), hex(ZHEAD), hex(ZBEFORE), hex(ZAFTER) FROM ZE GROUP BY 2, 3, 4, 5;")
+        #expect(
+            try SQLiteShell.run(output, "SELECT count(*), hex(ZNAME), hex(ZHEAD), hex(ZBEFORE), hex(ZAFTER) FROM ZE GROUP BY 2, 3, 4, 5;")
                 == "5|61626300646566|630064|6162630064|00646566\n")
     }
 
@@ -87,9 +99,11 @@ struct HostileValueTests {
         let (model, store) = try model(attributes, rows: 30)
         // Version 3: a0 required (a copy, to fill the NULLs), with a new attribute.
         let url = URL(fileURLWithPath: model)
-        try "version: Fit 3\nentities:\n  E:\n    hashModifier: \"3\"\n    attributes: { \(attributes.replacingOccurrences(of: "a0: integer32", with: "a0: { type: integer32, optional: false, default: \"7\" }")), extra: string }\n"
+        try
+            "version: Fit 3\nentities:\n  E:\n    hashModifier: \"3\"\n    attributes: { \(attributes.replacingOccurrences(of: "a0: integer32", with: "a0: { type: integer32, optional: false, default: \"7\" }")), extra: string }\n"
             .write(to: url.appendingPathComponent("v3.yaml"), atomically: true, encoding: .utf8)
-        try "name: Fit\ncurrent: Fit 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n".write(to: url.appendingPathComponent("model.yaml"), atomically: true, encoding: .utf8)
+        try "name: Fit\ncurrent: Fit 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n".write(
+            to: url.appendingPathComponent("model.yaml"), atomically: true, encoding: .utf8)
         let columns = names.map { "Z" + $0.uppercased() }.joined(separator: ", ")
         let before = try SQLiteShell.run(store, "SELECT Z_PK, \(columns) FROM ZE ORDER BY Z_PK;")
         for (name, extra) in [("in-place", ["--to", "Fit 2"]), ("sql", ["--step-by-step"]), ("swift", ["--in-swift"])] {
@@ -102,7 +116,9 @@ struct HostileValueTests {
         }
     }
 
-    @Test("an invalid regular expression in a filter or a value expression is refused when the mapping loads (65), naming the mapping and where, by plan and migrate alike")
+    @Test(
+        "an invalid regular expression in a filter or a value expression is refused when the mapping loads (65), naming the mapping and where, by plan and migrate alike"
+    )
     func invalidPattern() throws {
         let (model, store) = try model("name: string, ok: boolean")
         let cases: [(attributes: [String: String], filter: String?, where: String)] = [
@@ -112,10 +128,15 @@ struct HostileValueTests {
         for (attributes, filter, place) in cases {
             let file = try mapping(attributes, filter: filter)
             for command in ["plan", "migrate"] {
-                let outcome = try TernProcess.run([command, store, "--model", model, "--mapping", file, "--progress", "none"].filter { command == "migrate" || $0 != "--progress" && $0 != "none" })
+                let outcome = try TernProcess.run(
+                    [command, store, "--model", model, "--mapping", file, "--progress", "none"].filter {
+                        command == "migrate" || $0 != "--progress" && $0 != "none"
+                    })
                 #expect(outcome.status == 65, "\(command) \(filter ?? ""): \(outcome.standardError)")
-                #expect(outcome.standardError.contains("EToE") && outcome.standardError.contains(place) && outcome.standardError.contains("not a valid regular expression"),
-                        "\(command): \(outcome.standardError)")
+                #expect(
+                    outcome.standardError.contains("EToE") && outcome.standardError.contains(place)
+                        && outcome.standardError.contains("not a valid regular expression"),
+                    "\(command): \(outcome.standardError)")
             }
         }
     }

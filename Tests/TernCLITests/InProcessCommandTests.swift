@@ -61,8 +61,12 @@ struct InProcessCommandTests {
     func concurrent() async throws {
         let first = store("BookStore 1"), second = store("BookStore 2")
         let outputs = [first, second].map { _ in directory.appendingPathComponent("\(UUID().uuidString).sqlite").path }
-        async let one = Task.detached { TernCommandLine.run(["migrate", first, "--model", CheckAndGenerateCommandTests.bookStore, "--out", outputs[0], "--progress", "none"]) }.value
-        async let two = Task.detached { TernCommandLine.run(["migrate", second, "--model", CheckAndGenerateCommandTests.bookStore, "--out", outputs[1], "--progress", "none"]) }.value
+        async let one = Task.detached {
+            TernCommandLine.run(["migrate", first, "--model", CheckAndGenerateCommandTests.bookStore, "--out", outputs[0], "--progress", "none"])
+        }.value
+        async let two = Task.detached {
+            TernCommandLine.run(["migrate", second, "--model", CheckAndGenerateCommandTests.bookStore, "--out", outputs[1], "--progress", "none"])
+        }.value
         let (a, b) = await (one, two)
         #expect(a.status == 0 && b.status == 0, "\(a.errors) \(b.errors)")
         #expect(a.output.contains("BookStore 1 → BookStore 2") && !b.output.contains("BookStore 1 → BookStore 2"), "\(a.output)\n---\n\(b.output)")

@@ -24,8 +24,10 @@ struct InferCommandTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try "name: M\ncurrent: b\nversions: [a.yaml, b.yaml]\n".write(to: directory.appendingPathComponent("model.yaml"), atomically: true, encoding: .utf8)
-        try "version: a\nentities:\n  Book:\n    attributes:\n      isbn: string\n".write(to: directory.appendingPathComponent("a.yaml"), atomically: true, encoding: .utf8)
-        try "version: b\nentities:\n  Book:\n    attributes:\n      isbn: integer64\n      pages: { type: integer32, optional: false }\n".write(to: directory.appendingPathComponent("b.yaml"), atomically: true, encoding: .utf8)
+        try "version: a\nentities:\n  Book:\n    attributes:\n      isbn: string\n".write(
+            to: directory.appendingPathComponent("a.yaml"), atomically: true, encoding: .utf8)
+        try "version: b\nentities:\n  Book:\n    attributes:\n      isbn: integer64\n      pages: { type: integer32, optional: false }\n".write(
+            to: directory.appendingPathComponent("b.yaml"), atomically: true, encoding: .utf8)
         let outcome = try TernProcess.run(["infer", "--model", directory.path, "--from", "a"])
         #expect(outcome.status == 5)
         #expect(outcome.standardError.contains("entity Book, attribute isbn: type changed from String to Integer 64, which cannot be inferred"))
@@ -36,8 +38,10 @@ struct InferCommandTests {
     @Test("tern check says whether the step to the current version is lightweight")
     func checkReportsLightweight() throws {
         let base = "\(CheckAndGenerateCommandTests.fixtures)/wibosco__CoreDataMigrationRevised-Example"
-        let outcome = try TernProcess.run(["check", "\(base)/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_2.sqlite",
-                                           "--model", "\(base)/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld", "--json"])
+        let outcome = try TernProcess.run([
+            "check", "\(base)/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_2.sqlite",
+            "--model", "\(base)/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld", "--json",
+        ])
         #expect(outcome.status == 3)
         let object = try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any]
         #expect(object?["lightweight"] as? Bool == true)

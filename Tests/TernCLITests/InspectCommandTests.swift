@@ -22,7 +22,8 @@ struct InspectCommandTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("BookStore.sqlite").path
-        #expect(try TernProcess.run(["generate", "--model", CheckAndGenerateCommandTests.bookStore, "--version", "BookStore 1", "--rows", "5", store]).status == 0)
+        #expect(
+            try TernProcess.run(["generate", "--model", CheckAndGenerateCommandTests.bookStore, "--version", "BookStore 1", "--rows", "5", store]).status == 0)
 
         let outcome = try TernProcess.run(["inspect", store, "--json"])
         #expect(outcome.status == 0)

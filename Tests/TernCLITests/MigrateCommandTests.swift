@@ -24,8 +24,12 @@ struct MigrateCommandTests {
         let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--dry-run"])
         #expect(outcome.status == 0)
-        #expect(outcome.standardOutput.contains("1. BookStore 1 → BookStore 3 (inferred mappings of BookStore 1 → BookStore 2 → BookStore 3, composed: the store is copied once)"))
-        #expect(outcome.standardOutput.contains("2. BookStore 3 → BookStore 4 (v3-to-v4.yaml)\n       not composed with its neighbours: only inferred steps are composed"))
+        #expect(
+            outcome.standardOutput.contains(
+                "1. BookStore 1 → BookStore 3 (inferred mappings of BookStore 1 → BookStore 2 → BookStore 3, composed: the store is copied once)"))
+        #expect(
+            outcome.standardOutput.contains(
+                "2. BookStore 3 → BookStore 4 (v3-to-v4.yaml)\n       not composed with its neighbours: only inferred steps are composed"))
         let stepByStep = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--dry-run", "--step-by-step"])
         #expect(stepByStep.standardOutput.contains("1. BookStore 1 → BookStore 2 (inferred mapping)"))
         #expect(stepByStep.standardOutput.contains("3. BookStore 3 → BookStore 4 (v3-to-v4.yaml)"))
@@ -97,10 +101,14 @@ struct MigrateCommandTests {
         try Data("not a database".utf8).write(to: URL(fileURLWithPath: garbage))
         let truncated = directory.appendingPathComponent("truncated.sqlite").path
         try Data(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(3000)).write(to: URL(fileURLWithPath: truncated))
-        for (store, message) in [(directory.path, "is a directory, not a store file"), (garbage, "is not an SQLite database"),
-                                 (truncated, "damaged, or not an SQLite database")] {
-            for command in [["check", store, "--model", Self.bookStore], ["plan", store, "--model", Self.bookStore],
-                            ["migrate", store, "--model", Self.bookStore, "--out", directory.appendingPathComponent("o.sqlite").path]] {
+        for (store, message) in [
+            (directory.path, "is a directory, not a store file"), (garbage, "is not an SQLite database"),
+            (truncated, "damaged, or not an SQLite database"),
+        ] {
+            for command in [
+                ["check", store, "--model", Self.bookStore], ["plan", store, "--model", Self.bookStore],
+                ["migrate", store, "--model", Self.bookStore, "--out", directory.appendingPathComponent("o.sqlite").path],
+            ] {
                 let outcome = try TernProcess.run(command)
                 #expect(outcome.status == 65, "\(command): \(outcome.standardError)")
                 #expect(outcome.standardError.contains("\(store): \(message)"), "\(command): \(outcome.standardError)")
@@ -138,11 +146,17 @@ struct MigrateCommandTests {
     func memoryReport() throws {
         let path = try store()
         let chart = directory.appendingPathComponent("run.svg").path
-        let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", directory.appendingPathComponent("o.sqlite").path, "--in-swift", "--progress", "none", "--report", chart])
+        let outcome = try TernProcess.run([
+            "migrate", path, "--model", Self.bookStore, "--out", directory.appendingPathComponent("o.sqlite").path, "--in-swift", "--progress", "none",
+            "--report", chart,
+        ])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         // Where each mapping in Swift spent its time: the writer's share says whether more workers help.
-        #expect(outcome.standardOutput.range(of: #"in Swift: [0-9.]+ s; the writer busy [0-9.]+ s \([0-9]+%\), the policy on [0-9]+ workers? [0-9.]+ s in all"#, options: .regularExpression) != nil,
-                "\(outcome.standardOutput)")
+        #expect(
+            outcome.standardOutput.range(
+                of: #"in Swift: [0-9.]+ s; the writer busy [0-9.]+ s \([0-9]+%\), the policy on [0-9]+ workers? [0-9.]+ s in all"#, options: .regularExpression)
+                != nil,
+            "\(outcome.standardOutput)")
         let svg = try SVGFile(chart)
         #expect(svg.count(of: "polyline") == 2)
         for label in ["step 1 pass 1", "step 3 pass 1", "verifying", "indexing", "objects written per second"] {
@@ -207,8 +221,10 @@ struct MigrateCommandTests {
     @Test("--progress json: one object per line, the fraction never goes back and ends at 1, and the last line lists every pass with its peak memory")
     func jsonProgress() throws {
         let path = try store()
-        let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", directory.appendingPathComponent("Out.sqlite").path,
-                                           "--progress", "json", "--batch-size", "7"])
+        let outcome = try TernProcess.run([
+            "migrate", path, "--model", Self.bookStore, "--out", directory.appendingPathComponent("Out.sqlite").path,
+            "--progress", "json", "--batch-size", "7",
+        ])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let lines = try outcome.standardOutput.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         let events = lines.compactMap { $0["event"] as? String }
@@ -233,11 +249,16 @@ struct MigrateCommandTests {
         let path = try store()
         let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         let composed = try TernProcess.run(["plan", path, "--model", Self.bookStore])
-        #expect(composed.standardOutput.contains("Step 1, BookStore 1 → BookStore 3 (inferred mappings of BookStore 1 → BookStore 2 → BookStore 3, composed: the store is copied once):"))
+        #expect(
+            composed.standardOutput.contains(
+                "Step 1, BookStore 1 → BookStore 3 (inferred mappings of BookStore 1 → BookStore 2 → BookStore 3, composed: the store is copied once):"))
         let text = try TernProcess.run(["plan", path, "--model", Self.bookStore, "--batch-size", "20", "--step-by-step"])
         #expect(text.status == 0, "\(text.standardError)")
         // A column added between others: the table is rebuilt in Core Data's column order.
-        #expect(text.standardOutput.contains("INSERT INTO \"tern_rebuilt_ZBOOK\" SELECT \"Z_PK\", \"Z_ENT\", \"Z_OPT\", \"ZCATEGORY\", \"ZPRICE\", NULL, \"ZTITLE\" FROM \"ZBOOK\""), "\(text.standardOutput)")
+        #expect(
+            text.standardOutput.contains(
+                "INSERT INTO \"tern_rebuilt_ZBOOK\" SELECT \"Z_PK\", \"Z_ENT\", \"Z_OPT\", \"ZCATEGORY\", \"ZPRICE\", NULL, \"ZTITLE\" FROM \"ZBOOK\""),
+            "\(text.standardOutput)")
         #expect(text.standardOutput.contains("PublicationToPublication [custom] Publication → Publication: about 50 rows, 3 batches, in Swift"))
         let json = try TernProcess.run(["plan", path, "--model", Self.bookStore, "--json", "--step-by-step"])
         let estimate = try #require(JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])

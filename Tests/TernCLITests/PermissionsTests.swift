@@ -14,11 +14,14 @@ struct PermissionsTests {
         let quoted = ([TernProcess.executable.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         // As root, as `nobody`; otherwise this user is unprivileged already.
         let shell = ["/bin/sh", "-c", "umask 022; exec \(quoted)"]
-        let child = getuid() == 0
-            ? try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/setpriv"), ["--reuid=65534", "--regid=65534", "--clear-groups"] + shell, environment: environment)
+        let child =
+            getuid() == 0
+            ? try ChildProcess.run(
+                URL(fileURLWithPath: "/usr/bin/setpriv"), ["--reuid=65534", "--regid=65534", "--clear-groups"] + shell, environment: environment)
             : try ChildProcess.run(URL(fileURLWithPath: shell[0]), Array(shell.dropFirst()), environment: environment)
-        return TernProcess.Outcome(status: child.status, standardOutput: String(decoding: child.standardOutput, as: UTF8.self),
-                                   standardError: String(decoding: child.standardError, as: UTF8.self))
+        return TernProcess.Outcome(
+            status: child.status, standardOutput: String(decoding: child.standardOutput, as: UTF8.self),
+            standardError: String(decoding: child.standardError, as: UTF8.self))
     }
 
     /// Every file and directory under `directory` but `except`, with its mode.
@@ -53,7 +56,8 @@ struct PermissionsTests {
         try FileManager.default.removeItem(atPath: out)
 
         // Killed after its first step: the work files left for --resume are private too.
-        let killed = try runAsNobody(["migrate", store, "--model", Self.bookStore, "--out", out, "--progress", "none"], environment: ["TERN_CRASH_AT": "step-committed"])
+        let killed = try runAsNobody(
+            ["migrate", store, "--model", Self.bookStore, "--out", out, "--progress", "none"], environment: ["TERN_CRASH_AT": "step-committed"])
         #expect(killed.status != 0)
         let left = try modes(under: directory, except: original)
         #expect(!left.isEmpty)

@@ -16,22 +16,29 @@ struct PolicyScaffoldTests {
         try FileManager.default.copyItem(atPath: Self.fixtures + "/SampleModel_V2.sqlite", toPath: store)
         let refused = try TernProcess.run(["migrate", store, "--model", Self.fixtures + "/SampleModel.momd", "--to", "SampleModel3", "--out", store + ".out"])
         #expect(refused.status == 65)
-        #expect(refused.standardError.contains("names the migration policy REPLACE_AT_RUNTIME.V2to3MakerPolicy, which is not registered"), "\(refused.standardError)")
+        #expect(
+            refused.standardError.contains("names the migration policy REPLACE_AT_RUNTIME.V2to3MakerPolicy, which is not registered"),
+            "\(refused.standardError)")
         #expect(refused.standardError.contains("tern policy scaffold --model MODEL --out DIR"), "\(refused.standardError)")
 
         let package = directory.appendingPathComponent("package").path
         let outcome = try TernProcess.run(["policy", "scaffold", "--model", Self.fixtures + "/SampleModel.momd", "--out", package])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let files = try FileManager.default.subpathsOfDirectory(atPath: package).filter { $0.hasSuffix(".swift") || $0.hasSuffix(".md") }.sorted()
-        #expect(files == ["Package.swift", "README.md", "Sources/SampleModelPolicies/Policies/V2to3MakerPolicy.swift", "Sources/SampleModelPolicies/Registry.swift",
-                          "Sources/samplemodelpolicies-tern/main.swift", "Tests/SampleModelPoliciesTests/V2to3MakerPolicyTests.swift"])
+        #expect(
+            files == [
+                "Package.swift", "README.md", "Sources/SampleModelPolicies/Policies/V2to3MakerPolicy.swift", "Sources/SampleModelPolicies/Registry.swift",
+                "Sources/samplemodelpolicies-tern/main.swift", "Tests/SampleModelPoliciesTests/V2to3MakerPolicyTests.swift",
+            ])
         let policy = try String(contentsOfFile: package + "/Sources/SampleModelPolicies/Policies/V2to3MakerPolicy.swift", encoding: .utf8)
         #expect(policy.contains("public struct V2to3MakerPolicy: EntityMigrationPolicy"))
         // What the compiled mapping asks of the class, for each entity mapping naming it.
         for mapping in ["`CarToCar` (V2toV3.cdm, SampleModel2 → SampleModel3): Car → Car, custom", "`LuxuryCarToLuxuryCar`", "`SportCarToSportCar`"] {
             #expect(policy.contains(mapping), "\(mapping)")
         }
-        #expect(policy.contains("`owner` ← `FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"PersonToPerson\", $source.owner)`"))
+        #expect(
+            policy.contains("`owner` ← `FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"PersonToPerson\", $source.owner)`")
+        )
         let registry = try String(contentsOfFile: package + "/Sources/SampleModelPolicies/Registry.swift", encoding: .utf8)
         #expect(registry.contains("registry.register(V2to3MakerPolicy(), as: \"REPLACE_AT_RUNTIME.V2to3MakerPolicy\")"))
         let test = try String(contentsOfFile: package + "/Tests/SampleModelPoliciesTests/V2to3MakerPolicyTests.swift", encoding: .utf8)
@@ -44,32 +51,43 @@ struct PolicyScaffoldTests {
         let again = try TernProcess.run(["policy", "scaffold", "--model", Self.fixtures + "/SampleModel.momd", "--out", package])
         #expect(again.status == 65 && again.standardError.contains("already exists and is not an empty folder"), "\(again.standardError)")
         let bookstore = CheckAndGenerateCommandTests.bookStore
-        let none = try TernProcess.run(["policy", "scaffold", "--model", bookstore, "--mapping", bookstore + "/mappings/v4-to-v5.yaml", "--out", directory.appendingPathComponent("none").path])
+        let none = try TernProcess.run([
+            "policy", "scaffold", "--model", bookstore, "--mapping", bookstore + "/mappings/v4-to-v5.yaml", "--out",
+            directory.appendingPathComponent("none").path,
+        ])
         #expect(none.status == 65 && none.standardError.contains("names a migration policy class: there is nothing to port"), "\(none.standardError)")
     }
 
-    @Test("hostile class, mapping and filter names give a package whose every file parses: keywords and Tern's own names prefixed, one class however qualified, a clash refused, the checkout checked")
+    @Test(
+        "hostile class, mapping and filter names give a package whose every file parses: keywords and Tern's own names prefixed, one class however qualified, a clash refused, the checkout checked"
+    )
     func hostileNames() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-scaffold-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let bookstore = CheckAndGenerateCommandTests.bookStore
         let mapping = { (policies: [String], filter: String) in
-            "source: BookStore 3\ndestination: BookStore 4\nentityMappings:\n" + policies.enumerated().map { index, policy in
-                "  - name: \"M\(index)\\n} struct Evil {\"\n    type: custom\n    source: Publication\n    destination: Publication\n    policy: \"\(policy)\"\n"
-                    + "    filter: \(filter)\n    attributes:\n      title: $source.title\n"
-            }.joined()
+            "source: BookStore 3\ndestination: BookStore 4\nentityMappings:\n"
+                + policies.enumerated().map { index, policy in
+                    "  - name: \"M\(index)\\n} struct Evil {\"\n    type: custom\n    source: Publication\n    destination: Publication\n    policy: \"\(policy)\"\n"
+                        + "    filter: \(filter)\n    attributes:\n      title: $source.title\n"
+                }.joined()
         }
         let hostile = directory.appendingPathComponent("hostile.yaml").path
-        try mapping(["Registry", "class", "MyApp.GoodPolicy", "GoodPolicy", "*/ \\\" é"], "\"title == \\\"a\\nb\\\"\"").write(toFile: hostile, atomically: true, encoding: .utf8)
+        try mapping(["Registry", "class", "MyApp.GoodPolicy", "GoodPolicy", "*/ \\\" é"], "\"title == \\\"a\\nb\\\"\"").write(
+            toFile: hostile, atomically: true, encoding: .utf8)
         let package = directory.appendingPathComponent("package").path
         let outcome = try TernProcess.run(["policy", "scaffold", "--model", bookstore, "--mapping", hostile, "--out", package])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let sources = try FileManager.default.subpathsOfDirectory(atPath: package).filter { $0.hasSuffix(".swift") }.sorted()
-        #expect(sources.contains("Sources/BookStorePolicies/Policies/PortedRegistry.swift") && sources.contains("Sources/BookStorePolicies/Policies/PortedClass.swift"), "\(sources)")
+        #expect(
+            sources.contains("Sources/BookStorePolicies/Policies/PortedRegistry.swift")
+                && sources.contains("Sources/BookStorePolicies/Policies/PortedClass.swift"), "\(sources)")
         #expect(sources.filter { $0.contains("GoodPolicy") }.count == 2, "one policy and one test for MyApp.GoodPolicy and GoodPolicy: \(sources)")
         let registry = try String(contentsOfFile: package + "/Sources/BookStorePolicies/Registry.swift", encoding: .utf8)
-        #expect(registry.contains("register(GoodPolicy(), as: \"MyApp.GoodPolicy\")") && registry.contains("register(GoodPolicy(), as: \"GoodPolicy\")"), "\(registry)")
+        #expect(
+            registry.contains("register(GoodPolicy(), as: \"MyApp.GoodPolicy\")") && registry.contains("register(GoodPolicy(), as: \"GoodPolicy\")"),
+            "\(registry)")
         for source in sources {
             let parse = Process()
             parse.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -84,11 +102,17 @@ struct PolicyScaffoldTests {
 
         let clash = directory.appendingPathComponent("clash.yaml").path
         try mapping(["FooPolicy", "fooPolicy"], "\"title != nil\"").write(toFile: clash, atomically: true, encoding: .utf8)
-        let refused = try TernProcess.run(["policy", "scaffold", "--model", bookstore, "--mapping", clash, "--out", directory.appendingPathComponent("clash").path])
+        let refused = try TernProcess.run([
+            "policy", "scaffold", "--model", bookstore, "--mapping", clash, "--out", directory.appendingPathComponent("clash").path,
+        ])
         #expect(refused.status == 65 && refused.standardError.contains("differ from it only in case"), "\(refused.standardError)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("clash").path))
-        for (arguments, words) in [(["--name", "class"], "choose one with --name"), (["--name", "Tern"], "choose one with --name"), (["--tern", "/nonexistent"], "not a checkout of Tern")] {
-            let bad = try TernProcess.run(["policy", "scaffold", "--model", bookstore, "--mapping", hostile, "--out", directory.appendingPathComponent("bad").path] + arguments)
+        for (arguments, words) in [
+            (["--name", "class"], "choose one with --name"), (["--name", "Tern"], "choose one with --name"),
+            (["--tern", "/nonexistent"], "not a checkout of Tern"),
+        ] {
+            let bad = try TernProcess.run(
+                ["policy", "scaffold", "--model", bookstore, "--mapping", hostile, "--out", directory.appendingPathComponent("bad").path] + arguments)
             #expect(bad.status != 0 && bad.standardError.contains(words), "\(arguments): \(bad.standardError)")
         }
     }

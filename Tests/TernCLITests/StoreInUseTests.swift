@@ -69,8 +69,9 @@ struct StoreInUseTests {
     /// A rollback-journal store's writer locks readers out while it commits; SQLite makes tern
     /// wait for it (5 s). Held briefly, the run waits and finishes; held longer, it is an I/O
     /// failure (74) naming the file and the lock, never a result, and running again finishes.
-    @Test("another program locks a rollback-journal source at the start or at delivery: briefly, tern waits and finishes; for longer than it waits, 74 naming the file and the lock, and running again finishes",
-          arguments: [("start", 1.5), ("start", 8), ("delivery", 1.5), ("delivery", 8)])
+    @Test(
+        "another program locks a rollback-journal source at the start or at delivery: briefly, tern waits and finishes; for longer than it waits, 74 naming the file and the lock, and running again finishes",
+        arguments: [("start", 1.5), ("start", 8), ("delivery", 1.5), ("delivery", 8)])
     func sourceLockedByAnotherProgram(at point: String, seconds: Double) throws {
         let path = try store(rows: 3000)
         try SQLiteShell.run(path, "PRAGMA journal_mode = DELETE;")
@@ -115,12 +116,14 @@ struct StoreInUseTests {
         #expect(try StoreDump.lines(output) == StoreDump.lines(reference))
     }
 
-    @Test("a source changed between a kill and --resume is refused (65) naming what changed, for every kind of change, with --out and in place; --restart migrates it as it is", arguments: [
-        ("UPDATE ZBOOK SET ZTITLE = 'edited' WHERE Z_PK = 1;", "ZBOOK: values changed (3000 rows)"),
-        ("DELETE FROM ZPAGE WHERE Z_PK <= 1000;", "ZPAGE: 3000 rows then, 2000 now"),
-        // A row added without raising Z_PRIMARYKEY.Z_MAX.
-        ("INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE) VALUES (90001, 1, 1, 'appended', 1.5);", "ZBOOK: 3000 rows then, 3001 now"),
-    ])
+    @Test(
+        "a source changed between a kill and --resume is refused (65) naming what changed, for every kind of change, with --out and in place; --restart migrates it as it is",
+        arguments: [
+            ("UPDATE ZBOOK SET ZTITLE = 'edited' WHERE Z_PK = 1;", "ZBOOK: values changed (3000 rows)"),
+            ("DELETE FROM ZPAGE WHERE Z_PK <= 1000;", "ZPAGE: 3000 rows then, 2000 now"),
+            // A row added without raising Z_PRIMARYKEY.Z_MAX.
+            ("INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE) VALUES (90001, 1, 1, 'appended', 1.5);", "ZBOOK: 3000 rows then, 3001 now"),
+        ])
     func changedBeforeResume(edit: String, named: String) throws {
         for inPlace in [false, true] {
             let path = try store("Books-\(inPlace).sqlite", rows: 3000)
@@ -142,7 +145,9 @@ struct StoreInUseTests {
         }
     }
 
-    @Test("a hot journal left by a writer that crashed: check, plan and migrate refuse it (65) naming the journal and the fix; once rolled back, the migration runs")
+    @Test(
+        "a hot journal left by a writer that crashed: check, plan and migrate refuse it (65) naming the journal and the fix; once rolled back, the migration runs"
+    )
     func hotJournal() throws {
         let path = try store(rows: 2000)
         try SQLiteShell.run(path, "PRAGMA journal_mode = delete;")
@@ -151,7 +156,10 @@ struct StoreInUseTests {
         writer.send("PRAGMA cache_size = 1; BEGIN; UPDATE ZPAGE SET ZTEXT = ZTEXT || 'half-written'; SELECT 'spilled';", waitingFor: "spilled")
         writer.crash()
         #expect(FileManager.default.fileExists(atPath: path + "-journal"))
-        for command in [["check", path, "--model", Self.bookStore], ["plan", path, "--model", Self.bookStore], ["migrate", path, "--model", Self.bookStore, "--progress", "none"]] {
+        for command in [
+            ["check", path, "--model", Self.bookStore], ["plan", path, "--model", Self.bookStore],
+            ["migrate", path, "--model", Self.bookStore, "--progress", "none"],
+        ] {
             let outcome = try TernProcess.run(command)
             #expect(outcome.status == 65, "\(command): \(outcome.standardError)")
             #expect(outcome.standardError.contains("\(path): has a hot journal (Books.sqlite-journal)"), "\(command): \(outcome.standardError)")
@@ -166,14 +174,18 @@ struct StoreInUseTests {
     func statusAfterKill() throws {
         let path = try store(rows: 3000)
         let output = directory.appendingPathComponent("Out.sqlite").path
-        try PausedTern(["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--progress", "json"], pausedAt: "\"batchCommitted\"").kill()
+        try PausedTern(
+            ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--progress", "json"], pausedAt: "\"batchCommitted\""
+        ).kill()
         let status = try TernProcess.run(["status", path, "--out", output])
         #expect(status.status == 0, "\(status.standardError)")
         #expect(status.standardOutput.contains("An unfinished migration of \(path) to BookStore 5"), "\(status.standardOutput)")
         #expect(status.standardOutput.contains("Continue with: tern migrate \(path) --model … --out \(output) --resume"), "\(status.standardOutput)")
 
         // A damaged checkpoint is an error that says so, not a crash.
-        try SQLiteShell.run(directory.appendingPathComponent(".Out.sqlite.tern-step1.sqlite").path, """
+        try SQLiteShell.run(
+            directory.appendingPathComponent(".Out.sqlite.tern-step1.sqlite").path,
+            """
             CREATE TABLE IF NOT EXISTS TERN_PROGRESS (unit TEXT PRIMARY KEY, last_key INTEGER NOT NULL, count INTEGER NOT NULL, done INTEGER NOT NULL);
             INSERT INTO TERN_PROGRESS VALUES ('create:one', 0, 0, 0);
             """)
@@ -182,7 +194,9 @@ struct StoreInUseTests {
         #expect(damaged.standardError.contains("the migration's checkpoint is damaged: 'create:one' is not a unit of work"), "\(damaged.standardError)")
     }
 
-    @Test("SIGINT while a step verifies or builds its indexes stops within a second (75), before the step finishes; --resume completes it", arguments: ["verifying", "indexing"])
+    @Test(
+        "SIGINT while a step verifies or builds its indexes stops within a second (75), before the step finishes; --resume completes it",
+        arguments: ["verifying", "indexing"])
     func interruptLongStatement(stage: String) throws {
         let path = try store(rows: 20000)
         let output = directory.appendingPathComponent("Out.sqlite").path
@@ -198,8 +212,9 @@ struct StoreInUseTests {
         #expect(try TernProcess.run(["check", output, "--model", Self.bookStore]).status == 0)
     }
 
-    @Test("a full disk: exit 74 naming the directory, the hidden files that hold the work and --resume; with space again, --resume finishes",
-          .enabled(if: getuid() == 0, "mounting a small filesystem needs root"))
+    @Test(
+        "a full disk: exit 74 naming the directory, the hidden files that hold the work and --resume; with space again, --resume finishes",
+        .enabled(if: getuid() == 0, "mounting a small filesystem needs root"))
     func fullDisk() throws {
         let path = try store(rows: 20000)
         let small = directory.appendingPathComponent("small")
@@ -210,7 +225,9 @@ struct StoreInUseTests {
         let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--progress", "none"]
         let full = try TernProcess.run(arguments)
         #expect(full.status == 74, "\(full.standardError)")
-        #expect(full.standardError.contains("\(small.path): the disk is full. The work so far is kept there in hidden files (.Out.sqlite.tern-migration.json"), "\(full.standardError)")
+        #expect(
+            full.standardError.contains("\(small.path): the disk is full. The work so far is kept there in hidden files (.Out.sqlite.tern-migration.json"),
+            "\(full.standardError)")
         #expect(full.standardError.contains(".Out.sqlite.tern-step1.sqlite"), "\(full.standardError)")
         #expect(full.standardError.contains("--resume"), "\(full.standardError)")
         #expect(Self.succeeds("/bin/mount", ["-o", "remount,size=64m", small.path]))
@@ -219,8 +236,9 @@ struct StoreInUseTests {
         #expect(try TernProcess.run(["check", output, "--model", Self.bookStore]).status == 0)
     }
 
-    @Test("a full disk when external data is decoded into the store: the space a step needs counts the external files, not only the small store",
-          .enabled(if: getuid() == 0, "mounting a small filesystem needs root"))
+    @Test(
+        "a full disk when external data is decoded into the store: the space a step needs counts the external files, not only the small store",
+        .enabled(if: getuid() == 0, "mounting a small filesystem needs root"))
     func fullDiskCountsExternalData() throws {
         let attachments = Self.bookStore.replacingOccurrences(of: "configs/bookstore", with: "configs/attachments")
         let path = directory.appendingPathComponent("Docs.sqlite").path
@@ -229,7 +247,9 @@ struct StoreInUseTests {
         try FileManager.default.createDirectory(at: small, withIntermediateDirectories: true)
         #expect(Self.succeeds("/bin/mount", ["-t", "tmpfs", "-o", "size=300k", "tmpfs", small.path]))
         defer { _ = Self.succeeds("/bin/umount", [small.path]) }
-        let full = try TernProcess.run(["migrate", path, "--model", attachments, "--out", small.appendingPathComponent("Out.sqlite").path, "--progress", "none"])
+        let full = try TernProcess.run([
+            "migrate", path, "--model", attachments, "--out", small.appendingPathComponent("Out.sqlite").path, "--progress", "none",
+        ])
         #expect(full.status == 74, "\(full.standardError)")
         #expect(full.standardError.contains("the disk is full") && full.standardError.contains("MiB of external data files"), "\(full.standardError)")
     }
@@ -378,8 +398,9 @@ struct PausedTern {
         let errors = standardError.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         rest.wait()
-        return TernProcess.Outcome(status: process.terminationStatus, standardOutput: String(decoding: restOfOutput.data, as: UTF8.self),
-                                   standardError: String(decoding: errors, as: UTF8.self))
+        return TernProcess.Outcome(
+            status: process.terminationStatus, standardOutput: String(decoding: restOfOutput.data, as: UTF8.self),
+            standardError: String(decoding: errors, as: UTF8.self))
     }
 
     /// Ends it with SIGKILL where it stands.

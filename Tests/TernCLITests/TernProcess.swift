@@ -31,8 +31,9 @@ struct TernProcess {
 
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
         let child = try ChildProcess.run(executable, arguments, environment: environment)
-        return Outcome(status: child.status,
-                       standardOutput: String(decoding: child.standardOutput, as: UTF8.self),
-                       standardError: String(decoding: child.standardError, as: UTF8.self))
+        return Outcome(
+            status: child.status,
+            standardOutput: String(decoding: child.standardOutput, as: UTF8.self),
+            standardError: String(decoding: child.standardError, as: UTF8.self))
     }
 }

@@ -10,7 +10,11 @@ struct InflateTests {
     static func deflated(_ text: String, repeated count: Int = 1) throws -> [UInt8] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import sys, zlib; c = zlib.compressobj(9, zlib.DEFLATED, -15); sys.stdout.buffer.write(c.compress(sys.argv[1].encode() * int(sys.argv[2])) + c.flush())", text, String(count)]
+        process.arguments = [
+            "-c",
+            "import sys, zlib; c = zlib.compressobj(9, zlib.DEFLATED, -15); sys.stdout.buffer.write(c.compress(sys.argv[1].encode() * int(sys.argv[2])) + c.flush())",
+            text, String(count),
+        ]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -33,7 +37,9 @@ struct InflateTests {
         #expect(bomb.count < 40_000)
         #expect(throws: Inflate.Failure(description: "inflates to more than 1048576 bytes")) { try Inflate.raw(bomb, limit: 1 << 20) }
         let whole = try Self.deflated("0123456789abcdef", repeated: 1000)
-        #expect(throws: Inflate.Failure(description: "the compressed data is truncated")) { try Inflate.raw(Array(whole.prefix(whole.count / 2)), limit: 1 << 20) }
+        #expect(throws: Inflate.Failure(description: "the compressed data is truncated")) {
+            try Inflate.raw(Array(whole.prefix(whole.count / 2)), limit: 1 << 20)
+        }
         #expect(throws: Inflate.Failure.self) { try Inflate.raw([0xFF, 0xFF, 0xFF, 0xFF], limit: 1 << 20) }
         #expect(throws: Inflate.Failure(description: "the compressed data is truncated")) { try Inflate.raw([], limit: 1 << 20) }
     }

@@ -49,25 +49,27 @@ struct WorkerPoolTests {
         let jobs = 200
 
         for number in 0..<jobs {
-            try pool.submit({ (worker: inout Int, _) -> (Int, ThreadID, Int) in
-                gauge.enter()
-                defer { gauge.leave() }
-                var sum = 0
-                for value in 0..<(number * 100) { sum &+= value }
-                return (number * 2, ThreadID.current, worker)
-            }, completion: { result in
-                guard case .success(let (doubled, thread, workerIndex)) = result else {
-                    Issue.record("job \(number) did not succeed: \(result)")
-                    return
-                }
-                #expect((0..<3).contains(workerIndex))
-                results[number] = doubled
-                workerThreads.append(thread)
-                completionThreads.append(ThreadID.current)
-                loopThread = loop.threadID
-                highestInFlight = max(highestInFlight, pool.inFlightCount)
-                if results.count == jobs { pool.shutdown() }
-            })
+            try pool.submit(
+                { (worker: inout Int, _) -> (Int, ThreadID, Int) in
+                    gauge.enter()
+                    defer { gauge.leave() }
+                    var sum = 0
+                    for value in 0..<(number * 100) { sum &+= value }
+                    return (number * 2, ThreadID.current, worker)
+                },
+                completion: { result in
+                    guard case .success(let (doubled, thread, workerIndex)) = result else {
+                        Issue.record("job \(number) did not succeed: \(result)")
+                        return
+                    }
+                    #expect((0..<3).contains(workerIndex))
+                    results[number] = doubled
+                    workerThreads.append(thread)
+                    completionThreads.append(ThreadID.current)
+                    loopThread = loop.threadID
+                    highestInFlight = max(highestInFlight, pool.inFlightCount)
+                    if results.count == jobs { pool.shutdown() }
+                })
             highestInFlight = max(highestInFlight, pool.inFlightCount)
         }
         #expect(pool.inFlightCount == 4)
@@ -96,17 +98,19 @@ struct WorkerPoolTests {
         var finished = 0
         var totalRuns = 0
         for _ in 0..<50 {
-            try pool.submit({ (box: inout Box, _) -> (Bool, Int) in
-                box.jobsRun += 1
-                return (box.thread == ThreadID.current, box.jobsRun)
-            }, completion: { result in
-                if case .success(let (sameThread, runs)) = result {
-                    if !sameThread { mismatches += 1 }
-                    totalRuns = max(totalRuns, runs)
-                }
-                finished += 1
-                if finished == 50 { pool.shutdown() }
-            })
+            try pool.submit(
+                { (box: inout Box, _) -> (Bool, Int) in
+                    box.jobsRun += 1
+                    return (box.thread == ThreadID.current, box.jobsRun)
+                },
+                completion: { result in
+                    if case .success(let (sameThread, runs)) = result {
+                        if !sameThread { mismatches += 1 }
+                        totalRuns = max(totalRuns, runs)
+                    }
+                    finished += 1
+                    if finished == 50 { pool.shutdown() }
+                })
         }
         loop.run()
         try loop.close()
@@ -123,21 +127,23 @@ struct WorkerPoolTests {
         var outcomes: [Int: String] = [:]
         var ids: [JobID] = []
         for number in 0..<5 {
-            let id = try pool.submit({ (_: inout Void, context) -> Int in
-                ran.add(1, ordering: .relaxed)
-                if number == 0 {
-                    gate.wait()
-                    if context.isCancelled { throw CancellationError() }
-                }
-                return number
-            }, completion: { result in
-                switch result {
-                case .success: outcomes[number] = "done"
-                case .failure(let error): outcomes[number] = error is CancellationError ? "stopped" : "failed"
-                case .cancelled: outcomes[number] = "cancelled"
-                }
-                if outcomes.count == 5 { pool.shutdown() }
-            })
+            let id = try pool.submit(
+                { (_: inout Void, context) -> Int in
+                    ran.add(1, ordering: .relaxed)
+                    if number == 0 {
+                        gate.wait()
+                        if context.isCancelled { throw CancellationError() }
+                    }
+                    return number
+                },
+                completion: { result in
+                    switch result {
+                    case .success: outcomes[number] = "done"
+                    case .failure(let error): outcomes[number] = error is CancellationError ? "stopped" : "failed"
+                    case .cancelled: outcomes[number] = "cancelled"
+                    }
+                    if outcomes.count == 5 { pool.shutdown() }
+                })
             ids.append(id)
         }
         // Job 0 is running (or about to), job 1 is queued for the worker, 2–4 wait in the backlog.
@@ -166,9 +172,11 @@ struct WorkerPoolTests {
         var completed = 0
         var shutDown = false
         for _ in 0..<100 {
-            try pool.submit({ (_: inout Void, _) in gate.wait() }, completion: { result in
-                if case .cancelled = result { cancelled += 1 } else { completed += 1 }
-            })
+            try pool.submit(
+                { (_: inout Void, _) in gate.wait() },
+                completion: { result in
+                    if case .cancelled = result { cancelled += 1 } else { completed += 1 }
+                })
         }
         pool.cancelAll()
         pool.shutdown { shutDown = true }
@@ -188,10 +196,12 @@ struct WorkerPoolTests {
         let loop = try EventLoop()
         let pool = try WorkerPool<Int>(loop: loop, workers: 1) { _ in throw SetupFailed() }
         var failure: (any Error)?
-        try pool.submit({ (_: inout Int, _) in 1 }, completion: { result in
-            if case .failure(let error) = result { failure = error }
-            pool.shutdown()
-        })
+        try pool.submit(
+            { (_: inout Int, _) in 1 },
+            completion: { result in
+                if case .failure(let error) = result { failure = error }
+                pool.shutdown()
+            })
         loop.run()
         try loop.close()
         #expect(failure is SetupFailed)

@@ -8,7 +8,8 @@ struct CursorMemoryTests {
     func millionRows() throws {
         let directory = try TemporaryDirectory()
         let connection = try Connection(path: directory.path("big.sqlite"))
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE TABLE t (id INTEGER PRIMARY KEY, title TEXT, price REAL, payload BLOB);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000)
             INSERT INTO t SELECT i, 'Book number ' || i, i * 0.25, randomblob(32) FROM n;

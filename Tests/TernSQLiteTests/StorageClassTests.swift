@@ -19,7 +19,9 @@ struct StorageClassTests {
         let row = try #require(try rows.next())
         let read = row.value(at: 0)
         #expect(row.storageClass(at: 0) == value.storageClass)
-        #expect(row.text(at: 1) == ["null", "integer", "real", "text", "blob"][[StorageClass.null, .integer, .real, .text, .blob].firstIndex(of: value.storageClass)!])
+        #expect(
+            row.text(at: 1)
+                == ["null", "integer", "real", "text", "blob"][[StorageClass.null, .integer, .real, .text, .blob].firstIndex(of: value.storageClass)!])
         #expect(try rows.next() == nil)
         return read
     }
@@ -34,7 +36,9 @@ struct StorageClassTests {
         #expect(try roundTrip(.integer(value)) == .integer(value))
     }
 
-    @Test("reals keep every bit", arguments: [0.0, -0.0, 1.5, -1e-308, Double.leastNonzeroMagnitude, Double.greatestFiniteMagnitude, .infinity, -.infinity, 0.1 + 0.2])
+    @Test(
+        "reals keep every bit",
+        arguments: [0.0, -0.0, 1.5, -1e-308, Double.leastNonzeroMagnitude, Double.greatestFiniteMagnitude, .infinity, -.infinity, 0.1 + 0.2])
     func reals(_ value: Double) throws {
         let read = try roundTrip(.real(value))
         #expect(read.double?.bitPattern == value.bitPattern)

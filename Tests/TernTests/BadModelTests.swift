@@ -14,10 +14,12 @@ struct BadModelTests {
     private func loadXcode(_ body: String) throws -> VersionedModel {
         let bundle = directory.url.appendingPathComponent("Bad.xcdatamodel")
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
-        try Data("""
+        try Data(
+            """
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
             <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">\(body)</model>
-            """.utf8).write(to: bundle.appendingPathComponent("contents"))
+            """.utf8
+        ).write(to: bundle.appendingPathComponent("contents"))
         return try ModelLoader.load(bundle.path)
     }
 
@@ -65,14 +67,17 @@ struct BadModelTests {
 
         let mapping = directory.url.appendingPathComponent("Bytes.xcmappingmodel")
         try FileManager.default.createDirectory(at: mapping, withIntermediateDirectories: true)
-        try (Data("<?xml version=\"1.0\"?><database><object type=\"X\" id=\"1\"><attribute name=\"a\" typ".utf8) + Data([0xF4]) + Data("=\"string\">x</attribute></object></database>".utf8))
+        try
+            (Data("<?xml version=\"1.0\"?><database><object type=\"X\" id=\"1\"><attribute name=\"a\" typ".utf8) + Data([0xF4])
+            + Data("=\"string\">x</attribute></object></database>".utf8))
             .write(to: mapping.appendingPathComponent("xcmapping.xml"))
         let model = ObjectModel(versionName: "m", entities: [Entity(name: "A", attributes: [Attribute(name: "x", type: .string)])])
         #expect(throws: TernError.self) { try MappingLoader.load(mapping.path, source: model, destination: model) }
     }
 
-    @Test("a lone NUL, a processing instruction with no data: malformed XML, not a crash in FoundationXML (found by fuzzing)",
-          arguments: [Data([0]), Data("<?x?>\n<model/>".utf8), Data("<?xml version=\"1.0\"?>\n<model><?pi?></model>".utf8)])
+    @Test(
+        "a lone NUL, a processing instruction with no data: malformed XML, not a crash in FoundationXML (found by fuzzing)",
+        arguments: [Data([0]), Data("<?x?>\n<model/>".utf8), Data("<?xml version=\"1.0\"?>\n<model><?pi?></model>".utf8)])
     func foundationXMLCrashes(contents: Data) throws {
         let bundle = directory.url.appendingPathComponent("Odd.xcdatamodel")
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
@@ -96,31 +101,40 @@ struct BadModelTests {
 
     @Test("an inverse that does not point back")
     func inverseMismatch() throws {
-        let error = try failure { try loadXcode("""
-            <entity name="Book"><relationship name="pages" toMany="YES" destinationEntity="Page" inverseName="owner" inverseEntity="Page"/></entity>
-            <entity name="Page"><relationship name="owner" maxCount="1" destinationEntity="Shelf" inverseName="pages" inverseEntity="Shelf"/></entity>
-            <entity name="Shelf"><relationship name="pages" toMany="YES" destinationEntity="Page" inverseName="owner" inverseEntity="Page"/></entity>
-            """) }
+        let error = try failure {
+            try loadXcode(
+                """
+                <entity name="Book"><relationship name="pages" toMany="YES" destinationEntity="Page" inverseName="owner" inverseEntity="Page"/></entity>
+                <entity name="Page"><relationship name="owner" maxCount="1" destinationEntity="Shelf" inverseName="pages" inverseEntity="Shelf"/></entity>
+                <entity name="Shelf"><relationship name="pages" toMany="YES" destinationEntity="Page" inverseName="owner" inverseEntity="Page"/></entity>
+                """)
+        }
         #expect(error.message.contains("entity Book, relationship pages: inverse Page.owner points to Shelf, not back to Book"))
     }
 
     @Test("a to-many that is its own inverse is refused as unsupported, naming it (its join table's columns would clash)")
     func selfInverseToMany() throws {
-        let error = try failure { try loadXcode(#"<entity name="Node"><relationship name="peers" toMany="YES" destinationEntity="Node" inverseName="peers" inverseEntity="Node"/></entity>"#) }
+        let error = try failure {
+            try loadXcode(
+                #"<entity name="Node"><relationship name="peers" toMany="YES" destinationEntity="Node" inverseName="peers" inverseEntity="Node"/></entity>"#)
+        }
         #expect(error.message.contains("entity Node, relationship peers: a to-many that is its own inverse is not supported"))
         // A to-one that is its own inverse (a partner) is stored in one column, and fine.
-        let partner = try loadXcode(#"<entity name="Node"><relationship name="partner" maxCount="1" destinationEntity="Node" inverseName="partner" inverseEntity="Node"/></entity>"#)
+        let partner = try loadXcode(
+            #"<entity name="Node"><relationship name="partner" maxCount="1" destinationEntity="Node" inverseName="partner" inverseEntity="Node"/></entity>"#)
         #expect(partner.current.problems().isEmpty)
     }
 
     @Test("walks down the tree end in a model with a cycle of two entities or a self-parented one, and the cycle is reported (a stack overflow before)")
     func cycleWalks() {
         for parents in [("B", "A"), ("A", "B")] {
-            let model = ObjectModel(versionName: "Cycle", entities: [
-                Entity(name: "A", parent: parents.0, relationships: [Relationship(name: "c", destination: "C", inverse: "a")]),
-                Entity(name: "B", parent: parents.1),
-                Entity(name: "C", relationships: [Relationship(name: "a", destination: "A", inverse: "c", isToMany: true)]),
-            ])
+            let model = ObjectModel(
+                versionName: "Cycle",
+                entities: [
+                    Entity(name: "A", parent: parents.0, relationships: [Relationship(name: "c", destination: "C", inverse: "a")]),
+                    Entity(name: "B", parent: parents.1),
+                    Entity(name: "C", relationships: [Relationship(name: "a", destination: "A", inverse: "c", isToMany: true)]),
+                ])
             #expect(Set(model.descendants(of: "A").map(\.name)).isSubset(of: ["A", "B"]))
             #expect(model.entityNumbers.count <= 3)
             #expect(model.problems().contains { $0.contains("inheritance cycle") || $0.contains("its own parent") }, "\(model.problems())")
@@ -137,9 +151,15 @@ struct BadModelTests {
     func duplicates() throws {
         let entity = try failure { try loadXcode(#"<entity name="A"/><entity name="A"/>"#) }
         #expect(entity.message.contains("entity A: defined twice"))
-        let property = try failure { try loadXcode(#"<entity name="A"><attribute name="x" attributeType="String"/><attribute name="x" attributeType="Date"/></entity>"#) }
+        let property = try failure {
+            try loadXcode(#"<entity name="A"><attribute name="x" attributeType="String"/><attribute name="x" attributeType="Date"/></entity>"#)
+        }
         #expect(property.message.contains("entity A, property x: defined twice"))
-        let inherited = try failure { try loadXcode(#"<entity name="A"><attribute name="x" attributeType="String"/></entity><entity name="B" parentEntity="A"><attribute name="x" attributeType="String"/></entity>"#) }
+        let inherited = try failure {
+            try loadXcode(
+                #"<entity name="A"><attribute name="x" attributeType="String"/></entity><entity name="B" parentEntity="A"><attribute name="x" attributeType="String"/></entity>"#
+            )
+        }
         #expect(inherited.message.contains("entity B, property x: already defined by a parent entity"))
     }
 

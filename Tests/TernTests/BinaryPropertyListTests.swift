@@ -24,13 +24,20 @@ struct BinaryPropertyListTests {
 
     @Test("the fuzzer's crash: Core Data metadata with an integer marker of 16 bytes decodes or is refused")
     func fuzzerCrash() {
-        let bytes = [UInt8](Data(base64Encoded: "YnBsaXN0MDDYAQIDBAUGBwgJCwwNDg8SE18QHk5TU3RvcmVNb2RlbFZlcnNpb25JZGVudGlmaWVyc1tOU1N0b3JlVHlwZV8QEl9OU0F1dG9WYWN1dW1MZXZlbF8QH05TU3RvcmVNb2RlbFZlcnNpb25IYXNoZXNEaWdlc3RfEB5OU1N0b3JlTW9kZWxWZXJzaW9uQ2hlY2tzdW1LZXlfEBlOU1N0b3FlTW9kZWxWZXJzaW9uSGFzaFNBdXRvVmFjdXVtTGV2ZWxfEB9OU1N0b3JlTW9kZWxWZXJzaW9uSGFzaGVzRGlnZXN0XxAeTlNTdG9yZU1vZGVsVmVyc2lvbkNoZWNrc3VtS2V5XxAZTlNTdG9xZU1vZGVsVmVyc2lzVmVyc2lvbqEIUFZTUUxpdGVRMdEMDVRQb3N0TxAgWiT3tl9Hwzxb1UYD5NDf74LhY7UYlpKbwLZ8ciIfE0URA2IQAwgVNoKCgoKCgoKCgoKCaXPVRgPk0N/vguFjtRiWkpvAtnxyIh8TRREDYhADCBU2goKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCQldzk7beIkxh/GA4ZIRMtfj2EQU1EAMACAAZADoARgBbAH0AngC6ANoA/QD/AQABBwEJAWQBkwGWAaUByAHLAAAAAAAAAgEAAAAAAAAAFAAAAAAAAAAAAAAAAAAAAc0=")!)
+        let bytes = [UInt8](
+            Data(
+                base64Encoded:
+                    "YnBsaXN0MDDYAQIDBAUGBwgJCwwNDg8SE18QHk5TU3RvcmVNb2RlbFZlcnNpb25JZGVudGlmaWVyc1tOU1N0b3JlVHlwZV8QEl9OU0F1dG9WYWN1dW1MZXZlbF8QH05TU3RvcmVNb2RlbFZlcnNpb25IYXNoZXNEaWdlc3RfEB5OU1N0b3JlTW9kZWxWZXJzaW9uQ2hlY2tzdW1LZXlfEBlOU1N0b3FlTW9kZWxWZXJzaW9uSGFzaFNBdXRvVmFjdXVtTGV2ZWxfEB9OU1N0b3JlTW9kZWxWZXJzaW9uSGFzaGVzRGlnZXN0XxAeTlNTdG9yZU1vZGVsVmVyc2lvbkNoZWNrc3VtS2V5XxAZTlNTdG9xZU1vZGVsVmVyc2lzVmVyc2lvbqEIUFZTUUxpdGVRMdEMDVRQb3N0TxAgWiT3tl9Hwzxb1UYD5NDf74LhY7UYlpKbwLZ8ciIfE0URA2IQAwgVNoKCgoKCgoKCgoKCaXPVRgPk0N/vguFjtRiWkpvAtnxyIh8TRREDYhADCBU2goKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCQldzk7beIkxh/GA4ZIRMtfj2EQU1EAMACAAZADoARgBbAH0AngC6ANoA/QD/AQABBwEJAWQBkwGWAaUByAHLAAAAAAAAAgEAAAAAAAAAFAAAAAAAAAAAAAAAAAAAAc0="
+            )!)
         _ = try? BinaryPropertyList.decode(bytes)
     }
 
     @Test("an integer of 32 bytes or more, a truncated object and a bad trailer are refused as malformed")
     func malformed() {
-        for bytes in [Self.plist([0x15] + [UInt8](repeating: 0xFF, count: 32)), Self.plist([0x13, 0x01]), Array(Self.plist([0x10, 0x2A]).dropLast(3)), Array("bplist00".utf8)] {
+        for bytes in [
+            Self.plist([0x15] + [UInt8](repeating: 0xFF, count: 32)), Self.plist([0x13, 0x01]), Array(Self.plist([0x10, 0x2A]).dropLast(3)),
+            Array("bplist00".utf8),
+        ] {
             #expect(throws: BinaryPropertyList.Malformed.self) { try BinaryPropertyList.decode(bytes) }
         }
     }

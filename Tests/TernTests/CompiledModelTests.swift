@@ -11,14 +11,22 @@ import TernSQLite
 struct CompiledModelTests {
     /// The fixture bundles: compiled, and the Xcode source they were compiled from.
     static let bundles = [
-        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd", "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"),
-        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd", "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld"),
+        (
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd",
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"
+        ),
+        (
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd",
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld"
+        ),
     ]
 
     /// Per entity, Tern's version hash; and the tables a store of the version has.
     private static func fingerprint(_ version: ObjectModel) -> (hashes: [String: String], tables: [String]) {
-        (version.versionHashes.mapValues(VersionHash.hex),
-         StoreLayout(model: version).createTableStatements.sorted())
+        (
+            version.versionHashes.mapValues(VersionHash.hex),
+            StoreLayout(model: version).createTableStatements.sorted()
+        )
     }
 
     /// Uniqueness constraints in a canonical order: neither Core Data nor Xcode keeps one.
@@ -66,12 +74,18 @@ struct CompiledModelTests {
     @Test("not a model: garbage, a truncated archive, an archive of something else, a bundle without VersionInfo.plist — each named, never a crash")
     func badInput() throws {
         let directory = try TemporaryDirectory()
-        let real = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/SampleModel.mom")))
+        let real = try Data(
+            contentsOf: URL(fileURLWithPath: Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/SampleModel.mom")))
         let cases: [(String, Data, String)] = [
             ("garbage.mom", Data("not a model at all, not even a property list".utf8), "not a readable compiled model: not a readable binary property list"),
             ("truncated.mom", real.prefix(real.count / 2), "not a readable compiled model"),
-            ("expression.mom", try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/VersionInfo.plist"))),
-             "not a readable compiled model: not an NSKeyedArchiver archive"),
+            (
+                "expression.mom",
+                try Data(
+                    contentsOf: URL(
+                        fileURLWithPath: Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/VersionInfo.plist"))),
+                "not a readable compiled model: not an NSKeyedArchiver archive"
+            ),
         ]
         for (name, bytes, message) in cases {
             let path = directory.path(name)
@@ -91,14 +105,17 @@ struct CompiledModelTests {
         let cyclic = directory.path("cyclic.mom")
         let python = Process()
         python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        python.arguments = ["-c", """
+        python.arguments = [
+            "-c",
+            """
             import plistlib, sys
             d = plistlib.load(open(sys.argv[1], 'rb')); objects = d['$objects']
             for i, o in enumerate(objects):
                 if isinstance(o, dict) and 'NSSuperentity' in o and objects[o['NSEntityName'].data] == 'Car':
                     o['NSSuperentity'] = plistlib.UID(i)
             plistlib.dump(d, open(sys.argv[2], 'wb'), fmt=plistlib.FMT_BINARY)
-            """, Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/SampleModel.mom"), cyclic]
+            """, Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/SampleModel.mom"), cyclic,
+        ]
         try python.run()
         python.waitUntilExit()
         let cycle = try #require(throws: TernError.self) { try ModelLoader.load(cyclic) }
@@ -109,14 +126,17 @@ struct CompiledModelTests {
         let twoCycle = directory.path("two-cycle.mom")
         let second = Process()
         second.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        second.arguments = ["-c", """
+        second.arguments = [
+            "-c",
+            """
             import plistlib, sys
             d = plistlib.load(open(sys.argv[1], 'rb')); objects = d['$objects']
             index = {objects[o['NSEntityName'].data]: i for i, o in enumerate(objects) if isinstance(o, dict) and 'NSEntityName' in o and 'NSProperties' in o}
             objects[index['Car']]['NSSuperentity'] = plistlib.UID(index['SportCar'])
             objects[index['SportCar']]['NSSuperentity'] = plistlib.UID(index['Car'])
             plistlib.dump(d, open(sys.argv[2], 'wb'), fmt=plistlib.FMT_BINARY)
-            """, Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/SampleModel.mom"), twoCycle]
+            """, Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/SampleModel.mom"), twoCycle,
+        ]
         try second.run()
         second.waitUntilExit()
         #expect(second.terminationStatus == 0)
@@ -136,29 +156,55 @@ struct CompiledModelTests {
 struct StoreModelCacheTests {
     /// Each store with a cache, and the Xcode version that wrote it where its source is a fixture.
     static let stores: [(store: String, source: String?, version: String?)] = [
-        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", "SampleModel"),
-        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite", "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", "SampleModel2"),
-        ("alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite", "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld", "SampleModel3"),
+        (
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite",
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", "SampleModel"
+        ),
+        (
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite",
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", "SampleModel2"
+        ),
+        (
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite",
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld", "SampleModel3"
+        ),
         ("alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite", nil, nil),
-        ("duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite", "duckduckgo__BrowserServicesKit/Sources/Bookmarks/BookmarksModel.xcdatamodeld", "BookmarksModel 3"),
-        ("duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V4.sqlite", "duckduckgo__BrowserServicesKit/Sources/Bookmarks/BookmarksModel.xcdatamodeld", "BookmarksModel 4"),
-        ("wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite",
-         "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld", "CoreDataMigration_Example"),
-        ("wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_2.sqlite",
-         "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld", "CoreDataMigration_Example 2"),
-        ("wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_3.sqlite",
-         "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld", "CoreDataMigration_Example 3"),
+        (
+            "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite",
+            "duckduckgo__BrowserServicesKit/Sources/Bookmarks/BookmarksModel.xcdatamodeld", "BookmarksModel 3"
+        ),
+        (
+            "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V4.sqlite",
+            "duckduckgo__BrowserServicesKit/Sources/Bookmarks/BookmarksModel.xcdatamodeld", "BookmarksModel 4"
+        ),
+        (
+            "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite",
+            "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld",
+            "CoreDataMigration_Example"
+        ),
+        (
+            "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_2.sqlite",
+            "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld",
+            "CoreDataMigration_Example 2"
+        ),
+        (
+            "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_3.sqlite",
+            "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld",
+            "CoreDataMigration_Example 3"
+        ),
     ]
 
     @Test("each cache decodes to a model whose layout is the store's schema, and equals its Xcode version where that is a fixture", arguments: stores)
     func decodes(store: String, source: String?, version: String?) throws {
         let directory = try TemporaryDirectory()
-        let path = try Fixtures.copy([store] + (FileManager.default.fileExists(atPath: Fixtures.path(store + "-wal")) ? [store + "-wal"] : []), into: directory.url)
+        let path = try Fixtures.copy(
+            [store] + (FileManager.default.fileExists(atPath: Fixtures.path(store + "-wal")) ? [store + "-wal"] : []), into: directory.url)
         let cached = try #require(try StoreModelCache.read(storeAt: path, versionName: "cached"))
         let reader = try ReadOnlyStore(path: path)  // kept: a WAL store is read from a private copy it removes
         let schema = try withExtendedLifetime(reader) { try LayoutSignature(connection: try reader.connect()) }
-        #expect(LayoutSignature(layout: StoreLayout(model: cached)).differences(from: schema).isEmpty,
-                "\(LayoutSignature(layout: StoreLayout(model: cached)).differences(from: schema))")
+        #expect(
+            LayoutSignature(layout: StoreLayout(model: cached)).differences(from: schema).isEmpty,
+            "\(LayoutSignature(layout: StoreLayout(model: cached)).differences(from: schema))")
         guard let source, let version else { return }
         let xcode = try #require(try ModelLoader.load(Fixtures.path(source)).version(named: version))
         #expect(cached.versionHashes == xcode.versionHashes)
@@ -202,7 +248,9 @@ struct AppleHashesTests {
         #expect(metadata.versionHashes == apple["SampleModel3"])
         let version = try #require(model.version(named: "SampleModel3"))
         #expect(metadata.versionHashes == version.versionHashes.mapValues(VersionHash.hex), "the plist's hashes are the ones Tern computes")
-        #expect(try VersionMatch.find(in: model, storeAt: output, appleHashes: apple).verdict == .migrationNeeded(from: "SampleModel3", to: "SampleModel", evidence: .appleHashes))
+        #expect(
+            try VersionMatch.find(in: model, storeAt: output, appleHashes: apple).verdict
+                == .migrationNeeded(from: "SampleModel3", to: "SampleModel", evidence: .appleHashes))
         #expect(try VersionMatch.find(in: model, storeAt: output).verdict == .migrationNeeded(from: "SampleModel3", to: "SampleModel", evidence: .appleHashes))
     }
 }
@@ -219,7 +267,9 @@ extension AppleHashesTests {
         apple["SampleModel3"] = ["User": own.values.first!]
         let foreign = try requireUnderlying(TernError.self) { _ = try migration.plan(to: "SampleModel3", appleHashes: apple) }
         #expect(foreign.kind == .badInput)
-        #expect(foreign.message.contains("do not describe it: they name User, which it does not have; they lack Car, LuxuryCar, Maker, Person, SportCar"), "\(foreign.message)")
+        #expect(
+            foreign.message.contains("do not describe it: they name User, which it does not have; they lack Car, LuxuryCar, Maker, Person, SportCar"),
+            "\(foreign.message)")
         apple["SampleModel3"] = own.filter { $0.key != "Maker" }
         let partial = try requireUnderlying(TernError.self) { _ = try migration.plan(to: "SampleModel3", appleHashes: apple) }
         #expect(partial.message.contains("they lack Maker"), "\(partial.message)")
@@ -236,11 +286,13 @@ struct EntityNumberingTests {
         let directory = try TemporaryDirectory()
         let store = try Fixtures.copy(["alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"], into: directory.url)
         let cached = try #require(try StoreModelCache.read(storeAt: store, versionName: "A"))
-        let moved = ObjectModel(versionName: "B", versionIdentifiers: cached.versionIdentifiers, entities: cached.entities.map { entity in
-            var entity = entity
-            if entity.name == "ExpensiveSportCar" { entity.parent = "Car" }
-            return entity
-        })
+        let moved = ObjectModel(
+            versionName: "B", versionIdentifiers: cached.versionIdentifiers,
+            entities: cached.entities.map { entity in
+                var entity = entity
+                if entity.name == "ExpensiveSportCar" { entity.parent = "Car" }
+                return entity
+            })
         #expect(StoreLayout(model: moved).createTableStatements.sorted() == StoreLayout(model: cached).createTableStatements.sorted())
 
         let onlyMoved = VersionedModel(name: "M", versions: [moved], currentVersionName: "B", path: directory.path("m"))
@@ -253,7 +305,9 @@ struct EntityNumberingTests {
         #expect(try VersionMatch.find(in: both, storeAt: store).verdict == .migrationNeeded(from: "A", to: "B", evidence: .appleHashes))
     }
 
-    @Test("an app's own Z… table (ZAPPSTUFF, no entity of Z_PRIMARYKEY's) is not a table of the model: recognised by schema all the same, kept by a step applied in place")
+    @Test(
+        "an app's own Z… table (ZAPPSTUFF, no entity of Z_PRIMARYKEY's) is not a table of the model: recognised by schema all the same, kept by a step applied in place"
+    )
     func appTableNamedLikeAnEntityTable() async throws {
         let directory = try TemporaryDirectory()
         let model = try ModelLoader.load(Configs.path("bookstore"))
@@ -273,12 +327,16 @@ struct EntityNumberingTests {
         #expect(try Connection(path: store, configuration: .init(mode: .readOnly)).scalar("SELECT ZX FROM ZAPPSTUFF")?.text == "kept")
     }
 
-    @Test("a store whose join table an earlier Tern named by its own rules is not taken for the version (the engine reads join tables by name); check says an earlier Tern wrote it")
+    @Test(
+        "a store whose join table an earlier Tern named by its own rules is not taken for the version (the engine reads join tables by name); check says an earlier Tern wrote it"
+    )
     func earlierTernJoinTable() throws {
-        let version = ObjectModel(versionName: "V", entities: [
-            Entity(name: "Note", relationships: [Relationship(name: "tags", destination: "Tag", inverse: "notes", isToMany: true)]),
-            Entity(name: "Tag", relationships: [Relationship(name: "notes", destination: "Note", inverse: "tags", isToMany: true)]),
-        ])
+        let version = ObjectModel(
+            versionName: "V",
+            entities: [
+                Entity(name: "Note", relationships: [Relationship(name: "tags", destination: "Tag", inverse: "notes", isToMany: true)]),
+                Entity(name: "Tag", relationships: [Relationship(name: "notes", destination: "Note", inverse: "tags", isToMany: true)]),
+            ])
         let model = VersionedModel(name: "M", versions: [version], currentVersionName: "V", path: "m")
         let layout = StoreLayout(model: version)
         var signature = LayoutSignature(layout: layout)
@@ -299,9 +357,11 @@ struct EntityNumberingTests {
 
     @Test("a fetch index named like its one property is made once (Bookmarks' models have one)")
     func indexNamedLikeItsProperty() throws {
-        let version = ObjectModel(versionName: "V", entities: [
-            Entity(name: "Note", attributes: [Attribute(name: "title", type: .string)], fetchIndexes: [FetchIndex(name: "title", properties: ["title"])]),
-        ])
+        let version = ObjectModel(
+            versionName: "V",
+            entities: [
+                Entity(name: "Note", attributes: [Attribute(name: "title", type: .string)], fetchIndexes: [FetchIndex(name: "title", properties: ["title"])])
+            ])
         let names = StoreLayout(model: version).indexStatements.map { $0.split(separator: " ")[2] }
         #expect(Set(names).count == names.count, "\(names)")
         let directory = try TemporaryDirectory()
@@ -321,7 +381,9 @@ struct EntityNumberingTests {
         try connection.execute("UPDATE Z_MODELCACHE SET Z_CONTENT = ?", try #require(blob))
         try connection.close()
         #expect(try StoreModelCache.model(ofStoreAt: store) == nil)
-        let error = try requireUnderlying(MigrationError.self) { _ = try StoreMigration(store: store, model: ModelLoader.load(Configs.path("bookstore"))).plan() }
+        let error = try requireUnderlying(MigrationError.self) {
+            _ = try StoreMigration(store: store, model: ModelLoader.load(Configs.path("bookstore"))).plan()
+        }
         #expect("\(error)".contains("the model the store carries (Z_MODELCACHE) does not match its tables and entities either"), "\(error)")
     }
 

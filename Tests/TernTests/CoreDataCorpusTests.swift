@@ -61,17 +61,22 @@ struct CoreDataCorpusTests {
         }
     }
 
-    @Test("tern check recognises each store by Core Data's hashes, in the whole versioned model", arguments: pairs.filter { !mergedStores.contains($0.storePath) })
+    @Test(
+        "tern check recognises each store by Core Data's hashes, in the whole versioned model", arguments: pairs.filter { !mergedStores.contains($0.storePath) }
+    )
     func recognised(_ pair: Pair) throws {
         let model = try ModelLoader.load(pair.bundlePath)
         let match = try VersionMatch.find(in: model, storeAt: pair.storePath)
-        let expected: VersionMatch.Verdict = pair.version == model.currentVersionName
+        let expected: VersionMatch.Verdict =
+            pair.version == model.currentVersionName
             ? .compatible(version: pair.version, evidence: .appleHashes)
             : .migrationNeeded(from: pair.version, to: model.currentVersionName, evidence: .appleHashes)
         #expect(match.verdict == expected)
     }
 
-    @Test("the layout Tern derives is the store's schema: tables, columns in order, declared types, indexes, constraints", arguments: pairs.filter { !mergedStores.contains($0.storePath) })
+    @Test(
+        "the layout Tern derives is the store's schema: tables, columns in order, declared types, indexes, constraints",
+        arguments: pairs.filter { !mergedStores.contains($0.storePath) })
     func schema(_ pair: Pair) throws {
         let metadata = try StoreMetadata.read(storeAt: pair.storePath)
         let version = try #require(try ModelLoader.load(pair.versionPath).versions.first)
@@ -88,7 +93,9 @@ struct CoreDataCorpusTests {
     static let derivedAttributeStores = ["coredata/alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite"]
         .map { Fixtures.root.deletingLastPathComponent().appendingPathComponent($0).path }
 
-    @Test("a derived attribute: Core Data's hash of it (its expression's text) and its triggers, from the model the store carries", arguments: derivedAttributeStores)
+    @Test(
+        "a derived attribute: Core Data's hash of it (its expression's text) and its triggers, from the model the store carries",
+        arguments: derivedAttributeStores)
     func derivedAttribute(_ store: String) throws {
         let model = try #require(try StoreModelCache.model(ofStoreAt: store))
         #expect(model.entities.contains { $0.attributes.contains { $0.derivation != nil } })
@@ -108,14 +115,16 @@ struct CoreDataCorpusTests {
         return (store, parts.map(\.bundlePath), parts.map(\.version))
     }
 
-    @Test("a store written by merged models: recognised by Core Data's hashes with its models merged, each part at the version that wrote it; its schema derived")
+    @Test(
+        "a store written by merged models: recognised by Core Data's hashes with its models merged, each part at the version that wrote it; its schema derived")
     func mergedStoreChecks() throws {
         #expect(!Self.mergedModels.isEmpty)
         for merged in Self.mergedModels {
             let model = try ModelLoader.load(merged.bundles, forStoreAt: merged.store)
             let match = try VersionMatch.find(in: model, storeAt: merged.store)
             let written = merged.versions.joined(separator: " + ")
-            let expected: VersionMatch.Verdict = written == model.currentVersionName
+            let expected: VersionMatch.Verdict =
+                written == model.currentVersionName
                 ? .compatible(version: written, evidence: .appleHashes)
                 : .migrationNeeded(from: written, to: model.currentVersionName, evidence: .appleHashes)
             #expect(match.verdict == expected)
@@ -155,7 +164,9 @@ struct CoreDataCorpusTests {
         #expect(compared > 0)
     }
 
-    @Test("an Xcode mapping model's empty policy class name is Core Data's default policy, not a class to find: objc.io's Moody 2 → 3 runs through its mapping model and gives the store Core Data wrote")
+    @Test(
+        "an Xcode mapping model's empty policy class name is Core Data's default policy, not a class to find: objc.io's Moody 2 → 3 runs through its mapping model and gives the store Core Data wrote"
+    )
     func emptyPolicyClassName() async throws {
         let mapping = Self.corpora[0].appendingPathComponent("objcio__core-data/Migrations/Migrations/Moody 2-Moody 3.xcmappingmodel").path
         let model = try ModelLoader.load(Self.corpora[0].appendingPathComponent("objcio__core-data/Migrations/Migrations/Moody.xcdatamodeld").path)
@@ -163,7 +174,8 @@ struct CoreDataCorpusTests {
         #expect(loaded.entities.allSatisfy { $0.mapping.policy == nil }, "\(loaded.entities.map(\.mapping.policy))")
         let directory = try TemporaryDirectory()
         let source = directory.path("Moody 2.moody")
-        try FileManager.default.copyItem(atPath: Self.corpora[0].appendingPathComponent("objcio__core-data/Migrations/MigrationsTests/Moody 2.moody").path, toPath: source)
+        try FileManager.default.copyItem(
+            atPath: Self.corpora[0].appendingPathComponent("objcio__core-data/Migrations/MigrationsTests/Moody 2.moody").path, toPath: source)
         let migration = StoreMigration(store: source, model: model)
         let plan = try migration.plan(to: "Moody 3")
         #expect(plan.steps.count == 1 && !plan.steps[0].isInferred)
@@ -198,7 +210,7 @@ struct CoreDataCorpusTests {
             let plan: StoreMigration.Plan
             do {
                 plan = try migration.plan(to: to.version)
-            } catch where "\(error)".contains("is not registered") || "\(error)".contains("cannot be inferred") {
+            } catch  where "\(error)".contains("is not registered") || "\(error)".contains("cannot be inferred") {
                 continue  // the app's own code migrates it (a policy class, CareKit's hand-written step)
             }
             let output = directory.path("migrated.sqlite")
@@ -209,7 +221,8 @@ struct CoreDataCorpusTests {
             // TABLE; a migration writes today's layout, which is that version's layout as the
             // schema test derives it with today's rules (the same test proves the 637 one).
             let toMetadata = try StoreMetadata.read(storeAt: to.storePath)
-            let written = (toMetadata.frameworkVersion ?? .max) < 1000
+            let written =
+                (toMetadata.frameworkVersion ?? .max) < 1000
                 ? try Self.derivedSchema(of: #require(try ModelLoader.load(to.versionPath).versions.first))
                 : try Self.schema(of: to.storePath)
             let migrated = try Self.schema(of: output)

@@ -13,7 +13,9 @@ struct ExampleMigrationTests {
         directory = try TemporaryDirectory()
     }
 
-    private func generateAndMigrate(_ config: String, version: String, rows: Int = 300) throws -> (source: Connection, migrated: Connection, report: StoreMigration.Report) {
+    private func generateAndMigrate(_ config: String, version: String, rows: Int = 300) throws -> (
+        source: Connection, migrated: Connection, report: StoreMigration.Report
+    ) {
         let model = try ModelLoader.load(Configs.path(config))
         let path = directory.path("\(config).sqlite")
         _ = try DataGenerator.generate(model: model.version(named: version)!, at: path, rows: rows, seed: 9)
@@ -27,8 +29,10 @@ struct ExampleMigrationTests {
     @Test("the guide's Recipes: chefs, recipes and ingredients carry over with their links; cuisines start empty")
     func recipes() throws {
         let (source, migrated, _) = try generateAndMigrate("recipes", version: "CoreRecipes 1")
-        for query in ["SELECT Z_PK, ZNAME, ZDIRECTIONS, ZCHEF FROM ZRECIPE ORDER BY Z_PK", "SELECT Z_PK, ZNAME, ZTRAINING FROM ZCHEF ORDER BY Z_PK",
-                      "SELECT Z_PK, ZNAME, ZAMOUNT, ZRECIPE FROM ZINGREDIENT ORDER BY Z_PK"] {
+        for query in [
+            "SELECT Z_PK, ZNAME, ZDIRECTIONS, ZCHEF FROM ZRECIPE ORDER BY Z_PK", "SELECT Z_PK, ZNAME, ZTRAINING FROM ZCHEF ORDER BY Z_PK",
+            "SELECT Z_PK, ZNAME, ZAMOUNT, ZRECIPE FROM ZINGREDIENT ORDER BY Z_PK",
+        ] {
             #expect(try rows(source, query) == rows(migrated, query))
         }
         #expect(try migrated.scalar("SELECT count(*) FROM ZCUISINE") == .integer(0))
@@ -41,7 +45,9 @@ struct ExampleMigrationTests {
         #expect(report.plan.steps[0].passes.count == 2)
         #expect(report.steps[0].mappings.map(\.name) == ["EventToEventDateString", "EventToEventTimestamp"])
         // Dates sit in a NUMERIC-affinity column (whole seconds stored as integers); doubles are reals.
-        #expect(try rows(source, "SELECT CAST(ZTIMESTAMP AS REAL) FROM ZEVENT ORDER BY Z_PK") == rows(migrated, "SELECT ZTIMESTAMP FROM ZEVENTTIMESTAMP ORDER BY Z_PK"))
+        #expect(
+            try rows(source, "SELECT CAST(ZTIMESTAMP AS REAL) FROM ZEVENT ORDER BY Z_PK")
+                == rows(migrated, "SELECT ZTIMESTAMP FROM ZEVENTTIMESTAMP ORDER BY Z_PK"))
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
@@ -63,7 +69,8 @@ struct ExampleMigrationTests {
         #expect(steps[0].passes.count == 3)
         #expect(steps[0].passes[2].model.entityMappings[0].filterPredicate == #"timeStamp >= CAST(600000000, "NSDate") OR timeStamp == nil"#)
         _ = try planned.runBlocking(try planned.plan(mappingFiles: [plan]), output: directory.path("planned.sqlite"))
-        _ = try StoreMigration(store: path, model: model, options: MigrationOptions(registry: .builtIn)).runBlocking(try StoreMigration(store: path, model: model, options: MigrationOptions(registry: .builtIn)).plan(), output: directory.path("default.sqlite"))
+        _ = try StoreMigration(store: path, model: model, options: MigrationOptions(registry: .builtIn)).runBlocking(
+            try StoreMigration(store: path, model: model, options: MigrationOptions(registry: .builtIn)).plan(), output: directory.path("default.sqlite"))
         let planStore = try Connection(path: directory.path("planned.sqlite"), configuration: .init(mode: .readOnly))
         let defaultStore = try Connection(path: directory.path("default.sqlite"), configuration: .init(mode: .readOnly))
         for query in ["SELECT ZTIMESTAMP FROM ZEVENTTIMESTAMP ORDER BY 1", "SELECT ZPRINTEDDATE FROM ZEVENTDATESTRING ORDER BY Z_PK"] {
@@ -84,10 +91,14 @@ struct ExampleMigrationTests {
         let unknown = try plan("source: Events 1\ndestination: Events 2\npasses:\n  - mapping: a.yaml\n    filtre: x > 1\n")
         #expect(throws: TernError.self) { try MigrationPlanner.chain(in: model, from: "Events 1", to: "Events 2", mappingFiles: [], overriding: [unknown]) }
         let empty = try plan("source: Events 1\ndestination: Events 2\npasses: []\n")
-        let noPasses = try #require(throws: TernError.self) { try MigrationPlanner.chain(in: model, from: "Events 1", to: "Events 2", mappingFiles: [], overriding: [empty]) }
+        let noPasses = try #require(throws: TernError.self) {
+            try MigrationPlanner.chain(in: model, from: "Events 1", to: "Events 2", mappingFiles: [], overriding: [empty])
+        }
         #expect(noPasses.description.contains("a plan needs at least one pass"))
         let missing = try plan("source: Events 1\ndestination: Events 2\npasses:\n  - mapping: nowhere.yaml\n")
-        let notFound = try #require(throws: TernError.self) { try MigrationPlanner.chain(in: model, from: "Events 1", to: "Events 2", mappingFiles: [], overriding: [missing]) }
+        let notFound = try #require(throws: TernError.self) {
+            try MigrationPlanner.chain(in: model, from: "Events 1", to: "Events 2", mappingFiles: [], overriding: [missing])
+        }
         #expect(notFound.description.contains("nowhere.yaml"))
     }
 
@@ -98,25 +109,43 @@ struct ExampleMigrationTests {
         let source = directory.path("split.sqlite")
         _ = try DataGenerator.generate(model: v1, at: source, rows: 400, seed: 2)
         func pass(_ bookFilter: String, pages: Bool) throws -> ValidatedMapping {
-            var mappings = [EntityMapping(name: "CheapBooks", type: .transform, sourceEntity: "Book", destinationEntity: "Book", filterPredicate: bookFilter,
-                                          attributeMappings: [PropertyMapping(name: "title", valueExpression: "$source.title"), PropertyMapping(name: "price", valueExpression: "$source.price")])]
+            var mappings = [
+                EntityMapping(
+                    name: "CheapBooks", type: .transform, sourceEntity: "Book", destinationEntity: "Book", filterPredicate: bookFilter,
+                    attributeMappings: [
+                        PropertyMapping(name: "title", valueExpression: "$source.title"), PropertyMapping(name: "price", valueExpression: "$source.price"),
+                    ])
+            ]
             if pages {
-                mappings.append(EntityMapping(name: "PageToPage", type: .copy, sourceEntity: "Page", destinationEntity: "Page",
-                                              attributeMappings: [PropertyMapping(name: "text", valueExpression: "$source.text")],
-                                              relationshipMappings: [PropertyMapping(name: "book", valueExpression: #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "book", $source.book)"#)]))
+                mappings.append(
+                    EntityMapping(
+                        name: "PageToPage", type: .copy, sourceEntity: "Page", destinationEntity: "Page",
+                        attributeMappings: [PropertyMapping(name: "text", valueExpression: "$source.text")],
+                        relationshipMappings: [
+                            PropertyMapping(
+                                name: "book",
+                                valueExpression: #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "book", $source.book)"#
+                            )
+                        ]))
             }
-            return try MappingModel(sourceVersion: v1.versionName, destinationVersion: v2.versionName, entityMappings: mappings).validate(source: v1, destination: v2)
+            return try MappingModel(sourceVersion: v1.versionName, destinationVersion: v2.versionName, entityMappings: mappings).validate(
+                source: v1, destination: v2)
         }
-        let step = MigrationStep(source: v1, destination: v2, passes: [try pass("price < 50", pages: false), try pass("price >= 50", pages: true)],
-                                 isInferred: false, origins: ["cheap", "dear"])
+        let step = MigrationStep(
+            source: v1, destination: v2, passes: [try pass("price < 50", pages: false), try pass("price >= 50", pages: true)],
+            isInferred: false, origins: ["cheap", "dear"])
         let output = directory.path("split-out.sqlite")
         let report = try Migrator.migrate(step, from: source, to: output, options: MigrationOptions(batchSize: 33, registry: .builtIn))
         let old = try Connection(path: source, configuration: .init(mode: .readOnly))
         let new = try Connection(path: output, configuration: .init(mode: .readOnly))
-        #expect(report.mappings.map(\.selected) == [Int(try old.scalar("SELECT count(*) FROM ZBOOK WHERE ZPRICE < 50")!.int64!),
-                                                   Int(try old.scalar("SELECT count(*) FROM ZBOOK WHERE ZPRICE >= 50")!.int64!), 400])
+        #expect(
+            report.mappings.map(\.selected) == [
+                Int(try old.scalar("SELECT count(*) FROM ZBOOK WHERE ZPRICE < 50")!.int64!),
+                Int(try old.scalar("SELECT count(*) FROM ZBOOK WHERE ZPRICE >= 50")!.int64!), 400,
+            ])
         // Each page points at the new book made from its old book, whichever pass made it.
-        #expect(try rows(old, "SELECT p.ZTEXT, b.ZTITLE FROM ZPAGE p LEFT JOIN ZBOOK b ON b.Z_PK = p.ZBOOK ORDER BY p.Z_PK")
+        #expect(
+            try rows(old, "SELECT p.ZTEXT, b.ZTITLE FROM ZPAGE p LEFT JOIN ZBOOK b ON b.Z_PK = p.ZBOOK ORDER BY p.Z_PK")
                 == rows(new, "SELECT p.ZTEXT, b.ZTITLE FROM ZPAGE p LEFT JOIN ZBOOK b ON b.Z_PK = p.ZBOOK ORDER BY p.Z_PK"))
         #expect(try new.scalar("SELECT count(*) FROM ZBOOK") == .integer(400))
     }

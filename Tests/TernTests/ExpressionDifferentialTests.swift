@@ -9,23 +9,35 @@ import TernSQLite
 /// two executions over a store full of awkward values.
 @Suite("Expressions: SQL and Swift agree")
 struct ExpressionDifferentialTests {
-    static let model = ObjectModel(versionName: "diff", entities: [
-        Entity(name: "Item", attributes: [
-            Attribute(name: "i", type: .integer64), Attribute(name: "r", type: .double),
-            Attribute(name: "t", type: .string), Attribute(name: "u", type: .string),
-        ], relationships: [
-            Relationship(name: "owner", destination: "Owner", inverse: "items"),
-            Relationship(name: "tags", destination: "Tag", inverse: "item", isToMany: true),
-        ]),
-        Entity(name: "Owner", attributes: [Attribute(name: "name", type: .string), Attribute(name: "score", type: .integer32)],
-               relationships: [Relationship(name: "items", destination: "Item", inverse: "owner", isToMany: true)]),
-        Entity(name: "Tag", attributes: [Attribute(name: "label", type: .string), Attribute(name: "weight", type: .integer16)],
-               relationships: [Relationship(name: "item", destination: "Item", inverse: "tags")]),
-    ])
+    static let model = ObjectModel(
+        versionName: "diff",
+        entities: [
+            Entity(
+                name: "Item",
+                attributes: [
+                    Attribute(name: "i", type: .integer64), Attribute(name: "r", type: .double),
+                    Attribute(name: "t", type: .string), Attribute(name: "u", type: .string),
+                ],
+                relationships: [
+                    Relationship(name: "owner", destination: "Owner", inverse: "items"),
+                    Relationship(name: "tags", destination: "Tag", inverse: "item", isToMany: true),
+                ]),
+            Entity(
+                name: "Owner", attributes: [Attribute(name: "name", type: .string), Attribute(name: "score", type: .integer32)],
+                relationships: [Relationship(name: "items", destination: "Item", inverse: "owner", isToMany: true)]),
+            Entity(
+                name: "Tag", attributes: [Attribute(name: "label", type: .string), Attribute(name: "weight", type: .integer16)],
+                relationships: [Relationship(name: "item", destination: "Item", inverse: "tags")]),
+        ])
 
     static let integers: [Int64] = [0, 1, -1, 2, 3, 7, -7, 10, 255, 1 << 31, -(1 << 31), 1 << 53, .max, .min, .max - 1, .min + 1, 4_611_686_018_427_387_904]
-    static let reals: [Double] = [0.0, -0.0, 0.5, -0.5, 1.0, 2.5, 1e15, 1e308, -1e308, 1e-308, 9.223372036854775807e18, -9.223372036854775808e18, 3.0, 0.1, 1.8, 32.0]
-    static let texts: [String] = ["", " ", "a", "A", "ab", "abc", "Abc", "b", " a ", "a b", "First Last", "Zoë", "ZOË", "zoe", "Zoe\u{0308}", "é", "e\u{0301}", "É", "ß", "*", "?", "[", "]", "[a]", "a*b", "a?c", "x.y", "100", "10", "9", "naïve", "日本語", "🙂", "Ünïcödé", "straße"]
+    static let reals: [Double] = [
+        0.0, -0.0, 0.5, -0.5, 1.0, 2.5, 1e15, 1e308, -1e308, 1e-308, 9.223372036854775807e18, -9.223372036854775808e18, 3.0, 0.1, 1.8, 32.0,
+    ]
+    static let texts: [String] = [
+        "", " ", "a", "A", "ab", "abc", "Abc", "b", " a ", "a b", "First Last", "Zoë", "ZOË", "zoe", "Zoe\u{0308}", "é", "e\u{0301}", "É", "ß", "*", "?", "[",
+        "]", "[a]", "a*b", "a?c", "x.y", "100", "10", "9", "naïve", "日本語", "🙂", "Ünïcödé", "straße",
+    ]
 
     let directory: TemporaryDirectory
     let connection: Connection
@@ -44,22 +56,32 @@ struct ExpressionDifferentialTests {
         }
         try connection.transaction {
             for _ in 0..<12 {
-                try writer.insert("Owner", ["name": pick(Self.texts).map { .text($0) } ?? .null,
-                                            "score": pick(Self.integers.filter { Int32(exactly: $0) != nil }).map { .integer($0) } ?? .null])
+                try writer.insert(
+                    "Owner",
+                    [
+                        "name": pick(Self.texts).map { .text($0) } ?? .null,
+                        "score": pick(Self.integers.filter { Int32(exactly: $0) != nil }).map { .integer($0) } ?? .null,
+                    ])
             }
             for _ in 0..<70 {
-                try writer.insert("Item", [
-                    "i": pick(Self.integers).map { .integer($0) } ?? .null,
-                    "r": pick(Self.reals).map { .real($0) } ?? .null,
-                    "t": pick(Self.texts).map { .text($0) } ?? .null,
-                    "u": pick(Self.texts).map { .text($0) } ?? .null,
-                    "owner": pick(Array(1...12)).map { .integer(Int64($0)) } ?? .null,
-                ])
+                try writer.insert(
+                    "Item",
+                    [
+                        "i": pick(Self.integers).map { .integer($0) } ?? .null,
+                        "r": pick(Self.reals).map { .real($0) } ?? .null,
+                        "t": pick(Self.texts).map { .text($0) } ?? .null,
+                        "u": pick(Self.texts).map { .text($0) } ?? .null,
+                        "owner": pick(Array(1...12)).map { .integer(Int64($0)) } ?? .null,
+                    ])
             }
             for _ in 0..<150 {
-                try writer.insert("Tag", ["label": pick(Self.texts).map { .text($0) } ?? .null,
-                                          "weight": pick([0, 1, 3, 5, -2, 300]).map { .integer($0) } ?? .null,
-                                          "item": .integer(Int64.random(in: 1...70, using: &rng))])
+                try writer.insert(
+                    "Tag",
+                    [
+                        "label": pick(Self.texts).map { .text($0) } ?? .null,
+                        "weight": pick([0, 1, 3, 5, -2, 300]).map { .integer($0) } ?? .null,
+                        "item": .integer(Int64.random(in: 1...70, using: &rng)),
+                    ])
             }
             try writer.finish()
         }
@@ -125,14 +147,18 @@ struct ExpressionDifferentialTests {
 
     @Test("the seed and BookStore examples compile both ways and agree")
     func examples() throws {
-        for text in ["$source.i", "($source.r - 32.0) / 1.8", "$source.r * 1.04", "$source.i * 1.04", "substringBefore:($source.t, \" \")",
-                     "substringAfter:($source.t, \" \")", "$source.owner.name", "$source.tags.@count", "uppercase:($source.t)", "now()",
-                     "$source.#i", "abs:($source.i)", "-$source.i", "$source.i + 1", "$source.i - 1", "$source.i * 2", "divide:by:($source.i, 0)"] {
+        for text in [
+            "$source.i", "($source.r - 32.0) / 1.8", "$source.r * 1.04", "$source.i * 1.04", "substringBefore:($source.t, \" \")",
+            "substringAfter:($source.t, \" \")", "$source.owner.name", "$source.tags.@count", "uppercase:($source.t)", "now()",
+            "$source.#i", "abs:($source.i)", "-$source.i", "$source.i + 1", "$source.i - 1", "$source.i * 2", "divide:by:($source.i, 0)",
+        ] {
             expectAgreement(text, try runBoth(expression: text))
         }
-        for text in ["i > 3", "t BEGINSWITH[c] 'a'", "ANY tags.label CONTAINS[cd] 'e'", "ALL tags.weight > 0", "NONE tags.label == nil",
-                     "owner == nil", "owner.name LIKE '*a*'", "t MATCHES '[A-Z].*'", "i BETWEEN {0, 10}", "t IN {'a', 'b', nil}",
-                     "NOT (i < 0 OR r > 1.0)", "TRUEPREDICATE", "FALSEPREDICATE", "i > $limit", "tags.@count >= 2", "t == $word"] {
+        for text in [
+            "i > 3", "t BEGINSWITH[c] 'a'", "ANY tags.label CONTAINS[cd] 'e'", "ALL tags.weight > 0", "NONE tags.label == nil",
+            "owner == nil", "owner.name LIKE '*a*'", "t MATCHES '[A-Z].*'", "i BETWEEN {0, 10}", "t IN {'a', 'b', nil}",
+            "NOT (i < 0 OR r > 1.0)", "TRUEPREDICATE", "FALSEPREDICATE", "i > $limit", "tags.@count >= 2", "t == $word",
+        ] {
             expectAgreement(text, try runBoth(predicate: text))
         }
     }
@@ -178,20 +204,23 @@ struct ExpressionDifferentialTests {
         // Realistic long predicates: 100 ORs, an IN of 999 values (of a computed value too), 5,000 ORs, 20,000 ANDs.
         let hundred = (0..<100).map { "i == \($0)" }.joined(separator: " OR ")
         let list = "{" + (0..<999).map { "\($0)" }.joined(separator: ", ") + "}"
-        for text in [hundred, "i IN \(list)", "(i + 1) IN \(list)", "t IN {" + Self.texts.map { ExpressionGenerator.literal($0) }.joined(separator: ", ") + "}",
-                     (0..<5_000).map { "i == \($0)" }.joined(separator: " OR "), (0..<20_000).map { "i != \($0)" }.joined(separator: " AND ")] {
+        for text in [
+            hundred, "i IN \(list)", "(i + 1) IN \(list)", "t IN {" + Self.texts.map { ExpressionGenerator.literal($0) }.joined(separator: ", ") + "}",
+            (0..<5_000).map { "i == \($0)" }.joined(separator: " OR "), (0..<20_000).map { "i != \($0)" }.joined(separator: " AND "),
+        ] {
             expectAgreement(String(text.prefix(60)), try runBoth(predicate: text))
         }
     }
 
-    @Test("hostile shapes too deep to run are refused when they load, naming the place: 200 nested abs:, 20,000 NOTs, 100,000 unary minuses, 1,000 chained +",
-          arguments: [
+    @Test(
+        "hostile shapes too deep to run are refused when they load, naming the place: 200 nested abs:, 20,000 NOTs, 100,000 unary minuses, 1,000 chained +",
+        arguments: [
             String(repeating: "abs:(", count: 200) + "$source.i" + String(repeating: ")", count: 200),
             String(repeating: "-", count: 100_000) + "$source.i",
             String(repeating: "-+", count: 50_000) + "$source.i",
             (0..<1_000).map { _ in "$source.i" }.joined(separator: " + "),
             String(repeating: "(", count: 50_000) + "$source.i" + String(repeating: ")", count: 50_000),
-          ])
+        ])
     func tooDeepExpressionsAreRefused(text: String) throws {
         do {
             _ = try ExpressionBinder.expression(text, entity: "Item", model: Self.model, now: 0)
@@ -203,7 +232,9 @@ struct ExpressionDifferentialTests {
 
     @Test("predicates too deep to run are refused when they load: 20,000 NOTs, 50,000 parentheses")
     func tooDeepPredicatesAreRefused() throws {
-        for text in [String(repeating: "NOT ", count: 20_000) + "i > 0", String(repeating: "(", count: 50_000) + "i > 0" + String(repeating: ")", count: 50_000)] {
+        for text in [
+            String(repeating: "NOT ", count: 20_000) + "i > 0", String(repeating: "(", count: 50_000) + "i > 0" + String(repeating: ")", count: 50_000),
+        ] {
             do {
                 _ = try ExpressionBinder.predicate(text, entity: "Item", model: Self.model)
                 Issue.record("accepted: \(text.prefix(40))…")
@@ -320,7 +351,9 @@ struct ExpressionGenerator {
         case 6: return "\(text(depth: 1)) MATCHES\(options) \(Self.literal(pick([".*", "[a-z]+", "a.*", ".*b", "Z.*", "[[:alpha:] ]*", "\\\\d+", "ab|abc"])))"
         case 7: return "\(number(depth: 2)) BETWEEN {\(number(depth: 1)), \(number(depth: 1))}"
         case 8: return "\(text(depth: 1)) IN {\(text(depth: 0)), \(text(depth: 0)), nil}"
-        case 9: return "\(pick(["ANY", "ALL", "NONE"])) tags.\(pick(["label BEGINSWITH\(options) \(Self.literal(pick(ExpressionDifferentialTests.texts)))", "weight > \(Self.literal(pick([Int64(0), 1, 3, -1])))", "label == nil"]))"
+        case 9:
+            return
+                "\(pick(["ANY", "ALL", "NONE"])) tags.\(pick(["label BEGINSWITH\(options) \(Self.literal(pick(ExpressionDifferentialTests.texts)))", "weight > \(Self.literal(pick([Int64(0), 1, 3, -1])))", "label == nil"]))"
         default: return pick(["TRUEPREDICATE", "FALSEPREDICATE", "owner == nil", "owner != nil", "i > $limit", "t == $word"])
         }
     }

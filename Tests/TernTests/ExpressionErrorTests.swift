@@ -37,7 +37,9 @@ struct ExpressionErrorTests {
     @Test("syntax errors give line:column and what was expected")
     func syntax() {
         #expect(expressionError("($source.price - 32.0")?.description == "1:22: expected ')' to close the parenthesis, found the end")
-        #expect(expressionError("$source.price *")?.description == "1:16: expected a value: a number, a string, a key path, $variable, YES/NO, nil, a function or '(', found the end")
+        #expect(
+            expressionError("$source.price *")?.description
+                == "1:16: expected a value: a number, a string, a key path, $variable, YES/NO, nil, a function or '(', found the end")
         #expect(predicateError("price >")?.position == SourcePosition(offset: 7, in: "price >"))
         #expect(predicateError("price\n  ~ 3")?.description.hasPrefix("2:3: unexpected character '~'") == true)
         #expect(predicateError("title BEGINSWITH[x] 'a'")?.message == "expected comparison options c, d or cd, found x")
@@ -75,14 +77,16 @@ struct ExpressionErrorTests {
     func managerFunctions() throws {
         let error = try #require(expressionError(#"FUNCTION($manager, "performSelector:", "x", $source.pages)"#))
         #expect(error.message.hasPrefix("FUNCTION accepts only \"destinationInstancesForEntityMappingNamed:sourceInstances:\""))
-        let parsed = try ExpressionParser.expression(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.staff)"#)
+        let parsed = try ExpressionParser.expression(
+            #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.staff)"#)
         guard case .managerFunction(_, let selector, let arguments, _) = parsed else {
             Issue.record("not a manager function: \(parsed)")
             return
         }
         #expect(selector == ManagerFunction.destinationInstancesForEntityMapping.rawValue)
         #expect(arguments.count == 2)
-        #expect(expressionError(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PageToPage", $source.pages)"#)?.message
+        #expect(
+            expressionError(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PageToPage", $source.pages)"#)?.message
                 .hasSuffix("it belongs in a relationship mapping, not in a value") == true)
         #expect(expressionError("$destination.title")?.message == "$destination.… cannot be read: value expressions read $source key paths")
         #expect(expressionError("$limit + 1")?.message == "no value for the variable $limit")

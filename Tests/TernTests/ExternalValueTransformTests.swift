@@ -50,8 +50,9 @@ struct ExternalValueTransformTests {
         return documents
     }
 
-    @Test("a manager hook reverses half the attachments: it sees their bytes; large results are new files, small ones inline; the rest keep their files — --out and in place",
-          arguments: [false, true])
+    @Test(
+        "a manager hook reverses half the attachments: it sees their bytes; large results are new files, small ones inline; the rest keep their files — --out and in place",
+        arguments: [false, true])
     func hookTransformsAttachments(inPlace: Bool) throws {
         let model = try ModelLoader.load(Configs.path("attachments"))
         let source = directory.path("Docs.sqlite")
@@ -77,7 +78,8 @@ struct ExternalValueTransformTests {
         // Each document's attachment as the app reads it: reversed for even keys, else the same.
         let after = try Self.documents(output, title: "ZNAME")
         let outputFolder = Self.folder(output)
-        let expected = before.map { "\($0.title) \(($0.key % 2 == 0 ? beforeBytes[$0.key]!.map { Array($0.reversed()) } : beforeBytes[$0.key]!) ?? [])" }.sorted()
+        let expected = before.map { "\($0.title) \(($0.key % 2 == 0 ? beforeBytes[$0.key]!.map { Array($0.reversed()) } : beforeBytes[$0.key]!) ?? [])" }
+            .sorted()
         #expect(try after.map { "\($0.title) \(try Self.appBytes($0.stored, folder: outputFolder) ?? [])" }.sorted() == expected)
         // In Core Data's forms: every value behind a marker; a reversed large value in a new
         // file; an unchanged value stored exactly as before.

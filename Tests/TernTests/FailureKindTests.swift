@@ -40,7 +40,9 @@ struct FailureKindTests {
             _ = try migration.runBlocking(try migration.plan(to: "Attachments 2", mappingFiles: [mapping]), output: output)
         } throws: { error in
             guard case MigrationError.policyFailed(let policy, let mappingName, let key, let message) = underlying(error) else { return false }
-            #expect("\(error)".contains("the migration policy RefusingPolicy failed in entity mapping DocumentToDocument over source object 3: this document cannot be migrated"))
+            #expect(
+                "\(error)".contains(
+                    "the migration policy RefusingPolicy failed in entity mapping DocumentToDocument over source object 3: this document cannot be migrated"))
             return policy == "RefusingPolicy" && mappingName == "DocumentToDocument" && key == 3 && message.contains("cannot be migrated")
                 && FailureKind(of: error) == .badInput && !FailureKind.isResumable(error)
         }
@@ -73,11 +75,13 @@ struct FailureKindTests {
         }
     }
 
-    @Test("every unit survives its stored form", arguments: [
-        WorkUnit.createInstances(mapping: 3, name: "Odd:Name.With.Dots"), .links(mapping: 1, name: "A.B", relationship: "books"),
-        .laterLinks(mapping: 2, name: "X", relationship: "y"), .mirror(mapping: 4, name: "M", relationship: "r"),
-        .relationshipHook(mapping: 5), .policyLinks(pass: 1, entity: "Book", relationship: "labels"), .policyLinksApplied(pass: 0),
-    ])
+    @Test(
+        "every unit survives its stored form",
+        arguments: [
+            WorkUnit.createInstances(mapping: 3, name: "Odd:Name.With.Dots"), .links(mapping: 1, name: "A.B", relationship: "books"),
+            .laterLinks(mapping: 2, name: "X", relationship: "y"), .mirror(mapping: 4, name: "M", relationship: "r"),
+            .relationshipHook(mapping: 5), .policyLinks(pass: 1, entity: "Book", relationship: "labels"), .policyLinksApplied(pass: 0),
+        ])
     func unitKeys(unit: WorkUnit) {
         #expect(WorkUnit(key: unit.key) == unit)
     }

@@ -14,7 +14,9 @@ struct FixtureMigrationTests {
 
     /// Copies the fixture store (and its -wal) away, migrates it with `--out`, and opens both.
     /// The returned `reader` owns the snapshot `source` may read from: keep it while reading.
-    private func migrate(_ store: String, withWAL: Bool = false, model path: String, to target: String? = nil) throws -> (source: Connection, migrated: Connection, report: StoreMigration.Report, reader: ReadOnlyStore) {
+    private func migrate(_ store: String, withWAL: Bool = false, model path: String, to target: String? = nil) throws -> (
+        source: Connection, migrated: Connection, report: StoreMigration.Report, reader: ReadOnlyStore
+    ) {
         let files = withWAL ? [store, store + "-wal"] : [store]
         let copy = try Fixtures.copy(files, into: directory.url)
         let before = try Data(contentsOf: URL(fileURLWithPath: copy))
@@ -26,8 +28,10 @@ struct FixtureMigrationTests {
         let reader = try ReadOnlyStore(path: copy)
         let migrated = try Connection(path: output, configuration: .init(mode: .readOnly))
         #expect(try migrated.scalar("PRAGMA integrity_check") == .text("ok"))
-        #expect(try VersionMatch.find(in: model, storeAt: output).verdict
-                == (target ?? model.currentVersionName == model.currentVersionName ? .compatible(version: model.currentVersionName, evidence: .appleHashes)
+        #expect(
+            try VersionMatch.find(in: model, storeAt: output).verdict
+                == (target ?? model.currentVersionName == model.currentVersionName
+                    ? .compatible(version: model.currentVersionName, evidence: .appleHashes)
                     : .migrationNeeded(from: target!, to: model.currentVersionName, evidence: .appleHashes)))
         return (try reader.connect(), migrated, report, reader)
     }
@@ -38,9 +42,11 @@ struct FixtureMigrationTests {
             "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite",
             model: FixtureStore.wibosco)
         #expect(report.plan.steps.map(\.isInferred) == [true, false, true])
-        #expect(try rows(source, "SELECT Z_PK, ZPOSTID, ZCOLOR, ZDATE FROM ZPOST ORDER BY Z_PK")
+        #expect(
+            try rows(source, "SELECT Z_PK, ZPOSTID, ZCOLOR, ZDATE FROM ZPOST ORDER BY Z_PK")
                 == rows(migrated, "SELECT Z_PK, ZPOSTID, ZHEXCOLOR, ZDATE FROM ZPOST ORDER BY Z_PK"))
-        #expect(try rows(source, "SELECT Z_PK, substr(ZCONTENT, 1, 4) || '...', ZCONTENT, 0 FROM ZPOST WHERE ZCONTENT IS NOT NULL ORDER BY Z_PK")
+        #expect(
+            try rows(source, "SELECT Z_PK, substr(ZCONTENT, 1, 4) || '...', ZCONTENT, 0 FROM ZPOST WHERE ZCONTENT IS NOT NULL ORDER BY Z_PK")
                 == rows(migrated, "SELECT ZPOST, ZTITLE, ZBODY, ZINDEX FROM ZSECTION ORDER BY ZPOST"))
         #expect(try migrated.scalar("SELECT count(*) FROM ZPOST WHERE ZSOFTDELETED IS NOT 0") == .integer(0))
         #expect(try migrated.scalar("SELECT count(*) FROM ZPOST") == .integer(10))
@@ -48,21 +54,33 @@ struct FixtureMigrationTests {
 
     @Test("CoreDataPlus SampleModel V1 → V3: ExpensiveSportCar renamed LuxuryCar, makers become shared Maker objects")
     func sampleModel() throws {
-        let (source, migrated, report, _) = try migrate("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite",
-                                                         model: FixtureStore.sampleModel, to: "SampleModel3")
+        let (source, migrated, report, _) = try migrate(
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite",
+            model: FixtureStore.sampleModel, to: "SampleModel3")
         #expect(report.plan.steps.map(\.isInferred) == [true, false])
         // Policy mappings give cars new keys; each car (by its unique plate) keeps its entity, model
         // and owner, and its maker name is now a Maker object.
-        #expect(try rows(source, "SELECT c.ZNUMBERPLATE, p.Z_NAME, c.ZMODEL, c.ZOWNER, c.ZMAKER FROM ZCAR c JOIN Z_PRIMARYKEY p ON p.Z_ENT = c.Z_ENT ORDER BY c.ZNUMBERPLATE")
-                .map { $0.replacingOccurrences(of: "'ExpensiveSportCar'", with: "'LuxuryCar'") }
-                == rows(migrated, "SELECT c.ZNUMBERPLATE, p.Z_NAME, c.ZMODEL, c.ZOWNER, m.ZNAME FROM ZCAR c JOIN Z_PRIMARYKEY p ON p.Z_ENT = c.Z_ENT LEFT JOIN ZMAKER m ON m.Z_PK = c.ZCREATEDBY ORDER BY c.ZNUMBERPLATE"))
+        #expect(
+            try rows(
+                source,
+                "SELECT c.ZNUMBERPLATE, p.Z_NAME, c.ZMODEL, c.ZOWNER, c.ZMAKER FROM ZCAR c JOIN Z_PRIMARYKEY p ON p.Z_ENT = c.Z_ENT ORDER BY c.ZNUMBERPLATE"
+            )
+            .map { $0.replacingOccurrences(of: "'ExpensiveSportCar'", with: "'LuxuryCar'") }
+                == rows(
+                    migrated,
+                    "SELECT c.ZNUMBERPLATE, p.Z_NAME, c.ZMODEL, c.ZOWNER, m.ZNAME FROM ZCAR c JOIN Z_PRIMARYKEY p ON p.Z_ENT = c.Z_ENT LEFT JOIN ZMAKER m ON m.Z_PK = c.ZCREATEDBY ORDER BY c.ZNUMBERPLATE"
+                ))
         #expect(try migrated.scalar("SELECT count(*) FROM ZCAR") == .integer(125))
         #expect(try migrated.scalar("SELECT count(*) FROM ZMAKER") == source.scalar("SELECT count(DISTINCT ZMAKER) FROM ZCAR"))
         #expect(try migrated.scalar("SELECT count(*) FROM ZMAKER") == .integer(10))
-        #expect(try rows(source, "SELECT Z_PK, ZFIRSTNAME, ZLASTNAME FROM ZPERSON ORDER BY Z_PK") == rows(migrated, "SELECT Z_PK, ZFIRSTNAME, ZLASTNAME FROM ZPERSON ORDER BY Z_PK"))
+        #expect(
+            try rows(source, "SELECT Z_PK, ZFIRSTNAME, ZLASTNAME FROM ZPERSON ORDER BY Z_PK")
+                == rows(migrated, "SELECT Z_PK, ZFIRSTNAME, ZLASTNAME FROM ZPERSON ORDER BY Z_PK"))
     }
 
-    @Test("a compiled mapping model (.cdm, what an app ships) equals the .xcmappingmodel it came from: the same mappings, the same refusal of its app policy, the same migrated store once the policy is given")
+    @Test(
+        "a compiled mapping model (.cdm, what an app ships) equals the .xcmappingmodel it came from: the same mappings, the same refusal of its app policy, the same migrated store once the policy is given"
+    )
     func compiledMapping() throws {
         let base = "alemar11__CoreDataPlus/Tests/Resources/SampleModel"
         let model = try ModelLoader.load(Fixtures.path(FixtureStore.sampleModel))
@@ -114,14 +132,20 @@ struct FixtureMigrationTests {
         }
         let two = directory.url.appendingPathComponent("Two.app")
         try FileManager.default.createDirectory(at: two, withIntermediateDirectories: true)
-        for name in ["A.momd", "B.momd"] { try FileManager.default.copyItem(atPath: Fixtures.path(base + "/Fixtures/SampleModel.momd"), toPath: two.path + "/" + name) }
+        for name in ["A.momd", "B.momd"] {
+            try FileManager.default.copyItem(atPath: Fixtures.path(base + "/Fixtures/SampleModel.momd"), toPath: two.path + "/" + name)
+        }
         let several = try #require(throws: TernError.self) { try ModelLoader.load(two.path) }
         #expect(several.message.contains("several compiled models (A.momd, B.momd)"), "\(several.message)")
         // One at the top and one in Contents/Resources are several too; a .momd file is no model.
         let both = directory.url.appendingPathComponent("Both.app")
         try FileManager.default.createDirectory(at: both.appendingPathComponent("Contents/Resources"), withIntermediateDirectories: true)
-        for name in ["A.momd", "Contents/Resources/B.momd"] { try FileManager.default.copyItem(atPath: Fixtures.path(base + "/Fixtures/SampleModel.momd"), toPath: both.path + "/" + name) }
-        #expect(try #require(throws: TernError.self) { try ModelLoader.load(both.path) }.message.contains("several compiled models (A.momd, Contents/Resources/B.momd)"))
+        for name in ["A.momd", "Contents/Resources/B.momd"] {
+            try FileManager.default.copyItem(atPath: Fixtures.path(base + "/Fixtures/SampleModel.momd"), toPath: both.path + "/" + name)
+        }
+        #expect(
+            try #require(throws: TernError.self) { try ModelLoader.load(both.path) }.message.contains(
+                "several compiled models (A.momd, Contents/Resources/B.momd)"))
         let file = directory.url.appendingPathComponent("File.app")
         try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
         _ = FileManager.default.createFile(atPath: file.path + "/X.momd", contents: Data("x".utf8))
@@ -131,8 +155,9 @@ struct FixtureMigrationTests {
 
     @Test("CoreDataPlus SampleModel3 V1 → v3 through v2, inferred")
     func sampleModel3() throws {
-        let (source, migrated, report, _) = try migrate("alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite",
-                                                         model: FixtureStore.sampleModel3, to: "SampleModel3_v3")
+        let (source, migrated, report, _) = try migrate(
+            "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite",
+            model: FixtureStore.sampleModel3, to: "SampleModel3_v3")
         #expect(report.plan.steps.map(\.composedFrom) == ["SampleModel3 → SampleModel3_v2 → SampleModel3_v3"])
         #expect(try migrated.scalar("SELECT count(*) FROM ZUSER") == source.scalar("SELECT count(*) FROM ZUSER"))
         #expect(try migrated.scalar("SELECT count(*) FROM ZUSER") == .integer(12))
@@ -140,18 +165,23 @@ struct FixtureMigrationTests {
 
     @Test("DuckDuckGo Bookmarks V3 → V6, rows only in the -wal: folders, ordered children and favourites arrive in order")
     func bookmarks() throws {
-        let (source, migrated, report, reader) = try migrate("duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite", withWAL: true,
-                                                              model: FixtureStore.bookmarks)
+        let (source, migrated, report, reader) = try migrate(
+            "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite", withWAL: true,
+            model: FixtureStore.bookmarks)
         defer { withExtendedLifetime(reader) {} }  // its snapshot holds the source's -wal rows
         #expect(report.plan.steps.map(\.composedFrom) == ["BookmarksModel 3 → BookmarksModel 4 → BookmarksModel 5 → BookmarksModel 6"])
-        #expect(try rows(source, "SELECT Z_PK, ZUUID, ZTITLE, ZURL, ZISFOLDER, ZPARENT FROM ZBOOKMARKENTITY ORDER BY Z_PK")
+        #expect(
+            try rows(source, "SELECT Z_PK, ZUUID, ZTITLE, ZURL, ZISFOLDER, ZPARENT FROM ZBOOKMARKENTITY ORDER BY Z_PK")
                 == rows(migrated, "SELECT Z_PK, ZUUID, ZTITLE, ZURL, ZISFOLDER, ZPARENT FROM ZBOOKMARKENTITY ORDER BY Z_PK"))
         #expect(try migrated.scalar("SELECT count(*) FROM ZBOOKMARKENTITY") == .integer(10))
         // Children keep their order under their parent.
-        #expect(try rows(source, "SELECT ZPARENT, Z_PK FROM ZBOOKMARKENTITY WHERE ZPARENT IS NOT NULL ORDER BY ZPARENT, Z_FOK_PARENT")
+        #expect(
+            try rows(source, "SELECT ZPARENT, Z_PK FROM ZBOOKMARKENTITY WHERE ZPARENT IS NOT NULL ORDER BY ZPARENT, Z_FOK_PARENT")
                 == rows(migrated, "SELECT ZPARENT, Z_PK FROM ZBOOKMARKENTITY WHERE ZPARENT IS NOT NULL ORDER BY ZPARENT, Z_FOK_PARENT"))
         // The to-one favoriteFolder became the many-to-many favoriteFolders; favourites keep their order.
-        #expect(try rows(source, "SELECT ZFAVORITEFOLDER, Z_PK FROM ZBOOKMARKENTITY WHERE ZFAVORITEFOLDER IS NOT NULL ORDER BY ZFAVORITEFOLDER, Z_FOK_FAVORITEFOLDER")
+        #expect(
+            try rows(
+                source, "SELECT ZFAVORITEFOLDER, Z_PK FROM ZBOOKMARKENTITY WHERE ZFAVORITEFOLDER IS NOT NULL ORDER BY ZFAVORITEFOLDER, Z_FOK_FAVORITEFOLDER")
                 == rows(migrated, "SELECT Z_1FAVORITEFOLDERS, Z_1FAVORITES FROM Z_1FAVORITES ORDER BY Z_1FAVORITEFOLDERS, Z_FOK_1FAVORITES"))
         #expect(try !rows(migrated, "SELECT * FROM Z_1FAVORITES").isEmpty)
     }
@@ -162,18 +192,25 @@ struct FixtureMigrationTests {
         #expect(report.plan.steps.map { $0.passes.count } == [1, 2])
         #expect(try rows(source, "SELECT ZTITLE FROM ZBOOK ORDER BY Z_PK") == rows(migrated, "SELECT ZTITLE FROM ZBOOK ORDER BY Z_PK"))
         // One Author per distinct name, linked to that author's books.
-        #expect(try rows(source, "SELECT ZTITLE, ZAUTHORNAME FROM ZBOOK ORDER BY ZTITLE")
-                == rows(migrated, "SELECT b.ZTITLE, a.ZNAME FROM ZBOOK b JOIN Z_1BOOKS j ON j.Z_2BOOKS = b.Z_PK JOIN ZAUTHOR a ON a.Z_PK = j.Z_1AUTHORS ORDER BY b.ZTITLE"))
+        #expect(
+            try rows(source, "SELECT ZTITLE, ZAUTHORNAME FROM ZBOOK ORDER BY ZTITLE")
+                == rows(
+                    migrated,
+                    "SELECT b.ZTITLE, a.ZNAME FROM ZBOOK b JOIN Z_1BOOKS j ON j.Z_2BOOKS = b.Z_PK JOIN ZAUTHOR a ON a.Z_PK = j.Z_1AUTHORS ORDER BY b.ZTITLE"))
         #expect(try migrated.scalar("SELECT count(*) FROM ZAUTHOR") == .integer(3))
         // Each file URL moved into a File of its book, byte for byte.
         #expect(try migrated.scalar("SELECT count(*) FROM ZFILE") == source.scalar("SELECT count(*) FROM ZBOOK WHERE ZFILEURL IS NOT NULL"))
-        #expect(try rows(source, "SELECT ZTITLE, hex(ZFILEURL) FROM ZBOOK ORDER BY ZTITLE")
+        #expect(
+            try rows(source, "SELECT ZTITLE, hex(ZFILEURL) FROM ZBOOK ORDER BY ZTITLE")
                 == rows(migrated, "SELECT b.ZTITLE, hex(f.ZFILEURL) FROM ZFILE f JOIN ZBOOK b ON b.Z_PK = f.ZBOOK ORDER BY b.ZTITLE"))
         #expect(try migrated.scalar("SELECT count(*) FROM ZUSER") == .integer(3))
     }
     /// The fixture migrations above, by their store, model and target.
     static let cases: [(store: String, withWAL: Bool, model: String, target: String?)] = [
-        ("wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite", false, FixtureStore.wibosco, nil),
+        (
+            "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite", false,
+            FixtureStore.wibosco, nil
+        ),
         ("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", false, FixtureStore.sampleModel, "SampleModel3"),
         ("alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite", false, FixtureStore.sampleModel3, "SampleModel3_v3"),
         ("duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite", true, FixtureStore.bookmarks, nil),
@@ -208,7 +245,8 @@ struct FixtureMigrationTests {
 
     @Test("every real store migrates to the same content with every mapping forced through Swift", arguments: 0..<5)
     func forcedSwift(_ index: Int) throws {
-        try expectSameContent(index, MigrationOptions(batchSize: 2, workers: 2, registry: FixturePolicies.registry),
-                              MigrationOptions(batchSize: 2, workers: 2, registry: FixturePolicies.registry.sendingEveryMappingThroughSwift()))
+        try expectSameContent(
+            index, MigrationOptions(batchSize: 2, workers: 2, registry: FixturePolicies.registry),
+            MigrationOptions(batchSize: 2, workers: 2, registry: FixturePolicies.registry.sendingEveryMappingThroughSwift()))
     }
 }

@@ -12,9 +12,12 @@ enum FixturePolicies {
             let post = context.create(try context.defaultDestination(for: source))
             context.associate(source, with: post)
             guard let content = try source["content"].text else { return }
-            let section = context.create(DestinationObject(entity: "Section", values: [
-                "title": .text(String(content.prefix(4)) + "..."), "body": .text(content), "index": .integer(0),
-            ]))
+            let section = context.create(
+                DestinationObject(
+                    entity: "Section",
+                    values: [
+                        "title": .text(String(content.prefix(4)) + "..."), "body": .text(content), "index": .integer(0),
+                    ]))
             context.relate(section, "post", to: .created(post))
         }
     }

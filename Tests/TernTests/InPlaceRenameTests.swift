@@ -17,21 +17,21 @@ struct InPlaceRenameTests {
             "model.yaml": "name: Swap\ncurrent: Swap 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
             "v1.yaml": "version: Swap 1\nentities:\n  Person:\n    attributes: { a: string, b: string, c: string, d: string }\n",
             "v2.yaml": """
-                version: Swap 2
-                entities:
-                  Person:
-                    attributes:
-                      a: { type: string, renamingIdentifier: b }
-                      b: { type: string, renamingIdentifier: a }
-                      d: { type: string, renamingIdentifier: c }
-                      e: { type: string, renamingIdentifier: d }
-                """,
+            version: Swap 2
+            entities:
+              Person:
+                attributes:
+                  a: { type: string, renamingIdentifier: b }
+                  b: { type: string, renamingIdentifier: a }
+                  d: { type: string, renamingIdentifier: c }
+                  e: { type: string, renamingIdentifier: d }
+            """,
             "v3.yaml": """
-                version: Swap 3
-                entities:
-                  Person:
-                    attributes: { a: string, b: string, c: string, d: string, f: string }
-                """,
+            version: Swap 3
+            entities:
+              Person:
+                attributes: { a: string, b: string, c: string, d: string, f: string }
+            """,
         ]
         return (try folder.model(files), folder)
     }
@@ -41,7 +41,9 @@ struct InPlaceRenameTests {
         let (model, folder) = try model()
         defer { withExtendedLifetime(folder) {} }
         let store = try TestStore(model: model, version: "Swap 1") { store in
-            for key in 1...3 { try store.insert("Person", ["a": .text("a\(key)"), "b": .text("b\(key)"), "c": .text("c\(key)"), "d": key == 2 ? nil : .text("d\(key)")]) }
+            for key in 1...3 {
+                try store.insert("Person", ["a": .text("a\(key)"), "b": .text("b\(key)"), "c": .text("c\(key)"), "d": key == 2 ? nil : .text("d\(key)")])
+            }
         }
         var options = MigrationOptions()
         options.composeSteps = composed
@@ -56,15 +58,17 @@ struct InPlaceRenameTests {
         #expect(third.map { $0["c"] } == ["c1", "c2", "c3"] && third.map { $0["d"] } == ["d1", nil, "d3"])
     }
 
-    @Test("version 2 renames name to fullName (identifier name), version 3 adds a new name: fullName keeps the values, name is new and empty; what the plan says runs in place is what runs",
-          arguments: [false, true])
+    @Test(
+        "version 2 renames name to fullName (identifier name), version 3 adds a new name: fullName keeps the values, name is new and empty; what the plan says runs in place is what runs",
+        arguments: [false, true])
     func newNameBesideRenamed(composed: Bool) async throws {
         let folder = try TemporaryDirectory()
         let model = try folder.model([
             "model.yaml": "name: R\ncurrent: R 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
             "v1.yaml": "version: R 1\nentities:\n  P:\n    attributes: { name: string, age: integer32 }\n",
             "v2.yaml": "version: R 2\nentities:\n  P:\n    attributes: { fullName: { type: string, renamingIdentifier: name }, age: integer32 }\n",
-            "v3.yaml": "version: R 3\nentities:\n  P:\n    attributes: { fullName: { type: string, renamingIdentifier: name }, name: string, age: integer32 }\n",
+            "v3.yaml":
+                "version: R 3\nentities:\n  P:\n    attributes: { fullName: { type: string, renamingIdentifier: name }, name: string, age: integer32 }\n",
         ])
         let store = try TestStore(model: model, version: "R 1") { store in
             for key in 1...3 { try store.insert("P", ["name": .text("n\(key)"), "age": .integer(Int64(key))]) }
@@ -82,7 +86,9 @@ struct InPlaceRenameTests {
         #expect(objects.map { $0["name"] } == [nil, nil, nil])
     }
 
-    @Test("a string's length rules count UTF-16 units, as Core Data validates them: five emoji are 10, longer than 8; three kanji (9 bytes) are 3, shorter than 4")
+    @Test(
+        "a string's length rules count UTF-16 units, as Core Data validates them: five emoji are 10, longer than 8; three kanji (9 bytes) are 3, shorter than 4"
+    )
     func lengthRuleCountsUTF16() async throws {
         let folder = try TemporaryDirectory()
         let files = [
@@ -117,7 +123,8 @@ struct InPlaceRenameTests {
         let files = [
             "model.yaml": "name: Shift\ncurrent: Shift 2\nversions: [v1.yaml, v2.yaml]\n",
             "v1.yaml": "version: Shift 1\nentities:\n  A:\n    attributes: { label: string }\n  B:\n    attributes: { label: string }\n",
-            "v2.yaml": "version: Shift 2\nentities:\n  B:\n    renamingIdentifier: A\n    attributes: { label: string }\n  C:\n    renamingIdentifier: B\n    attributes: { label: string }\n",
+            "v2.yaml":
+                "version: Shift 2\nentities:\n  B:\n    renamingIdentifier: A\n    attributes: { label: string }\n  C:\n    renamingIdentifier: B\n    attributes: { label: string }\n",
         ]
         let model = try folder.model(files)
         let store = try TestStore(model: model, version: "Shift 1") { store in

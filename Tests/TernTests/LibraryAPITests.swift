@@ -201,7 +201,7 @@ struct LibraryAPITests {
             struct Refused: Error {}
             func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
                 if source.key == 10 { usleep(300_000); throw Refused() }  // the first batch fails, late
-                if source.key == 60 { throw Refused() }                   // the second, at once
+                if source.key == 60 { throw Refused() }  // the second, at once
                 context.associate(source, with: context.create(try context.defaultDestination(for: source)))
             }
         }
@@ -255,7 +255,10 @@ struct LibraryAPITests {
         let books = try #require(report.steps[0].mappings.first { $0.name == "BookToPublication" })
         #expect(books.unassociated == 1500 && books.created == 1500)
         let dropped = try #require(report.steps[0].dropped.first { $0.createdUnassociatedBy != nil })
-        #expect("\(dropped)" == "entity Publication: 1500 objects created by AuthorSplitPolicy in entity mapping BookToPublication without a source object (context.associate) or a link of its own (context.relate): the mapping's relationship mappings do not reach them, so they have none of those links")
+        #expect(
+            "\(dropped)"
+                == "entity Publication: 1500 objects created by AuthorSplitPolicy in entity mapping BookToPublication without a source object (context.associate) or a link of its own (context.relate): the mapping's relationship mappings do not reach them, so they have none of those links"
+        )
 
         var options = MigrationOptions(registry: registry)
         options.refuseDataLoss = true

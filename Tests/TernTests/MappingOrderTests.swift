@@ -21,7 +21,8 @@ struct MappingOrderTests {
         let page = String(text[pageStart...])
         text.removeSubrange(pageStart...)
         text = text.replacingOccurrences(of: "entityMappings:\n", with: "entityMappings:\n" + page)
-        text = text.replacingOccurrences(of: "    destination: Publication\n", with: "    destination: Publication\n    filter: price >= 0\n" + (policy.map { "    policy: \($0)\n" } ?? ""))
+        text = text.replacingOccurrences(
+            of: "    destination: Publication\n", with: "    destination: Publication\n    filter: price >= 0\n" + (policy.map { "    policy: \($0)\n" } ?? ""))
         let path = directory.path("reordered-\(policy ?? "sql").yaml")
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return path
@@ -36,7 +37,10 @@ struct MappingOrderTests {
         let output = directory.path("out-\(policy ?? "sql").sqlite")
         let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 100, registry: .builtIn))
         let report = try migration.runBlocking(try migration.plan(mappingFiles: [try mapping(policy: policy)]), output: output)
-        return (report.steps[0], try Connection(path: source, configuration: .init(mode: .readOnly)), try Connection(path: output, configuration: .init(mode: .readOnly)))
+        return (
+            report.steps[0], try Connection(path: source, configuration: .init(mode: .readOnly)),
+            try Connection(path: output, configuration: .init(mode: .readOnly))
+        )
     }
 
     @Test("a page mapping listed before its books runs after them, and its book key is written with the page, not fixed up afterwards")
@@ -48,7 +52,8 @@ struct MappingOrderTests {
         #expect(report.linkSeconds["PageToPage.book"] == nil && report.linkSeconds["BookToPublication.pages"] == nil)
         #expect((report.links["PageToPage.book"] ?? report.links["BookToPublication.pages"] ?? 0) > 0)
         let query = "SELECT p.Z_PK, p.ZNUMBER, b.ZTITLE FROM ZPAGE p LEFT JOIN %@ b ON b.Z_PK = p.ZBOOK ORDER BY p.Z_PK"
-        #expect(try rows(source, query.replacingOccurrences(of: "%@", with: "ZBOOK")) == rows(migrated, query.replacingOccurrences(of: "%@", with: "ZPUBLICATION")))
+        #expect(
+            try rows(source, query.replacingOccurrences(of: "%@", with: "ZBOOK")) == rows(migrated, query.replacingOccurrences(of: "%@", with: "ZPUBLICATION")))
     }
 
     @Test("a pass with a mapping in Swift keeps the file's order")
@@ -58,14 +63,16 @@ struct MappingOrderTests {
         // Written in stage 2 (the books come after their pages), from the list's side.
         #expect(report.linkSeconds["PageToPage.book"] != nil || report.linkSeconds["BookToPublication.pages"] != nil)
         let query = "SELECT p.Z_PK, p.ZNUMBER, b.ZTITLE FROM ZPAGE p LEFT JOIN %@ b ON b.Z_PK = p.ZBOOK ORDER BY p.Z_PK"
-        #expect(try rows(source, query.replacingOccurrences(of: "%@", with: "ZBOOK")) == rows(migrated, query.replacingOccurrences(of: "%@", with: "ZPUBLICATION")))
+        #expect(
+            try rows(source, query.replacingOccurrences(of: "%@", with: "ZBOOK")) == rows(migrated, query.replacingOccurrences(of: "%@", with: "ZPUBLICATION")))
     }
 
     @Test("the plan says, before anything runs, how each mapping will run: order, SQL or Swift, keys kept or not — and the run follows it")
     func planWithoutRunning() throws {
         let model = try ModelLoader.load(Configs.path("bench"))
-        let chain = try MigrationPlanner.chain(in: model, from: model.versions[0].versionName, to: model.currentVersionName,
-                                               mappingFiles: [], overriding: [try mapping(policy: nil)], now: 0)
+        let chain = try MigrationPlanner.chain(
+            in: model, from: model.versions[0].versionName, to: model.currentVersionName,
+            mappingFiles: [], overriding: [try mapping(policy: nil)], now: 0)
         let sql = StepPlan(chain[0], registry: PolicyRegistry.builtIn(inSwift: false))
         #expect(sql.mappings.map(\.mapping.mapping.name) == ["CategoryToCategory", "BookToPublication", "PageToPage"])
         #expect(sql.mappings.map(\.runsInSwift) == [false, false, false])

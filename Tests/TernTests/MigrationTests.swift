@@ -29,8 +29,9 @@ struct MigrationTests {
         return path
     }
 
-    @Test("BookStore 1 → 5: every object and link arrives as the mappings say; --out leaves the original byte for byte — step by step and with 1 → 2 → 3 composed",
-          arguments: [false, true])
+    @Test(
+        "BookStore 1 → 5: every object and link arrives as the mappings say; --out leaves the original byte for byte — step by step and with 1 → 2 → 3 composed",
+        arguments: [false, true])
     func bookStoreChain(composing: Bool) throws {
         let source = try bookStoreV1()
         let before = try Data(contentsOf: URL(fileURLWithPath: source))
@@ -46,7 +47,9 @@ struct MigrationTests {
             #expect(report.steps[0].appliedInPlace.isEmpty)  // Book → Publication moves entity numbers: copied
         } else {
             // ZAUTHOR sorts before ZTITLE: Core Data's table has it there, so ZBOOK is rebuilt.
-            #expect(report.steps[0].appliedInPlace.contains(#"INSERT INTO "tern_rebuilt_ZBOOK" SELECT "Z_PK", "Z_ENT", "Z_OPT", "ZCATEGORY", "ZPRICE", NULL, "ZTITLE" FROM "ZBOOK""#))
+            #expect(
+                report.steps[0].appliedInPlace.contains(
+                    #"INSERT INTO "tern_rebuilt_ZBOOK" SELECT "Z_PK", "Z_ENT", "Z_OPT", "ZCATEGORY", "ZPRICE", NULL, "ZTITLE" FROM "ZBOOK""#))
             #expect(report.steps[0].appliedInPlace.last == #"ALTER TABLE "tern_rebuilt_ZBOOK" RENAME TO "ZBOOK""#)
             #expect(report.steps[1].appliedInPlace.isEmpty)  // Book → Publication moves entity numbers: copied
         }
@@ -57,7 +60,8 @@ struct MigrationTests {
         let old = try Connection(path: source, configuration: .init(mode: .readOnly))
         let new = try Connection(path: output, configuration: .init(mode: .readOnly))
         // Books became Publications with their keys, titles, prices and categories.
-        #expect(try rows(old, "SELECT Z_PK, ZTITLE, ZPRICE, ZCATEGORY FROM ZBOOK ORDER BY Z_PK")
+        #expect(
+            try rows(old, "SELECT Z_PK, ZTITLE, ZPRICE, ZCATEGORY FROM ZBOOK ORDER BY Z_PK")
                 == rows(new, "SELECT Z_PK, ZTITLE, ZPRICE, ZCATEGORY FROM ZPUBLICATION ORDER BY Z_PK"))
         // Pages keep their book; categories keep their name.
         #expect(try rows(old, "SELECT Z_PK, ZTEXT, ZBOOK FROM ZPAGE ORDER BY Z_PK") == rows(new, "SELECT Z_PK, ZTEXT, ZBOOK FROM ZPAGE ORDER BY Z_PK"))
@@ -88,10 +92,11 @@ struct MigrationTests {
         let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
         _ = try migration.runBlocking(try migration.plan(), output: output)
         let migrated = try Connection(path: output, configuration: .init(mode: .readOnly))
-        #expect(try rows(migrated, "SELECT ZFIRSTNAME, ZLASTNAME, ZSYNOPSIS FROM ZPUBLICATION ORDER BY Z_PK") == [
-            "'John'|'Doe'|'Book 0'", "'Jane'|'Doe'|'Book 1'", "'Bill'|'Smith'|'Book 2'", "'Jack'|'Brown'|'Book 3'",
-            "'Madonna'|''|'Book 4'", "'Mary'|'Ann Evans'|'Book 5'",
-        ])
+        #expect(
+            try rows(migrated, "SELECT ZFIRSTNAME, ZLASTNAME, ZSYNOPSIS FROM ZPUBLICATION ORDER BY Z_PK") == [
+                "'John'|'Doe'|'Book 0'", "'Jane'|'Doe'|'Book 1'", "'Bill'|'Smith'|'Book 2'", "'Jack'|'Brown'|'Book 3'",
+                "'Madonna'|''|'Book 4'", "'Mary'|'Ann Evans'|'Book 5'",
+            ])
     }
 
     @Test("the book's policy and manager hook give the same store as the pure-SQL mappings")
@@ -101,7 +106,9 @@ struct MigrationTests {
         try connection.execute("UPDATE ZBOOK SET ZTITLE = ZTITLE || ' ' || Z_PK")  // distinct titles
         try connection.close()
         var dumps: [[String]] = []
-        for (name, overriding) in [("policy", [String]()), ("sql", [Configs.path("bookstore/sql/v3-to-v4.yaml"), Configs.path("bookstore/sql/v4-to-v5.yaml")])] {
+        for (name, overriding) in [
+            ("policy", [String]()), ("sql", [Configs.path("bookstore/sql/v3-to-v4.yaml"), Configs.path("bookstore/sql/v4-to-v5.yaml")]),
+        ] {
             let output = directory.path("\(name).sqlite")
             let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
             let plan = try migration.plan(mappingFiles: overriding)
@@ -110,8 +117,9 @@ struct MigrationTests {
             #expect(folders == ["inferred", explicit, explicit])  // BookStore 1 → 2 → 3 composed
             _ = try migration.runBlocking(plan, output: output)
             let migrated = try Connection(path: output, configuration: .init(mode: .readOnly))
-            dumps.append(try rows(migrated, "SELECT * FROM ZPUBLICATION ORDER BY Z_PK") + rows(migrated, "SELECT * FROM ZPAGE ORDER BY Z_PK")
-                         + rows(migrated, "SELECT * FROM ZCATEGORY ORDER BY Z_PK") + rows(migrated, "SELECT * FROM Z_PRIMARYKEY"))
+            dumps.append(
+                try rows(migrated, "SELECT * FROM ZPUBLICATION ORDER BY Z_PK") + rows(migrated, "SELECT * FROM ZPAGE ORDER BY Z_PK")
+                    + rows(migrated, "SELECT * FROM ZCATEGORY ORDER BY Z_PK") + rows(migrated, "SELECT * FROM Z_PRIMARYKEY"))
         }
         #expect(dumps[0].count == 1203)
         #expect(dumps[0] == dumps[1])
@@ -132,7 +140,9 @@ struct MigrationTests {
         #expect(leftovers.isEmpty)
     }
 
-    @Test("the migrated store keeps the source's UUID (Z_UUID) and the metadata an app set, whether steps copy it or change it in place, so saved object URIs still name its objects")
+    @Test(
+        "the migrated store keeps the source's UUID (Z_UUID) and the metadata an app set, whether steps copy it or change it in place, so saved object URIs still name its objects"
+    )
     func keepsStoreUUID() throws {
         let source = try bookStoreV1(rows: 30)
         let uuid = try #require(try StoreMetadata.read(storeAt: source).uuid)
@@ -166,7 +176,9 @@ struct MigrationTests {
             let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(batchSize: batch, registry: .builtIn))
             _ = try migration.runBlocking(try migration.plan(), output: output)
             let connection = try Connection(path: output, configuration: .init(mode: .readOnly))
-            dumps.append(try rows(connection, "SELECT * FROM ZPUBLICATION ORDER BY Z_PK") + rows(connection, "SELECT * FROM ZPAGE ORDER BY Z_PK") + rows(connection, "SELECT * FROM Z_PRIMARYKEY"))
+            dumps.append(
+                try rows(connection, "SELECT * FROM ZPUBLICATION ORDER BY Z_PK") + rows(connection, "SELECT * FROM ZPAGE ORDER BY Z_PK")
+                    + rows(connection, "SELECT * FROM Z_PRIMARYKEY"))
         }
         #expect(dumps[0] == dumps[1])
         #expect(dumps[1] == dumps[2])
@@ -200,8 +212,11 @@ struct MigrationFaultTests {
         let error = try requireUnderlying(MigrationFailure.self) { _ = try migration.runBlocking(try migration.plan()) }
         guard case .validation(let violations) = error else { Issue.record("\(error)"); return }
         // Step 1 (add author) is applied in place without reading rows; step 2 copies and validates.
-        #expect(violations.prefix(2) == [ValidationViolation(entity: "Publication", key: 3, rule: "title is shorter than 1"),
-                                         ValidationViolation(entity: "Publication", key: 5, rule: "title is shorter than 1")])
+        #expect(
+            violations.prefix(2) == [
+                ValidationViolation(entity: "Publication", key: 3, rule: "title is shorter than 1"),
+                ValidationViolation(entity: "Publication", key: 5, rule: "title is shorter than 1"),
+            ])
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == changed)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["Books.sqlite"])
     }
@@ -223,7 +238,9 @@ struct MigrationFaultTests {
     func noPath() throws {
         let (path, _) = try source()
         let other = try ModelLoader.load(Fixtures.path(FixtureStore.bookMigration))
-        _ = try requireUnderlying(MigrationError.self) { _ = try StoreMigration(store: path, model: other, options: MigrationOptions(registry: .builtIn)).plan() }
+        _ = try requireUnderlying(MigrationError.self) {
+            _ = try StoreMigration(store: path, model: other, options: MigrationOptions(registry: .builtIn)).plan()
+        }
         // A version 2 whose price became text cannot be inferred and has no mapping file.
         var v2 = Self.bookStore.versions[1]
         var entities = v2.entities
@@ -231,7 +248,9 @@ struct MigrationFaultTests {
         entities[index].attributes = entities[index].attributes.map { $0.name == "price" ? Attribute(name: "price", type: .string) : $0 }
         v2 = ObjectModel(versionName: v2.versionName, versionIdentifiers: v2.versionIdentifiers, entities: entities)
         let broken = VersionedModel(name: "B", versions: [Self.bookStore.versions[0], v2], currentVersionName: v2.versionName, path: "broken")
-        let error = try requireUnderlying(TernError.self) { _ = try StoreMigration(store: path, model: broken, options: MigrationOptions(registry: .builtIn)).plan() }
+        let error = try requireUnderlying(TernError.self) {
+            _ = try StoreMigration(store: path, model: broken, options: MigrationOptions(registry: .builtIn)).plan()
+        }
         #expect(error.message.contains("no mapping model from BookStore 1 to BookStore 2, and it cannot be inferred"))
         #expect(error.message.contains("entity Book, attribute price: type changed from Float to String"))
     }
@@ -262,7 +281,10 @@ struct MigrationFaultTests {
         registry.register(DefaultMigrationPolicy(), as: "SomethingElse")
         let migration = StoreMigration(store: path, model: Self.bookStore, options: MigrationOptions(registry: registry))
         let error = try requireUnderlying(TernError.self) { _ = try migration.runBlocking(try migration.plan()) }
-        #expect(error.message.contains("entity mapping PublicationToPublication names the migration policy PublicationToPublicationMigrationPolicy, which is not registered (registered: SomethingElse)"))
+        #expect(
+            error.message.contains(
+                "entity mapping PublicationToPublication names the migration policy PublicationToPublicationMigrationPolicy, which is not registered (registered: SomethingElse)"
+            ))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["Books.sqlite"])
     }
@@ -272,13 +294,17 @@ struct MigrationFaultTests {
         let (path, before) = try source()
         let step = try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 3", mappingFiles: [], composing: false)[1]
         let middle = directory.path("v2.sqlite")
-        _ = try Migrator.migrate(try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 2", mappingFiles: [], composing: false)[0], from: path, to: middle, options: MigrationOptions(registry: .builtIn))
+        _ = try Migrator.migrate(
+            try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 2", mappingFiles: [], composing: false)[0], from: path,
+            to: middle, options: MigrationOptions(registry: .builtIn))
         let destination = directory.path("v3.sqlite")
         // Between the last pass and verification, something changes a copied value behind the migration's back.
-        let options = MigrationOptions(registry: .builtIn, progress: { event in
-            guard case .passFinished = event else { return }
-            try? Connection(path: destination).execute("UPDATE ZPUBLICATION SET ZTITLE = 'tampered' WHERE Z_PK = 7")
-        })
+        let options = MigrationOptions(
+            registry: .builtIn,
+            progress: { event in
+                guard case .passFinished = event else { return }
+                try? Connection(path: destination).execute("UPDATE ZPUBLICATION SET ZTITLE = 'tampered' WHERE Z_PK = 7")
+            })
         let error = try #require(throws: MigrationFailure.self) { try Migrator.migrate(step, from: middle, to: destination, options: options) }
         guard case .verification(let message) = error else { Issue.record("\(error)"); return }
         #expect(message == "BookToPublication.title: the destination value differs from its value expression over source Book 7")

@@ -7,8 +7,12 @@ import TernSQLite
 struct ModelLoadingTests {
     @Test("wibosco: four versions, v4 current, color renamed hexColor by elementID")
     func wibosco() throws {
-        let model = try ModelLoader.load(Fixtures.path("wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld"))
-        #expect(model.versions.map(\.versionName) == ["CoreDataMigration_Example", "CoreDataMigration_Example 2", "CoreDataMigration_Example 3", "CoreDataMigration_Example 4"])
+        let model = try ModelLoader.load(
+            Fixtures.path("wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld"))
+        #expect(
+            model.versions.map(\.versionName) == [
+                "CoreDataMigration_Example", "CoreDataMigration_Example 2", "CoreDataMigration_Example 3", "CoreDataMigration_Example 4",
+            ])
         #expect(model.currentVersionName == "CoreDataMigration_Example 4")
         let v2 = try #require(model.versions[1].entity(named: "Post"))
         #expect(v2.attribute(named: "hexColor")?.renamingIdentifier == "color")
@@ -56,14 +60,24 @@ struct ModelLoadingTests {
         #expect(v3.relationship(named: "favoriteFolder")?.isToMany == false)
     }
 
-    @Test("BookMigration, CoreStore, MagicalRecord, mogenerator and SampleModel3 load with their entities",
-          arguments: [
+    @Test(
+        "BookMigration, CoreStore, MagicalRecord, mogenerator and SampleModel3 load with their entities",
+        arguments: [
             ("hwaxxer__BookMigration/BookMigration/Model.xcdatamodeld", "Model3", ["Author", "Book", "File", "User"]),
-            ("JohnEstropia__CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo/Advanced.EvolutionDemo.V1.xcdatamodeld", "Advanced.EvolutionDemo.V1", ["Creature"]),
+            (
+                "JohnEstropia__CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo/Advanced.EvolutionDemo.V1.xcdatamodeld", "Advanced.EvolutionDemo.V1",
+                ["Creature"]
+            ),
             ("JohnEstropia__CoreStore/CoreStoreTests/Model.xcdatamodeld", "Model", ["TestEntity1AAA", "TestEntity2"]),
             ("alemar11__CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld", "SampleModel3", ["User"]),
-            ("rentzsch__mogenerator/test/test.xcdatamodel", "test", ["Child", "ConcreteEntityWithCustomClass1", "ConcreteEntityWithCustomClass2", "EntitySansCustomClass", "EntitySansCustomClass2", "EntityWithBaseClass", "Human", "Parent", "Uncle"]),
-          ])
+            (
+                "rentzsch__mogenerator/test/test.xcdatamodel", "test",
+                [
+                    "Child", "ConcreteEntityWithCustomClass1", "ConcreteEntityWithCustomClass2", "EntitySansCustomClass", "EntitySansCustomClass2",
+                    "EntityWithBaseClass", "Human", "Parent", "Uncle",
+                ]
+            ),
+        ])
     func otherFixtures(path: String, current: String, entities: [String]) throws {
         let model = try ModelLoader.load(Fixtures.path(path))
         #expect(model.currentVersionName == current)
@@ -80,7 +94,9 @@ struct ModelLoadingTests {
         #expect(model.entity(named: "MappedEntity")?.userInfo == ["relatedByAttribute": "mapped"])
         let types = Set(model.entity(named: "SingleEntityWithNoRelationships")?.attributes.map(\.type) ?? [])
         #expect(types.isSuperset(of: [.integer16, .integer32, .integer64, .decimal, .double, .float, .boolean, .date, .string, .transformable]))
-        #expect(model.entity(named: "SingleEntityRelatedToMappedEntityWithSecondaryMappings")?.attribute(named: "notImportedAttribute")?.defaultValue == .integer(1))
+        #expect(
+            model.entity(named: "SingleEntityRelatedToMappedEntityWithSecondaryMappings")?.attribute(named: "notImportedAttribute")?.defaultValue == .integer(1)
+        )
     }
 
     @Test("configs/bookstore: five versions, Book renamed Publication, author split")
@@ -94,12 +110,15 @@ struct ModelLoadingTests {
         #expect(model.versions[4].entity(named: "Publication")?.attribute(named: "synopsis")?.type == .string)
     }
 
-    @Test("a Boolean's YES left on an Integer 32 (its type changed in Xcode): loaded as Xcode's compiler reads it, the number it starts with (0), with a warning naming file, entity and attribute; a Boolean keeps YES as 1; YAML stays strict")
+    @Test(
+        "a Boolean's YES left on an Integer 32 (its type changed in Xcode): loaded as Xcode's compiler reads it, the number it starts with (0), with a warning naming file, entity and attribute; a Boolean keeps YES as 1; YAML stays strict"
+    )
     func integerDefaultAsXcodeReadsIt() throws {
         let directory = try TemporaryDirectory()
         let version = directory.url.appendingPathComponent("Flags.xcdatamodel")
         try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
-        try Data("""
+        try Data(
+            """
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
             <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
                 <entity name="Flag" syncable="YES">
@@ -108,17 +127,22 @@ struct ModelLoadingTests {
                     <attribute name="on" attributeType="Boolean" defaultValueString="YES" usesScalarValueType="YES"/>
                 </entity>
             </model>
-            """.utf8).write(to: version.appendingPathComponent("contents"))
+            """.utf8
+        ).write(to: version.appendingPathComponent("contents"))
         let model = try ModelLoader.load(version.path)
         let flag = try #require(model.current.entity(named: "Flag"))
         #expect(flag.attribute(named: "count")?.defaultValue == .integer(0))
         #expect(flag.attribute(named: "level")?.defaultValue == .integer(0))
         #expect(flag.attribute(named: "on")?.defaultValue == .integer(1))
         #expect(model.warnings.count == 2)
-        #expect(model.warnings.first?.contains("contents: entity Flag, attribute count: defaultValueString \"YES\" is not an integer; read as 0") == true, "\(model.warnings)")
+        #expect(
+            model.warnings.first?.contains("contents: entity Flag, attribute count: defaultValueString \"YES\" is not an integer; read as 0") == true,
+            "\(model.warnings)")
         #expect(throws: TernError.self) {
-            try directory.model(["model.yaml": "name: F\ncurrent: F 1\nversions: [v1.yaml]\n",
-                                      "v1.yaml": "version: F 1\nentities:\n  Flag:\n    attributes: { count: { type: integer32, default: \"YES\" } }\n"])
+            try directory.model([
+                "model.yaml": "name: F\ncurrent: F 1\nversions: [v1.yaml]\n",
+                "v1.yaml": "version: F 1\nentities:\n  Flag:\n    attributes: { count: { type: integer32, default: \"YES\" } }\n",
+            ])
         }
     }
 }

@@ -49,9 +49,11 @@ struct PolicyKeptKeysTests {
         #expect(report.mappings.first { $0.name == "BookToPublication" }?.keptKeys == true)
         let original = try Connection(path: source, configuration: .init(mode: .readOnly))
         #expect(try rows(output, "SELECT Z_PK, ZTITLE FROM ZPUBLICATION ORDER BY 1") == rows(original, "SELECT Z_PK, ZTITLE FROM ZBOOK ORDER BY 1"))
-        #expect(try rows(output, "SELECT g.ZTEXT, p.ZTITLE FROM ZPAGE g LEFT JOIN ZPUBLICATION p ON p.Z_PK = g.ZBOOK ORDER BY 1, 2")
+        #expect(
+            try rows(output, "SELECT g.ZTEXT, p.ZTITLE FROM ZPAGE g LEFT JOIN ZPUBLICATION p ON p.Z_PK = g.ZBOOK ORDER BY 1, 2")
                 == rows(original, "SELECT g.ZTEXT, b.ZTITLE FROM ZPAGE g LEFT JOIN ZBOOK b ON b.Z_PK = g.ZBOOK ORDER BY 1, 2"))
-        #expect(try rows(output, "SELECT c.ZNAME, p.ZTITLE FROM ZPUBLICATION p JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY ORDER BY 1, 2")
+        #expect(
+            try rows(output, "SELECT c.ZNAME, p.ZTITLE FROM ZPUBLICATION p JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY ORDER BY 1, 2")
                 == rows(original, "SELECT c.ZNAME, b.ZTITLE FROM ZBOOK b JOIN ZCATEGORY c ON c.Z_PK = b.ZCATEGORY ORDER BY 1, 2"))
     }
 
@@ -69,9 +71,11 @@ struct PolicyKeptKeysTests {
         #expect(report.mappings.first { $0.name == "BookToPublication" }?.keptKeys == false)
         let original = try Connection(path: source, configuration: .init(mode: .readOnly))
         #expect(try rows(output, "SELECT ZTITLE FROM ZPUBLICATION ORDER BY 1") == rows(original, "SELECT ZTITLE FROM ZBOOK WHERE Z_PK % 2 = 0 ORDER BY 1"))
-        #expect(try rows(output, "SELECT g.ZTEXT, p.ZTITLE FROM ZPAGE g LEFT JOIN ZPUBLICATION p ON p.Z_PK = g.ZBOOK ORDER BY 1, 2")
+        #expect(
+            try rows(output, "SELECT g.ZTEXT, p.ZTITLE FROM ZPAGE g LEFT JOIN ZPUBLICATION p ON p.Z_PK = g.ZBOOK ORDER BY 1, 2")
                 == rows(original, "SELECT g.ZTEXT, b.ZTITLE FROM ZPAGE g LEFT JOIN ZBOOK b ON b.Z_PK = g.ZBOOK AND b.Z_PK % 2 = 0 ORDER BY 1, 2"))
-        #expect(try rows(output, "SELECT c.ZNAME, p.ZTITLE FROM ZPUBLICATION p JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY ORDER BY 1, 2")
+        #expect(
+            try rows(output, "SELECT c.ZNAME, p.ZTITLE FROM ZPUBLICATION p JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY ORDER BY 1, 2")
                 == rows(original, "SELECT c.ZNAME, b.ZTITLE FROM ZBOOK b JOIN ZCATEGORY c ON c.Z_PK = b.ZCATEGORY WHERE b.Z_PK % 2 = 0 ORDER BY 1, 2"))
     }
 
@@ -94,14 +98,23 @@ struct PolicyKeptKeysTests {
         let original = try Connection(path: source, configuration: .init(mode: .readOnly))
         let highestBook = try original.scalar("SELECT max(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_NAME = 'Book'")!.int64!
         let highestCategory = try original.scalar("SELECT max(Z_PK) FROM ZCATEGORY")!.int64!
-        #expect(try rows(output, "SELECT Z_PK, ZTITLE FROM ZPUBLICATION WHERE ZTITLE NOT LIKE 'copy of %' ORDER BY 1") == rows(original, "SELECT Z_PK, ZTITLE FROM ZBOOK ORDER BY 1"))
-        #expect(try rows(output, "SELECT ZTITLE FROM ZPUBLICATION WHERE ZTITLE LIKE 'copy of %' AND Z_PK > \(highestBook) ORDER BY 1")
+        #expect(
+            try rows(output, "SELECT Z_PK, ZTITLE FROM ZPUBLICATION WHERE ZTITLE NOT LIKE 'copy of %' ORDER BY 1")
+                == rows(original, "SELECT Z_PK, ZTITLE FROM ZBOOK ORDER BY 1"))
+        #expect(
+            try rows(output, "SELECT ZTITLE FROM ZPUBLICATION WHERE ZTITLE LIKE 'copy of %' AND Z_PK > \(highestBook) ORDER BY 1")
                 == rows(original, "SELECT 'copy of ' || ZTITLE FROM ZBOOK ORDER BY 1"))
-        #expect(try rows(output, "SELECT Z_PK, ZNAME FROM ZCATEGORY WHERE Z_PK <= \(highestCategory) ORDER BY 1") == rows(original, "SELECT Z_PK, ZNAME FROM ZCATEGORY ORDER BY 1"))
-        #expect(try rows(output, "SELECT ZNAME FROM ZCATEGORY WHERE Z_PK > \(highestCategory) ORDER BY 1") == rows(original, "SELECT 'made for ' || ZTITLE FROM ZBOOK ORDER BY 1"))
-        #expect(try rows(output, "SELECT g.ZTEXT, p.ZTITLE FROM ZPAGE g LEFT JOIN ZPUBLICATION p ON p.Z_PK = g.ZBOOK ORDER BY 1, 2")
+        #expect(
+            try rows(output, "SELECT Z_PK, ZNAME FROM ZCATEGORY WHERE Z_PK <= \(highestCategory) ORDER BY 1")
+                == rows(original, "SELECT Z_PK, ZNAME FROM ZCATEGORY ORDER BY 1"))
+        #expect(
+            try rows(output, "SELECT ZNAME FROM ZCATEGORY WHERE Z_PK > \(highestCategory) ORDER BY 1")
+                == rows(original, "SELECT 'made for ' || ZTITLE FROM ZBOOK ORDER BY 1"))
+        #expect(
+            try rows(output, "SELECT g.ZTEXT, p.ZTITLE FROM ZPAGE g LEFT JOIN ZPUBLICATION p ON p.Z_PK = g.ZBOOK ORDER BY 1, 2")
                 == rows(original, "SELECT g.ZTEXT, b.ZTITLE FROM ZPAGE g LEFT JOIN ZBOOK b ON b.Z_PK = g.ZBOOK ORDER BY 1, 2"))
-        #expect(try rows(output, "SELECT c.ZNAME, p.ZTITLE FROM ZPUBLICATION p JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY ORDER BY 1, 2")
+        #expect(
+            try rows(output, "SELECT c.ZNAME, p.ZTITLE FROM ZPUBLICATION p JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY ORDER BY 1, 2")
                 == rows(original, "SELECT c.ZNAME, b.ZTITLE FROM ZBOOK b JOIN ZCATEGORY c ON c.Z_PK = b.ZCATEGORY ORDER BY 1, 2"))
         // Core Data hands out keys above Z_MAX: it must cover every key the store holds.
         #expect(try output.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Publication'") == output.scalar("SELECT max(Z_PK) FROM ZPUBLICATION"))
@@ -113,7 +126,8 @@ struct PolicyKeptKeysTests {
     struct AssociatesTwoTables: EntityMigrationPolicy {
         func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
             guard source.key % 2 == 0 else { return }
-            context.associate(source, with: context.create(DestinationObject(entity: "Category", values: ["name": .text("made for \(try source["title"].text ?? "")")])))
+            context.associate(
+                source, with: context.create(DestinationObject(entity: "Category", values: ["name": .text("made for \(try source["title"].text ?? "")")])))
             context.associate(source, with: context.create(try context.defaultDestination(for: source)))
         }
     }
@@ -123,9 +137,11 @@ struct PolicyKeptKeysTests {
         let (output, report) = try migrate(AssociatesTwoTables(), batchSize: 17)
         #expect(report.mappings.first { $0.name == "BookToPublication" }?.keptKeys == false)
         let original = try Connection(path: source, configuration: .init(mode: .readOnly))
-        #expect(try rows(output, "SELECT g.ZTEXT, p.ZTITLE FROM ZPAGE g LEFT JOIN ZPUBLICATION p ON p.Z_PK = g.ZBOOK ORDER BY 1, 2")
+        #expect(
+            try rows(output, "SELECT g.ZTEXT, p.ZTITLE FROM ZPAGE g LEFT JOIN ZPUBLICATION p ON p.Z_PK = g.ZBOOK ORDER BY 1, 2")
                 == rows(original, "SELECT g.ZTEXT, b.ZTITLE FROM ZPAGE g LEFT JOIN ZBOOK b ON b.Z_PK = g.ZBOOK AND b.Z_PK % 2 = 0 ORDER BY 1, 2"))
-        #expect(try rows(output, "SELECT ZNAME FROM ZCATEGORY WHERE ZNAME LIKE 'made for %' ORDER BY 1")
+        #expect(
+            try rows(output, "SELECT ZNAME FROM ZCATEGORY WHERE ZNAME LIKE 'made for %' ORDER BY 1")
                 == rows(original, "SELECT 'made for ' || ZTITLE FROM ZBOOK WHERE Z_PK % 2 = 0 ORDER BY 1"))
     }
 }

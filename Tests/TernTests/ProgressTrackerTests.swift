@@ -58,7 +58,8 @@ struct ProgressTrackerTests {
     @Test("a resumed run starts at the steps it had finished, and its rate counts only its own rows")
     func resumed() {
         let tracker = ProgressTracker()
-        let started = tracker.record(.started(MigrationOutline(steps: ["1 → 2", "2 → 3"], inPlace: [false, false], completedSteps: 1, objects: 1000)), at: at(0))
+        let started = tracker.record(
+            .started(MigrationOutline(steps: ["1 → 2", "2 → 3"], inPlace: [false, false], completedSteps: 1, objects: 1000)), at: at(0))
         #expect(started.fraction == 0.5)
         #expect(started.step == 2)
         #expect(started.etaSeconds == nil)

@@ -18,7 +18,9 @@ struct PublicDocumentationTests {
     /// "File:line: declaration" for each public declaration without a doc comment.
     static func undocumented(in directory: URL) throws -> [String] {
         var found: [String] = []
-        let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)!.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+        let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)!.compactMap { $0 as? URL }.filter {
+            $0.pathExtension == "swift"
+        }
         for file in files.sorted(by: { $0.path < $1.path }) {
             let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map {
                 $0.trimmingCharacters(in: .whitespaces)
@@ -27,7 +29,8 @@ struct PublicDocumentationTests {
                 // An attribute on the declaration's own line (`@discardableResult public func`) is not part of it.
                 let declaration = line.hasPrefix("@") ? line.split(separator: " ").drop { $0.hasPrefix("@") }.joined(separator: " ") : line
                 guard declaration.hasPrefix("public ") || declaration.hasPrefix("open "),
-                      !documentedByTheirProtocol.contains(where: declaration.hasPrefix) else { continue }
+                    !documentedByTheirProtocol.contains(where: declaration.hasPrefix)
+                else { continue }
                 var above = index - 1
                 while above >= 0, lines[above].hasPrefix("@") { above -= 1 }
                 if above < 0 || !lines[above].hasPrefix("///") {
@@ -42,18 +45,20 @@ struct PublicDocumentationTests {
     func findsUndocumented() throws {
         let directory = try TemporaryDirectory()
         try """
-            /// Documented.
-            public struct A {}
-            public struct B {}
-            /// Documented, attributes between.
-            @discardableResult
-            public func c() -> Int { 0 }
-            @discardableResult public func d() -> Int { 0 }
-            """.write(toFile: directory.path("Sample.swift"), atomically: true, encoding: .utf8)
+        /// Documented.
+        public struct A {}
+        public struct B {}
+        /// Documented, attributes between.
+        @discardableResult
+        public func c() -> Int { 0 }
+        @discardableResult public func d() -> Int { 0 }
+        """.write(toFile: directory.path("Sample.swift"), atomically: true, encoding: .utf8)
         #expect(try Self.undocumented(in: directory.url) == ["Sample.swift:3: public struct B {}", "Sample.swift:7: public func d() -> Int { 0 }"])
     }
 
-    @Test("no public declaration of the library products lacks a doc comment", arguments: ["Tern", "TernSQLite", "TernLoop", "TernTesting", "TernCommands", "TernExamples", "TernGenerate"])
+    @Test(
+        "no public declaration of the library products lacks a doc comment",
+        arguments: ["Tern", "TernSQLite", "TernLoop", "TernTesting", "TernCommands", "TernExamples", "TernGenerate"])
     func documented(target: String) throws {
         let missing = try Self.undocumented(in: Self.sources.appendingPathComponent(target))
         #expect(missing.isEmpty, "\(missing.count) undocumented in \(target):\n\(missing.joined(separator: "\n"))")

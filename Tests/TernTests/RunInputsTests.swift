@@ -12,7 +12,8 @@ struct RunInputsTests {
         let files = [
             "model.yaml": "name: Ranks\ncurrent: Ranks 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
             "v1.yaml": "version: Ranks 1\nentities:\n  Person:\n    attributes: { name: string }\n",
-            "v2.yaml": "version: Ranks 2\nentities:\n  Person:\n    attributes: { name: string, rank: { type: integer32, default: \"1\"\(maximum.map { ", max: \($0)" } ?? "") } }\n",
+            "v2.yaml":
+                "version: Ranks 2\nentities:\n  Person:\n    attributes: { name: string, rank: { type: integer32, default: \"1\"\(maximum.map { ", max: \($0)" } ?? "") } }\n",
             "v3.yaml": "version: Ranks 3\nentities:\n  Person:\n    attributes: { name: string, rank: { type: integer32, default: \"1\" }, title: string }\n",
         ]
         return (try folder.model(files), folder)
@@ -30,7 +31,10 @@ struct RunInputsTests {
             #expect(plan.steps.count == 1 && plan.steps[0].composedFrom == "Ranks 1 → Ranks 2 → Ranks 3")
             return MigrationRun.Inputs.of(source: StoreDigest(tables: [:]), plans: plan.steps.map { StepPlan($0, registry: PolicyRegistry()) }, model: model)
         }
-        #expect(inputs[1].differences(from: inputs[0]) == ["model version Ranks 2 changed (in what its version hashes leave out: a default, a validation rule, a renaming identifier or another detail)"])
+        #expect(
+            inputs[1].differences(from: inputs[0]) == [
+                "model version Ranks 2 changed (in what its version hashes leave out: a default, a validation rule, a renaming identifier or another detail)"
+            ])
         #expect(inputs[0].differences(from: inputs[0]).isEmpty)
     }
 }

@@ -20,22 +20,35 @@ struct SourceAnomalyTests {
 
     static let anomalies = [
         Anomaly(name: "Z_PK 0", sql: "UPDATE ZAUTHOR SET Z_PK = 0 WHERE Z_PK = 5", expected: "ZAUTHOR: 1 row with a Z_PK of 0 or below (first: Z_PK 0)"),
-        Anomaly(name: "a negative Z_PK", sql: "UPDATE ZAUTHOR SET Z_PK = -3 WHERE Z_PK = 6", expected: "ZAUTHOR: 1 row with a Z_PK of 0 or below (first: Z_PK -3)"),
-        Anomaly(name: "Z_PK Int64.max", sql: "UPDATE ZAUTHOR SET Z_PK = 9223372036854775807 WHERE Z_PK = 7",
-                expected: "ZAUTHOR: 1 row with a Z_PK above 4611686018427387904 (first: Z_PK 9223372036854775807)"),
-        Anomaly(name: "Z_ENT NULL", sql: "UPDATE ZTAG SET Z_ENT = NULL WHERE Z_PK = 2", expected: "ZTAG: 1 row whose Z_ENT is not one of the table's entities (4) (first: Z_PK 2)"),
-        Anomaly(name: "an unknown Z_ENT", sql: "UPDATE ZTAG SET Z_ENT = 99 WHERE Z_PK = 3", expected: "ZTAG: 1 row whose Z_ENT is not one of the table's entities (4) (first: Z_PK 3)"),
-        Anomaly(name: "another entity's Z_ENT", sql: "UPDATE ZTAG SET Z_ENT = 1 WHERE Z_PK = 4", expected: "ZTAG: 1 row whose Z_ENT is not one of the table's entities (4) (first: Z_PK 4)"),
-        Anomaly(name: "binary data in a string attribute", sql: "UPDATE ZTAG SET ZLABEL = x'00ff' WHERE Z_PK = 5",
-                expected: "ZTAG: 1 row holding binary data in a string attribute (ZLABEL) (first: Z_PK 5)"),
-        Anomaly(name: "a dangling foreign key", sql: "UPDATE ZCHAPTER SET ZBOOK = 999999 WHERE Z_PK = 3",
-                expected: "ZCHAPTER.ZBOOK: 1 row referring to a Book that does not exist (first: Z_PK 3)"),
-        Anomaly(name: "a dangling join row", sql: "INSERT INTO Z_2TAGS (Z_2BOOKS, Z_4TAGS) VALUES (1, 999999)",
-                expected: "Z_2TAGS.Z_4TAGS: 1 row referring to a Tag that does not exist (first: Z_PK 999999)"),
-        Anomaly(name: "a repeated Z_PK", sql: """
-            CREATE TABLE copy AS SELECT * FROM ZTAG; DROP TABLE ZTAG; ALTER TABLE copy RENAME TO ZTAG;
-            INSERT INTO ZTAG SELECT * FROM ZTAG WHERE Z_PK = 1
-            """, expected: "ZTAG: 2 rows sharing their Z_PK with another row (first: Z_PK 1)"),
+        Anomaly(
+            name: "a negative Z_PK", sql: "UPDATE ZAUTHOR SET Z_PK = -3 WHERE Z_PK = 6", expected: "ZAUTHOR: 1 row with a Z_PK of 0 or below (first: Z_PK -3)"),
+        Anomaly(
+            name: "Z_PK Int64.max", sql: "UPDATE ZAUTHOR SET Z_PK = 9223372036854775807 WHERE Z_PK = 7",
+            expected: "ZAUTHOR: 1 row with a Z_PK above 4611686018427387904 (first: Z_PK 9223372036854775807)"),
+        Anomaly(
+            name: "Z_ENT NULL", sql: "UPDATE ZTAG SET Z_ENT = NULL WHERE Z_PK = 2",
+            expected: "ZTAG: 1 row whose Z_ENT is not one of the table's entities (4) (first: Z_PK 2)"),
+        Anomaly(
+            name: "an unknown Z_ENT", sql: "UPDATE ZTAG SET Z_ENT = 99 WHERE Z_PK = 3",
+            expected: "ZTAG: 1 row whose Z_ENT is not one of the table's entities (4) (first: Z_PK 3)"),
+        Anomaly(
+            name: "another entity's Z_ENT", sql: "UPDATE ZTAG SET Z_ENT = 1 WHERE Z_PK = 4",
+            expected: "ZTAG: 1 row whose Z_ENT is not one of the table's entities (4) (first: Z_PK 4)"),
+        Anomaly(
+            name: "binary data in a string attribute", sql: "UPDATE ZTAG SET ZLABEL = x'00ff' WHERE Z_PK = 5",
+            expected: "ZTAG: 1 row holding binary data in a string attribute (ZLABEL) (first: Z_PK 5)"),
+        Anomaly(
+            name: "a dangling foreign key", sql: "UPDATE ZCHAPTER SET ZBOOK = 999999 WHERE Z_PK = 3",
+            expected: "ZCHAPTER.ZBOOK: 1 row referring to a Book that does not exist (first: Z_PK 3)"),
+        Anomaly(
+            name: "a dangling join row", sql: "INSERT INTO Z_2TAGS (Z_2BOOKS, Z_4TAGS) VALUES (1, 999999)",
+            expected: "Z_2TAGS.Z_4TAGS: 1 row referring to a Tag that does not exist (first: Z_PK 999999)"),
+        Anomaly(
+            name: "a repeated Z_PK",
+            sql: """
+                CREATE TABLE copy AS SELECT * FROM ZTAG; DROP TABLE ZTAG; ALTER TABLE copy RENAME TO ZTAG;
+                INSERT INTO ZTAG SELECT * FROM ZTAG WHERE Z_PK = 1
+                """, expected: "ZTAG: 2 rows sharing their Z_PK with another row (first: Z_PK 1)"),
     ]
 
     @Test("each anomaly is refused with its table, problem, count and key; nothing is written", arguments: anomalies, [false, true])

@@ -20,7 +20,8 @@ struct SourceBatchesTests {
         let connection = try Connection(path: ":memory:")
         try connection.execute("ATTACH DATABASE \(quoteLiteral(directory.path("src.sqlite"))) AS src")
         func ranges(size: Int, weight: (sql: String, budget: Int)?) throws -> [[Int64]] {
-            var batches = try SourceBatches(connection: connection, table: "ZT", selection: SQLFragment("s.\"Z_ENT\" = 1"), size: size, weight: weight, after: 0)
+            var batches = try SourceBatches(
+                connection: connection, table: "ZT", selection: SQLFragment("s.\"Z_ENT\" = 1"), size: size, weight: weight, after: 0)
             var found: [[Int64]] = []
             while let (after, through) = try batches.next() { found.append([after, through]) }
             #expect(try batches.total() == 8)

@@ -13,7 +13,9 @@ struct StepCompositionTests {
 
     /// Migrates `source` to the current version composed and step by step; a description of the
     /// first difference, or nil. `composed` tells whether the plan had one step.
-    private static func compare(source: String, model: VersionedModel, scratch: TemporaryDirectory, rows: Int) throws -> (difference: String?, composed: Bool, refusal: String?) {
+    private static func compare(source: String, model: VersionedModel, scratch: TemporaryDirectory, rows: Int) throws -> (
+        difference: String?, composed: Bool, refusal: String?
+    ) {
         var contents: [[String: [String]]] = []
         var steps: [MigrationStep] = []
         for composing in [true, false] {
@@ -74,33 +76,39 @@ struct StepCompositionTests {
         let source = scratch.path("bookstore-1.sqlite")
         _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 60, seed: 2)
         let plan = try StoreMigration(store: source, model: model, options: MigrationOptions(registry: .builtIn), logger: Self.quiet).plan()
-        #expect(plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" } == ["BookStore 1 → BookStore 3", "BookStore 3 → BookStore 4", "BookStore 4 → BookStore 5"])
+        #expect(
+            plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" } == [
+                "BookStore 1 → BookStore 3", "BookStore 3 → BookStore 4", "BookStore 4 → BookStore 5",
+            ])
         #expect(plan.steps[0].composedFrom == "BookStore 1 → BookStore 2 → BookStore 3")
         let result = try Self.compare(source: source, model: model, scratch: scratch, rows: 60)
         #expect(result.difference == nil)
     }
 
-    @Test("an order dropped and made again, or a to-many cut to a to-one and widened again, is not composed: the plan says why", arguments: [
-        (["ordered: true", "ordered: false", "ordered: true"], "order"),
-        (["toMany: true", "toMany: false", "toMany: true"], "to-one"),
-    ])
+    @Test(
+        "an order dropped and made again, or a to-many cut to a to-one and widened again, is not composed: the plan says why",
+        arguments: [
+            (["ordered: true", "ordered: false", "ordered: true"], "order"),
+            (["toMany: true", "toMany: false", "toMany: true"], "to-one"),
+        ])
     func refused(shapes: [String], reason: String) throws {
         let scratch = try TemporaryDirectory()
         let directory = scratch.url.appendingPathComponent("model")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try "name: Chain\ncurrent: Chain 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n".write(to: directory.appendingPathComponent("model.yaml"), atomically: true, encoding: .utf8)
+        try "name: Chain\ncurrent: Chain 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n".write(
+            to: directory.appendingPathComponent("model.yaml"), atomically: true, encoding: .utf8)
         for (index, shape) in shapes.enumerated() {
             let toMany = shape.hasPrefix("toMany") ? shape : "toMany: true"
             let ordered = shape.hasPrefix("ordered") ? shape : "ordered: false"
             try """
-                version: Chain \(index + 1)
-                entities:
-                  List:
-                    attributes: { name: string }
-                    relationships: { items: { destination: Item, \(toMany), \(ordered) } }
-                  Item:
-                    attributes: { label: string\(index == 2 ? ", note: string" : "") }
-                """.write(to: directory.appendingPathComponent("v\(index + 1).yaml"), atomically: true, encoding: .utf8)
+            version: Chain \(index + 1)
+            entities:
+              List:
+                attributes: { name: string }
+                relationships: { items: { destination: Item, \(toMany), \(ordered) } }
+              Item:
+                attributes: { label: string\(index == 2 ? ", note: string" : "") }
+            """.write(to: directory.appendingPathComponent("v\(index + 1).yaml"), atomically: true, encoding: .utf8)
         }
         let model = try ModelLoader.load(directory.path)
         let source = scratch.path("source.sqlite")
@@ -111,16 +119,19 @@ struct StepCompositionTests {
         #expect(try Self.compare(source: source, model: model, scratch: scratch, rows: 30).difference == nil)
     }
 
-    @Test("one attribute through four versions: the first default a version fills in stays, whatever later versions say", arguments: [
-        (["string", "{ type: string, optional: false, default: \"first\" }", "string", "{ type: string, optional: false, default: \"second\" }"], "first"),
-        (["string", "string", "{ type: string, optional: false, default: \"filled\" }", "string"], "filled"),
-        (["integer16", "{ type: integer32, optional: false, default: \"5\" }", "integer64", "{ type: integer64, optional: false, default: \"9\" }"], "5"),
-    ])
+    @Test(
+        "one attribute through four versions: the first default a version fills in stays, whatever later versions say",
+        arguments: [
+            (["string", "{ type: string, optional: false, default: \"first\" }", "string", "{ type: string, optional: false, default: \"second\" }"], "first"),
+            (["string", "string", "{ type: string, optional: false, default: \"filled\" }", "string"], "filled"),
+            (["integer16", "{ type: integer32, optional: false, default: \"5\" }", "integer64", "{ type: integer64, optional: false, default: \"9\" }"], "5"),
+        ])
     func oneAttribute(shapes: [String], filled: String) throws {
         let scratch = try TemporaryDirectory()
         let directory = scratch.url.appendingPathComponent("model")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try "name: Chain\ncurrent: Chain 4\nversions: [v1.yaml, v2.yaml, v3.yaml, v4.yaml]\n".write(to: directory.appendingPathComponent("model.yaml"), atomically: true, encoding: .utf8)
+        try "name: Chain\ncurrent: Chain 4\nversions: [v1.yaml, v2.yaml, v3.yaml, v4.yaml]\n".write(
+            to: directory.appendingPathComponent("model.yaml"), atomically: true, encoding: .utf8)
         for (index, shape) in shapes.enumerated() {
             try "version: Chain \(index + 1)\nentities:\n  Note:\n    attributes:\n      value: \(shape)\n      step\(index): string\n"
                 .write(to: directory.appendingPathComponent("v\(index + 1).yaml"), atomically: true, encoding: .utf8)

@@ -40,13 +40,16 @@ enum StoreContent {
 
     /// Renders objects and links. `table` names the id space of an entity (its root table);
     /// `targets` gives the ids an object reaches through a relationship, in order.
-    static func render(model: ObjectModel, objects: Objects, table: (String) -> String,
-                       targets: (_ entity: String, _ relationship: String, _ id: Int64) throws -> [Int64]) rethrows -> [String: [String]] {
+    static func render(
+        model: ObjectModel, objects: Objects, table: (String) -> String,
+        targets: (_ entity: String, _ relationship: String, _ id: Int64) throws -> [Int64]
+    ) rethrows -> [String: [String]] {
         var rendering: [String: [Int64: String]] = [:]  // id space → id → rendering
         for entity in model.entities {
             let attributes = model.allAttributes(of: entity.name).filter { !$0.isTransient }.map(\.name)
             for object in objects[entity.name] ?? [] {
-                rendering[table(entity.name), default: [:]][object.id] = "\(entity.name)(" + attributes.map { "\($0)=\(object.values[$0]?.sqlLiteral ?? "NULL")" }.joined(separator: ", ") + ")"
+                rendering[table(entity.name), default: [:]][object.id] =
+                    "\(entity.name)(" + attributes.map { "\($0)=\(object.values[$0]?.sqlLiteral ?? "NULL")" }.joined(separator: ", ") + ")"
             }
         }
         func render(_ id: Int64, in entity: String) -> String {

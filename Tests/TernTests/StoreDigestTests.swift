@@ -12,7 +12,8 @@ struct StoreDigestTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tern-digest-\(UUID().uuidString).sqlite").path
         let connection = try Connection(path: path)
         try connection.execute("CREATE TABLE ZTHING (Z_PK INTEGER PRIMARY KEY, ZNAME VARCHAR, ZDATA BLOB, ZVALUE FLOAT)")
-        try connection.execute("""
+        try connection.execute(
+            """
             WITH RECURSIVE n(i) AS (SELECT -40 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
             INSERT INTO ZTHING SELECT i * 3, CASE WHEN i % 7 = 0 THEN NULL ELSE 'name ' || i END, CASE WHEN i % 5 = 0 THEN x'00ff' END, i / 3.0 FROM n
             """)

@@ -16,12 +16,19 @@ struct FixtureStore: Sendable, CustomStringConvertible {
     static let bookMigration = "hwaxxer__BookMigration/BookMigration/Model.xcdatamodeld"
 
     static let all: [FixtureStore] = [
-        FixtureStore(store: "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite", model: wibosco, version: "CoreDataMigration_Example"),
-        FixtureStore(store: "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_2.sqlite", model: wibosco, version: "CoreDataMigration_Example 2"),
-        FixtureStore(store: "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_3.sqlite", model: wibosco, version: "CoreDataMigration_Example 3"),
+        FixtureStore(
+            store: "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite",
+            model: wibosco, version: "CoreDataMigration_Example"),
+        FixtureStore(
+            store: "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_2.sqlite",
+            model: wibosco, version: "CoreDataMigration_Example 2"),
+        FixtureStore(
+            store: "wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_3.sqlite",
+            model: wibosco, version: "CoreDataMigration_Example 3"),
         FixtureStore(store: "alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", model: sampleModel, version: "SampleModel"),
         FixtureStore(store: "alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite", model: sampleModel, version: "SampleModel2"),
-        FixtureStore(store: "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite", model: sampleModel3, version: "SampleModel3"),
+        FixtureStore(
+            store: "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite", model: sampleModel3, version: "SampleModel3"),
         FixtureStore(store: "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite", model: bookmarks, version: "BookmarksModel 3"),
         FixtureStore(store: "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V4.sqlite", model: bookmarks, version: "BookmarksModel 4"),
         FixtureStore(store: "hwaxxer__BookMigration/BookMigration/Model1.sqlite", model: bookMigration, version: "Model1"),
@@ -58,11 +65,13 @@ struct StoreLayoutTests {
 
     @Test("inheritance: subentities share the root table; a to-one to a tree gets a Z<n>_ entity column")
     func inheritance() throws {
-        let model = ObjectModel(versionName: "v", entities: [
-            Entity(name: "Book", attributes: [Attribute(name: "title", type: .string)]),
-            Entity(name: "GraphicNovel", parent: "Book", attributes: [Attribute(name: "artist", type: .string), Attribute(name: "title2", type: .string)]),
-            Entity(name: "Page", relationships: [Relationship(name: "book", destination: "Book")]),
-        ])
+        let model = ObjectModel(
+            versionName: "v",
+            entities: [
+                Entity(name: "Book", attributes: [Attribute(name: "title", type: .string)]),
+                Entity(name: "GraphicNovel", parent: "Book", attributes: [Attribute(name: "artist", type: .string), Attribute(name: "title2", type: .string)]),
+                Entity(name: "Page", relationships: [Relationship(name: "book", destination: "Book")]),
+            ])
         let layout = StoreLayout(model: model)
         #expect(layout.entities["GraphicNovel"]?.table == "ZBOOK")
         #expect(layout.entities["GraphicNovel"]?.attributeColumns == ["title": "ZTITLE", "artist": "ZARTIST", "title2": "ZTITLE2"])

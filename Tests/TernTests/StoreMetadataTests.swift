@@ -18,22 +18,33 @@ struct StoreMetadataTests {
     }
 
     static let stores: [Expected] = [
-        Expected(files: ["wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite"],
-                 identifiers: [""], framework: 866, rows: [("Post", 10)], hash: ("Post", "5a24f7b65f47c33c")),
-        Expected(files: ["wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_3.sqlite"],
-                 identifiers: [""], framework: 866, rows: [("Post", 12), ("Section", 14)], hash: ("Section", "007e65c75946655c")),
-        Expected(files: ["alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"],
-                 identifiers: ["1"], framework: 1044,
-                 rows: [("Car", 115), ("SportCar", 5), ("ExpensiveSportCar", 5), ("Person", 20)], hash: ("Car", "9e55552907215822")),
-        Expected(files: ["alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite"],
-                 identifiers: [], framework: 1344,
-                 rows: [("Book", 2), ("GraphicNovel", 1), ("Feedback", 3), ("Page", 119), ("Writer", 0), ("Author", 1), ("CHANGE", 126), ("TRANSACTION", 1), ("TRANSACTIONSTRING", 2)],
-                 hash: ("Writer", "d54efab5d39cb3f5")),
-        Expected(files: ["duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V4.sqlite",
-                         "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V4.sqlite-wal"],
-                 identifiers: [""], framework: 1333, rows: [("BookmarkEntity", 10)], hash: ("BookmarkEntity", "6a086c9544c0adc6")),
-        Expected(files: ["hwaxxer__BookMigration/BookMigration/Model1.sqlite"],
-                 identifiers: [""], framework: 419, rows: [("Book", 4), ("User", 3)], hash: ("User", "fa27e5eecb39eedc")),
+        Expected(
+            files: ["wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite"],
+            identifiers: [""], framework: 866, rows: [("Post", 10)], hash: ("Post", "5a24f7b65f47c33c")),
+        Expected(
+            files: ["wibosco__CoreDataMigrationRevised-Example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_3.sqlite"],
+            identifiers: [""], framework: 866, rows: [("Post", 12), ("Section", 14)], hash: ("Section", "007e65c75946655c")),
+        Expected(
+            files: ["alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"],
+            identifiers: ["1"], framework: 1044,
+            rows: [("Car", 115), ("SportCar", 5), ("ExpensiveSportCar", 5), ("Person", 20)], hash: ("Car", "9e55552907215822")),
+        Expected(
+            files: ["alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite"],
+            identifiers: [], framework: 1344,
+            rows: [
+                ("Book", 2), ("GraphicNovel", 1), ("Feedback", 3), ("Page", 119), ("Writer", 0), ("Author", 1), ("CHANGE", 126), ("TRANSACTION", 1),
+                ("TRANSACTIONSTRING", 2),
+            ],
+            hash: ("Writer", "d54efab5d39cb3f5")),
+        Expected(
+            files: [
+                "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V4.sqlite",
+                "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V4.sqlite-wal",
+            ],
+            identifiers: [""], framework: 1333, rows: [("BookmarkEntity", 10)], hash: ("BookmarkEntity", "6a086c9544c0adc6")),
+        Expected(
+            files: ["hwaxxer__BookMigration/BookMigration/Model1.sqlite"],
+            identifiers: [""], framework: 419, rows: [("Book", 4), ("User", 3)], hash: ("User", "fa27e5eecb39eedc")),
     ]
 
     @Test("each fixture store reads as what Core Data wrote, and nothing is created beside it", arguments: stores)

@@ -80,7 +80,9 @@ struct StoreRoundTripTests {
 
 @Suite("Which version wrote a store")
 struct VersionRecognitionTests {
-    @Test("every fixture store is recognised as the version that created it: by Core Data's hashes, and by schema alone without them", arguments: FixtureStore.all)
+    @Test(
+        "every fixture store is recognised as the version that created it: by Core Data's hashes, and by schema alone without them", arguments: FixtureStore.all
+    )
     func bySchema(_ fixture: FixtureStore) throws {
         let model = try ModelLoader.load(Fixtures.path(fixture.model))
         let reader = try ReadOnlyStore(path: Fixtures.path(fixture.store))
@@ -96,12 +98,16 @@ struct VersionRecognitionTests {
         #expect(VersionMatch.find(in: model, metadata: metadata, signature: signature).verdict == expected(.schema))
     }
 
-    @Test("with VersionInfo.plist, Core Data's stores are recognised by Apple's own hashes",
-          arguments: [("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", "SampleModel"),
-                      ("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite", "SampleModel2")])
+    @Test(
+        "with VersionInfo.plist, Core Data's stores are recognised by Apple's own hashes",
+        arguments: [
+            ("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", "SampleModel"),
+            ("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite", "SampleModel2"),
+        ])
     func byAppleHashes(store: String, version: String) throws {
         let model = try ModelLoader.load(Fixtures.path(FixtureStore.sampleModel))
-        let apple = try VersionMatch.appleHashes(versionInfoAt: Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/VersionInfo.plist"))
+        let apple = try VersionMatch.appleHashes(
+            versionInfoAt: Fixtures.path("alemar11__CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd/VersionInfo.plist"))
         let match = try VersionMatch.find(in: model, storeAt: Fixtures.path(store), appleHashes: apple)
         switch match.verdict {
         case .compatible(let name, let evidence), .migrationNeeded(let name, _, let evidence):

@@ -49,8 +49,13 @@ struct SwiftPathRelationshipTests {
 
         let old = try Connection(path: source, configuration: .init(mode: .readOnly))
         let new = try Connection(path: output, configuration: .init(mode: .readOnly))
-        let before = try links(old, tags: "SELECT b.ZTITLE, upper(t.ZLABEL) FROM ZBOOK b JOIN Z_2TAGS j ON j.Z_2BOOKS = b.Z_PK JOIN ZTAG t ON t.Z_PK = j.Z_4TAGS WHERE t.ZLABEL IS NOT NULL ORDER BY 1, 2")
-        let after = try links(new, tags: "SELECT b.ZTITLE, l.ZTEXT FROM ZBOOK b JOIN Z_2LABELS j ON j.Z_2BOOKS = b.Z_PK JOIN ZLABEL l ON l.Z_PK = j.Z_4LABELS ORDER BY 1, 2")
+        let before = try links(
+            old,
+            tags:
+                "SELECT b.ZTITLE, upper(t.ZLABEL) FROM ZBOOK b JOIN Z_2TAGS j ON j.Z_2BOOKS = b.Z_PK JOIN ZTAG t ON t.Z_PK = j.Z_4TAGS WHERE t.ZLABEL IS NOT NULL ORDER BY 1, 2"
+        )
+        let after = try links(
+            new, tags: "SELECT b.ZTITLE, l.ZTEXT FROM ZBOOK b JOIN Z_2LABELS j ON j.Z_2BOOKS = b.Z_PK JOIN ZLABEL l ON l.Z_PK = j.Z_4LABELS ORDER BY 1, 2")
         #expect(before.authors.count == 1809)
         #expect(before.labels.count == 2649)
         #expect(after.authors.count == 1809)

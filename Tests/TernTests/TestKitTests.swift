@@ -107,14 +107,16 @@ struct TestKitTests {
     func generatedStore() async throws {
         let store = try TestStore(model: library, version: "Library 1", generating: 12, seed: 4)
         #expect(try store.objects("Book").count == 12)
-        let migrated = try await store.migrated(to: "Library 2", mappingFiles: ["1-authors-and-labels", "2-books-and-chapters"].map { Configs.path("library") + "/mappings/\($0).yaml" })
+        let migrated = try await store.migrated(
+            to: "Library 2", mappingFiles: ["1-authors-and-labels", "2-books-and-chapters"].map { Configs.path("library") + "/mappings/\($0).yaml" })
         #expect(migrated.version.versionName == "Library 2")
         #expect(try migrated.objects("Book").count == 12)
     }
 
     @Test("a policy's hook called directly: what it created and associated can be read")
     func hookDirectly() throws {
-        let mapping = EntityMapping(name: "BookToPublication", type: .custom, sourceEntity: "Book", destinationEntity: "Publication", policy: "AuthorSplitPolicy")
+        let mapping = EntityMapping(
+            name: "BookToPublication", type: .custom, sourceEntity: "Book", destinationEntity: "Publication", policy: "AuthorSplitPolicy")
         let context = InstanceCreationContext(mapping: mapping) { source in
             DestinationObject(entity: "Publication", values: ["title": try source["title"]])
         }
@@ -126,7 +128,9 @@ struct TestKitTests {
         #expect(context.links.isEmpty)
     }
 
-    @Test("a policy reading a key its source object does not have (a misspelt `nmae`) throws naming the key, the object and the keys it has, as Core Data's value(forKey:) raises; the migration stops naming the policy")
+    @Test(
+        "a policy reading a key its source object does not have (a misspelt `nmae`) throws naming the key, the object and the keys it has, as Core Data's value(forKey:) raises; the migration stops naming the policy"
+    )
     func unknownSourceKey() async throws {
         let source = SourceObject(key: 7, entity: "Book", values: ["title": "Dune", "author": .null])
         #expect(try source["author"] == .null)
@@ -141,14 +145,17 @@ struct TestKitTests {
             }
         }
         let model = try ModelLoader.load(Configs.path("bookstore"))
-        let store = try TestStore(model: model, version: "BookStore 3") { store in try store.insert("Publication", ["title": "Dune", "author": "Frank Herbert"]) }
+        let store = try TestStore(model: model, version: "BookStore 3") { store in
+            try store.insert("Publication", ["title": "Dune", "author": "Frank Herbert"])
+        }
         var registry = PolicyRegistry()
         registry.register(Misspelt(), as: "PublicationToPublicationMigrationPolicy")
         await #expect(throws: (any Error).self) { _ = try await store.migrated(to: "BookStore 4", registry: registry) }
         do {
             _ = try await store.migrated(to: "BookStore 4", registry: registry)
         } catch {
-            #expect("\(error)".contains("PublicationToPublicationMigrationPolicy") && "\(error)".contains("no attribute or to-one relationship auhtor"), "\(error)")
+            #expect(
+                "\(error)".contains("PublicationToPublicationMigrationPolicy") && "\(error)".contains("no attribute or to-one relationship auhtor"), "\(error)")
         }
     }
 }

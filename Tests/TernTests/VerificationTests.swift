@@ -27,27 +27,42 @@ struct VerificationTests {
     }
 
     static let tamperings = [
-        Tampering(name: "a deleted to-one link", sql: "UPDATE ZBOOK SET ZAUTHOR = NULL WHERE Z_PK = (SELECT min(Z_PK) FROM ZBOOK WHERE ZAUTHOR IS NOT NULL)",
-                  expected: ["BookToBook.author: the link differs from the source's over source Book"]),
-        Tampering(name: "a changed transformed value (uppercase:)", sql: "UPDATE ZLABEL SET ZTEXT = lower(ZTEXT) WHERE Z_PK = (SELECT min(Z_PK) FROM ZLABEL WHERE ZTEXT IS NOT NULL)",
-                  expected: ["TagToLabel.text", "differs from its value expression"]),
-        Tampering(name: "a changed transformed value (concat:)", sql: "UPDATE ZBOOK SET ZSUBTITLE = ZSUBTITLE || ' ' WHERE Z_PK = 3",
-                  expected: ["BookToBook.subtitle", "differs from its value expression"]),
-        Tampering(name: "a dropped join row", sql: "DELETE FROM Z_2LABELS WHERE rowid = (SELECT min(rowid) FROM Z_2LABELS)",
-                  expected: ["BookToBook.labels", "is missing"]),
-        Tampering(name: "an added join row", sql: "INSERT INTO Z_2LABELS (Z_2BOOKS, Z_4LABELS) SELECT b.Z_PK, l.Z_PK FROM ZBOOK b, ZLABEL l WHERE NOT EXISTS (SELECT 1 FROM Z_2LABELS j WHERE j.Z_2BOOKS = b.Z_PK AND j.Z_4LABELS = l.Z_PK) LIMIT 1",
-                  expected: ["BookToBook.labels", "which the source does not"]),
+        Tampering(
+            name: "a deleted to-one link", sql: "UPDATE ZBOOK SET ZAUTHOR = NULL WHERE Z_PK = (SELECT min(Z_PK) FROM ZBOOK WHERE ZAUTHOR IS NOT NULL)",
+            expected: ["BookToBook.author: the link differs from the source's over source Book"]),
+        Tampering(
+            name: "a changed transformed value (uppercase:)",
+            sql: "UPDATE ZLABEL SET ZTEXT = lower(ZTEXT) WHERE Z_PK = (SELECT min(Z_PK) FROM ZLABEL WHERE ZTEXT IS NOT NULL)",
+            expected: ["TagToLabel.text", "differs from its value expression"]),
+        Tampering(
+            name: "a changed transformed value (concat:)", sql: "UPDATE ZBOOK SET ZSUBTITLE = ZSUBTITLE || ' ' WHERE Z_PK = 3",
+            expected: ["BookToBook.subtitle", "differs from its value expression"]),
+        Tampering(
+            name: "a dropped join row", sql: "DELETE FROM Z_2LABELS WHERE rowid = (SELECT min(rowid) FROM Z_2LABELS)",
+            expected: ["BookToBook.labels", "is missing"]),
+        Tampering(
+            name: "an added join row",
+            sql:
+                "INSERT INTO Z_2LABELS (Z_2BOOKS, Z_4LABELS) SELECT b.Z_PK, l.Z_PK FROM ZBOOK b, ZLABEL l WHERE NOT EXISTS (SELECT 1 FROM Z_2LABELS j WHERE j.Z_2BOOKS = b.Z_PK AND j.Z_4LABELS = l.Z_PK) LIMIT 1",
+            expected: ["BookToBook.labels", "which the source does not"]),
         // A book with two chapters: negated order keys swap them.
-        Tampering(name: "two ordered positions swapped", sql: "UPDATE ZCHAPTER SET Z_FOK_BOOK = -Z_FOK_BOOK WHERE ZBOOK = (SELECT ZBOOK FROM ZCHAPTER GROUP BY ZBOOK HAVING count(*) = 2 ORDER BY ZBOOK LIMIT 1)",
-                  expected: ["ChapterToChapter.book", "among its target's"], rows: 2),
-        Tampering(name: "a deleted object", sql: "DELETE FROM ZAUTHOR WHERE Z_PK = (SELECT max(Z_PK) FROM ZAUTHOR)",
-                  expected: ["AuthorToAuthor", "has no destination Author"]),
-        Tampering(name: "a stray object", sql: "INSERT INTO ZLABEL (Z_PK, Z_ENT, Z_OPT, ZTEXT) VALUES (1000000, (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Label'), 1, 'STRAY')",
-                  expected: ["TagToLabel"]),
+        Tampering(
+            name: "two ordered positions swapped",
+            sql:
+                "UPDATE ZCHAPTER SET Z_FOK_BOOK = -Z_FOK_BOOK WHERE ZBOOK = (SELECT ZBOOK FROM ZCHAPTER GROUP BY ZBOOK HAVING count(*) = 2 ORDER BY ZBOOK LIMIT 1)",
+            expected: ["ChapterToChapter.book", "among its target's"], rows: 2),
+        Tampering(
+            name: "a deleted object", sql: "DELETE FROM ZAUTHOR WHERE Z_PK = (SELECT max(Z_PK) FROM ZAUTHOR)",
+            expected: ["AuthorToAuthor", "has no destination Author"]),
+        Tampering(
+            name: "a stray object",
+            sql: "INSERT INTO ZLABEL (Z_PK, Z_ENT, Z_OPT, ZTEXT) VALUES (1000000, (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Label'), 1, 'STRAY')",
+            expected: ["TagToLabel"]),
     ]
 
-    @Test("each tampering is caught and named; nothing is written to --out; the source is untouched",
-          arguments: tamperings, [false, true])
+    @Test(
+        "each tampering is caught and named; nothing is written to --out; the source is untouched",
+        arguments: tamperings, [false, true])
     func tampering(_ tampering: Tampering, inSwift: Bool) throws {
         let source = directory.path("library.sqlite")
         _ = try DataGenerator.generate(model: Self.library.versions[0], at: source, rows: 300, seed: 21)

@@ -40,7 +40,12 @@ struct VersionHashTests {
         ("relationship destination", { $0.relationships[0].destination = "Magazine" }),
         ("relationship inverse", { $0.relationships[0].inverse = nil }),
         ("relationship minCount", { $0.relationships[0].minCount = 1 }),
-        ("relationship maxCount (to-many)", { $0.relationships[0].isToMany = true; $0.relationships[0].maxCount = 0 }),
+        (
+            "relationship maxCount (to-many)",
+            {
+                $0.relationships[0].isToMany = true; $0.relationships[0].maxCount = 0
+            }
+        ),
         ("relationship ordered", { $0.relationships[0].isOrdered = true }),
         ("relationship hash modifier", { $0.relationships[0].versionHashModifier = "x" }),
         ("uniqueness constraints", { $0.uniquenessConstraints = [["title"]] }),
@@ -60,7 +65,12 @@ struct VersionHashTests {
         ("relationship renaming identifier", { $0.relationships[0].renamingIdentifier = "volume" }),
         ("relationship delete rule", { $0.relationships[0].deleteRule = .cascade }),
         ("fetch indexes", { $0.fetchIndexes = [FetchIndex(name: "byTitle", properties: ["title"])] }),
-        ("property order", { $0.attributes.append(Attribute(name: "a", type: .string)); $0.attributes.reverse() }),
+        (
+            "property order",
+            {
+                $0.attributes.append(Attribute(name: "a", type: .string)); $0.attributes.reverse()
+            }
+        ),
     ]
 
     @Test("each included feature changes the entity hash", arguments: includedEntityChanges.map(\.0))

@@ -27,14 +27,16 @@ struct YAMLComplexKeysTests {
         for text in shapes { #expect(YAMLComplexKeys.first(in: text) == nil, "\(text)") }
     }
 
-    @Test("explicit and flow-collection keys are found, at their line and column", arguments: [
-        ("? a\n: b\n", 1, 1),
-        ("x: 1\ny:\n  ? [a]\n  : b\n", 3, 3),
-        ("- ? a\n", 1, 3),
-        ("x: { ? a : b }\n", 1, 6),
-        ("[a, b]: c\n", 1, 7),
-        ("x:\n  {a: 1}: c\n", 2, 9),
-    ])
+    @Test(
+        "explicit and flow-collection keys are found, at their line and column",
+        arguments: [
+            ("? a\n: b\n", 1, 1),
+            ("x: 1\ny:\n  ? [a]\n  : b\n", 3, 3),
+            ("- ? a\n", 1, 3),
+            ("x: { ? a : b }\n", 1, 6),
+            ("[a, b]: c\n", 1, 7),
+            ("x:\n  {a: 1}: c\n", 2, 9),
+        ])
     func found(text: String, line: Int, column: Int) {
         let position = YAMLComplexKeys.first(in: text)
         #expect(position?.line == line && position?.column == column, "\(text): \(String(describing: position))")

@@ -119,7 +119,8 @@ public struct ExpressionBinder {
             let (value, valueKind) = try bind(arguments[0])
             let (fallback, fallbackKind) = try bind(arguments[1])
             guard valueKind == fallbackKind || valueKind == .null || fallbackKind == .null else {
-                throw error("ifNil: needs a fallback of the same kind: \(Self.describe(valueKind)), not \(Self.describe(fallbackKind))", at: arguments[1].offset)
+                throw error(
+                    "ifNil: needs a fallback of the same kind: \(Self.describe(valueKind)), not \(Self.describe(fallbackKind))", at: arguments[1].offset)
             }
             return (.function(.ifNil, [value, fallback]), valueKind == .null ? fallbackKind : valueKind)
         }
@@ -210,21 +211,24 @@ public struct ExpressionBinder {
             return .or(try bind(lhs), try bind(rhs))
         case .comparison(let lhs, let op, let options, let rhs, let quantifier, let at):
             if let split = try toManySplit(lhs, quantifier: quantifier, at: at) {
-                return try bindQuantified(split, quantifier: quantifier ?? .anyElement) { (binder: inout ExpressionBinder, element: ExpressionSyntax) throws(ExpressionError) in
+                return try bindQuantified(split, quantifier: quantifier ?? .anyElement) {
+                    (binder: inout ExpressionBinder, element: ExpressionSyntax) throws(ExpressionError) in
                     try binder.bindComparison(element, op, options, rhs, at: at)
                 }
             }
             return try bindComparison(lhs, op, options, rhs, at: at)
         case .between(let value, let low, let high, let quantifier, let at):
             if let split = try toManySplit(value, quantifier: quantifier, at: at) {
-                return try bindQuantified(split, quantifier: quantifier ?? .anyElement) { (binder: inout ExpressionBinder, element: ExpressionSyntax) throws(ExpressionError) in
+                return try bindQuantified(split, quantifier: quantifier ?? .anyElement) {
+                    (binder: inout ExpressionBinder, element: ExpressionSyntax) throws(ExpressionError) in
                     try binder.bindBetween(element, low, high)
                 }
             }
             return try bindBetween(value, low, high)
         case .isIn(let value, let items, let quantifier, let at):
             if let split = try toManySplit(value, quantifier: quantifier, at: at) {
-                return try bindQuantified(split, quantifier: quantifier ?? .anyElement) { (binder: inout ExpressionBinder, element: ExpressionSyntax) throws(ExpressionError) in
+                return try bindQuantified(split, quantifier: quantifier ?? .anyElement) {
+                    (binder: inout ExpressionBinder, element: ExpressionSyntax) throws(ExpressionError) in
                     try binder.bindIn(element, items)
                 }
             }
@@ -232,7 +236,9 @@ public struct ExpressionBinder {
         }
     }
 
-    private mutating func bindComparison(_ lhs: ExpressionSyntax, _ op: ComparisonOperator, _ options: ComparisonOptions, _ rhs: ExpressionSyntax, at: Int) throws(ExpressionError) -> BoundPredicate {
+    private mutating func bindComparison(_ lhs: ExpressionSyntax, _ op: ComparisonOperator, _ options: ComparisonOptions, _ rhs: ExpressionSyntax, at: Int)
+        throws(ExpressionError) -> BoundPredicate
+    {
         let (left, leftKind) = try bind(lhs)
         let (right, rightKind) = try bindOperand(rhs)
         switch op {
@@ -298,10 +304,13 @@ public struct ExpressionBinder {
 
     /// For `rel.key …` where `rel` is a to-many relationship of the object: the relationship and
     /// the key path inside its elements. Nil for paths without a to-many relationship.
-    private func toManySplit(_ lhs: ExpressionSyntax, quantifier: Quantifier?, at: Int) throws(ExpressionError) -> (relationship: Relationship, element: ExpressionSyntax)? {
+    private func toManySplit(_ lhs: ExpressionSyntax, quantifier: Quantifier?, at: Int) throws(ExpressionError) -> (
+        relationship: Relationship, element: ExpressionSyntax
+    )? {
         guard case .keyPath(let base, let components, let pathAt) = lhs, let first = components.first,
-              let relationship = model.allRelationships(of: entity).first(where: { $0.name == first }), relationship.isToMany,
-              components.count >= 2, components[1] != "@count" else {
+            let relationship = model.allRelationships(of: entity).first(where: { $0.name == first }), relationship.isToMany,
+            components.count >= 2, components[1] != "@count"
+        else {
             if quantifier != nil {
                 throw error("\(quantifier!.rawValue) needs a key path through a to-many relationship of \(entity), such as pages.text", at: at)
             }
@@ -319,8 +328,9 @@ public struct ExpressionBinder {
         inner.constantOperands = true
         let predicate = try bindElement(&inner, split.element)
         _ = input(Input(entity: entity, relationships: [], final: .ownKey))
-        return .quantified(quantifier, relationship: split.relationship.name, elementEntity: split.relationship.destination,
-                           predicate: predicate, elementInputs: inner.inputs)
+        return .quantified(
+            quantifier, relationship: split.relationship.name, elementEntity: split.relationship.destination,
+            predicate: predicate, elementInputs: inner.inputs)
     }
 
     // MARK: Kinds

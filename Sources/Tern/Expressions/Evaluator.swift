@@ -56,12 +56,13 @@ public struct ExpressionProgram {
         if values.contains(.null) { return .null }
         // Text functions take text (a column of a string attribute always holds text in a store
         // Core Data wrote; the anomaly scan refuses stores where it does not).
-        let textArguments: Int = switch function {
-        case .uppercase, .lowercase, .length, .trim, .substring: 1
-        case .substringBefore, .substringAfter: 2
-        case .concat: values.count
-        default: 0
-        }
+        let textArguments: Int =
+            switch function {
+            case .uppercase, .lowercase, .length, .trim, .substring: 1
+            case .substringBefore, .substringAfter: 2
+            case .concat: values.count
+            default: 0
+            }
         if let bad = values.prefix(textArguments).first(where: { $0.text == nil }) {
             throw TernError(.badInput, "\(function) got \(bad.sqlLiteral.prefix(40)) where text is expected")
         }

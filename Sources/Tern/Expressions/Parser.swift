@@ -85,7 +85,9 @@ public struct ExpressionParser {
     /// One level deeper (undone by `leave`), refused past `maximumDepth`.
     private mutating func enter(_ levels: Int = 1) throws(ExpressionError) {
         guard depth + levels <= Self.maximumDepth else {
-            throw error("nests deeper than \(Self.maximumDepth) levels (parentheses, function calls, unary minus, NOT and chains of + - * / each count); split it or simplify it")
+            throw error(
+                "nests deeper than \(Self.maximumDepth) levels (parentheses, function calls, unary minus, NOT and chains of + - * / each count); split it or simplify it"
+            )
         }
         depth += levels
     }
@@ -153,9 +155,13 @@ public struct ExpressionParser {
     private mutating func parseComparison() throws(ExpressionError) -> PredicateSyntax {
         let start = offset
         var quantifier: Quantifier?
-        if acceptKeyword("ANY") || acceptKeyword("SOME") { quantifier = .anyElement }
-        else if acceptKeyword("ALL") { quantifier = .everyElement }
-        else if acceptKeyword("NONE") { quantifier = .noElement }
+        if acceptKeyword("ANY") || acceptKeyword("SOME") {
+            quantifier = .anyElement
+        } else if acceptKeyword("ALL") {
+            quantifier = .everyElement
+        } else if acceptKeyword("NONE") {
+            quantifier = .noElement
+        }
         let lhs = try parseExpression()
         if acceptKeyword("BETWEEN") {
             let bounds = try parseExpression()
@@ -184,7 +190,8 @@ public struct ExpressionParser {
         if op.isStringOperator || op == .equal || op == .notEqual, current == .symbol("[") {
             advance()
             guard case .identifier(let letters, false) = current, !letters.isEmpty,
-                  letters.lowercased().allSatisfy({ $0 == "c" || $0 == "d" }) else {
+                letters.lowercased().allSatisfy({ $0 == "c" || $0 == "d" })
+            else {
                 throw unexpected("comparison options c, d or cd")
             }
             if letters.lowercased().contains("c") { options.insert(.caseInsensitive) }
@@ -384,7 +391,9 @@ public struct ExpressionParser {
         while accept(",") { arguments.append(try parseExpression()) }
         try expect(")", "')' or ',' in FUNCTION(…)")
         guard let known = ManagerFunction(rawValue: selector) else {
-            throw error("FUNCTION accepts only \(ManagerFunction.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not \"\(selector)\"", at: selectorOffset)
+            throw error(
+                "FUNCTION accepts only \(ManagerFunction.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not \"\(selector)\"",
+                at: selectorOffset)
         }
         guard arguments.count == known.argumentCount else {
             throw error("\(selector) takes \(known.argumentCount) arguments after the selector, not \(arguments.count)", at: selectorOffset)

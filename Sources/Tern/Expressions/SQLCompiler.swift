@@ -92,7 +92,8 @@ public struct SQLCompiler {
             case .attribute(let name):
                 // An expression sees a value stored outside the store as the app does: its bytes.
                 let column = "\(alias).\(quoteIdentifier(own.attributeColumns[name]!))"
-                return layout.model.allAttributes(of: entity).contains { $0.name == name && $0.allowsExternalStorage } ? "tern_external_bytes(\(column))" : column
+                return layout.model.allAttributes(of: entity).contains { $0.name == name && $0.allowsExternalStorage }
+                    ? "tern_external_bytes(\(column))" : column
             case .ownKey: return "\(alias).\"Z_PK\""
             case .objectKey: preconditionFailure("an object key follows a relationship")
             case .count(let name): return countSQL(entity: entity, relationship: name, alias: alias)
@@ -128,7 +129,8 @@ public struct SQLCompiler {
         case .joinTable(let table, let ownColumn, let destinationColumn, _):
             let join = freshAlias()
             let destination = layout.model.allRelationships(of: entity).first { $0.name == relationship }!.destination
-            return "FROM \(self.table(table)) \(join) JOIN \(self.table(layout.entities[destination]!.table)) \(element) ON \(element).\"Z_PK\" = \(join).\(quoteIdentifier(destinationColumn)) WHERE \(join).\(quoteIdentifier(ownColumn)) = \(owner)"
+            return
+                "FROM \(self.table(table)) \(join) JOIN \(self.table(layout.entities[destination]!.table)) \(element) ON \(element).\"Z_PK\" = \(join).\(quoteIdentifier(destinationColumn)) WHERE \(join).\(quoteIdentifier(ownColumn)) = \(owner)"
         case .foreignKey:
             preconditionFailure("\(relationship) is not to-many")
         }
@@ -177,11 +179,13 @@ public struct SQLCompiler {
         case .substringBefore:
             let (text, separator) = (f("CAST(") + a[0] + f(" AS BLOB)"), f("CAST(") + a[1] + f(" AS BLOB)"))
             return f("(CASE WHEN ") + a[0] + f(" IS NULL OR ") + a[1] + f(" IS NULL THEN NULL WHEN instr(") + text + f(", ") + separator
-                + f(") > 0 THEN coalesce(CAST(substr(") + text + f(", 1, instr(") + text + f(", ") + separator + f(") - 1) AS TEXT), '') ELSE ") + a[0] + f(" END)")
+                + f(") > 0 THEN coalesce(CAST(substr(") + text + f(", 1, instr(") + text + f(", ") + separator + f(") - 1) AS TEXT), '') ELSE ") + a[0]
+                + f(" END)")
         case .substringAfter:
             let (text, separator) = (f("CAST(") + a[0] + f(" AS BLOB)"), f("CAST(") + a[1] + f(" AS BLOB)"))
             return f("(CASE WHEN ") + a[0] + f(" IS NULL OR ") + a[1] + f(" IS NULL THEN NULL WHEN instr(") + text + f(", ") + separator
-                + f(") > 0 THEN coalesce(CAST(substr(") + text + f(", instr(") + text + f(", ") + separator + f(") + length(") + separator + f(")) AS TEXT), '') ELSE '' END)")
+                + f(") > 0 THEN coalesce(CAST(substr(") + text + f(", instr(") + text + f(", ") + separator + f(") + length(") + separator
+                + f(")) AS TEXT), '') ELSE '' END)")
         case .substring:
             return f("\(Self.calledOnce[.substring]!.name)(") + a[0] + f(", ") + a[1] + f(", ") + a[2] + f(")")
         case .concat:
@@ -205,9 +209,11 @@ public struct SQLCompiler {
         case .not(let inner):
             return SQLFragment("(NOT ") + sql(inner, entity: entity, inputs: inputs, alias: alias) + SQLFragment(")")
         case .and(let lhs, let rhs):
-            return SQLFragment("(") + sql(lhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(" AND ") + sql(rhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(")")
+            return SQLFragment("(") + sql(lhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(" AND ")
+                + sql(rhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(")")
         case .or(let lhs, let rhs):
-            return SQLFragment("(") + sql(lhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(" OR ") + sql(rhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(")")
+            return SQLFragment("(") + sql(lhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(" OR ")
+                + sql(rhs, entity: entity, inputs: inputs, alias: alias) + SQLFragment(")")
         case .compare(let lhs, let op, let options, let rhs):
             return compare(sql(lhs, inputs: inputs, alias: alias), op, options, sql(rhs, inputs: inputs, alias: alias))
         case .between(let value, let low, let high):
@@ -219,7 +225,8 @@ public struct SQLCompiler {
             let name = value.isLeaf ? sql(value, inputs: inputs, alias: alias) : SQLFragment("v")
             let tests = items.map { SQLFragment("(") + name + SQLFragment(" IS ") + sql($0, inputs: inputs, alias: alias) + SQLFragment(")") }
             let any = Self.balanced(tests[...], joinedBy: " OR ")
-            return value.isLeaf ? any : SQLFragment("(SELECT ") + any + SQLFragment(" FROM (SELECT ") + sql(value, inputs: inputs, alias: alias) + SQLFragment(" AS v))")
+            return value.isLeaf
+                ? any : SQLFragment("(SELECT ") + any + SQLFragment(" FROM (SELECT ") + sql(value, inputs: inputs, alias: alias) + SQLFragment(" AS v))")
         case .quantified(let quantifier, let relationship, let elementEntity, let inner, let elementInputs):
             let element = freshAlias()
             let from = elementsSQL(entity: entity, relationship: relationship, owner: "\(alias).\"Z_PK\"", element: element)

@@ -17,11 +17,13 @@ public final class StoreElementSource: ElementSource {
     /// Throws `SQLiteError` if the query cannot be prepared or run.
     public func elements(of relationship: String, entity: String, owner: Int64, inputs: [Input]) throws -> [[SQLiteValue]] {
         let key = "\(entity).\(relationship).\(inputs)"
-        let statement = try queries[key] ?? {
-            let prepared = try connection.prepare(compiler.elementsQuery(of: relationship, entity: entity, inputs: inputs))
-            queries[key] = prepared
-            return prepared
-        }()
+        let statement =
+            try queries[key]
+            ?? {
+                let prepared = try connection.prepare(compiler.elementsQuery(of: relationship, entity: entity, inputs: inputs))
+                queries[key] = prepared
+                return prepared
+            }()
         statement.reset()
         try statement.bind(owner, at: 1)
         var rows = statement.rows()

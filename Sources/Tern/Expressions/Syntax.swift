@@ -21,7 +21,7 @@ public indirect enum ExpressionSyntax: Sendable, Equatable {
     public var offset: Int {
         switch self {
         case .literal(_, _, let at), .variable(_, let at), .keyPath(_, _, let at), .binary(_, _, _, let at),
-             .negate(_, let at), .function(_, _, let at), .managerFunction(_, _, _, let at), .list(_, let at):
+            .negate(_, let at), .function(_, _, let at), .managerFunction(_, _, _, let at), .list(_, let at):
             at
         }
     }

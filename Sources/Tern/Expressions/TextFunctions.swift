@@ -33,8 +33,9 @@ enum TextFunctions {
 
     /// `MATCHES`: the whole text matches the ICU regular expression.
     static func matches(_ text: String, pattern: String, options: ComparisonOptions, cache: RegexCache, limit: Duration = matchTimeLimit) throws -> Bool {
-        let regex = try cache.regex(for: options.contains(.diacriticInsensitive) ? fold(pattern, [.diacriticInsensitive]) : pattern,
-                                    caseInsensitive: options.contains(.caseInsensitive))
+        let regex = try cache.regex(
+            for: options.contains(.diacriticInsensitive) ? fold(pattern, [.diacriticInsensitive]) : pattern,
+            caseInsensitive: options.contains(.caseInsensitive))
         let subject = options.contains(.diacriticInsensitive) ? fold(text, [.diacriticInsensitive]) : text
         let range = NSRange(subject.startIndex..., in: subject)
         // ICU reports progress while it backtracks: a pattern that would run for minutes over
@@ -95,7 +96,9 @@ final class RegexCache {
     struct TooSlow: Error, CustomStringConvertible {
         let pattern: String
         let limit: Duration
-        var description: String { "the regular expression \(pattern) took more than \(limit) on one value (it backtracks without bound): write it without nested repetition" }
+        var description: String {
+            "the regular expression \(pattern) took more than \(limit) on one value (it backtracks without bound): write it without nested repetition"
+        }
     }
 
     func regex(for pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {

@@ -85,7 +85,9 @@ struct Lexer {
             }
             let single = String(UnicodeScalar(byte))
             guard "(){}[],.:+-*/<>=!".contains(single) else {
-                throw error("unexpected character \(String(decoding: [byte], as: UTF8.self).isEmpty ? "byte \(byte)" : "'\(Character(UnicodeScalar(byte)))'")", at: start)
+                throw error(
+                    "unexpected character \(String(decoding: [byte], as: UTF8.self).isEmpty ? "byte \(byte)" : "'\(Character(UnicodeScalar(byte)))'")",
+                    at: start)
             }
             index += 1
             return (.symbol(single == "=" ? "==" : single), start)

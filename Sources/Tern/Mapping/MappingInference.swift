@@ -22,7 +22,9 @@ public struct InferenceFailure: Error, Equatable, CustomStringConvertible {
 public enum MappingInference {
     /// The mapping lightweight migration would use from `source` to `destination`, following renames through
     /// `intermediate` (the versions between them, oldest first). Throws every reason it cannot be inferred.
-    public static func infer(from source: ObjectModel, to destination: ObjectModel, through intermediate: [ObjectModel] = []) throws(InferenceFailure) -> MappingModel {
+    public static func infer(from source: ObjectModel, to destination: ObjectModel, through intermediate: [ObjectModel] = []) throws(InferenceFailure)
+        -> MappingModel
+    {
         let chain = [source] + intermediate + [destination]
         var reasons: [String] = []
 
@@ -43,7 +45,9 @@ public enum MappingInference {
             }
         }
         for (root, sourceRoots) in sourceRootsByDestinationRoot.sorted(by: { $0.key < $1.key }) where sourceRoots.count > 1 {
-            reasons.append("entity \(root): its tree would merge entities from separate source trees (\(sourceRoots.sorted().joined(separator: ", "))), which lightweight migration cannot do")
+            reasons.append(
+                "entity \(root): its tree would merge entities from separate source trees (\(sourceRoots.sorted().joined(separator: ", "))), which lightweight migration cannot do"
+            )
         }
 
         // Core Data holds no object of an abstract entity: one made abstract keeps none of its own
@@ -68,7 +72,8 @@ public enum MappingInference {
             for attribute in destination.allAttributes(of: entity.name) where !attribute.isTransient {
                 let at = "entity \(entity.name), attribute \(attribute.name)"
                 guard let origin = trace(attribute: attribute.name, of: entity.name, chain: chain),
-                      let old = source.allAttributes(of: sourceName).first(where: { $0.name == origin }), !old.isTransient else {
+                    let old = source.allAttributes(of: sourceName).first(where: { $0.name == origin }), !old.isTransient
+                else {
                     changed = true
                     if !attribute.isOptional && attribute.defaultValue == nil {
                         reasons.append("\(at): new non-optional attribute with no default value")
@@ -95,7 +100,8 @@ public enum MappingInference {
             for relationship in destination.allRelationships(of: entity.name) where !relationship.isTransient {
                 let at = "entity \(entity.name), relationship \(relationship.name)"
                 guard let origin = trace(relationship: relationship.name, of: entity.name, chain: chain),
-                      let old = source.allRelationships(of: sourceName).first(where: { $0.name == origin }), !old.isTransient else {
+                    let old = source.allRelationships(of: sourceName).first(where: { $0.name == origin }), !old.isTransient
+                else {
                     changed = true
                     if relationship.minCount > 0 || (!relationship.isToMany && !relationship.isOptional) {
                         reasons.append("\(at): new required relationship: existing objects would have none")
@@ -111,7 +117,8 @@ public enum MappingInference {
                     continue
                 }
                 let covering = targets.filter { oldTargets.contains(origins[$0]!) }
-                let expression = covering.count == 1
+                let expression =
+                    covering.count == 1
                     ? "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(mappingName(covering[0]))\", $source.\(origin))"
                     : "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(origin)\", $source.\(origin))"
                 if origin != relationship.name || old.isToMany != relationship.isToMany || old.isOrdered != relationship.isOrdered { changed = true }
@@ -120,9 +127,10 @@ public enum MappingInference {
             if source.allAttributes(of: sourceName).count != attributes.count || source.allRelationships(of: sourceName).count != relationships.count {
                 changed = true
             }
-            mappings.append(EntityMapping(
-                name: mappingName(entity.name), type: changed ? .transform : .copy, sourceEntity: sourceName, destinationEntity: entity.name,
-                attributeMappings: attributes, relationshipMappings: relationships))
+            mappings.append(
+                EntityMapping(
+                    name: mappingName(entity.name), type: changed ? .transform : .copy, sourceEntity: sourceName, destinationEntity: entity.name,
+                    attributeMappings: attributes, relationshipMappings: relationships))
         }
         let migrated = Set(origins.values)
         // An abstract source entity has no objects of its own to remove.
@@ -182,14 +190,18 @@ public enum MappingInference {
         trace(property: name, of: entity, chain: chain) { model, entity in model.allRelationships(of: entity).map { ($0.name, $0.renamingKey) } }
     }
 
-    private static func trace(property name: String, of entity: String, chain: [ObjectModel], properties: (ObjectModel, String) -> [(String, String)]) -> String? {
+    private static func trace(property name: String, of entity: String, chain: [ObjectModel], properties: (ObjectModel, String) -> [(String, String)])
+        -> String?
+    {
         var currentProperty = name
         var currentEntity = entity
         for index in stride(from: chain.count - 1, to: 0, by: -1) {
             let here = properties(chain[index], currentEntity).map { (name: $0.0, key: $0.1) }
             guard let key = here.first(where: { $0.name == currentProperty })?.key,
-                  let previousEntity = trace(entity: currentEntity, chain: [chain[index - 1], chain[index]]),
-                  let found = match(name: currentProperty, key: key, in: properties(chain[index - 1], previousEntity).map { (name: $0.0, key: $0.1) }, among: here) else {
+                let previousEntity = trace(entity: currentEntity, chain: [chain[index - 1], chain[index]]),
+                let found = match(
+                    name: currentProperty, key: key, in: properties(chain[index - 1], previousEntity).map { (name: $0.0, key: $0.1) }, among: here)
+            else {
                 return nil
             }
             currentProperty = found

@@ -44,8 +44,10 @@ extension MappingModel {
     ///   - file: the mapping's file, named in errors.
     ///   - earlierMappings: names of entity mappings from earlier passes of the same step, which
     ///     relationship mappings may refer to.
-    public func validate(source: ObjectModel, destination: ObjectModel, now: Double = Date().timeIntervalSinceReferenceDate, file: String? = nil,
-                         earlierMappings: Set<String> = []) throws -> ValidatedMapping {
+    public func validate(
+        source: ObjectModel, destination: ObjectModel, now: Double = Date().timeIntervalSinceReferenceDate, file: String? = nil,
+        earlierMappings: Set<String> = []
+    ) throws -> ValidatedMapping {
         var problems: [String] = []
         var validated: [ValidatedMapping.Entity] = []
         var names: Set<String> = []
@@ -55,10 +57,13 @@ extension MappingModel {
             let sourceEntity = mapping.sourceEntity.flatMap(source.entity(named:))
             let destinationEntity = mapping.destinationEntity.flatMap(destination.entity(named:))
             if let name = mapping.sourceEntity, sourceEntity == nil {
-                problems.append("\(at): source entity \(name) is not in \(source.versionName) (entities: \(source.entities.map(\.name).joined(separator: ", ")))")
+                problems.append(
+                    "\(at): source entity \(name) is not in \(source.versionName) (entities: \(source.entities.map(\.name).joined(separator: ", ")))")
             }
             if let name = mapping.destinationEntity, destinationEntity == nil {
-                problems.append("\(at): destination entity \(name) is not in \(destination.versionName) (entities: \(destination.entities.map(\.name).joined(separator: ", ")))")
+                problems.append(
+                    "\(at): destination entity \(name) is not in \(destination.versionName) (entities: \(destination.entities.map(\.name).joined(separator: ", ")))"
+                )
             }
             switch mapping.type {
             case .add where mapping.sourceEntity != nil: problems.append("\(at): an add mapping has no source entity")
@@ -73,7 +78,9 @@ extension MappingModel {
             // of its own into one would make them (an abstract source has none: Xcode's mapping
             // models map abstract entities too, and they create nothing).
             if let sourceEntity, let destinationEntity, destinationEntity.isAbstract, !sourceEntity.isAbstract {
-                problems.append("\(at): \(destinationEntity.name) is abstract, so no object of it can be made from \(sourceEntity.name)'s (map them to a concrete entity, or remove them)")
+                problems.append(
+                    "\(at): \(destinationEntity.name) is abstract, so no object of it can be made from \(sourceEntity.name)'s (map them to a concrete entity, or remove them)"
+                )
             }
             if mapping.type == .custom && mapping.policy == nil {
                 problems.append("\(at): a custom mapping names its entity migration policy")
@@ -101,7 +108,9 @@ extension MappingModel {
                         let compiled = try ExpressionBinder.expression(text, entity: sourceEntity.name, model: source, now: now)
                         let wanted = ExpressionBinder.kind(of: attribute.type)
                         if compiled.kind != wanted && compiled.kind != .null {
-                            problems.append("\(where_): \(Self.quoted(text)) gives \(ExpressionBinder.describe(compiled.kind)), but \(destinationEntity.name).\(attribute.name) holds \(ExpressionBinder.describe(wanted))")
+                            problems.append(
+                                "\(where_): \(Self.quoted(text)) gives \(ExpressionBinder.describe(compiled.kind)), but \(destinationEntity.name).\(attribute.name) holds \(ExpressionBinder.describe(wanted))"
+                            )
                         }
                         attributes[property.name] = compiled
                     } catch {
@@ -154,12 +163,15 @@ extension MappingModel {
         let syntax = try ExpressionParser.expression(text)
         func sourceRelationship(_ expression: ExpressionSyntax) throws -> String {
             guard case .keyPath(let base, let components, let at) = expression, components.count == 1,
-                  base == nil || base == .variable("source", at: base!.offset) else {
-                throw ExpressionError("the source instances must be a relationship of $source, such as $source.pages", at: SourcePosition(offset: expression.offset, in: text))
+                base == nil || base == .variable("source", at: base!.offset)
+            else {
+                throw ExpressionError(
+                    "the source instances must be a relationship of $source, such as $source.pages", at: SourcePosition(offset: expression.offset, in: text))
             }
             guard source.allRelationships(of: sourceEntity).contains(where: { $0.name == components[0] }) else {
                 let available = source.allRelationships(of: sourceEntity).map(\.name).sorted().joined(separator: ", ")
-                throw ExpressionError("entity \(sourceEntity) has no relationship \(components[0]) (it has: \(available))", at: SourcePosition(offset: at, in: text))
+                throw ExpressionError(
+                    "entity \(sourceEntity) has no relationship \(components[0]) (it has: \(available))", at: SourcePosition(offset: at, in: text))
             }
             return components[0]
         }
@@ -179,7 +191,9 @@ extension MappingModel {
         case .keyPath:
             return .sourceRelationship(try sourceRelationship(syntax))
         default:
-            throw ExpressionError("a relationship mapping takes FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"Mapping\", $source.relationship) or $source.relationship", at: SourcePosition(offset: 0, in: text))
+            throw ExpressionError(
+                "a relationship mapping takes FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"Mapping\", $source.relationship) or $source.relationship",
+                at: SourcePosition(offset: 0, in: text))
         }
     }
 }

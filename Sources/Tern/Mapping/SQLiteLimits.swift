@@ -11,7 +11,8 @@ enum SQLiteLimits {
     static func problems(in entities: [ValidatedMapping.Entity], source: ObjectModel) -> [String] {
         let layout = StoreLayout(model: source)
         guard let connection = try? Connection(path: ":memory:"), (try? SQLCompiler.prepare(connection)) != nil,
-              (try? layout.createTableStatements.forEach { try connection.execute($0) }) != nil else { return [] }
+            (try? layout.createTableStatements.forEach { try connection.execute($0) }) != nil
+        else { return [] }
         var problems: [String] = []
         for entity in entities {
             guard let sourceEntity = entity.mapping.sourceEntity, let table = layout.entities[sourceEntity]?.table else { continue }
@@ -19,14 +20,20 @@ enum SQLiteLimits {
             var compiler = SQLCompiler(layout: layout)
             for (name, expression) in entity.attributes.sorted(by: { $0.key < $1.key }) {
                 let fragment = compiler.sql(expression, alias: "s")
-                if let refusal = refusal(of: "SELECT " + Self.deeper(fragment.sql, by: Self.valueMargin) + " FROM \(quoteIdentifier(table)) s", fragment.arguments.count, on: connection) {
+                if let refusal = refusal(
+                    of: "SELECT " + Self.deeper(fragment.sql, by: Self.valueMargin) + " FROM \(quoteIdentifier(table)) s", fragment.arguments.count,
+                    on: connection)
+                {
                     problems.append("\(at), attribute \(name): too complex for SQLite once compiled (\(refusal)); simplify it or split it")
                 }
             }
             if let filter = entity.filter {
                 let fragment = compiler.sql(filter, alias: "s")
-                if let refusal = refusal(of: "SELECT 1 FROM \(quoteIdentifier(table)) s WHERE " + Self.deeper(fragment.sql, by: Self.filterMargin) + " AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ?",
-                                         fragment.arguments.count + 2, on: connection) {
+                if let refusal = refusal(
+                    of: "SELECT 1 FROM \(quoteIdentifier(table)) s WHERE " + Self.deeper(fragment.sql, by: Self.filterMargin)
+                        + " AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ?",
+                    fragment.arguments.count + 2, on: connection)
+                {
                     problems.append("\(at), filter predicate: too complex for SQLite once compiled (\(refusal)); simplify it or split it across passes")
                 }
             }

@@ -43,7 +43,8 @@ enum CompiledMappingReader {
             guard try archive.className(root) == "NSMappingModel" else {
                 throw KeyedArchive.Malformed(description: "the archive holds a \(try archive.className(root)), not an NSMappingModel")
             }
-            var compiled = Compiled(model: MappingModel(sourceVersion: nil, destinationVersion: nil, entityMappings: []), sourceHashes: [:], destinationHashes: [:])
+            var compiled = Compiled(
+                model: MappingModel(sourceVersion: nil, destinationVersion: nil, entityMappings: []), sourceHashes: [:], destinationHashes: [:])
             for entity in try archive.array(root["NSEntityMappings"]) {
                 let mapping = try entityMapping(entity, archive: archive)
                 compiled.model.entityMappings.append(mapping)
@@ -94,10 +95,11 @@ enum CompiledMappingReader {
             type = attributes.contains { $0.valueExpression != "$source.\($0.name)" } ? .transform : .copy
         }
         if policy != nil { type = .custom }
-        return EntityMapping(name: name, type: type, sourceEntity: source, destinationEntity: destination,
-                             filterPredicate: try filter(entity["NSSourceExpression"], archive: archive), policy: policy,
-                             userInfo: try userInfo(entity["NSUserInfo"], archive: archive),
-                             attributeMappings: attributes.sorted { $0.name < $1.name }, relationshipMappings: relationships.sorted { $0.name < $1.name })
+        return EntityMapping(
+            name: name, type: type, sourceEntity: source, destinationEntity: destination,
+            filterPredicate: try filter(entity["NSSourceExpression"], archive: archive), policy: policy,
+            userInfo: try userInfo(entity["NSUserInfo"], archive: archive),
+            attributeMappings: attributes.sorted { $0.name < $1.name }, relationshipMappings: relationships.sorted { $0.name < $1.name })
     }
 
     /// The predicate of the source fetch, `FETCH(FUNCTION($manager,

@@ -10,9 +10,12 @@ public enum MappingLoader {
     ///
     /// - Throws: `TernError` naming the file, and for an invalid mapping every problem with the
     ///   entity mapping and property at fault.
-    public static func load(_ path: String, source: ObjectModel, destination: ObjectModel, earlierMappings: Set<String> = [],
-                            now: Double = Date().timeIntervalSinceReferenceDate) throws -> ValidatedMapping {
-        try read(path, source: source, destination: destination).validate(source: source, destination: destination, now: now, file: path, earlierMappings: earlierMappings)
+    public static func load(
+        _ path: String, source: ObjectModel, destination: ObjectModel, earlierMappings: Set<String> = [],
+        now: Double = Date().timeIntervalSinceReferenceDate
+    ) throws -> ValidatedMapping {
+        try read(path, source: source, destination: destination).validate(
+            source: source, destination: destination, now: now, file: path, earlierMappings: earlierMappings)
     }
 
     /// Reads the mapping model at `path` (YAML, `.xcmappingmodel` or compiled `.cdm`) as it is,
@@ -23,7 +26,10 @@ public enum MappingLoader {
     public static func read(_ path: String, in model: VersionedModel) throws -> MappingModel {
         let (from, to) = try MigrationPlanner.versions(of: path, in: model)
         guard let from, let to, let source = model.version(named: from), let destination = model.version(named: to) else {
-            throw TernError(.badInput, "the mapping model maps \(from ?? "?") → \(to ?? "?"), which are not versions of \(model.name) (its versions: \(model.versions.map(\.versionName).joined(separator: ", ")))", path: path)
+            throw TernError(
+                .badInput,
+                "the mapping model maps \(from ?? "?") → \(to ?? "?"), which are not versions of \(model.name) (its versions: \(model.versions.map(\.versionName).joined(separator: ", ")))",
+                path: path)
         }
         var mapping = try read(path, source: source, destination: destination)
         mapping.sourceVersion = from
@@ -51,7 +57,9 @@ public enum MappingLoader {
 
     /// The passes of a step given as a plan file: each pass's mapping model with the pass's
     /// filter added to every entity mapping that reads a source, validated in order.
-    static func loadPasses(ofPlan path: String, source: ObjectModel, destination: ObjectModel, now: Double) throws -> [(file: String, mapping: ValidatedMapping)] {
+    static func loadPasses(ofPlan path: String, source: ObjectModel, destination: ObjectModel, now: Double) throws -> [(
+        file: String, mapping: ValidatedMapping
+    )] {
         let plan = try MigrationPlanFile.read(at: path)
         var earlier: Set<String> = []
         var passes: [(file: String, mapping: ValidatedMapping)] = []
@@ -63,7 +71,8 @@ public enum MappingLoader {
                     model.entityMappings[position].filterPredicate = own.map { "(\($0)) AND (\(filter))" } ?? filter
                 }
             }
-            let validated = try model.validate(source: source, destination: destination, now: now, file: "\(pass.mapping) (pass \(index + 1) of \(path))", earlierMappings: earlier)
+            let validated = try model.validate(
+                source: source, destination: destination, now: now, file: "\(pass.mapping) (pass \(index + 1) of \(path))", earlierMappings: earlier)
             earlier.formUnion(model.entityMappings.map(\.name))
             passes.append((pass.mapping, validated))
         }

@@ -64,8 +64,9 @@ public struct MigrationPlanFile: Sendable, Equatable {
     /// Whether a YAML file is a plan (it has `passes`) rather than a mapping model.
     static func isPlan(_ path: String) -> Bool {
         guard path.hasSuffix(".yaml") || path.hasSuffix(".yml"),
-              let text = try? String(contentsOfFile: path, encoding: .utf8), YAMLComplexKeys.first(in: text) == nil,
-              let node = try? Yams.compose(yaml: text), let mapping = node.mapping else { return false }
+            let text = try? String(contentsOfFile: path, encoding: .utf8), YAMLComplexKeys.first(in: text) == nil,
+            let node = try? Yams.compose(yaml: text), let mapping = node.mapping
+        else { return false }
         return mapping["passes"] != nil
     }
 
@@ -80,9 +81,11 @@ public struct MigrationPlanFile: Sendable, Equatable {
             throw TernError(.badInput, "a plan needs at least one pass", path: path)
         }
         let directory = url.deletingLastPathComponent()
-        return MigrationPlanFile(source: file.source, destination: file.destination, passes: file.passes.map { pass in
-            let mapping = pass.mapping.hasPrefix("/") ? pass.mapping : directory.appendingPathComponent(pass.mapping).standardizedFileURL.path
-            return Pass(mapping: mapping, filter: pass.filter)
-        })
+        return MigrationPlanFile(
+            source: file.source, destination: file.destination,
+            passes: file.passes.map { pass in
+                let mapping = pass.mapping.hasPrefix("/") ? pass.mapping : directory.appendingPathComponent(pass.mapping).standardizedFileURL.path
+                return Pass(mapping: mapping, filter: pass.filter)
+            })
     }
 }

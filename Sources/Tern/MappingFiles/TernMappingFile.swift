@@ -54,8 +54,11 @@ enum TernMappingFile {
             filter = mapping.filterPredicate
             policy = mapping.policy
             userInfo = mapping.userInfo.isEmpty ? nil : mapping.userInfo
-            attributes = mapping.attributeMappings.isEmpty ? nil : Dictionary(uniqueKeysWithValues: mapping.attributeMappings.map { ($0.name, $0.valueExpression) })
-            relationships = mapping.relationshipMappings.isEmpty ? nil : Dictionary(uniqueKeysWithValues: mapping.relationshipMappings.map { ($0.name, $0.valueExpression) })
+            attributes =
+                mapping.attributeMappings.isEmpty ? nil : Dictionary(uniqueKeysWithValues: mapping.attributeMappings.map { ($0.name, $0.valueExpression) })
+            relationships =
+                mapping.relationshipMappings.isEmpty
+                ? nil : Dictionary(uniqueKeysWithValues: mapping.relationshipMappings.map { ($0.name, $0.valueExpression) })
         }
 
         init(from decoder: Decoder) throws {

@@ -62,7 +62,8 @@ public enum XcodeMappingReader {
                         var expression: String?
                         if let encoded = property.value("valueexpressiondata") {
                             guard let archive = Data(base64Encoded: encoded, options: .ignoreUnknownCharacters) else {
-                                throw TernError(.badInput, "entity mapping \(name), property \(propertyName): the value expression is not base64", path: file.path)
+                                throw TernError(
+                                    .badInput, "entity mapping \(name), property \(propertyName): the value expression is not base64", path: file.path)
                             }
                             do {
                                 expression = try ArchivedExpression.text(from: [UInt8](archive))
@@ -77,33 +78,41 @@ public enum XcodeMappingReader {
                         if kind { attributes.append(mapping) } else { relationships.append(mapping) }
                     }
                 }
-                let type: EntityMappingType = policy != nil ? .custom : source == nil ? .add : destination == nil ? .remove : customExpressions ? .transform : .copy
+                let type: EntityMappingType =
+                    policy != nil ? .custom : source == nil ? .add : destination == nil ? .remove : customExpressions ? .transform : .copy
                 generated[name] = missing
-                entityMappings.append((Int(entity.value("mappingnumber") ?? "") ?? entityMappings.count, EntityMapping(
-                    name: name, type: type, sourceEntity: source, destinationEntity: destination, policy: policy,
-                    userInfo: entity.value("userinfodata").flatMap(userInfo) ?? [:],
-                    attributeMappings: attributes.sorted { $0.name < $1.name },
-                    relationshipMappings: relationships.sorted { $0.name < $1.name })))
+                entityMappings.append(
+                    (
+                        Int(entity.value("mappingnumber") ?? "") ?? entityMappings.count,
+                        EntityMapping(
+                            name: name, type: type, sourceEntity: source, destinationEntity: destination, policy: policy,
+                            userInfo: entity.value("userinfodata").flatMap(userInfo) ?? [:],
+                            attributeMappings: attributes.sorted { $0.name < $1.name },
+                            relationshipMappings: relationships.sorted { $0.name < $1.name })
+                    ))
             }
         }
         func modelName(_ key: String) -> String? {
             root.value(key).map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent }
         }
-        let model = MappingModel(sourceVersion: modelName("sourcemodelpath"), destinationVersion: modelName("destinationmodelpath"),
-                                 entityMappings: entityMappings.sorted { $0.number < $1.number }.map(\.mapping))
+        let model = MappingModel(
+            sourceVersion: modelName("sourcemodelpath"), destinationVersion: modelName("destinationmodelpath"),
+            entityMappings: entityMappings.sorted { $0.number < $1.number }.map(\.mapping))
         return ImportedMapping(model: model, sourceModelName: model.sourceVersion, destinationModelName: model.destinationVersion, generated: generated)
     }
 
     /// An archived `NSDictionary` of strings, as entity-mapping user info is stored.
     private static func userInfo(_ encoded: String) -> [String: String]? {
         guard let data = Data(base64Encoded: encoded, options: .ignoreUnknownCharacters),
-              let archive = try? BinaryPropertyList.decode([UInt8](data)),
-              case .array(let objects)? = archive["$objects"], case .uid(let root)? = archive["$top"]?["root"], root < objects.count,
-              case .array(let keys)? = objects[root]["NS.keys"], case .array(let values)? = objects[root]["NS.objects"] else { return nil }
+            let archive = try? BinaryPropertyList.decode([UInt8](data)),
+            case .array(let objects)? = archive["$objects"], case .uid(let root)? = archive["$top"]?["root"], root < objects.count,
+            case .array(let keys)? = objects[root]["NS.keys"], case .array(let values)? = objects[root]["NS.objects"]
+        else { return nil }
         var result: [String: String] = [:]
         for (key, value) in zip(keys, values) {
             guard case .uid(let k) = key, case .uid(let v) = value, k < objects.count, v < objects.count,
-                  let name = objects[k].string else { continue }
+                let name = objects[k].string
+            else { continue }
             switch objects[v] {
             case .string(let text): result[name] = text
             case .integer(let number): result[name] = String(number)
@@ -129,16 +138,19 @@ extension XcodeMappingReader.ImportedMapping {
             guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { continue }
             let missing = generated[mapping.name] ?? []
             let sourceAttributes = Set(source.allAttributes(of: sourceEntity).map(\.name))
-            for (position, property) in mapping.attributeMappings.enumerated() where missing.contains(property.name) && sourceAttributes.contains(property.name) {
+            for (position, property) in mapping.attributeMappings.enumerated() where missing.contains(property.name) && sourceAttributes.contains(property.name)
+            {
                 result.entityMappings[index].attributeMappings[position].valueExpression = "$source.\(property.name)"
             }
             let sourceRelationships = Set(source.allRelationships(of: sourceEntity).map(\.name))
-            for (position, property) in mapping.relationshipMappings.enumerated() where missing.contains(property.name) && sourceRelationships.contains(property.name) {
+            for (position, property) in mapping.relationshipMappings.enumerated()
+            where missing.contains(property.name) && sourceRelationships.contains(property.name) {
                 guard let target = destination.allRelationships(of: destinationEntity).first(where: { $0.name == property.name })?.destination else { continue }
                 let covering = model.entityMappings.filter { mapping in
                     mapping.destinationEntity.map { name in destination.descendants(of: target).contains { $0.name == name } } == true
                 }
-                let expression = covering.count == 1
+                let expression =
+                    covering.count == 1
                     ? "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(covering[0].name)\", $source.\(property.name))"
                     : "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(property.name)\", $source.\(property.name))"
                 result.entityMappings[index].relationshipMappings[position].valueExpression = expression

@@ -52,8 +52,10 @@ public enum MigrationError: Error, CustomStringConvertible {
             // lacks): kept, with where it happened, and its kind (the exit status).
             let place = "the migration policy \(policy) failed in entity mapping \(mapping.name)\(sourceKey.map { " over source object \($0)" } ?? "")"
             throw error.message.hasPrefix("the migration policy ") ? error : TernError(error.kind, "\(place): \(error.message)", path: error.path)
-        } catch let error where error is MigrationError || error is MigrationFailure || error is MigrationInterrupted
-                    || (error is SQLiteError && FailureKind.isResumable(error)) {
+        } catch let error
+            where error is MigrationError || error is MigrationFailure || error is MigrationInterrupted
+            || (error is SQLiteError && FailureKind.isResumable(error))
+        {
             throw error
         } catch {
             throw MigrationError.policyFailed(policy: policy, mapping: mapping.name, sourceKey: sourceKey, message: "\(error)")
@@ -72,7 +74,8 @@ public enum MigrationError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noVersionMatches(let closest, let differences, let store):
-            "\(store): no version of the model wrote this store" + (closest.map { "; the closest, \($0), differs: " + differences.joined(separator: "; ") } ?? "")
+            "\(store): no version of the model wrote this store"
+                + (closest.map { "; the closest, \($0), differs: " + differences.joined(separator: "; ") } ?? "")
         case .destinationExists(let path):
             "\(path): already exists; Tern never overwrites it (move it away first)"
         case .finishedEarlier(let path):
@@ -101,8 +104,12 @@ public enum MigrationError: Error, CustomStringConvertible {
         case .dataLoss(let step, let dropped):
             "step \(step) would drop data that the store holds, and \(RecoveryWording.refuseDataLoss) refuses that:\n"
                 + Self.bulleted(dropped)
-                + (dropped.contains { $0.outsideModel != true } ? "\nKeep those properties in the new version (or rename them with a renaming identifier) and to-many relationships to-many, or write a mapping model that says where they go" : "")
-                + (dropped.contains { $0.outsideModel == true } ? "\nTables outside the model (persistent history, an app's own) are not carried by a step that copies the store: export what you need first, or migrate without \(RecoveryWording.refuseDataLoss) to leave them behind" : "")
+                + (dropped.contains { $0.outsideModel != true }
+                    ? "\nKeep those properties in the new version (or rename them with a renaming identifier) and to-many relationships to-many, or write a mapping model that says where they go"
+                    : "")
+                + (dropped.contains { $0.outsideModel == true }
+                    ? "\nTables outside the model (persistent history, an app's own) are not carried by a step that copies the store: export what you need first, or migrate without \(RecoveryWording.refuseDataLoss) to leave them behind"
+                    : "")
         case .stoppedResumably(let cause, let record):
             "\(cause)\nThe work so far is kept (its record is \(record)): once the cause is fixed, \(RecoveryWording.resume) "
                 + "to continue where it stopped, or \(RecoveryWording.restart) to start over"
@@ -110,8 +117,9 @@ public enum MigrationError: Error, CustomStringConvertible {
             "\(directory): the disk is full. The work so far is kept there in hidden files ("
                 + kept.map { "\($0.0), \(Self.mebibytes($0.1))" }.joined(separator: "; ")
                 + "). Free space (a step needs about as much as the store and its external data, "
-                + (externalBytes > 0 ? "\(Self.mebibytes(sourceBytes + externalBytes)): the store \(Self.mebibytes(sourceBytes)) and \(Self.mebibytes(externalBytes)) of external data files"
-                                     : Self.mebibytes(sourceBytes))
+                + (externalBytes > 0
+                    ? "\(Self.mebibytes(sourceBytes + externalBytes)): the store \(Self.mebibytes(sourceBytes)) and \(Self.mebibytes(externalBytes)) of external data files"
+                    : Self.mebibytes(sourceBytes))
                 + ", and its indexes more), then \(RecoveryWording.resume) "
                 + "to continue where it stopped, or \(RecoveryWording.restart) to remove those files and start over"
         case .policyFailed(let policy, let mapping, let key, let message):

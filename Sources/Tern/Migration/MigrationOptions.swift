@@ -56,9 +56,12 @@ public struct MigrationOptions: Sendable {
 
     /// Options with safe defaults: no policies registered, as many workers as cores, `now()` when
     /// the options are made.
-    public init(batchSize: Int = 10_000, workers: Int = ProcessStats.availableParallelism, keepAssociations: Bool = false, violationLimit: Int = 20, now: Double = Date().timeIntervalSinceReferenceDate,
-                registry: PolicyRegistry = PolicyRegistry(), shouldStop: @escaping @Sendable () -> Bool = { false },
-                progress: (@Sendable (MigrationEvent) -> Void)? = nil) {
+    public init(
+        batchSize: Int = 10_000, workers: Int = ProcessStats.availableParallelism, keepAssociations: Bool = false, violationLimit: Int = 20,
+        now: Double = Date().timeIntervalSinceReferenceDate,
+        registry: PolicyRegistry = PolicyRegistry(), shouldStop: @escaping @Sendable () -> Bool = { false },
+        progress: (@Sendable (MigrationEvent) -> Void)? = nil
+    ) {
         self.batchSize = batchSize
         self.workers = max(1, workers)
         self.keepAssociations = keepAssociations

@@ -10,16 +10,21 @@ public enum Migrator {
     ///
     /// - Parameter externalData: where values stored outside the stores are found and new files go
     ///   (default: the source's folder, and the destination's).
-    public static func migrate(_ step: MigrationStep, from source: String, to destination: String,
-                               options: MigrationOptions = MigrationOptions(), logger: Logger = .ternDefault,
-                               externalData: ExternalDataFolders? = nil, resume: Bool = false) throws -> StepReport {
-        try migrate(StepPlan(step, registry: options.registry), from: source, to: destination, options: options, logger: logger,
-                    externalData: externalData, resume: resume)
+    public static func migrate(
+        _ step: MigrationStep, from source: String, to destination: String,
+        options: MigrationOptions = MigrationOptions(), logger: Logger = .ternDefault,
+        externalData: ExternalDataFolders? = nil, resume: Bool = false
+    ) throws -> StepReport {
+        try migrate(
+            StepPlan(step, registry: options.registry), from: source, to: destination, options: options, logger: logger,
+            externalData: externalData, resume: resume)
     }
 
     /// Runs a step as planned.
-    static func migrate(_ plan: StepPlan, from source: String, to destination: String, options: MigrationOptions, logger: Logger,
-                        externalData: ExternalDataFolders?, resume: Bool) throws -> StepReport {
+    static func migrate(
+        _ plan: StepPlan, from source: String, to destination: String, options: MigrationOptions, logger: Logger,
+        externalData: ExternalDataFolders?, resume: Bool
+    ) throws -> StepReport {
         let reader = try ReadOnlyStore(path: source)
         do {
             let connection: Connection
@@ -42,9 +47,10 @@ public enum Migrator {
                 report.verified.append("finished by an earlier run")
                 return report
             }
-            let migrator = try StepMigrator(plan: plan, connection: connection, sourceAttachURI: reader.attachPath,
-                                            externalData: externalData ?? ExternalDataFolders(source: source, destination: destination),
-                                            options: options, logger: logger)
+            let migrator = try StepMigrator(
+                plan: plan, connection: connection, sourceAttachURI: reader.attachPath,
+                externalData: externalData ?? ExternalDataFolders(source: source, destination: destination),
+                options: options, logger: logger)
             try migrator.run()
             try connection.checkpointWAL()
             try connection.close()

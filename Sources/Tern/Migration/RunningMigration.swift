@@ -84,23 +84,23 @@ public final class RunningMigration: Sendable {
     }
 
     private func awaitReport() async throws -> StoreMigration.Report {
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    let finished: Result<StoreMigration.Report, any Error>? = outcome.withLock { outcome in
-                        switch outcome {
-                        case .finished(let result):
-                            return result
-                        case .running(var waiting):
-                            waiting.append(continuation)
-                            outcome = .running(waiting: waiting)
-                            return nil
-                        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let finished: Result<StoreMigration.Report, any Error>? = outcome.withLock { outcome in
+                    switch outcome {
+                    case .finished(let result):
+                        return result
+                    case .running(var waiting):
+                        waiting.append(continuation)
+                        outcome = .running(waiting: waiting)
+                        return nil
                     }
-                    if let finished { continuation.resume(with: finished) }
                 }
-            } onCancel: {
-                cancel()
+                if let finished { continuation.resume(with: finished) }
             }
+        } onCancel: {
+            cancel()
+        }
     }
 
     private func finish(with result: Result<StoreMigration.Report, any Error>) {

@@ -79,13 +79,17 @@ public struct StoreMigration: Sendable {
     ///     which replace files for the steps they cover.
     ///   - appleHashes: Core Data's version hashes per version (`VersionInfo.plist`), to recognise
     ///     a store Core Data wrote.
-    public func plan(to target: String? = nil, mappingFiles extra: [String] = [], mappings models: [MappingModel] = [],
-                     appleHashes: [String: [String: String]] = [:]) throws -> Plan {
+    public func plan(
+        to target: String? = nil, mappingFiles extra: [String] = [], mappings models: [MappingModel] = [],
+        appleHashes: [String: [String: String]] = [:]
+    ) throws -> Plan {
         try TernFailure.wrapping { try makePlan(to: target, mappingFiles: extra, mappings: models, appleHashes: appleHashes) }
     }
 
-    private func makePlan(to target: String?, mappingFiles extra: [String], mappings models: [MappingModel],
-                          appleHashes: [String: [String: String]]) throws -> Plan {
+    private func makePlan(
+        to target: String?, mappingFiles extra: [String], mappings models: [MappingModel],
+        appleHashes: [String: [String: String]]
+    ) throws -> Plan {
         // A compiled model's bundle says what Core Data's hashes of each version are.
         var appleHashes = appleHashes
         if appleHashes.isEmpty, model.path.hasSuffix(".momd") {
@@ -119,15 +123,17 @@ public struct StoreMigration: Sendable {
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
         let files = MigrationPlanner.mappingFiles(for: model)
-        var steps = try MigrationPlanner.chain(in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
-                                               composing: options.composeSteps, now: options.now)
+        var steps = try MigrationPlanner.chain(
+            in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
+            composing: options.composeSteps, now: options.now)
         try registry.checkPolicies(of: steps)
         if let source = chainModel.version(named: version) {
             try NothingCarried.check(steps, store: store, storeVersion: source)
         }
         try AppSchemaObjects.check(steps, store: store)
         for index in try InPlaceRehearsal.stepsToCopy(steps, store: store) {
-            steps[index].copiedInstead = "its schema changes, rehearsed on the store's schema, do not give \(steps[index].destination.versionName)'s tables "
+            steps[index].copiedInstead =
+                "its schema changes, rehearsed on the store's schema, do not give \(steps[index].destination.versionName)'s tables "
                 + "(the store has tables or columns the model does not lay out): the store is copied"
         }
         var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
@@ -146,10 +152,14 @@ public struct StoreMigration: Sendable {
         let (given, entities) = (Set(hashes.keys), Set(version.entities.map(\.name)))
         guard given != entities else { return }
         let only = given.subtracting(entities).sorted(), missing = entities.subtracting(given).sorted()
-        throw TernError(.badInput, "the Apple version hashes given for \(version.versionName) (VersionInfo.plist) do not describe it: "
-                        + [only.isEmpty ? nil : "they name \(only.joined(separator: ", ")), which it does not have",
-                           missing.isEmpty ? nil : "they lack \(missing.joined(separator: ", "))"].compactMap { $0 }.joined(separator: "; ")
-                        + " — they belong to another model, or to another version of it")
+        throw TernError(
+            .badInput,
+            "the Apple version hashes given for \(version.versionName) (VersionInfo.plist) do not describe it: "
+                + [
+                    only.isEmpty ? nil : "they name \(only.joined(separator: ", ")), which it does not have",
+                    missing.isEmpty ? nil : "they lack \(missing.joined(separator: ", "))",
+                ].compactMap { $0 }.joined(separator: "; ")
+                + " — they belong to another model, or to another version of it")
     }
 
     /// Runs the plan on the calling thread, blocking it until the run ends (its event loop runs
@@ -219,11 +229,15 @@ public struct StoreMigration: Sendable {
         if let existing = try MigrationRun.load(at: manifestPath) {
             guard resume else { throw MigrationError.unfinished(existing, manifest: manifestPath) }
             guard existing.store == store else {
-                throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: [
-                    "it migrates another source, \(existing.store), into \(finalPath) (resume it with that store)"])
+                throw MigrationError.resumeMismatch(
+                    existing, manifest: manifestPath,
+                    differences: [
+                        "it migrates another source, \(existing.store), into \(finalPath) (resume it with that store)"
+                    ])
             }
             guard existing.steps == plan.steps.map(Self.describe), let recorded = existing.inputs else {
-                throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: ["the steps (then \(existing.steps.joined(separator: ", ")))"])
+                throw MigrationError.resumeMismatch(
+                    existing, manifest: manifestPath, differences: ["the steps (then \(existing.steps.joined(separator: ", ")))"])
             }
             let differences = try inputs().differences(from: recorded)
             guard differences.isEmpty else { throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: differences) }
@@ -249,22 +263,33 @@ public struct StoreMigration: Sendable {
             }
             try refuseAnomalies(plan)
             try checkExternalData(plan)
-            run = MigrationRun(inputs: try inputs(), store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(Self.describe),
-                               stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0)
+            run = MigrationRun(
+                inputs: try inputs(), store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(Self.describe),
+                stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0)
             for file in run.stepFiles { Self.removeStepStore(file) }  // leftovers of a run whose record is gone
             try run.save(at: manifestPath)
         }
 
-        options.progress?(.started(MigrationOutline(steps: plan.steps.map(Self.describe), inPlace: stepPlans.map { $0.inPlace != nil },
-                                                    completedSteps: run.completed, objects: sourceObjects)))
+        options.progress?(
+            .started(
+                MigrationOutline(
+                    steps: plan.steps.map(Self.describe), inPlace: stepPlans.map { $0.inPlace != nil },
+                    completedSteps: run.completed, objects: sourceObjects)))
         var reports: [StepReport] = []
         do {
             for index in run.completed..<plan.steps.count {
                 let step = plan.steps[index]
                 let input = index == 0 ? store : run.stepFiles[index - 1]
                 let file = run.stepFiles[index]
-                options.progress?(.stepStarted(step: index + 1, steps: plan.steps.count, passes: step.passes.count, source: step.source.versionName, destination: step.destination.versionName))
-                logger.info("migrating", metadata: ["from": "\(step.source.versionName)", "to": "\(step.destination.versionName)", "mapping": "\(step.origins.joined(separator: ", "))"])
+                options.progress?(
+                    .stepStarted(
+                        step: index + 1, steps: plan.steps.count, passes: step.passes.count, source: step.source.versionName,
+                        destination: step.destination.versionName))
+                logger.info(
+                    "migrating",
+                    metadata: [
+                        "from": "\(step.source.versionName)", "to": "\(step.destination.versionName)", "mapping": "\(step.origins.joined(separator: ", "))",
+                    ])
                 var dropped = try DataLoss.count(DataLoss.dropped(by: step), of: step, in: input)
                 if stepPlans[index].inPlace == nil { dropped += try DataLoss.tablesOutsideModel(of: step, in: input) }
                 if options.refuseDataLoss, !dropped.isEmpty {
@@ -273,8 +298,9 @@ public struct StoreMigration: Sendable {
                 var report: StepReport
                 var memory = PeakMemoryMeter()
                 if var inPlace = try Self.applyInPlace(stepPlans[index], from: input, working: file, isOriginal: index == 0, shouldStop: options.shouldStop) {
-                    let pass = PassReport(pass: 1, passes: 1, mappings: ["schema changes"], objects: sourceObjects,
-                                          seconds: inPlace.duration.seconds, peakResidentMemory: memory.peak())
+                    let pass = PassReport(
+                        pass: 1, passes: 1, mappings: ["schema changes"], objects: sourceObjects,
+                        seconds: inPlace.duration.seconds, peakResidentMemory: memory.peak())
                     inPlace.passes = [pass]
                     options.progress?(.passFinished(pass))
                     report = inPlace
@@ -282,11 +308,14 @@ public struct StoreMigration: Sendable {
                     if stepPlans[index].inPlace != nil {
                         // The plan rehearsed these changes on the store's schema: the store is
                         // not what was planned. Never decided again here.
-                        throw TernError(.badInput, "step \(Self.describe(step)) was planned in place, but its schema changes no longer give the new version's tables: "
-                                        + "the store's schema changed since it was planned; plan the migration again", path: input)
+                        throw TernError(
+                            .badInput,
+                            "step \(Self.describe(step)) was planned in place, but its schema changes no longer give the new version's tables: "
+                                + "the store's schema changed since it was planned; plan the migration again", path: input)
                     }
-                    report = try Migrator.migrate(stepPlans[index], from: input, to: file, options: options, logger: logger,
-                                                  externalData: Self.externalData(of: run, from: store, step: index), resume: true)
+                    report = try Migrator.migrate(
+                        stepPlans[index], from: input, to: file, options: options, logger: logger,
+                        externalData: Self.externalData(of: run, from: store, step: index), resume: true)
                 }
                 // What the step found while it ran (objects a policy left unassociated) follows.
                 report.dropped = dropped + report.dropped
@@ -310,8 +339,9 @@ public struct StoreMigration: Sendable {
                 // The main file alone is delivered (a hard link): nothing may stay in its -wal.
                 try connection.checkpointWAL()
                 try connection.close()
-                checkingSource += try deliver(final, at: plan.steps[plan.steps.count - 1].destination, from: store, to: finalPath, keepingOriginalAt: backup,
-                                              externalData: Self.externalData(of: run, from: store, step: plan.steps.count - 1).lookup, recorded: run.inputs?.source, users: users)
+                checkingSource += try deliver(
+                    final, at: plan.steps[plan.steps.count - 1].destination, from: store, to: finalPath, keepingOriginalAt: backup,
+                    externalData: Self.externalData(of: run, from: store, step: plan.steps.count - 1).lookup, recorded: run.inputs?.source, users: users)
             }
             for file in run.stepFiles { Self.removeStepStore(file) }
             // Otherwise the rename happened before a crash: the migrated store is already in place.
@@ -328,7 +358,8 @@ public struct StoreMigration: Sendable {
             try? fileManager.removeItem(atPath: manifestPath)
             throw error
         }
-        return Report(plan: plan, steps: reports, destination: finalPath, backup: backup, duration: ContinuousClock.now - started, checkingSource: checkingSource)
+        return Report(
+            plan: plan, steps: reports, destination: finalPath, backup: backup, duration: ContinuousClock.now - started, checkingSource: checkingSource)
     }
 
     /// A crash right after the migrated store was renamed into place leaves the record behind;
@@ -336,7 +367,8 @@ public struct StoreMigration: Sendable {
     static func removeFinishedRecord(for finalPath: String) throws {
         let manifest = MigrationRun.path(for: finalPath)
         guard let run = try MigrationRun.load(at: manifest), run.completed == run.steps.count,
-              let last = run.stepFiles.last, !FileManager.default.fileExists(atPath: last) else { return }
+            let last = run.stepFiles.last, !FileManager.default.fileExists(atPath: last)
+        else { return }
         // Killed after the swap: finish its clean-up under the lock (which a kill leaves behind).
         let lock = try StoreLock(store: finalPath)
         defer { lock.release() }
@@ -371,9 +403,10 @@ public struct StoreMigration: Sendable {
         for name in (try? FileManager.default.subpathsOfDirectory(atPath: folder)) ?? [] {
             external += size(folder + "/" + name) ?? 0
         }
-        return MigrationError.diskFull(directory: URL(fileURLWithPath: finalPath).deletingLastPathComponent().path,
-                                       keptFiles: files.compactMap { file in size(file).map { (URL(fileURLWithPath: file).lastPathComponent, $0) } },
-                                       sourceBytes: size(source) ?? 0, externalBytes: external)
+        return MigrationError.diskFull(
+            directory: URL(fileURLWithPath: finalPath).deletingLastPathComponent().path,
+            keptFiles: files.compactMap { file in size(file).map { (URL(fileURLWithPath: file).lastPathComponent, $0) } },
+            sourceBytes: size(source) ?? 0, externalBytes: external)
     }
 
     /// Removes the external data files a run carried beside its output, its backup, or (in
@@ -394,8 +427,9 @@ public struct StoreMigration: Sendable {
     /// folder and every step store's (a later step may copy a reference an earlier one wrote) —
     /// and where it writes new files: its own store's folder.
     static func externalData(of run: MigrationRun, from store: String, step index: Int) -> ExternalDataFolders {
-        ExternalDataFolders(lookup: [ExternalBinaryData.folder(forStore: store)] + run.stepFiles.map(ExternalBinaryData.folder(forStore:)),
-                            newFiles: ExternalBinaryData.folder(forStore: run.stepFiles[index]))
+        ExternalDataFolders(
+            lookup: [ExternalBinaryData.folder(forStore: store)] + run.stepFiles.map(ExternalBinaryData.folder(forStore:)),
+            newFiles: ExternalBinaryData.folder(forStore: run.stepFiles[index]))
     }
 
     /// Removes a step's store and the support folder of the files it wrote.
@@ -429,8 +463,10 @@ public struct StoreMigration: Sendable {
     /// in rows that live only in a `-wal`); later steps alter the previous temporary store.
     /// Returns nil when the step must be copied instead, else the report and the store now at the
     /// destination version.
-    static func applyInPlace(_ plan: StepPlan, from current: String, working file: String, isOriginal: Bool,
-                             shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StepReport? {
+    static func applyInPlace(
+        _ plan: StepPlan, from current: String, working file: String, isOriginal: Bool,
+        shouldStop: @escaping @Sendable () -> Bool = { false }
+    ) throws -> StepReport? {
         guard let statements = plan.inPlace else { return nil }
         let step = plan.step
         let started = ContinuousClock.now
@@ -492,14 +528,16 @@ public struct StoreMigration: Sendable {
 
     private static func isAtDestination(_ file: String, step: MigrationStep) throws -> Bool {
         guard let connection = try? Connection(path: file, configuration: .init(mode: .readOnly)),
-              let signature = try? LayoutSignature(connection: connection) else { return false }
+            let signature = try? LayoutSignature(connection: connection)
+        else { return false }
         return signature == LayoutSignature(layout: StoreLayout(model: step.destination))
             && (try? StoreMetadata.read(from: connection, path: file).versionName) == step.destination.versionName
     }
 
     private static func isAtSource(_ file: String, step: MigrationStep) throws -> Bool {
         guard let connection = try? Connection(path: file, configuration: .init(mode: .readOnly)),
-              let signature = try? LayoutSignature(connection: connection) else { return false }
+            let signature = try? LayoutSignature(connection: connection)
+        else { return false }
         return signature == LayoutSignature(layout: StoreLayout(model: step.source))
     }
 }
@@ -509,8 +547,9 @@ extension StoreMigration {
     /// that is not), before any work.
     func checkExternalData(_ plan: Plan) throws {
         guard let first = plan.steps.first else { return }
-        try ExternalDataCarrier.checkReferences(in: Self.resolvingLinks(store), model: first.source,
-                                                folders: [ExternalBinaryData.folder(forStore: Self.resolvingLinks(store))], shouldStop: options.shouldStop)
+        try ExternalDataCarrier.checkReferences(
+            in: Self.resolvingLinks(store), model: first.source,
+            folders: [ExternalBinaryData.folder(forStore: Self.resolvingLinks(store))], shouldStop: options.shouldStop)
     }
 
     /// Refuses a store with rows a migration would drop or change silently, before anything is
@@ -520,7 +559,9 @@ extension StoreMigration {
         let source = try ReadOnlyStore(path: store)
         let started = ContinuousClock.now
         let anomalies = try StoreAnomalies.find(in: source.attachPath, model: first.source, workers: options.workers)
-        logger.debug("scanned the source for rows Core Data never writes", metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "found": "\(anomalies.count)"])
+        logger.debug(
+            "scanned the source for rows Core Data never writes",
+            metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "found": "\(anomalies.count)"])
         guard anomalies.isEmpty else { throw MigrationError.sourceAnomalies(anomalies, store: store) }
     }
 }

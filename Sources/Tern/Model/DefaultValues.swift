@@ -10,7 +10,7 @@ extension AttributeType {
         case (.integer16, .integer(let number)), (.integer32, .integer(let number)), (.integer64, .integer(let number)), (.boolean, .integer(let number)):
             return integerRange!.contains(number) ? nil : "is out of range for \(xcodeName) (\(integerRange!))"
         case (.decimal, .real), (.double, .real), (.float, .real), (.date, .real),
-             (.decimal, .integer), (.double, .integer), (.float, .integer), (.date, .integer):
+            (.decimal, .integer), (.double, .integer), (.float, .integer), (.date, .integer):
             return nil
         case (.string, .text), (.uri, .text):
             return nil

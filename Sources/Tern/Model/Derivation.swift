@@ -16,7 +16,8 @@ public enum Derivation: Sendable, Equatable, CustomStringConvertible {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let name = { (candidate: Substring) -> String? in
             guard let first = candidate.first, first.isLetter || first == "_",
-                  candidate.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { return nil }
+                candidate.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
+            else { return nil }
             return String(candidate)
         }
         if trimmed.hasSuffix(".@count"), let relationship = name(trimmed.dropLast(".@count".count)) {

@@ -15,9 +15,10 @@ extension ObjectModel {
                 owner[entity.name] = part.versionName
             }
         }
-        return ObjectModel(versionName: parts.map(\.versionName).joined(separator: " + "),
-                           versionIdentifiers: Array(Set(parts.flatMap(\.versionIdentifiers))).sorted(),
-                           entities: parts.flatMap(\.entities))
+        return ObjectModel(
+            versionName: parts.map(\.versionName).joined(separator: " + "),
+            versionIdentifiers: Array(Set(parts.flatMap(\.versionIdentifiers))).sorted(),
+            entities: parts.flatMap(\.entities))
     }
 }
 
@@ -54,9 +55,10 @@ extension VersionedModel {
                 throw TernError(.badInput, "the merged model \(version.versionName) is not valid: \(problems.joined(separator: "; "))")
             }
         }
-        return VersionedModel(name: parts.map(\.name).joined(separator: " + "), versions: versions,
-                              currentVersionName: merged.versionName, path: parts.map(\.path).joined(separator: ", "),
-                              warnings: parts.flatMap(\.warnings))
+        return VersionedModel(
+            name: parts.map(\.name).joined(separator: " + "), versions: versions,
+            currentVersionName: merged.versionName, path: parts.map(\.path).joined(separator: ", "),
+            warnings: parts.flatMap(\.warnings))
     }
 
     /// For each part, the version whose entity hashes are the store's for that part's entities

@@ -99,7 +99,8 @@ extension ObjectModel {
         if let inverseName = relationship.inverse {
             let candidates = allRelationships(of: destination.name)
             if let inverse = candidates.first(where: { $0.name == inverseName }) {
-                let pointsBack = lineage(of: entity.name).contains { $0.name == inverse.destination }
+                let pointsBack =
+                    lineage(of: entity.name).contains { $0.name == inverse.destination }
                     || descendants(of: inverse.destination).contains { $0.name == entity.name }
                 if !pointsBack {
                     problems.append("\(at): inverse \(destination.name).\(inverseName) points to \(inverse.destination), not back to \(entity.name)")

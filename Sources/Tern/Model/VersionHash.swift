@@ -29,8 +29,9 @@ public enum VersionHash {
         if let derivation = attribute.derivation {
             return sha256(Array(derivation.predicateFormat.utf8))
         }
-        var bytes = property(attribute.name, isOptional: attribute.isOptional, isTransient: attribute.isTransient,
-                             modifier: attribute.versionHashModifier)
+        var bytes = property(
+            attribute.name, isOptional: attribute.isOptional, isTransient: attribute.isTransient,
+            modifier: attribute.versionHashModifier)
         bytes += littleEndian(UInt32(attribute.type.coreDataCode))
         if attribute.preservesValueInHistoryOnDeletion { bytes.append(1) }
         return sha256(bytes)
@@ -38,8 +39,9 @@ public enum VersionHash {
 
     /// A relationship's version hash.
     public static func of(_ relationship: Relationship) -> [UInt8] {
-        var bytes = property(relationship.name, isOptional: relationship.isOptional, isTransient: relationship.isTransient,
-                             modifier: relationship.versionHashModifier)
+        var bytes = property(
+            relationship.name, isOptional: relationship.isOptional, isTransient: relationship.isTransient,
+            modifier: relationship.versionHashModifier)
         bytes += Array(relationship.destination.utf8) + Array((relationship.inverse ?? "").utf8)
         bytes += littleEndian(UInt32(truncatingIfNeeded: relationship.maxCount))
         bytes += littleEndian(UInt32(truncatingIfNeeded: relationship.minCount))

@@ -31,14 +31,16 @@ enum CompiledModelReader {
         let info = url.appendingPathComponent("VersionInfo.plist")
         let current: String
         if let data = FileManager.default.contents(atPath: info.path),
-           let name = ((try? BinaryPropertyList.decode([UInt8](data))) ?? xmlPropertyList(data))?["NSManagedObjectModel_CurrentVersionName"]?.string {
+            let name = ((try? BinaryPropertyList.decode([UInt8](data))) ?? xmlPropertyList(data))?["NSManagedObjectModel_CurrentVersionName"]?.string
+        {
             current = name
         } else if versions.count == 1 {
             // Xcode leaves the current version's name out of a one-version bundle's plist
             // (DuckDuckGo's AppRatingPrompt.momd).
             current = versions[0].versionName
         } else {
-            throw TernError(.badInput, "several versions and no VersionInfo.plist with NSManagedObjectModel_CurrentVersionName naming the current one", path: url.path)
+            throw TernError(
+                .badInput, "several versions and no VersionInfo.plist with NSManagedObjectModel_CurrentVersionName naming the current one", path: url.path)
         }
         guard versions.contains(where: { $0.versionName == current }) else {
             throw TernError(.badInput, "VersionInfo.plist names \(current) as the current version, which has no .mom in the bundle", path: info.path)
@@ -105,7 +107,8 @@ enum CompiledModelReader {
     /// A `VersionInfo.plist` in XML form (Xcode writes binary; a hand-made bundle may not).
     private static func xmlPropertyList(_ data: Data) -> PropertyListValue? {
         guard let dictionary = (try? PropertyListSerialization.propertyList(from: data, format: nil)) as? [String: Any],
-              let name = dictionary["NSManagedObjectModel_CurrentVersionName"] as? String else { return nil }
+            let name = dictionary["NSManagedObjectModel_CurrentVersionName"] as? String
+        else { return nil }
         return .dictionary(["NSManagedObjectModel_CurrentVersionName": .string(name)])
     }
 
@@ -140,8 +143,9 @@ enum CompiledModelReader {
                         try archive.array(tuple).compactMap { try archive.string($0) ?? archive.string($0["NSPropertyName"]) }
                     },
                     fetchIndexes: try archive.array(object["NSFetchIndexDescriptions"]).map { index in
-                        FetchIndex(name: try archive.string(index["NSIndexName"]) ?? "",
-                                   properties: try archive.array(index["NSIndexElements"]).compactMap { try archive.string($0["NSPropertyName"]) })
+                        FetchIndex(
+                            name: try archive.string(index["NSIndexName"]) ?? "",
+                            properties: try archive.array(index["NSIndexElements"]).compactMap { try archive.string($0["NSPropertyName"]) })
                     })
             } catch let malformed as KeyedArchive.Malformed {
                 throw KeyedArchive.Malformed(description: "entity \(name): \(malformed.description)")
@@ -258,7 +262,8 @@ enum CompiledModelReader {
         /// (a REAL: Core Data stores decimals as doubles).
         private func decimalNumber(_ value: PropertyListValue) -> Double? {
             guard case .data(let mantissa)? = value["NS.mantissa"], let exponent = value["NS.exponent"].flatMap(integer),
-                  let length = value["NS.length"].flatMap(integer), length >= 0, length * 2 <= mantissa.count else { return nil }
+                let length = value["NS.length"].flatMap(integer), length >= 0, length * 2 <= mantissa.count
+            else { return nil }
             var number = 0.0
             for word in (0..<length).reversed() {
                 number = number * 65536 + Double(Int(mantissa[word * 2]) | Int(mantissa[word * 2 + 1]) << 8)
@@ -300,16 +305,18 @@ enum CompiledModelReader {
             var rules = ValidationRules()
             for predicate in try archive.array(value) where try archive.className(predicate) == "NSComparisonPredicate" {
                 guard let left = try archive.resolve(predicate["NSLeftExpression"]), let right = try archive.resolve(predicate["NSRightExpression"]),
-                      let operation = try archive.resolve(predicate["NSPredicateOperator"]), let code = operation["NSOperatorType"].flatMap(integer) else { continue }
+                    let operation = try archive.resolve(predicate["NSPredicateOperator"]), let code = operation["NSOperatorType"].flatMap(integer)
+                else { continue }
                 let measuresLength = try archive.className(left) != "NSSelfExpression"
                 let constant = try archive.resolve(right["NSConstantValue"])
-                let number: Double? = switch constant {
-                case .integer(let value)?: Double(value)
-                case .real(let value)?: value
-                case .dictionary? where constant?["NS.time"] != nil:
-                    if case .real(let seconds)? = constant?["NS.time"] { seconds } else { nil }
-                default: nil
-                }
+                let number: Double? =
+                    switch constant {
+                    case .integer(let value)?: Double(value)
+                    case .real(let value)?: value
+                    case .dictionary? where constant?["NS.time"] != nil:
+                        if case .real(let seconds)? = constant?["NS.time"] { seconds } else { nil }
+                    default: nil
+                    }
                 // NSPredicateOperatorType: 1 ≤, 3 ≥, 6 MATCHES.
                 switch (code, number) {
                 case (1, let limit?): if measuresLength { rules.maximumLength = Int(limit) } else { rules.maximumValue = limit }

@@ -14,7 +14,8 @@ public enum ModelLoader {
         let parts = try paths.map { try load($0) }
         var start: [String?]?
         if let store, FileManager.default.fileExists(atPath: store),
-           let metadata = try? StoreMetadata.read(storeAt: store), metadata.hasCoreDataHashes {
+            let metadata = try? StoreMetadata.read(storeAt: store), metadata.hasCoreDataHashes
+        {
             start = VersionedModel.versionsWriting(metadata.versionHashes, parts: parts)
         }
         return try VersionedModel.merging(parts, start: start)
@@ -54,7 +55,10 @@ public enum ModelLoader {
             model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path)
         default:
             guard isDirectory.boolValue else {
-                throw TernError(.badInput, "not a model: expected an .xcdatamodeld or .xcdatamodel bundle, a compiled .momd or .mom, a directory with model.yaml, or a .yaml model file", path: path)
+                throw TernError(
+                    .badInput,
+                    "not a model: expected an .xcdatamodeld or .xcdatamodel bundle, a compiled .momd or .mom, a directory with model.yaml, or a .yaml model file",
+                    path: path)
             }
             if FileManager.default.fileExists(atPath: url.appendingPathComponent("model.yaml").path) {
                 model = try TernModelFile.readDirectory(at: url)
@@ -74,11 +78,16 @@ public enum ModelLoader {
     /// Several are refused, naming them: which one the store belongs to is the user's to say.
     private static func compiledModel(inAppBundle folder: URL) throws -> String? {
         let found = [folder, folder.appendingPathComponent("Contents/Resources")].flatMap { place in
-            ((try? FileManager.default.contentsOfDirectory(atPath: place.path)) ?? []).filter { $0.hasSuffix(".momd") }.sorted().map { place.appendingPathComponent($0) }
+            ((try? FileManager.default.contentsOfDirectory(atPath: place.path)) ?? []).filter { $0.hasSuffix(".momd") }.sorted().map {
+                place.appendingPathComponent($0)
+            }
         }
         if found.count > 1 {
             let names = found.map { String($0.path.dropFirst(folder.path.count + 1)) }
-            throw TernError(.badInput, "the folder holds several compiled models (\(names.joined(separator: ", "))): name the one that wrote the store with --model \(found[0].path)", path: folder.path)
+            throw TernError(
+                .badInput,
+                "the folder holds several compiled models (\(names.joined(separator: ", "))): name the one that wrote the store with --model \(found[0].path)",
+                path: folder.path)
         }
         guard let model = found.first else { return nil }
         var isDirectory: ObjCBool = false

@@ -13,9 +13,12 @@ extension Decoder {
         let keys = try container(keyedBy: AnyCodingKey.self).allKeys.map(\.stringValue)
         let unknown = keys.filter { !allowed.contains($0) }.sorted()
         guard unknown.isEmpty else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: codingPath,
-                debugDescription: "unknown key\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) in \(what) (allowed: \(allowed.sorted().joined(separator: ", ")))"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: codingPath,
+                    debugDescription:
+                        "unknown key\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) in \(what) (allowed: \(allowed.sorted().joined(separator: ", ")))"
+                ))
         }
     }
 }

@@ -65,8 +65,10 @@ extension TernModelFile {
     }
 
     private static func relationshipFields(_ relationship: Relationship) -> [String: Any] {
-        var fields: [String: Any] = ["destination": relationship.destination, "optional": relationship.isOptional,
-                                     "deleteRule": relationship.deleteRule.rawValue]
+        var fields: [String: Any] = [
+            "destination": relationship.destination, "optional": relationship.isOptional,
+            "deleteRule": relationship.deleteRule.rawValue,
+        ]
         if let inverse = relationship.inverse { fields["inverse"] = inverse }
         if relationship.isToMany { fields["toMany"] = true }
         if relationship.isOrdered { fields["ordered"] = true }
@@ -87,8 +89,12 @@ extension TernModelFile {
         case (.real(let number), _): "\(number)"
         case (.text(let text), _): text
         case (.blob(let bytes), .uuid) where bytes.count == 16:
-            UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                        bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])).uuidString
+            UUID(
+                uuid: (
+                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                    bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                )
+            ).uuidString
         case (.blob(let bytes), _): Data(bytes).base64EncodedString()
         case (.null, _): ""
         }

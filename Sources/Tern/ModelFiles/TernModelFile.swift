@@ -172,7 +172,9 @@ enum TernModelFile {
             try readVersion(at: url.appendingPathComponent(file))
         }
         guard versions.contains(where: { $0.versionName == index.current }) else {
-            throw TernError(.badInput, "current version \"\(index.current)\" is not one of the versions (\(versions.map(\.versionName).joined(separator: ", ")))", path: indexURL.path)
+            throw TernError(
+                .badInput, "current version \"\(index.current)\" is not one of the versions (\(versions.map(\.versionName).joined(separator: ", ")))",
+                path: indexURL.path)
         }
         return VersionedModel(name: index.name ?? url.lastPathComponent, versions: versions, currentVersionName: index.current, path: url.path)
     }
@@ -202,21 +204,23 @@ enum TernModelFile {
                     throw ModelTextError("entity \(name), attribute \(attributeName): default \(error.description)")
                 }
             }
-            attributes.append(Attribute(
-                name: attributeName, type: field.type,
-                isOptional: field.optional ?? true,
-                isTransient: field.transient ?? false,
-                defaultValue: value,
-                validation: ValidationRules(minimumValue: field.min, maximumValue: field.max,
-                                            minimumLength: field.minLength, maximumLength: field.maxLength, pattern: field.pattern),
-                renamingIdentifier: field.renamingIdentifier,
-                versionHashModifier: field.hashModifier,
-                valueTransformerName: field.transformer,
-                allowsExternalStorage: field.externalStorage ?? false,
-                userInfo: field.userInfo ?? [:],
-                preservesValueInHistoryOnDeletion: field.preserveAfterDeletion ?? false,
-                isIndexed: field.indexed ?? false,
-                derivation: field.derivation.map(Derivation.init)))
+            attributes.append(
+                Attribute(
+                    name: attributeName, type: field.type,
+                    isOptional: field.optional ?? true,
+                    isTransient: field.transient ?? false,
+                    defaultValue: value,
+                    validation: ValidationRules(
+                        minimumValue: field.min, maximumValue: field.max,
+                        minimumLength: field.minLength, maximumLength: field.maxLength, pattern: field.pattern),
+                    renamingIdentifier: field.renamingIdentifier,
+                    versionHashModifier: field.hashModifier,
+                    valueTransformerName: field.transformer,
+                    allowsExternalStorage: field.externalStorage ?? false,
+                    userInfo: field.userInfo ?? [:],
+                    preservesValueInHistoryOnDeletion: field.preserveAfterDeletion ?? false,
+                    isIndexed: field.indexed ?? false,
+                    derivation: field.derivation.map(Derivation.init)))
         }
         let relationships = (fields.relationships ?? [:]).map { relationshipName, field in
             Relationship(
@@ -242,8 +246,9 @@ enum TernModelFile {
     /// Decodes a YAML file; syntax errors carry line and column, shape errors the key path.
     static func decode<Value: Decodable>(_ url: URL) throws -> Value {
         guard let text = try? String(contentsOf: url, encoding: .utf8) else {
-            throw TernError(FileManager.default.fileExists(atPath: url.path) ? .io : .missingInput,
-                            FileManager.default.fileExists(atPath: url.path) ? "cannot read the file as UTF-8 text" : "no such file", path: url.path)
+            throw TernError(
+                FileManager.default.fileExists(atPath: url.path) ? .io : .missingInput,
+                FileManager.default.fileExists(atPath: url.path) ? "cannot read the file as UTF-8 text" : "no such file", path: url.path)
         }
         if let (line, column) = YAMLComplexKeys.first(in: text) {
             throw TernError(.badInput, "line \(line), column \(column): a mapping key that is not a plain name (Tern's YAML keys are names)", path: url.path)
@@ -277,4 +282,3 @@ enum TernModelFile {
         }
     }
 }
-

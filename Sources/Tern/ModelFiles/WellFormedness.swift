@@ -45,7 +45,8 @@ final class WellFormedness: NSObject, XMLParserDelegate {
         var index = start
         while index + 1 < bytes.count {
             if bytes[index] == UInt8(ascii: "<"), bytes[index + 1] == UInt8(ascii: "?") {
-                let declaration = index == start && bytes[index...].starts(with: Array("<?xml".utf8))
+                let declaration =
+                    index == start && bytes[index...].starts(with: Array("<?xml".utf8))
                     && bytes.count > index + 5 && [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")].contains(bytes[index + 5])
                 if !declaration { return index }
             }

@@ -29,7 +29,8 @@ enum XcodeModelReader {
         let currentFile = try currentVersionFile(in: url) ?? names[names.count - 1]
         let current = String(currentFile.dropLast(".xcdatamodel".count))
         guard versions.contains(where: { $0.versionName == current }) else {
-            throw TernError(.badInput, ".xccurrentversion names \(currentFile), which is not in the bundle", path: url.appendingPathComponent(".xccurrentversion").path)
+            throw TernError(
+                .badInput, ".xccurrentversion names \(currentFile), which is not in the bundle", path: url.appendingPathComponent(".xccurrentversion").path)
         }
         let modelName = url.deletingPathExtension().lastPathComponent
         return VersionedModel(name: modelName, versions: versions, currentVersionName: current, path: url.path, warnings: warnings)
@@ -110,8 +111,9 @@ enum XcodeModelReader {
                     .flatMap { $0.elements(forName: "uniquenessConstraint") }
                     .map { $0.elements(forName: "constraint").compactMap { $0.string("value") } },
                 fetchIndexes: element.elements(forName: "fetchIndex").map { index in
-                    FetchIndex(name: index.string("name") ?? "",
-                               properties: index.elements(forName: "fetchIndexElement").compactMap { $0.string("property") })
+                    FetchIndex(
+                        name: index.string("name") ?? "",
+                        properties: index.elements(forName: "fetchIndexElement").compactMap { $0.string("property") })
                 },
                 compoundIndexes: element.elements(forName: "compoundIndexes")
                     .flatMap { $0.elements(forName: "compoundIndex") }
@@ -205,7 +207,8 @@ enum XcodeModelReader {
             return try type.parseDefault(text)
         } catch {
             guard [.integer16, .integer32, .integer64].contains(type),
-                  ["YES", "NO"].contains(text.trimmingCharacters(in: .whitespaces).uppercased()) else { throw error }
+                ["YES", "NO"].contains(text.trimmingCharacters(in: .whitespaces).uppercased())
+            else { throw error }
             warnings.append("attribute \(attribute): defaultValueString \"\(text)\" is not an integer; read as 0, as Xcode's model compiler reads it")
             return .integer(0)
         }
@@ -241,4 +244,3 @@ extension XMLElement {
         return entries
     }
 }
-

@@ -26,7 +26,8 @@ public enum ExternalBinaryData {
         guard value.count >= 37, value.count <= 38, value[0] == externalMarker else { return nil }
         let name = value[1..<37]
         guard value.count == 37 || value[37] == 0,
-              name.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66) }) else { return nil }
+            name.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66) })
+        else { return nil }
         return String(decoding: name, as: UTF8.self)
     }
 
@@ -89,7 +90,8 @@ public struct ExternalDataUsage: Sendable, Equatable, Codable {
         let folder = ExternalBinaryData.folder(forStore: StoreMigration.resolvingLinks(path))
         var usage: [ExternalDataUsage] = []
         for (table, column) in try ExternalBinaryData.entityColumns(in: connection) {
-            let references = try connection.prepare("SELECT \(quoteIdentifier(column)) FROM \(quoteIdentifier(table)) WHERE \(ExternalBinaryData.mayBeReference(column))")
+            let references = try connection.prepare(
+                "SELECT \(quoteIdentifier(column)) FROM \(quoteIdentifier(table)) WHERE \(ExternalBinaryData.mayBeReference(column))")
             var found = ExternalDataUsage(table: table, column: column, values: 0, bytes: 0, missing: 0, firstMissing: nil)
             var values = references.rows()
             while let row = try values.next() {

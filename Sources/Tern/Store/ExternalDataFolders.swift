@@ -49,7 +49,10 @@ public struct ExternalDataFolders: Sendable {
             throw TernError(.badInput, "external data file \(name) is not a regular file", path: path)
         }
         guard Int(info.st_size) <= Self.largestValue else {
-            throw TernError(.badInput, "external data file \(name) holds \(info.st_size) bytes, more than SQLite takes in one value (\(Self.largestValue)): it cannot be brought into a store", path: path)
+            throw TernError(
+                .badInput,
+                "external data file \(name) holds \(info.st_size) bytes, more than SQLite takes in one value (\(Self.largestValue)): it cannot be brought into a store",
+                path: path)
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw TernError(.io, "cannot read external data file \(name)", path: path)

@@ -54,7 +54,8 @@ public struct ObjectReader {
         let sql: String
         switch layout.storage(ofRelationship: relationship, of: entity) {
         case .joinTable(let table, let own, let destination, let order):
-            sql = "SELECT \(quoteIdentifier(destination)) FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(own)) = ? ORDER BY \(order.map(quoteIdentifier) ?? "1"), 1"
+            sql =
+                "SELECT \(quoteIdentifier(destination)) FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(own)) = ? ORDER BY \(order.map(quoteIdentifier) ?? "1"), 1"
         case .inverseForeignKey(let table, let column, let order):
             sql = "SELECT Z_PK FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(column)) = ? ORDER BY \(order.map(quoteIdentifier) ?? "Z_PK"), Z_PK"
         case .foreignKey, nil:

@@ -72,8 +72,10 @@ public final class ObjectWriter {
             } else if let name = entityLayout.foreignKeyColumns.first(where: { $0.value == column })?.key {
                 values.append(properties[name] ?? .null)
             } else if let name = entityLayout.entityColumns.first(where: { $0.value == column })?.key {
-                values.append(properties[name] == nil || properties[name] == .null ? .null
-                              : .integer(Int64(layout.entities[relationships[name]!.destination]!.number)))
+                values.append(
+                    properties[name] == nil || properties[name] == .null
+                        ? .null
+                        : .integer(Int64(layout.entities[relationships[name]!.destination]!.number)))
             } else {
                 values.append(.null)
             }
@@ -88,29 +90,36 @@ public final class ObjectWriter {
     public func link(_ entity: String, _ relationship: String, owner: Int64, destination: Int64, order: Int64? = nil, inverseOrder: Int64? = nil) throws {
         guard let join = layout.joinTables.first(where: { ($0.entity == entity && $0.relationship == relationship) }) else {
             guard layout.model.allRelationships(of: entity).first(where: { $0.name == relationship })?.inverse == nil,
-                  case .inverseForeignKey(let table, let column, let orderColumn)? = layout.storage(ofRelationship: relationship, of: entity) else {
+                case .inverseForeignKey(let table, let column, let orderColumn)? = layout.storage(ofRelationship: relationship, of: entity)
+            else {
                 throw TernError(.badInput, "entity \(entity), relationship \(relationship) is not a to-many stored in a join table or a hidden key")
             }
-            let statement = try links["\(table).\(column)"] ?? {
-                let sets = [column] + (orderColumn.map { [$0] } ?? [])
-                let prepared = try connection.prepare("UPDATE \(quoteIdentifier(table)) SET \(sets.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: ", ")) WHERE Z_PK = ?")
-                links["\(table).\(column)"] = prepared
-                return prepared
-            }()
+            let statement =
+                try links["\(table).\(column)"]
+                ?? {
+                    let sets = [column] + (orderColumn.map { [$0] } ?? [])
+                    let prepared = try connection.prepare(
+                        "UPDATE \(quoteIdentifier(table)) SET \(sets.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: ", ")) WHERE Z_PK = ?")
+                    links["\(table).\(column)"] = prepared
+                    return prepared
+                }()
             let values: [SQLiteValue] = [.integer(owner)] + (orderColumn.map { _ in [order.map { .integer($0) } ?? .null] } ?? []) + [.integer(destination)]
             try statement.bind(values)
             try statement.run()
             return
         }
-        let statement = try links[join.table] ?? {
-            var columns = [join.ownerColumn, join.destinationColumn]
-            if let order = join.orderColumn { columns.append(order) }
-            if let order = join.inverseOrderColumn { columns.append(order) }
-            let sql = "INSERT INTO \(quoteIdentifier(join.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-            let prepared = try connection.prepare(sql)
-            links[join.table] = prepared
-            return prepared
-        }()
+        let statement =
+            try links[join.table]
+            ?? {
+                var columns = [join.ownerColumn, join.destinationColumn]
+                if let order = join.orderColumn { columns.append(order) }
+                if let order = join.inverseOrderColumn { columns.append(order) }
+                let sql =
+                    "INSERT INTO \(quoteIdentifier(join.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+                let prepared = try connection.prepare(sql)
+                links[join.table] = prepared
+                return prepared
+            }()
         try statement.bind(owner, at: 1)
         try statement.bind(destination, at: 2)
         var index = 3
@@ -163,7 +172,8 @@ public final class ObjectWriter {
         }
         let all = ["Z_PK", "Z_ENT", "Z_OPT"] + columns
         let placeholders = ["?", String(entityLayout.number), "1"] + columns.map { _ in "?" }
-        let sql = "INSERT INTO \(quoteIdentifier(entityLayout.table)) (\(all.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
+        let sql =
+            "INSERT INTO \(quoteIdentifier(entityLayout.table)) (\(all.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
         let prepared = (try connection.prepare(sql), columns)
         inserts[entity] = prepared
         return prepared

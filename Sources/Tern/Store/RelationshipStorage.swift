@@ -15,7 +15,8 @@ extension StoreLayout {
     /// or unknown relationships.
     public func storage(ofRelationship name: String, of entity: String) -> RelationshipStorage? {
         guard let relationship = model.allRelationships(of: entity).first(where: { $0.name == name }), !relationship.isTransient,
-              let own = entities[entity] else { return nil }
+            let own = entities[entity]
+        else { return nil }
         if !relationship.isToMany {
             return own.foreignKeyColumns[name].map { .foreignKey(column: $0) }
         }
@@ -52,7 +53,8 @@ extension StoreLayout {
     /// is ordered (the same rows, the other side's order).
     public func inverseOrderColumn(ofRelationship name: String, of entity: String) -> String? {
         guard case .joinTable(let table, let own, _, _) = storage(ofRelationship: name, of: entity),
-              let join = joinTables.first(where: { $0.table == table }) else { return nil }
+            let join = joinTables.first(where: { $0.table == table })
+        else { return nil }
         return own == join.ownerColumn ? join.inverseOrderColumn : join.orderColumn
     }
 }
@@ -74,10 +76,11 @@ extension StoreLayout {
     /// Both columns of relationship `name` of `entity` when it is a one-to-one; nil otherwise.
     public func oneToOne(_ name: String, of entity: String) -> OneToOne? {
         guard let relationship = model.allRelationships(of: entity).first(where: { $0.name == name }), !relationship.isToMany,
-              let inverse = relationship.inverse,
-              model.allRelationships(of: relationship.destination).first(where: { $0.name == inverse })?.isToMany == false,
-              let column = entities[entity]?.foreignKeyColumns[name], let target = entities[relationship.destination],
-              let inverseColumn = target.foreignKeyColumns[inverse] else { return nil }
+            let inverse = relationship.inverse,
+            model.allRelationships(of: relationship.destination).first(where: { $0.name == inverse })?.isToMany == false,
+            let column = entities[entity]?.foreignKeyColumns[name], let target = entities[relationship.destination],
+            let inverseColumn = target.foreignKeyColumns[inverse]
+        else { return nil }
         return OneToOne(column: column, target: target, inverse: inverse, inverseColumn: inverseColumn)
     }
 }

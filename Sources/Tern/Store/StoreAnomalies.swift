@@ -59,8 +59,11 @@ public enum StoreAnomalies {
                 entity.attributes.filter { $0.type == .string && !$0.isTransient }.map { layout.entities[entity.name]!.attributeColumns[$0.name]! }
             }
             if !strings.isEmpty {
-                conditions.append(("holding binary data in a string attribute (\(strings.joined(separator: ", ")))",
-                                   strings.map { "typeof(\(quoteIdentifier($0))) = 'blob'" }.joined(separator: " OR ")))
+                conditions.append(
+                    (
+                        "holding binary data in a string attribute (\(strings.joined(separator: ", ")))",
+                        strings.map { "typeof(\(quoteIdentifier($0))) = 'blob'" }.joined(separator: " OR ")
+                    ))
             }
             // And a binary attribute's column holds blobs: text there would cross a migration
             // unlike the bytes it looks like (it gets no marker where values may live outside).
@@ -68,17 +71,27 @@ public enum StoreAnomalies {
                 entity.attributes.filter { $0.type == .binary && !$0.isTransient }.map { layout.entities[entity.name]!.attributeColumns[$0.name]! }
             }
             if !binaries.isEmpty {
-                conditions.append(("holding text in a binary attribute (\(binaries.joined(separator: ", ")))",
-                                   binaries.map { "typeof(\(quoteIdentifier($0))) = 'text'" }.joined(separator: " OR ")))
+                conditions.append(
+                    (
+                        "holding text in a binary attribute (\(binaries.joined(separator: ", ")))",
+                        binaries.map { "typeof(\(quoteIdentifier($0))) = 'text'" }.joined(separator: " OR ")
+                    ))
             }
             let any = conditions.map { "(\($0.1))" }.joined(separator: " OR ")
             let ranges = try RowidRanges.conditions(of: table, columns: columns[table] ?? [], in: connection, rowidsPerScan: rowidsPerScan)
-            rowScans.append((table, conditions.map { problem, condition in
-                (table, problem, "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE \(condition)", nil)
-            }, ranges.map { "SELECT count(*), NULL FROM \(quoted) WHERE (\($0)) AND (\(any))" }))
+            rowScans.append(
+                (
+                    table,
+                    conditions.map { problem, condition in
+                        (table, problem, "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE \(condition)", nil)
+                    }, ranges.map { "SELECT count(*), NULL FROM \(quoted) WHERE (\($0)) AND (\(any))" }
+                ))
             if try !hasIntegerPrimaryKey(table, connection) {
-                checks.append((table, "sharing their Z_PK with another row",
-                               "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK IN (SELECT Z_PK FROM \(quoted) GROUP BY Z_PK HAVING count(*) > 1)", nil))
+                checks.append(
+                    (
+                        table, "sharing their Z_PK with another row",
+                        "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK IN (SELECT Z_PK FROM \(quoted) GROUP BY Z_PK HAVING count(*) > 1)", nil
+                    ))
             }
         }
         // References: every to-one key, and both columns of every join table.
@@ -89,9 +102,12 @@ public enum StoreAnomalies {
                 guard let column = own.foreignKeyColumns[relationship.name], seen.insert("\(own.table).\(column)").inserted else { continue }
                 let holders = model.descendants(of: entity.name).map { String(layout.entities[$0.name]!.number) }.joined(separator: ", ")
                 let key = quoteIdentifier(column)
-                checks.append(("\(own.table).\(column)", "referring to a \(relationship.destination) that does not exist",
-                               "SELECT count(*), min(s.Z_PK) FROM \(quoteIdentifier(own.table)) s WHERE s.Z_ENT IN (\(holders)) AND s.\(key) IS NOT NULL AND NOT \(exists(relationship.destination, key: "s.\(key)", layout))",
-                               distinctMissing(key, from: own.table, entity: relationship.destination, layout)))
+                checks.append(
+                    (
+                        "\(own.table).\(column)", "referring to a \(relationship.destination) that does not exist",
+                        "SELECT count(*), min(s.Z_PK) FROM \(quoteIdentifier(own.table)) s WHERE s.Z_ENT IN (\(holders)) AND s.\(key) IS NOT NULL AND NOT \(exists(relationship.destination, key: "s.\(key)", layout))",
+                        distinctMissing(key, from: own.table, entity: relationship.destination, layout)
+                    ))
             }
         }
         // And every hidden key of a to-many with no inverse.
@@ -99,17 +115,23 @@ public enum StoreAnomalies {
             let table = layout.entities[entity.name]!.table
             for hidden in layout.entities[entity.name]!.hiddenKeys where seen.insert("\(table).\(hidden.column)").inserted {
                 let key = quoteIdentifier(hidden.column)
-                checks.append(("\(table).\(hidden.column)", "referring to a \(hidden.owner) that does not exist",
-                               "SELECT count(*), min(s.Z_PK) FROM \(quoteIdentifier(table)) s WHERE s.\(key) IS NOT NULL AND NOT \(exists(hidden.owner, key: "s.\(key)", layout))",
-                               distinctMissing(key, from: table, entity: hidden.owner, layout)))
+                checks.append(
+                    (
+                        "\(table).\(hidden.column)", "referring to a \(hidden.owner) that does not exist",
+                        "SELECT count(*), min(s.Z_PK) FROM \(quoteIdentifier(table)) s WHERE s.\(key) IS NOT NULL AND NOT \(exists(hidden.owner, key: "s.\(key)", layout))",
+                        distinctMissing(key, from: table, entity: hidden.owner, layout)
+                    ))
             }
         }
         for join in layout.joinTables {
             let target = model.allRelationships(of: join.entity).first { $0.name == join.relationship }!.destination
             for (column, entity) in [(join.ownerColumn, join.entity), (join.destinationColumn, target)] {
-                checks.append(("\(join.table).\(column)", "referring to a \(entity) that does not exist",
-                               "SELECT count(*), min(j.\(quoteIdentifier(column))) FROM \(quoteIdentifier(join.table)) j WHERE NOT \(exists(entity, key: "j.\(quoteIdentifier(column))", layout))",
-                               distinctMissing(quoteIdentifier(column), from: join.table, entity: entity, layout)))
+                checks.append(
+                    (
+                        "\(join.table).\(column)", "referring to a \(entity) that does not exist",
+                        "SELECT count(*), min(j.\(quoteIdentifier(column))) FROM \(quoteIdentifier(join.table)) j WHERE NOT \(exists(entity, key: "j.\(quoteIdentifier(column))", layout))",
+                        distinctMissing(quoteIdentifier(column), from: join.table, entity: entity, layout)
+                    ))
             }
         }
         let rowScanQueries = rowScans.flatMap(\.scans)

@@ -56,7 +56,8 @@ public struct StoreDigest: Codable, Sendable, Equatable {
             case (nil, _?): return "table \(table) was added"
             case (_?, nil): return "table \(table) was removed"
             case (let before?, let now?) where before != now:
-                return before.rows == now.rows ? "\(table): values changed (\(now.rows) row\(now.rows == 1 ? "" : "s"))" : "\(table): \(before.rows) rows then, \(now.rows) now"
+                return before.rows == now.rows
+                    ? "\(table): values changed (\(now.rows) row\(now.rows == 1 ? "" : "s"))" : "\(table): \(before.rows) rows then, \(now.rows) now"
             default: return nil
             }
         }

@@ -44,7 +44,8 @@ public enum StoreFile {
         let sourceConnection = try reader.connect()
         defer { withExtendedLifetime(reader) {} }
         guard let bytes = try sourceConnection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob,
-              let plist = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any] else { return }
+            let plist = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any]
+        else { return }
         let apps = plist.filter { key, _ in !key.hasPrefix("NS") && !key.hasPrefix("_NS") && !key.hasPrefix("Tern") }
         guard !apps.isEmpty else { return }
         try updateMetadata(in: connection, path: path) { $0.merge(apps) { _, app in app } }
@@ -53,7 +54,8 @@ public enum StoreFile {
     /// Rewrites the store's metadata plist through `change`.
     private static func updateMetadata(in connection: Connection, path: String, _ change: (inout [String: Any]) -> Void) throws {
         guard let bytes = try connection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob,
-              var plist = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any] else {
+            var plist = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any]
+        else {
             throw TernError(.badInput, "Z_METADATA.Z_PLIST is missing or not a dictionary", path: path)
         }
         change(&plist)
@@ -86,8 +88,9 @@ public enum StoreFile {
                     try insert.bind([numbers[entity.name]!, entity.name, entity.parent.flatMap { numbers[$0] } ?? 0])
                     try insert.run()
                 }
-                try connection.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
-                                       uuid.uuidString, try metadataPlist(for: model))
+                try connection.execute(
+                    "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+                    uuid.uuidString, try metadataPlist(for: model))
             }
             return connection
         } catch let error as SQLiteError {

@@ -11,8 +11,9 @@ extension StoreLayout {
             for attribute in entity.attributes.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
                 guard let derivation = attribute.derivation else { continue }
                 guard case .count(let relationship) = derivation,
-                      case .inverseForeignKey(let parameterTable, let key, _)? = storage(ofRelationship: relationship, of: entity.name),
-                      let own = entities[entity.name], let column = own.attributeColumns[attribute.name] else {
+                    case .inverseForeignKey(let parameterTable, let key, _)? = storage(ofRelationship: relationship, of: entity.name),
+                    let own = entities[entity.name], let column = own.attributeColumns[attribute.name]
+                else {
                     untriggeredDerivations.append("\(entity.name).\(attribute.name) (\(derivation))")
                     continue
                 }
@@ -20,7 +21,8 @@ extension StoreLayout {
                 countTriggers(entity: entity.name, attribute: attribute.name, table: own.table, column: column, parameterTable: parameterTable, key: key)
                 let holders = model.descendants(of: entity.name).compactMap { entities[$0.name]?.number }.map(String.init).joined(separator: ", ")
                 derivedValueStatements.append(
-                    "UPDATE \(own.table) SET \(column) = (SELECT count(*) FROM \(parameterTable) x WHERE x.\(key) = \(own.table).Z_PK) WHERE Z_ENT IN (\(holders))")
+                    "UPDATE \(own.table) SET \(column) = (SELECT count(*) FROM \(parameterTable) x WHERE x.\(key) = \(own.table).Z_PK) WHERE Z_ENT IN (\(holders))"
+                )
             }
         }
     }
@@ -51,11 +53,11 @@ extension StoreLayout {
         for (role, event, row, value) in parameter {
             triggerStatements.append(
                 "CREATE TRIGGER \(name(parameterTable, role)) \(event) ON \(parameterTable) FOR EACH ROW WHEN (\(row).\(key) NOT NULL) BEGIN "
-                + "UPDATE \(table) SET \(column) = \(value) WHERE Z_PK = \(row).\(key); \(notify(changed, "\(row).\(key)")) END")
+                    + "UPDATE \(table) SET \(column) = \(value) WHERE Z_PK = \(row).\(key); \(notify(changed, "\(row).\(key)")) END")
         }
         triggerStatements.append(
             "CREATE TRIGGER \(name(table, "SOURCE_INSERT")) AFTER INSERT ON \(table) FOR EACH ROW BEGIN "
-            + "UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(key)), 0) FROM \(parameterTable) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; "
-            + "\(notify("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", "NEW.Z_PK")) END")
+                + "UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(key)), 0) FROM \(parameterTable) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; "
+                + "\(notify("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", "NEW.Z_PK")) END")
     }
 }

@@ -156,8 +156,9 @@ public struct StoreLayout: Sendable {
         var own: [String: EntityLayout] = [:]
 
         for (position, entity) in tree.enumerated() {
-            var layout = EntityLayout(name: entity.name, number: numbers[entity.name]!, table: table,
-                                      attributeColumns: [:], foreignKeyColumns: [:], entityColumns: [:], orderColumns: [:])
+            var layout = EntityLayout(
+                name: entity.name, number: numbers[entity.name]!, table: table,
+                attributeColumns: [:], foreignKeyColumns: [:], entityColumns: [:], orderColumns: [:])
             func place(_ column: String, _ declaration: String, group: Int, kind: Int) {
                 placed.append((Placement(group: group, entity: position, kind: kind, sequence: placed.count), Column(name: column, declaration: declaration)))
             }
@@ -177,8 +178,9 @@ public struct StoreLayout: Sendable {
                     place(entityColumn, "INTEGER", group: 0, kind: 1)
                 }
                 if let inverseName = relationship.inverse,
-                   let inverse = model.allRelationships(of: relationship.destination).first(where: { $0.name == inverseName }),
-                   inverse.isOrdered {
+                    let inverse = model.allRelationships(of: relationship.destination).first(where: { $0.name == inverseName }),
+                    inverse.isOrdered
+                {
                     let orderColumn = CoreDataNames.unique(CoreDataNames.orderColumn(forToOne: relationship.name), in: &used)
                     layout.orderColumns[relationship.name] = orderColumn
                     place(orderColumn, "INTEGER", group: 0, kind: 2)
@@ -211,14 +213,19 @@ public struct StoreLayout: Sendable {
             }
             entities[entity.name] = layout
         }
-        let fixed = [Column(name: "Z_PK", declaration: "INTEGER PRIMARY KEY"), Column(name: "Z_ENT", declaration: "INTEGER"), Column(name: "Z_OPT", declaration: "INTEGER")]
+        let fixed = [
+            Column(name: "Z_PK", declaration: "INTEGER PRIMARY KEY"), Column(name: "Z_ENT", declaration: "INTEGER"),
+            Column(name: "Z_OPT", declaration: "INTEGER"),
+        ]
         var constraints: [String] = []
         if uniquenessInTable {
             for entity in tree {
                 for constraint in entity.uniquenessConstraints {
                     let names = constraint.compactMap { entities[entity.name]!.attributeColumns[$0] ?? entities[entity.name]!.foreignKeyColumns[$0] }
                     guard names.count == constraint.count, !names.isEmpty else { continue }
-                    constraints.append("CONSTRAINT \(quoteIdentifier(CoreDataNames.uniqueConstraint(columns: names))) UNIQUE (\(names.map(quoteIdentifier).joined(separator: ", ")))")
+                    constraints.append(
+                        "CONSTRAINT \(quoteIdentifier(CoreDataNames.uniqueConstraint(columns: names))) UNIQUE (\(names.map(quoteIdentifier).joined(separator: ", ")))"
+                    )
                 }
             }
         }
@@ -285,7 +292,8 @@ public struct StoreLayout: Sendable {
             // `Z_BookmarkEntity_isPendingDeletion` beside `byIsPendingDeletion`); a fetch index
             // of another name gets no second index (`Z_HTTPSExcludedDomain_domainIndex`).
             if index.properties.count == 1, let property = index.properties.first,
-               index.name == "by" + property.prefix(1).uppercased() + property.dropFirst() {
+                index.name == "by" + property.prefix(1).uppercased() + property.dropFirst()
+            {
                 statements.append(Self.createIndex(CoreDataNames.fetchIndex(entity: entity.name, name: property), on: table, list))
             }
         }
@@ -337,9 +345,10 @@ public struct StoreLayout: Sendable {
                 let destinationColumn = CoreDataNames.unique(
                     CoreDataNames.joinColumn(forRelationship: owner.relationship.name, destinationNumber: destinationNumber), in: &takenColumns)
                 var columns = [Column(name: ownerColumn, declaration: "INTEGER"), Column(name: destinationColumn, declaration: "INTEGER")]
-                var join = JoinTable(table: table, entity: owner.entity, relationship: owner.relationship.name,
-                                     ownerColumn: ownerColumn, destinationColumn: destinationColumn,
-                                     inverseEntity: other.entity, inverseRelationship: other.relationship.name)
+                var join = JoinTable(
+                    table: table, entity: owner.entity, relationship: owner.relationship.name,
+                    ownerColumn: ownerColumn, destinationColumn: destinationColumn,
+                    inverseEntity: other.entity, inverseRelationship: other.relationship.name)
                 if owner.relationship.isOrdered {
                     join.orderColumn = CoreDataNames.joinOrderColumn(ordering: destinationColumn)
                     columns.append(Column(name: join.orderColumn!, declaration: "INTEGER"))
@@ -348,10 +357,14 @@ public struct StoreLayout: Sendable {
                     join.inverseOrderColumn = CoreDataNames.joinOrderColumn(ordering: ownerColumn)
                     columns.append(Column(name: join.inverseOrderColumn!, declaration: "INTEGER"))
                 }
-                tables.append(Table(name: table, columns: columns,
-                                    constraints: ["PRIMARY KEY (\(quoteIdentifier(ownerColumn)), \(quoteIdentifier(destinationColumn)))"]))
-                indexStatements.append(Self.createIndex(CoreDataNames.columnIndex(table: table, column: destinationColumn), on: table,
-                                                        [quoteIdentifier(destinationColumn), quoteIdentifier(ownerColumn)]))
+                tables.append(
+                    Table(
+                        name: table, columns: columns,
+                        constraints: ["PRIMARY KEY (\(quoteIdentifier(ownerColumn)), \(quoteIdentifier(destinationColumn)))"]))
+                indexStatements.append(
+                    Self.createIndex(
+                        CoreDataNames.columnIndex(table: table, column: destinationColumn), on: table,
+                        [quoteIdentifier(destinationColumn), quoteIdentifier(ownerColumn)]))
                 joinTables.append(join)
             }
         }

@@ -75,9 +75,12 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         } catch let error as SQLiteError {
             switch error.code {
             case .SQLITE_READONLY_ROLLBACK:
-                throw TernError(.badInput, "has a hot journal (\(URL(fileURLWithPath: path).lastPathComponent)-journal): a program stopped in the middle of writing "
-                                + "the store, which is whole again only once that write is rolled back. Tern opens sources read-only and does not roll it back; "
-                                + "open the store once with its app or with `sqlite3 '\(path)' 'PRAGMA quick_check'` (either rolls it back), then run again", path: path)
+                throw TernError(
+                    .badInput,
+                    "has a hot journal (\(URL(fileURLWithPath: path).lastPathComponent)-journal): a program stopped in the middle of writing "
+                        + "the store, which is whole again only once that write is rolled back. Tern opens sources read-only and does not roll it back; "
+                        + "open the store once with its app or with `sqlite3 '\(path)' 'PRAGMA quick_check'` (either rolls it back), then run again", path: path
+                )
             case .SQLITE_NOTADB, .SQLITE_CORRUPT:
                 throw TernError(.badInput, "damaged, or not an SQLite database (SQLite says: \(error.message))", path: path)
             case .SQLITE_CANTOPEN, .SQLITE_IOERR, .SQLITE_PERM:
@@ -157,14 +160,15 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         var entities: [Entity] = []
         while let row = try rows.next() {
             let parent = Int(row.int64(at: 2))
-            entities.append(Entity(
-                number: Int(row.int64(at: 0)),
-                name: row.text(at: 1) ?? "",
-                parentNumber: parent == 0 ? nil : parent,
-                maxPrimaryKey: row.int64(at: 3),
-                table: "",
-                rowCount: nil
-            ))
+            entities.append(
+                Entity(
+                    number: Int(row.int64(at: 0)),
+                    name: row.text(at: 1) ?? "",
+                    parentNumber: parent == 0 ? nil : parent,
+                    maxPrimaryKey: row.int64(at: 3),
+                    table: "",
+                    rowCount: nil
+                ))
         }
         let byNumber = Dictionary(entities.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
         for index in entities.indices {

@@ -48,7 +48,8 @@ public final class StoreUsers {
         guard !files.isEmpty, let processes = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
         return processes.compactMap { name -> pid_t? in
             guard let pid = pid_t(name), pid != getpid(),
-                  let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return nil }
+                let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
+            else { return nil }
             let holds = descriptors.contains { descriptor in
                 FileIdentity(path: "/proc/\(pid)/fd/\(descriptor)").map(files.contains) ?? false
             }

@@ -48,7 +48,8 @@ public enum BinaryPropertyList {
         let top = try integer(data, at: trailer + 16, size: 8)
         let tableOffset = try integer(data, at: trailer + 24, size: 8)
         guard (1...8).contains(offsetSize), (1...8).contains(referenceSize), objectCount > 0, objectCount < data.count,
-              top < objectCount, tableOffset >= 8, tableOffset + objectCount * offsetSize <= trailer else {
+            top < objectCount, tableOffset >= 8, tableOffset + objectCount * offsetSize <= trailer
+        else {
             throw Malformed(description: "bad trailer")
         }
         var decoder = Decoder(data: data, offsetSize: offsetSize, referenceSize: referenceSize, objectCount: objectCount, tableOffset: tableOffset)

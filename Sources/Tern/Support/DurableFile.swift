@@ -69,7 +69,7 @@ enum DurableFile {
     /// `fsync` stops at the drive's cache), falling back to `fsync` where a filesystem lacks it.
     private static func flush(_ descriptor: Int32) -> Int32 {
         #if canImport(Darwin)
-        if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }
+            if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }
         #endif
         return fsync(descriptor)
     }

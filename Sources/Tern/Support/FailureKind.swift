@@ -78,7 +78,8 @@ public enum FailureKind: Sendable, Equatable {
         switch error {
         case is MigrationInterrupted: return true
         case let failure as TernFailure: return failure.isResumable
-        case let error as SQLiteError: return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_INTERRUPT, .SQLITE_CANTOPEN].contains(error.code.primary)
+        case let error as SQLiteError:
+            return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_INTERRUPT, .SQLITE_CANTOPEN].contains(error.code.primary)
         case let error as MigrationError:
             switch error {
             // An unfinished run found: its message offers `resume`.

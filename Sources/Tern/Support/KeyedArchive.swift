@@ -77,7 +77,8 @@ struct KeyedArchive {
         if case .array(let keyList)? = container["NS.keys"], case .array(let valueList)? = container["NS.objects"] {
             (keys, values) = (keyList, valueList)
         } else if case .array(let keyList)? = try resolve(try resolve(container["searchMapping"])?["keys"])?["NS.objects"],
-                  case .array(let valueList)? = try resolve(container["values"])?["NS.objects"] {
+            case .array(let valueList)? = try resolve(container["values"])?["NS.objects"]
+        {
             let empty = try string(container["emptyToken"])
             let filled = try zip(keyList, valueList).filter { try empty == nil || string($0.1) != empty }
             (keys, values) = (filled.map(\.0), filled.map(\.1))

@@ -19,8 +19,10 @@ enum ParallelScans {
     /// SQLite URI), with `attach` attached as `src` when given.
     /// `shouldStop` interrupts the running queries (`Connection.interrupt(when:)`); values stored
     /// outside the stores are read from `externalData`'s folders.
-    static func run(_ queries: [SQLFragment], store: String, attach: String? = nil, workers: Int = 2, externalData: ExternalDataFolders = ExternalDataFolders(),
-                    shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> [ScanResult] {
+    static func run(
+        _ queries: [SQLFragment], store: String, attach: String? = nil, workers: Int = 2, externalData: ExternalDataFolders = ExternalDataFolders(),
+        shouldStop: @escaping @Sendable () -> Bool = { false }
+    ) throws -> [ScanResult] {
         guard !queries.isEmpty else { return [] }
         let loop = try EventLoop()
         let threads = max(1, min(workers, queries.count))
@@ -66,7 +68,8 @@ final class ScanReader {
         let statement = try connection.prepare(query.sql)
         try statement.bind(query.arguments)
         _ = try statement.step()
-        return ScanResult(count: statement.row.int64(at: 0), value: statement.row.value(at: 1).int64,
-                          counts: (2..<max(2, statement.columnCount)).map { statement.row.int64(at: $0) })
+        return ScanResult(
+            count: statement.row.int64(at: 0), value: statement.row.value(at: 1).int64,
+            counts: (2..<max(2, statement.columnCount)).map { statement.row.int64(at: $0) })
     }
 }

@@ -18,7 +18,8 @@ enum RowidRanges {
         let name = quoteIdentifier(table)
         guard !hidden, let bounds = try? connection.prepare("SELECT (SELECT min(rowid) FROM \(name)), (SELECT max(rowid) FROM \(name))") else { return ["1"] }
         guard try bounds.step(), let low = bounds.row.value(at: 0).int64, let high = bounds.row.value(at: 1).int64,
-              case (let span, false) = high.subtractingReportingOverflow(low), case let ranges = min(mostRanges, span / rowidsPerScan), ranges >= 2 else { return ["1"] }
+            case (let span, false) = high.subtractingReportingOverflow(low), case let ranges = min(mostRanges, span / rowidsPerScan), ranges >= 2
+        else { return ["1"] }
         let cuts = (1..<ranges).map { low + span / ranges * $0 }
         return ["rowid < \(cuts[0])"]
             + zip(cuts, cuts.dropFirst()).map { "rowid >= \($0) AND rowid < \($1)" }

@@ -51,8 +51,10 @@ public struct VersionMatch: Sendable, Equatable {
             for version in model.versions.reversed() where version.versionHashes.mapValues(VersionHash.hex) == metadata.versionHashes {
                 return verdict(version.versionName, .appleHashes)
             }
-            for version in model.versions.reversed() where appleHashes[version.versionName] == metadata.versionHashes
-                && differences(of: version, from: metadata, signature: signature).isEmpty {
+            for version in model.versions.reversed()
+            where appleHashes[version.versionName] == metadata.versionHashes
+                && differences(of: version, from: metadata, signature: signature).isEmpty
+            {
                 return verdict(version.versionName, .appleHashes)
             }
         }
@@ -74,9 +76,10 @@ public struct VersionMatch: Sendable, Equatable {
         var differences = closest?.differences ?? []
         if metadata.hashScheme != nil {
             // Tern's own hashes: an earlier Tern wrote it, before it followed Core Data's layout.
-            differences.insert("the store was written by an earlier Tern (TernVersionHashScheme \(metadata.hashScheme!)\(metadata.versionName.map { ", version \($0)" } ?? "")), "
-                               + "whose join tables, hidden keys or columns were named by its own rules, not Core Data's: migrate it with that release, "
-                               + "or export its objects and load them into a store of this one", at: 0)
+            differences.insert(
+                "the store was written by an earlier Tern (TernVersionHashScheme \(metadata.hashScheme!)\(metadata.versionName.map { ", version \($0)" } ?? "")), "
+                    + "whose join tables, hidden keys or columns were named by its own rules, not Core Data's: migrate it with that release, "
+                    + "or export its objects and load them into a store of this one", at: 0)
         }
         return VersionMatch(verdict: .noMatch(closest: closest?.name, differences: differences))
     }
@@ -95,14 +98,17 @@ public struct VersionMatch: Sendable, Equatable {
         var mismatched: [String] = []
         for entity in stored {
             guard let expected = byNumber[entity.number], [expected.name, expected.renamingKey].contains(entity.name),
-                  expected.parent.flatMap({ numbers[$0] }) == entity.parentNumber else {
+                expected.parent.flatMap({ numbers[$0] }) == entity.parentNumber
+            else {
                 mismatched.append("\(entity.number) \(entity.name)")
                 continue
             }
         }
         if !mismatched.isEmpty || stored.count != version.entities.count {
             let expected = version.entities.map { "\(numbers[$0.name] ?? 0) \($0.name)\($0.parent.map { " (parent \($0))" } ?? "")" }.sorted()
-            found.append("Z_PRIMARYKEY numbers its entities otherwise (\(mismatched.isEmpty ? "\(stored.count) entities" : mismatched.joined(separator: ", "))); this version has " + expected.joined(separator: ", "))
+            found.append(
+                "Z_PRIMARYKEY numbers its entities otherwise (\(mismatched.isEmpty ? "\(stored.count) entities" : mismatched.joined(separator: ", "))); this version has "
+                    + expected.joined(separator: ", "))
         }
         return found
     }
@@ -113,8 +119,9 @@ public struct VersionMatch: Sendable, Equatable {
         try StoreMetadata.reading(path) {
             let reader = try ReadOnlyStore(path: path)
             let connection = try reader.connect()
-            return find(in: model, metadata: try StoreMetadata.read(from: connection, path: path),
-                        signature: try LayoutSignature(connection: connection), appleHashes: appleHashes)
+            return find(
+                in: model, metadata: try StoreMetadata.read(from: connection, path: path),
+                signature: try LayoutSignature(connection: connection), appleHashes: appleHashes)
         }
     }
 
@@ -125,7 +132,8 @@ public struct VersionMatch: Sendable, Equatable {
             throw TernError(.missingInput, "no such file", path: path)
         }
         guard let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
-              let versions = plist["NSManagedObjectModel_VersionHashes"] as? [String: Any] else {
+            let versions = plist["NSManagedObjectModel_VersionHashes"] as? [String: Any]
+        else {
             throw TernError(.badInput, "not a VersionInfo.plist: no NSManagedObjectModel_VersionHashes", path: path)
         }
         var result: [String: [String: String]] = [:]

@@ -7,14 +7,16 @@ import TernSQLite
 /// would do it — one INSERT … SELECT per table with keys kept and values copied as they are, then
 /// a hard link for every file of the support folder (`cp -al`). Nothing checkpointed or proven.
 struct AttachmentsCeilingCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "attachments-sql-ceiling", abstract: "Run the attachments' hand-written baseline (used by tern bench).", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "attachments-sql-ceiling", abstract: "Run the attachments' hand-written baseline (used by tern bench).", shouldDisplay: false)
 
     @OptionGroup var arguments: BaselineArguments
 
     func run() throws {
         try arguments.runCeiling(tables: ["ZFOLDER", "ZDOCUMENT"]) { connection, number in
             try connection.execute("INSERT INTO ZFOLDER (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT Z_PK, \(number("Folder")), 1, ZNAME FROM src.ZFOLDER")
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO ZDOCUMENT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZATTACHMENT, ZTHUMBNAIL, ZFOLDER)
                 SELECT Z_PK, \(number("Document")), 1, ZTITLE, ZATTACHMENT, ZTHUMBNAIL, ZFOLDER FROM src.ZDOCUMENT
                 """)
@@ -33,7 +35,8 @@ struct AttachmentsCeilingCommand: ParsableCommand {
 /// keys looked up in dictionaries, and the file of every value stored outside read and written
 /// again beside the new store.
 struct AttachmentsNaiveCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "attachments-naive", abstract: "Run the attachments' naive baseline (used by tern bench).", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "attachments-naive", abstract: "Run the attachments' naive baseline (used by tern bench).", shouldDisplay: false)
 
     @OptionGroup var arguments: BaselineArguments
 
@@ -53,7 +56,8 @@ struct AttachmentsNaiveCommand: ParsableCommand {
             try folder.bind([.integer(Int64(folders.count)), row.value(at: 1)])
             try folder.run()
         }
-        let document = try connection.prepare("""
+        let document = try connection.prepare(
+            """
             INSERT INTO ZDOCUMENT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZATTACHMENT, ZTHUMBNAIL, ZFOLDER) VALUES (?, \(layout.entities["Document"]!.number), 1, ?, ?, ?, ?)
             """)
         rows = try input.prepare("SELECT ZTITLE, ZATTACHMENT, ZTHUMBNAIL, ZFOLDER FROM ZDOCUMENT").rows()
@@ -65,8 +69,10 @@ struct AttachmentsNaiveCommand: ParsableCommand {
                     try bytes.write(to: URL(fileURLWithPath: carried + "/" + name))
                 }
             }
-            try document.bind([.integer(documents), row.value(at: 0), row.value(at: 1), row.value(at: 2),
-                               row.value(at: 3).int64.flatMap { folders[$0] }.map(SQLiteValue.integer) ?? .null])
+            try document.bind([
+                .integer(documents), row.value(at: 0), row.value(at: 1), row.value(at: 2),
+                row.value(at: 3).int64.flatMap { folders[$0] }.map(SQLiteValue.integer) ?? .null,
+            ])
             try document.run()
         }
         try connection.execute("COMMIT")

@@ -46,7 +46,9 @@ struct BaselineArguments: ParsableArguments {
         try connection.transaction(.immediate) {
             try copy(connection) { layout.entities[$0]!.number }
             for table in tables {
-                try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT coalesce(max(Z_PK), 0) FROM \(table)) WHERE Z_SUPER = 0 AND Z_NAME = \(quoteLiteral(layout.rootEntities[table] ?? ""))")
+                try connection.execute(
+                    "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT coalesce(max(Z_PK), 0) FROM \(table)) WHERE Z_SUPER = 0 AND Z_NAME = \(quoteLiteral(layout.rootEntities[table] ?? ""))"
+                )
             }
             for statement in layout.indexStatements { try connection.execute(statement) }
         }
@@ -64,15 +66,18 @@ struct BaselineArguments: ParsableArguments {
     func finish(_ connection: Connection, objects: Int, since started: ContinuousClock.Instant) throws {
         try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         try connection.close()
-        try BenchCommand.report(BaselineResult(seconds: (ContinuousClock.now - started).seconds, objects: objects, peakResidentMemory: ProcessStats.peakResidentMemory()))
+        try BenchCommand.report(
+            BaselineResult(seconds: (ContinuousClock.now - started).seconds, objects: objects, peakResidentMemory: ProcessStats.peakResidentMemory()))
     }
 }
 
 /// What the naive programs do for each table.
 enum RowByRow {
     /// Copies one table row by row, committing every 100,000 rows; returns source → new key.
-    static func copy(_ select: String, from input: Connection, into insert: String, of connection: Connection, counting objects: inout Int,
-                     transform: ([SQLiteValue]) -> [SQLiteValue]) throws -> [Int64: Int64] {
+    static func copy(
+        _ select: String, from input: Connection, into insert: String, of connection: Connection, counting objects: inout Int,
+        transform: ([SQLiteValue]) -> [SQLiteValue]
+    ) throws -> [Int64: Int64] {
         var keys: [Int64: Int64] = [:]
         let statement = try connection.prepare(insert)
         var rows = try input.prepare(select).rows()
@@ -102,14 +107,16 @@ struct BaselineResult: Codable {
 /// the sqlite3 library — ATTACH, one INSERT … SELECT per table with the transform in SQL, keys
 /// kept so foreign keys copy as they are, indexes afterwards. Nothing checkpointed or verified.
 struct SQLCeilingCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "sql-ceiling", abstract: "Run the hand-written SQL baseline (used by tern bench).", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "sql-ceiling", abstract: "Run the hand-written SQL baseline (used by tern bench).", shouldDisplay: false)
 
     @OptionGroup var arguments: BaselineArguments
 
     func run() throws {
         try arguments.runCeiling(tables: ["ZCATEGORY", "ZPUBLICATION", "ZPAGE"]) { connection, number in
             try connection.execute("INSERT INTO ZCATEGORY (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT Z_PK, \(number("Category")), 1, ZNAME FROM src.ZCATEGORY")
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZFIRSTNAME, ZLASTNAME, ZPRICE, ZPUBLISHED, ZCATEGORY)
                 SELECT Z_PK, \(number("Publication")), 1, ZTITLE,
                        CASE WHEN instr(ZAUTHOR, ' ') > 0 THEN substr(ZAUTHOR, 1, instr(ZAUTHOR, ' ') - 1) ELSE ZAUTHOR END,
@@ -117,7 +124,9 @@ struct SQLCeilingCommand: ParsableCommand {
                        ZPRICE * 1.04, ZPUBLISHED, ZCATEGORY FROM src.ZBOOK
                 """)
             // A book's pages are an ordered list: their order keys are carried as they are.
-            try connection.execute("INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK) SELECT Z_PK, \(number("Page")), 1, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK FROM src.ZPAGE")
+            try connection.execute(
+                "INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK) SELECT Z_PK, \(number("Page")), 1, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK FROM src.ZPAGE"
+            )
         }
     }
 }
@@ -126,7 +135,8 @@ struct SQLCeilingCommand: ParsableCommand {
 /// keep an in-memory dictionary of source key → new key, insert row by row in large
 /// transactions, look foreign keys up in the dictionaries.
 struct NaiveBaselineCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "naive", abstract: "Run the naive row-by-row baseline (used by tern bench).", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "naive", abstract: "Run the naive row-by-row baseline (used by tern bench).", shouldDisplay: false)
 
     @OptionGroup var arguments: BaselineArguments
 
@@ -138,15 +148,26 @@ struct NaiveBaselineCommand: ParsableCommand {
             try RowByRow.copy(select, from: input, into: insert, of: connection, counting: &objects, transform: transform)
         }
 
-        let categories = try copy("SELECT Z_PK, ZNAME FROM ZCATEGORY", into: "INSERT INTO ZCATEGORY (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, \(layout.entities["Category"]!.number), 1, ?)") { [$0[1]] }
-        let books = try copy("SELECT Z_PK, ZTITLE, ZAUTHOR, ZPRICE, ZPUBLISHED, ZCATEGORY FROM ZBOOK",
-                             into: "INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZFIRSTNAME, ZLASTNAME, ZPRICE, ZPUBLISHED, ZCATEGORY) VALUES (?, \(layout.entities["Publication"]!.number), 1, ?, ?, ?, ?, ?, ?)") { values in
+        let categories = try copy(
+            "SELECT Z_PK, ZNAME FROM ZCATEGORY",
+            into: "INSERT INTO ZCATEGORY (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, \(layout.entities["Category"]!.number), 1, ?)"
+        ) { [$0[1]] }
+        let books = try copy(
+            "SELECT Z_PK, ZTITLE, ZAUTHOR, ZPRICE, ZPUBLISHED, ZCATEGORY FROM ZBOOK",
+            into:
+                "INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZFIRSTNAME, ZLASTNAME, ZPRICE, ZPUBLISHED, ZCATEGORY) VALUES (?, \(layout.entities["Publication"]!.number), 1, ?, ?, ?, ?, ?, ?)"
+        ) { values in
             let parts = (values[2].text ?? "").split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
             let price = values[3].double.map { SQLiteValue.real($0 * 1.04) } ?? .null
-            return [values[1], .text(String(parts.first ?? "")), .text(parts.count > 1 ? String(parts[1]) : ""), price, values[4],
-                    values[5].int64.flatMap { categories[$0] }.map(SQLiteValue.integer) ?? .null]
+            return [
+                values[1], .text(String(parts.first ?? "")), .text(parts.count > 1 ? String(parts[1]) : ""), price, values[4],
+                values[5].int64.flatMap { categories[$0] }.map(SQLiteValue.integer) ?? .null,
+            ]
         }
-        _ = try copy("SELECT Z_PK, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK FROM ZPAGE", into: "INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK) VALUES (?, \(layout.entities["Page"]!.number), 1, ?, ?, ?, ?)") { values in
+        _ = try copy(
+            "SELECT Z_PK, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK FROM ZPAGE",
+            into: "INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZTEXT, ZBOOK, Z_FOK_BOOK) VALUES (?, \(layout.entities["Page"]!.number), 1, ?, ?, ?, ?)"
+        ) { values in
             [values[1], values[2], values[3].int64.flatMap { books[$0] }.map(SQLiteValue.integer) ?? .null, values[4]]
         }
         try arguments.finish(connection, objects: objects, since: started)

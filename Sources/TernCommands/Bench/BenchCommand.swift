@@ -12,8 +12,10 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark whole migrations against a hand-written SQL ceiling and a naive baseline.",
-        subcommands: [BenchRunCommand.self, BenchReportCommand.self, SQLCeilingCommand.self, NaiveBaselineCommand.self,
-                      AttachmentsCeilingCommand.self, AttachmentsNaiveCommand.self, ChainCeilingCommand.self, ChainNaiveCommand.self],
+        subcommands: [
+            BenchRunCommand.self, BenchReportCommand.self, SQLCeilingCommand.self, NaiveBaselineCommand.self,
+            AttachmentsCeilingCommand.self, AttachmentsNaiveCommand.self, ChainCeilingCommand.self, ChainNaiveCommand.self,
+        ],
         defaultSubcommand: BenchRunCommand.self
     )
 
@@ -27,7 +29,8 @@ struct BenchRunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run the benchmark (the default).",
-        discussion: "Writes the results as Markdown and JSON into --results (latest.md, latest.json) with charts (latest.svg: time and memory per run; memory-sql.svg, memory-policy.svg: memory over time, pass by pass) and prints the table."
+        discussion:
+            "Writes the results as Markdown and JSON into --results (latest.md, latest.json) with charts (latest.svg: time and memory per run; memory-sql.svg, memory-policy.svg: memory over time, pass by pass) and prints the table."
     )
 
     @Option(help: "Books in the benchmark store (with 3 pages each and 1,000 categories).")
@@ -39,7 +42,8 @@ struct BenchRunCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Run the naive baseline (slow at large sizes).")
     var naive = true
 
-    @Option(help: "Documents in the attachments benchmark (configs/attachments: a quarter of them with a file of 100–160 KiB beside the store); 0 leaves it out.")
+    @Option(
+        help: "Documents in the attachments benchmark (configs/attachments: a quarter of them with a file of 100–160 KiB beside the store); 0 leaves it out.")
     var documents = 20_000
 
     @Option(help: "Objects in the chain benchmark (configs/chain: as many authors as books, many-to-many, through three inferred steps); 0 leaves it out.")
@@ -89,11 +93,13 @@ struct BenchRunCommand: ParsableCommand {
                 let attachments = try bench.generateAttachments(documents: documents, model: ConfigsDirectory.find("attachments"))
                 try bench.migrate("attachments: tern, copied as they are (1 → 2)", source: attachments, options: ["--to", "Attachments 2"])
                 try bench.migrate("attachments: tern, decoded into the store (1 → 2 → 3)", source: attachments, options: [])
-                try bench.baseline("attachments: hand-written SQL and hard links (ceiling)", command: "attachments-sql-ceiling", source: attachments,
-                                   options: ["--version", "Attachments 2"])
+                try bench.baseline(
+                    "attachments: hand-written SQL and hard links (ceiling)", command: "attachments-sql-ceiling", source: attachments,
+                    options: ["--version", "Attachments 2"])
                 if naive {
-                    try bench.baseline("attachments: naive row by row, files copied (baseline)", command: "attachments-naive", source: attachments,
-                                       options: ["--version", "Attachments 2"])
+                    try bench.baseline(
+                        "attachments: naive row by row, files copied (baseline)", command: "attachments-naive", source: attachments,
+                        options: ["--version", "Attachments 2"])
                 }
             }
             if chainObjects > 0 {
@@ -109,8 +115,9 @@ struct BenchRunCommand: ParsableCommand {
                 try bench.migrate("tern: author split in a Swift policy", source: other, options: ["--mapping", "\(modelPath)/policy/1-to-2.yaml"])
             }
 
-            let report = BenchReport(books: books, documents: documents > 0 ? documents : nil, chainObjects: chainObjects > 0 ? chainObjects : nil, chainLinks: bench.chainLinks,
-                                     machine: BenchReport.machine(), results: bench.results)
+            let report = BenchReport(
+                books: books, documents: documents > 0 ? documents : nil, chainObjects: chainObjects > 0 ? chainObjects : nil, chainLinks: bench.chainLinks,
+                machine: BenchReport.machine(), results: bench.results)
             try fileManager.createDirectory(atPath: results, withIntermediateDirectories: true)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -119,7 +126,9 @@ struct BenchRunCommand: ParsableCommand {
             try Data(markdown.utf8).write(to: URL(fileURLWithPath: "\(results)/latest.md"))
             try Data(report.svg.utf8).write(to: URL(fileURLWithPath: "\(results)/latest.svg"))
             print(markdown)
-            print("Written to \(results): latest.md, latest.json, latest.svg (time and memory per run), memory-sql.svg and memory-policy.svg (memory over time, pass by pass)")
+            print(
+                "Written to \(results): latest.md, latest.json, latest.svg (time and memory per run), memory-sql.svg and memory-policy.svg (memory over time, pass by pass)"
+            )
         }
     }
 }

@@ -21,40 +21,54 @@ struct BenchReport: Codable {
     private static let chain = "chain: "
 
     static func machine() -> String {
-        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
+        let cpu =
+            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
             .first { $0.hasPrefix("model name") }?.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
         return "\(ProcessStats.availableParallelism) cores (\(cpu)), SQLite \(Connection.libraryVersion)"
     }
 
     private func result(_ prefix: String, books: Int? = nil) -> BenchResult? {
-        results.first { $0.name.hasPrefix(prefix) && ($0.name.hasPrefix(Self.attachments) || $0.name.hasPrefix(Self.chain) || $0.books == (books ?? self.books)) }
+        results.first {
+            $0.name.hasPrefix(prefix) && ($0.name.hasPrefix(Self.attachments) || $0.name.hasPrefix(Self.chain) || $0.books == (books ?? self.books))
+        }
     }
 
     var markdown: String {
         func mebibytes(_ bytes: Int?) -> String { bytes.map(Formatting.mebibytes) ?? "—" }
         let count = Formatting.count
-        var lines = ["Benchmark: \(count(books)) books, \(count(3 * books)) pages, 1,000 categories (Bench 1 → Bench 2: rename, `price * 1.04`, author split, relationships recreated). \(machine).", "",
-                     "| run | books | wall time | × SQL script | × naive | objects/s | peak RSS (per pass) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        var lines = [
+            "Benchmark: \(count(books)) books, \(count(3 * books)) pages, 1,000 categories (Bench 1 → Bench 2: rename, `price * 1.04`, author split, relationships recreated). \(machine).",
+            "",
+            "| run | books | wall time | × SQL script | × naive | objects/s | peak RSS (per pass) |", "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
         for result in bookResults {
             let passes = result.passes.count > 1 ? " (" + result.passes.map { mebibytes($0.peakResidentMemory) }.joined(separator: ", ") + ")" : ""
             let ratios = Self.ratios(result, script: self.result("hand-written SQL", books: result.books), naive: self.result("naive", books: result.books))
-            lines.append("| \(result.name) | \(count(result.books)) | \(String(format: "%.2f s", result.seconds)) | \(ratios) | \(count(Int(result.objectsPerSecond))) | \(mebibytes(result.peakResidentMemory))\(passes) |")
+            lines.append(
+                "| \(result.name) | \(count(result.books)) | \(String(format: "%.2f s", result.seconds)) | \(ratios) | \(count(Int(result.objectsPerSecond))) | \(mebibytes(result.peakResidentMemory))\(passes) |"
+            )
         }
         lines.append("")
         if let tern = result("tern: all pushed down"), let ceiling = result("hand-written SQL") {
             lines.append("- tern (SQL) / hand-written SQL ceiling: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
         }
         if let tern = result("tern: all pushed down"), let verifying = tern.verifyingSeconds {
-            lines.append("- verification by content in the pushed-down run: \(String(format: "%.2f s of %.2f s", verifying, tern.seconds)), adding \(String(format: "%.0f%%", 100 * verifying / (tern.seconds - verifying))) to the migration without it")
+            lines.append(
+                "- verification by content in the pushed-down run: \(String(format: "%.2f s of %.2f s", verifying, tern.seconds)), adding \(String(format: "%.0f%%", 100 * verifying / (tern.seconds - verifying))) to the migration without it"
+            )
         }
         if let tern = result("tern: all pushed down"), let checking = tern.checkingSourceSeconds {
-            lines.append("- the source's content digest (read at the start and at delivery, to refuse a source changed meanwhile): \(String(format: "%.2f s of %.2f s", checking, tern.seconds))")
+            lines.append(
+                "- the source's content digest (read at the start and at delivery, to refuse a source changed meanwhile): \(String(format: "%.2f s of %.2f s", checking, tern.seconds))"
+            )
         }
         if let tern = result("tern: all pushed down"), let naive = result("naive") {
-            lines.append("- tern (SQL) / naive baseline: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
+            lines.append(
+                "- tern (SQL) / naive baseline: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
         }
         if let whole = result("tern: all pushed down to SQL"), let resumed = result("tern: all pushed down to SQL, killed") {
-            lines.append("- killed at 50% and resumed (SQL): \(String(format: "%+.0f%%", 100 * (resumed.seconds / whole.seconds - 1))) over the uninterrupted run")
+            lines.append(
+                "- killed at 50% and resumed (SQL): \(String(format: "%+.0f%%", 100 * (resumed.seconds / whole.seconds - 1))) over the uninterrupted run")
         }
         if let one = result("tern: CPU-heavy Swift policy, --workers 1"), let two = result("tern: CPU-heavy Swift policy, --workers 2") {
             lines.append("- --workers 2 over --workers 1 (CPU-heavy Swift policy): \(String(format: "%.2f×", one.seconds / two.seconds))")
@@ -70,7 +84,8 @@ struct BenchReport: Codable {
                 let growth = sizes.compactMap { size in
                     result("tern: all pushed down", books: size).map { run in
                         let perObject = (run.seconds / Double(max(run.objects, 1))) / (smallest.seconds / Double(max(smallest.objects, 1)))
-                        return "\(count(run.objects)) objects \(String(format: "%.2f s", run.seconds)) (\(String(format: "%.2f×", run.seconds / smallest.seconds)) the time, \(String(format: "%.2f×", perObject)) per object)"
+                        return
+                            "\(count(run.objects)) objects \(String(format: "%.2f s", run.seconds)) (\(String(format: "%.2f×", run.seconds / smallest.seconds)) the time, \(String(format: "%.2f×", perObject)) per object)"
                     }
                 }
                 lines.append("- growth, all pushed down: " + growth.joined(separator: ", "))
@@ -86,13 +101,15 @@ struct BenchReport: Codable {
     private func chainLines() -> [String] {
         guard let chainObjects, !chainResults.isEmpty else { return [] }
         let count = Formatting.count
-        var lines = Self.table("Chain: \(count(chainObjects)) objects (authors and books)\(chainLinks.map { " with \(count($0)) many-to-many links" } ?? ""), Chain 1 → 4 through three inferred steps: Book renamed Publication, its notes dropped; its authors made ordered, an edition added with a default; an author's name renamed (configs/chain).",
-                               chainResults, prefix: Self.chain, script: result("chain: hand-written"), naive: result("chain: naive"))
+        var lines = Self.table(
+            "Chain: \(count(chainObjects)) objects (authors and books)\(chainLinks.map { " with \(count($0)) many-to-many links" } ?? ""), Chain 1 → 4 through three inferred steps: Book renamed Publication, its notes dropped; its authors made ordered, an edition added with a default; an author's name renamed (configs/chain).",
+            chainResults, prefix: Self.chain, script: result("chain: hand-written"), naive: result("chain: naive"))
         if let tern = result("chain: tern, 3"), let ceiling = result("chain: hand-written") {
             lines.append("- tern (composed) / hand-written SQL in one pass: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
         }
         if let tern = result("chain: tern, 3"), let naive = result("chain: naive") {
-            lines.append("- tern (composed) / naive row by row: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
+            lines.append(
+                "- tern (composed) / naive row by row: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
         }
         if let tern = result("chain: tern, 3"), let steps = result("chain: tern, step by step") {
             lines.append("- composed / step by step: \(String(format: "%.2f×", tern.seconds / steps.seconds)) the time")
@@ -104,13 +121,17 @@ struct BenchReport: Codable {
     private func attachmentLines() -> [String] {
         guard let documents, !attachmentResults.isEmpty else { return [] }
         let count = Formatting.count
-        var lines = Self.table("Attachments: \(count(documents)) documents in 100 folders, a quarter of their attachments in files of 100–160 KiB beside the store (configs/attachments).",
-                               attachmentResults, prefix: Self.attachments, script: result("attachments: hand-written"), naive: result("attachments: naive"))
+        var lines = Self.table(
+            "Attachments: \(count(documents)) documents in 100 folders, a quarter of their attachments in files of 100–160 KiB beside the store (configs/attachments).",
+            attachmentResults, prefix: Self.attachments, script: result("attachments: hand-written"), naive: result("attachments: naive"))
         if let tern = result("attachments: tern, copied"), let ceiling = result("attachments: hand-written") {
-            lines.append("- tern (files carried and proven) / hand-written SQL and hard links: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
+            lines.append(
+                "- tern (files carried and proven) / hand-written SQL and hard links: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
         }
         if let tern = result("attachments: tern, copied"), let naive = result("attachments: naive") {
-            lines.append("- tern / naive row by row with files copied: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
+            lines.append(
+                "- tern / naive row by row with files copied: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))"
+            )
         }
         return lines
     }
@@ -145,12 +166,18 @@ struct BenchReport: Codable {
     var svg: String {
         let runs = bookResults.filter { $0.books == books && !$0.name.hasPrefix("generate") }
         let isReference = { (run: BenchResult) in run.name.hasPrefix("hand-written") || run.name.hasPrefix("naive") }
-        let time = BarChart.Panel(title: "wall time (shorter is better)", bars: runs.map {
-            .init(label: $0.name, value: $0.seconds, text: String(format: "%.2f s", $0.seconds), isReference: isReference($0))
-        })
-        let memory = BarChart.Panel(title: "peak resident memory", bars: runs.map {
-            .init(label: $0.name, value: Double($0.peakResidentMemory ?? 0), text: $0.peakResidentMemory.map(Formatting.mebibytes) ?? "—", isReference: isReference($0))
-        })
+        let time = BarChart.Panel(
+            title: "wall time (shorter is better)",
+            bars: runs.map {
+                .init(label: $0.name, value: $0.seconds, text: String(format: "%.2f s", $0.seconds), isReference: isReference($0))
+            })
+        let memory = BarChart.Panel(
+            title: "peak resident memory",
+            bars: runs.map {
+                .init(
+                    label: $0.name, value: Double($0.peakResidentMemory ?? 0), text: $0.peakResidentMemory.map(Formatting.mebibytes) ?? "—",
+                    isReference: isReference($0))
+            })
         return BarChart.svg(title: "tern bench: \(Formatting.count(books)) books, \(Formatting.count(3 * books)) pages — \(machine)", panels: [time, memory])
     }
 
@@ -163,10 +190,12 @@ struct BenchReport: Codable {
         func chart(_ title: String, _ value: (BenchResult) -> Double?, _ label: (Double) -> String) -> [String] {
             let values = runs.compactMap { run in value(run).map { (run.name, $0) } }
             let largest = values.map(\.1).max() ?? 1
-            return ["", title, "```"] + values.map { name, value in
-                let bar = String(repeating: "█", count: max(1, Int((value / largest * 40).rounded())))
-                return name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + bar.padding(toLength: 41, withPad: " ", startingAt: 0) + label(value)
-            } + ["```"]
+            return ["", title, "```"]
+                + values.map { name, value in
+                    let bar = String(repeating: "█", count: max(1, Int((value / largest * 40).rounded())))
+                    return name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + bar.padding(toLength: 41, withPad: " ", startingAt: 0)
+                        + label(value)
+                } + ["```"]
         }
         return chart("Wall time, \(Formatting.count(books)) books (shorter is better):", { $0.seconds }, { String(format: "%.2f s", $0) })
             + chart("Peak resident memory, \(Formatting.count(books)) books:", { $0.peakResidentMemory.map(Double.init) }, { Formatting.mebibytes(Int($0)) })

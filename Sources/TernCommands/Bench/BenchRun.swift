@@ -29,8 +29,10 @@ struct BenchRun {
         let path = store.path
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: path, rows: books, counts: ["Page": 3 * books, "Category": 1_000], seed: 1)
-        results.append(BenchResult(name: "generate the benchmark store", books: books, seconds: report.duration.seconds,
-                                   objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        results.append(
+            BenchResult(
+                name: "generate the benchmark store", books: books, seconds: report.duration.seconds,
+                objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
         return store
     }
 
@@ -40,8 +42,10 @@ struct BenchRun {
         let store = Store(path: "\(work)/Chain-\(objects).sqlite", books: objects, model: model)
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: store.path, rows: objects / 2, seed: 1)
-        results.append(BenchResult(name: "chain: generate the store", books: objects, seconds: report.duration.seconds,
-                                   objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        results.append(
+            BenchResult(
+                name: "chain: generate the store", books: objects, seconds: report.duration.seconds,
+                objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
         chainLinks = report.links
         return store
     }
@@ -52,8 +56,10 @@ struct BenchRun {
         let store = Store(path: "\(work)/Attachments-\(documents).sqlite", books: documents, model: model)
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: store.path, rows: documents, counts: ["Folder": 100], seed: 1)
-        results.append(BenchResult(name: "attachments: generate the store", books: documents, seconds: report.duration.seconds,
-                                   objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        results.append(
+            BenchResult(
+                name: "attachments: generate the store", books: documents, seconds: report.duration.seconds,
+                objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
         return store
     }
 
@@ -63,15 +69,18 @@ struct BenchRun {
         let output = "\(work)/out-\(UUID().uuidString).sqlite"
         defer { Self.remove(output) }
         let started = Date()
-        let lines = try Self.child(["migrate", source.path, "--model", source.model, "--out", output, "--progress", "json"] + options + (chart.map { ["--report", $0] } ?? []))
+        let lines = try Self.child(
+            ["migrate", source.path, "--model", source.model, "--out", output, "--progress", "json"] + options + (chart.map { ["--report", $0] } ?? []))
         let seconds = Date().timeIntervalSince(started)
         guard let last = lines.last, let finished = try? JSONDecoder().decode(Finished.self, from: Data(last.utf8)) else {
             throw TernError(.io, "\(name): tern migrate did not finish (its last line: \(lines.last ?? "none"))")
         }
         let passes = finished.passes.map(\.report)
-        results.append(BenchResult(name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
-                                   peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes,
-                                   verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +), checkingSourceSeconds: finished.checkingSourceSeconds))
+        results.append(
+            BenchResult(
+                name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
+                peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes,
+                verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +), checkingSourceSeconds: finished.checkingSourceSeconds))
     }
 
     /// `tern migrate` killed with SIGKILL once its progress passes `fraction`, then run again
@@ -115,8 +124,10 @@ struct BenchRun {
             throw TernError(.io, "\(name): tern migrate --resume did not finish (its last line: \(resumed.last ?? "none"))")
         }
         let passes = finished.passes.map(\.report)
-        results.append(BenchResult(name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
-                                   peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes))
+        results.append(
+            BenchResult(
+                name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
+                peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes))
     }
 
     private struct Event: Decodable { var fraction: Double? }
@@ -131,8 +142,10 @@ struct BenchRun {
         guard let last = lines.last, let result = try? JSONDecoder().decode(BaselineResult.self, from: Data(last.utf8)) else {
             throw TernError(.io, "\(name) did not finish (its last line: \(lines.last ?? "none"))")
         }
-        results.append(BenchResult(name: name, books: source.books, seconds: seconds, objects: result.objects,
-                                   peakResidentMemory: result.peakResidentMemory, passes: []))
+        results.append(
+            BenchResult(
+                name: name, books: source.books, seconds: seconds, objects: result.objects,
+                peakResidentMemory: result.peakResidentMemory, passes: []))
     }
 
     /// Removes an output store and the support folder of its external data.
@@ -154,7 +167,8 @@ struct BenchRun {
     private static func child(_ arguments: [String]) throws -> [String] {
         let child = try ChildProcess.run(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), arguments)
         guard child.status == 0 else {
-            throw TernError(.io, "tern \(arguments.prefix(2).joined(separator: " ")) exited \(child.status): \(String(decoding: child.standardError, as: UTF8.self))")
+            throw TernError(
+                .io, "tern \(arguments.prefix(2).joined(separator: " ")) exited \(child.status): \(String(decoding: child.standardError, as: UTF8.self))")
         }
         return String(decoding: child.standardOutput, as: UTF8.self).split(separator: "\n").map(String.init)
     }

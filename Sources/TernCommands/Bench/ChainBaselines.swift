@@ -14,7 +14,8 @@ private struct ChainLayouts {
         let first = StoreLayout(model: versioned.versions[0])
         let last = StoreLayout(model: versioned.current)
         guard case .joinTable(let table, let book, let author, _)? = first.storage(ofRelationship: "authors", of: "Book"),
-              case .joinTable(let newTable, let publication, let newAuthor, let order?)? = last.storage(ofRelationship: "authors", of: "Publication") else {
+            case .joinTable(let newTable, let publication, let newAuthor, let order?)? = last.storage(ofRelationship: "authors", of: "Publication")
+        else {
             throw TernError(.badInput, "not the chain benchmark's model: Book.authors and Publication.authors (ordered) must be many-to-many", path: model)
         }
         source = (table, book, author)
@@ -26,7 +27,8 @@ private struct ChainLayouts {
 /// name renamed, books as publications without notes and with edition 1, the authors' links
 /// numbered in key order (as tern orders a list that had no order) — keys kept, indexes after.
 struct ChainCeilingCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "chain-sql-ceiling", abstract: "Run the chain benchmark's hand-written SQL baseline (used by tern bench).", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "chain-sql-ceiling", abstract: "Run the chain benchmark's hand-written SQL baseline (used by tern bench).", shouldDisplay: false)
 
     @OptionGroup var arguments: BaselineArguments
 
@@ -34,9 +36,13 @@ struct ChainCeilingCommand: ParsableCommand {
         let layouts = try ChainLayouts(model: arguments.model)
         let (from, to) = (layouts.source, layouts.destination)
         try arguments.runCeiling(tables: ["ZAUTHOR", "ZPUBLICATION"]) { connection, number in
-            try connection.execute("INSERT INTO ZAUTHOR (Z_PK, Z_ENT, Z_OPT, ZFULLNAME, ZBORN) SELECT Z_PK, \(number("Author")), 1, ZNAME, ZBORN FROM src.ZAUTHOR")
-            try connection.execute("INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE, ZEDITION) SELECT Z_PK, \(number("Publication")), 1, ZTITLE, ZPRICE, 1 FROM src.ZBOOK")
-            try connection.execute("""
+            try connection.execute(
+                "INSERT INTO ZAUTHOR (Z_PK, Z_ENT, Z_OPT, ZFULLNAME, ZBORN) SELECT Z_PK, \(number("Author")), 1, ZNAME, ZBORN FROM src.ZAUTHOR")
+            try connection.execute(
+                "INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE, ZEDITION) SELECT Z_PK, \(number("Publication")), 1, ZTITLE, ZPRICE, 1 FROM src.ZBOOK"
+            )
+            try connection.execute(
+                """
                 INSERT INTO \(to.table) (\(to.publication), \(to.author), \(to.order))
                 SELECT \(from.book), \(from.author), 1024 * (row_number() OVER (PARTITION BY \(from.book) ORDER BY \(from.author)) + 1)
                 FROM src.\(from.table)
@@ -48,7 +54,8 @@ struct ChainCeilingCommand: ParsableCommand {
 /// The chain benchmark's naive baseline: every row read and inserted one by one with new keys
 /// from in-memory dictionaries, then every link, numbered per publication as it goes.
 struct ChainNaiveCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "chain-naive", abstract: "Run the chain benchmark's naive row-by-row baseline (used by tern bench).", shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "chain-naive", abstract: "Run the chain benchmark's naive row-by-row baseline (used by tern bench).", shouldDisplay: false)
 
     @OptionGroup var arguments: BaselineArguments
 
@@ -61,10 +68,14 @@ struct ChainNaiveCommand: ParsableCommand {
         func copy(_ select: String, into insert: String, transform: ([SQLiteValue]) -> [SQLiteValue]) throws -> [Int64: Int64] {
             try RowByRow.copy(select, from: input, into: insert, of: connection, counting: &objects, transform: transform)
         }
-        let authors = try copy("SELECT Z_PK, ZNAME, ZBORN FROM ZAUTHOR",
-                               into: "INSERT INTO ZAUTHOR (Z_PK, Z_ENT, Z_OPT, ZFULLNAME, ZBORN) VALUES (?, \(layout.entities["Author"]!.number), 1, ?, ?)") { [$0[1], $0[2]] }
-        let publications = try copy("SELECT Z_PK, ZTITLE, ZPRICE FROM ZBOOK",
-                                    into: "INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE, ZEDITION) VALUES (?, \(layout.entities["Publication"]!.number), 1, ?, ?, 1)") { [$0[1], $0[2]] }
+        let authors = try copy(
+            "SELECT Z_PK, ZNAME, ZBORN FROM ZAUTHOR",
+            into: "INSERT INTO ZAUTHOR (Z_PK, Z_ENT, Z_OPT, ZFULLNAME, ZBORN) VALUES (?, \(layout.entities["Author"]!.number), 1, ?, ?)"
+        ) { [$0[1], $0[2]] }
+        let publications = try copy(
+            "SELECT Z_PK, ZTITLE, ZPRICE FROM ZBOOK",
+            into: "INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE, ZEDITION) VALUES (?, \(layout.entities["Publication"]!.number), 1, ?, ?, 1)"
+        ) { [$0[1], $0[2]] }
         // The statements end with this function, before the store is closed.
         func copyLinks() throws {
             let link = try connection.prepare("INSERT INTO \(to.table) (\(to.publication), \(to.author), \(to.order)) VALUES (?, ?, ?)")

@@ -25,8 +25,10 @@ struct MemoryChart {
         let peak = Double(samples.map(\.residentBytes).max() ?? 1) / 1_048_576
         let memoryTop = max(8, (peak / 8).rounded(.up) * 8)
         axes(&svg, left: left, top: top, width: plotWidth, height: memoryHeight, maximum: memoryTop, unit: "MiB")
-        svg.polyline(samples.map { (x($0.seconds), top + memoryHeight - Double($0.residentBytes) / 1_048_576 / memoryTop * memoryHeight) }, color: BarChart.ternColor)
-        svg.text("resident memory (peak \(String(format: "%.1f", peak)) MiB)", x: left + plotWidth, y: top - 6, size: 11, anchor: "end", color: BarChart.ternColor)
+        svg.polyline(
+            samples.map { (x($0.seconds), top + memoryHeight - Double($0.residentBytes) / 1_048_576 / memoryTop * memoryHeight) }, color: BarChart.ternColor)
+        svg.text(
+            "resident memory (peak \(String(format: "%.1f", peak)) MiB)", x: left + plotWidth, y: top - 6, size: 11, anchor: "end", color: BarChart.ternColor)
         svg.text("objects written per second", x: left + plotWidth, y: top + memoryHeight + gap - 6, size: 11, anchor: "end", color: "#d07a1f")
         // Objects written per second, between consecutive samples.
         let rateTop = top + memoryHeight + gap
@@ -54,7 +56,9 @@ struct MemoryChart {
             let value = maximum * Double(step) / 4
             let y = top + height - Double(step) / 4 * height
             if step > 0 { svg.line(from: (left, y), to: (left + width, y), color: "#e4e4e4") }
-            svg.text(value >= 10_000 ? Formatting.count(Int(value)) : String(format: value < 10 ? "%.1f" : "%.0f", value), x: left - 6, y: y + 4, size: 10, anchor: "end")
+            svg.text(
+                value >= 10_000 ? Formatting.count(Int(value)) : String(format: value < 10 ? "%.1f" : "%.0f", value), x: left - 6, y: y + 4, size: 10,
+                anchor: "end")
         }
         svg.text(unit, x: left - 6, y: top - 6, size: 10, anchor: "end")
     }

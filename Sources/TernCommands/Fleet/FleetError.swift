@@ -20,14 +20,17 @@ struct FleetError: Codable, Equatable, Error, CustomStringConvertible {
     /// Classifies any error: the kinds a later attempt can get past are retryable.
     init(_ error: any Error) {
         if let error = error as? LeaseError {
-            self.init(class: error.isPermanent ? "permanent" : "retryable", kind: error.code == ENOENT || error.code == ENOTDIR ? "missingInput" : "io", message: error.description)
+            self.init(
+                class: error.isPermanent ? "permanent" : "retryable", kind: error.code == ENOENT || error.code == ENOTDIR ? "missingInput" : "io",
+                message: error.description)
             return
         }
         let kind = FailureKind(of: error)
-        let retryable: Bool = switch kind {
-        case .interrupted, .inUse, .sourceChanged, .io: true
-        case .badInput, .missingInput, .validation, .verification, .noVersionMatches, .outputExists, .internal: false
-        }
+        let retryable: Bool =
+            switch kind {
+            case .interrupted, .inUse, .sourceChanged, .io: true
+            case .badInput, .missingInput, .validation, .verification, .noVersionMatches, .outputExists, .internal: false
+            }
         self.init(class: retryable ? "retryable" : "permanent", kind: "\(kind)", message: "\(error)")
     }
 }

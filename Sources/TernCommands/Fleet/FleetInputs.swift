@@ -25,7 +25,9 @@ enum FleetInputs {
         let modelFolder = URL(fileURLWithPath: model).standardizedFileURL.path
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: modelFolder, isDirectory: &isDirectory), isDirectory.boolValue, absolute.hasPrefix(modelFolder + "/") {
-            throw TernError(.badInput, "the \(what) is inside the model's folder, whose files are hashed to prove every task runs the same migration: put it elsewhere", path: path)
+            throw TernError(
+                .badInput, "the \(what) is inside the model's folder, whose files are hashed to prove every task runs the same migration: put it elsewhere",
+                path: path)
         }
         let folder = URL(fileURLWithPath: absolute).deletingLastPathComponent().path
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -40,15 +42,24 @@ enum FleetInputs {
         for input in [header.model] + header.mappings + (header.versionInfo.map { [$0] } ?? []) {
             let now = try ContentHash.of(manifest.resolve(input.path))
             guard now == input.sha256 else {
-                throw TernError(.badInput, "\(input.path) changed since the fleet was planned (sha256 \(input.sha256.prefix(12))… then, \(now.prefix(12))… now): plan the fleet again", path: manifest.path)
+                throw TernError(
+                    .badInput,
+                    "\(input.path) changed since the fleet was planned (sha256 \(input.sha256.prefix(12))… then, \(now.prefix(12))… now): plan the fleet again",
+                    path: manifest.path)
             }
         }
         let model = try ModelLoader.load(manifest.resolve(header.model.path))
-        let found = Set((MigrationPlanner.mappingFiles(for: model) + header.mappingOverrides.map(manifest.resolve)).map { FleetManifest.written($0, manifestAt: manifest.path) })
+        let found = Set(
+            (MigrationPlanner.mappingFiles(for: model) + header.mappingOverrides.map(manifest.resolve)).map {
+                FleetManifest.written($0, manifestAt: manifest.path)
+            })
         let planned = Set(header.mappings.map(\.path))
         guard found == planned else {
             let added = found.subtracting(planned).sorted(), removed = planned.subtracting(found).sorted()
-            throw TernError(.badInput, "the mapping files beside the model changed since the fleet was planned (\((added.map { "new: \($0)" } + removed.map { "gone: \($0)" }).joined(separator: ", "))): plan the fleet again", path: manifest.path)
+            throw TernError(
+                .badInput,
+                "the mapping files beside the model changed since the fleet was planned (\((added.map { "new: \($0)" } + removed.map { "gone: \($0)" }).joined(separator: ", "))): plan the fleet again",
+                path: manifest.path)
         }
         return model
     }

@@ -120,7 +120,9 @@ struct FleetManifest: Equatable {
                 guard let read = try? decoder.decode(Header.self, from: line), read.tern == "fleet-manifest" else {
                     throw TernError(.badInput, "line \(number): not a fleet manifest's header (make one with tern fleet plan)", path: path)
                 }
-                guard read.format == 1 else { throw TernError(.badInput, "line \(number): manifest format \(read.format); this tern reads format 1", path: path) }
+                guard read.format == 1 else {
+                    throw TernError(.badInput, "line \(number): manifest format \(read.format); this tern reads format 1", path: path)
+                }
                 header = read
                 continue
             }
@@ -135,7 +137,8 @@ struct FleetManifest: Equatable {
         }
         guard let header else { throw TernError(.badInput, "the manifest is empty", path: path) }
         guard header.stores == entries.count else {
-            throw TernError(.badInput, "the header counts \(header.stores) stores, but \(entries.count) are listed: the file is cut short or was edited", path: path)
+            throw TernError(
+                .badInput, "the header counts \(header.stores) stores, but \(entries.count) are listed: the file is cut short or was edited", path: path)
         }
         return FleetManifest(header: header, entries: entries, path: path)
     }

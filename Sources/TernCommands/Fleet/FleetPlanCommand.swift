@@ -7,7 +7,8 @@ struct FleetPlanCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
         abstract: "Write a fleet's manifest: every store with its version and objects, and the migration by content hash.",
-        discussion: "Each store is planned as tern migrate would plan it, so a store the run would refuse is listed now, with the reason. Exit status 0 once the manifest is written, whatever the stores' states."
+        discussion:
+            "Each store is planned as tern migrate would plan it, so a store the run would refuse is listed now, with the reason. Exit status 0 once the manifest is written, whatever the stores' states."
     )
 
     @Option(help: "The model (see tern check --help).")
@@ -55,23 +56,31 @@ struct FleetPlanCommand: ParsableCommand {
             try FleetInputs.checkPlace(of: manifest, what: "manifest", model: model)
             let listing = StoreList.stores(try stores.map(StoreList.matching) ?? StoreList.read(list!))
             guard !listing.stores.isEmpty else {
-                throw TernError(.badInput, "no stores: \(stores.map { "the pattern \($0) matches none" } ?? "the list names none")\(listing.leftOut.isEmpty ? "" : " (\(listing.leftOut.count) files left out: tern's own, or links)")")
+                throw TernError(
+                    .badInput,
+                    "no stores: \(stores.map { "the pattern \($0) matches none" } ?? "the list names none")\(listing.leftOut.isEmpty ? "" : " (\(listing.leftOut.count) files left out: tern's own, or links)")"
+                )
             }
-            let planner = FleetPlanner(modelPath: model, target: to, mappingOverrides: mapping, versionInfo: versionInfo, stepByStep: stepByStep,
-                                       registry: CommandEnvironment.current.registry)
+            let planner = FleetPlanner(
+                modelPath: model, target: to, mappingOverrides: mapping, versionInfo: versionInfo, stepByStep: stepByStep,
+                registry: CommandEnvironment.current.registry)
             let planned = try planner.manifest(stores: listing.stores, at: manifest, parallel: parallel)
             let partial = manifest + ".tern-partial"
             do {
                 try Data(try planned.text().utf8).write(to: URL(fileURLWithPath: partial))
-                guard rename(partial, manifest) == 0 else { throw TernError(.io, "cannot put the manifest in place: \(String(cString: strerror(errno)))", path: manifest) }
+                guard rename(partial, manifest) == 0 else {
+                    throw TernError(.io, "cannot put the manifest in place: \(String(cString: strerror(errno)))", path: manifest)
+                }
             } catch {
                 unlink(partial)
                 throw error
             }
             let count = { (state: FleetManifest.State) in planned.entries.filter { $0.state == state }.count }
             let pendingObjects = planned.entries.filter { $0.state == .pending }.reduce(0) { $0 + $1.objects }
-            print("Planned \(Formatting.count(planned.entries.count)) stores to \(planned.header.target) in \(manifest): "
-                  + "\(Formatting.count(count(.pending))) to migrate (\(Formatting.count(pendingObjects)) objects), \(Formatting.count(count(.current))) at the target, \(Formatting.count(count(.unreadable))) unreadable")
+            print(
+                "Planned \(Formatting.count(planned.entries.count)) stores to \(planned.header.target) in \(manifest): "
+                    + "\(Formatting.count(count(.pending))) to migrate (\(Formatting.count(pendingObjects)) objects), \(Formatting.count(count(.current))) at the target, \(Formatting.count(count(.unreadable))) unreadable"
+            )
             for (path, reason) in listing.leftOut.prefix(10) { print("  left out: \(path): \(reason)") }
             if listing.leftOut.count > 10 { print("  left out: \(listing.leftOut.count - 10) more") }
             for entry in planned.entries where entry.state == .unreadable {

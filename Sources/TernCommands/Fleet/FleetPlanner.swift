@@ -54,8 +54,9 @@ struct FleetPlanner {
         onThreads(min(parallel, stores.count)) { _ in planOne() }
         let sorted = entries.withLock { $0.compactMap { $0 } }.sorted { $0.path < $1.path }
         let objects = sorted.reduce(0) { $0 + $1.objects }
-        return FleetManifest(header: try header(manifestAt: manifestPath, model: model, stores: sorted.count, objects: objects),
-                             entries: sorted, path: manifestPath)
+        return FleetManifest(
+            header: try header(manifestAt: manifestPath, model: model, stores: sorted.count, objects: objects),
+            entries: sorted, path: manifestPath)
     }
 
     private func entry(store: String, written: String, model: VersionedModel, appleHashes: [String: [String: String]]) -> FleetManifest.Entry {
@@ -63,10 +64,12 @@ struct FleetPlanner {
         do {
             var options = MigrationOptions(registry: registry)
             options.composeSteps = !stepByStep
-            let migration = StoreMigration(store: store, model: model, options: options, logger: Logger(label: "tern.fleet.plan", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let migration = StoreMigration(
+                store: store, model: model, options: options, logger: Logger(label: "tern.fleet.plan", factory: { _ in SwiftLogNoOpLogHandler() }))
             let plan = try migration.plan(to: target, mappingFiles: mappingOverrides, appleHashes: appleHashes)
-            return FleetManifest.Entry(id: id, path: written, state: plan.steps.isEmpty ? .current : .pending, version: plan.storeVersion,
-                                       objects: try Self.objects(inStoreAt: store), steps: plan.steps.count, error: nil)
+            return FleetManifest.Entry(
+                id: id, path: written, state: plan.steps.isEmpty ? .current : .pending, version: plan.storeVersion,
+                objects: try Self.objects(inStoreAt: store), steps: plan.steps.count, error: nil)
         } catch {
             return FleetManifest.Entry(id: id, path: written, state: .unreadable, version: nil, objects: 0, steps: 0, error: FleetError(error))
         }

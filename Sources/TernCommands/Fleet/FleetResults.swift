@@ -69,10 +69,13 @@ struct ResultsFolder: Sendable {
         defer { close(descriptor) }
         // A line a kill cut short is ended first, so it cannot swallow this one.
         var info = stat(), last: UInt8 = 0
-        let line = fstat(descriptor, &info) == 0 && info.st_size > 0 && pread(descriptor, &last, 1, info.st_size - 1) == 1 && last != UInt8(ascii: "\n")
+        let line =
+            fstat(descriptor, &info) == 0 && info.st_size > 0 && pread(descriptor, &last, 1, info.st_size - 1) == 1 && last != UInt8(ascii: "\n")
             ? [UInt8(ascii: "\n")] + bytes : bytes
         let written = line.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-        guard written == line.count, fsync(descriptor) == 0 else { throw TernError(.io, "cannot write the results file: \(String(cString: strerror(errno)))", path: file) }
+        guard written == line.count, fsync(descriptor) == 0 else {
+            throw TernError(.io, "cannot write the results file: \(String(cString: strerror(errno)))", path: file)
+        }
     }
 
     /// The number of the next attempt at a store: one more than the attempts that began.

@@ -57,7 +57,9 @@ struct FleetRunCommand: ParsableCommand {
         guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be from 1 to 256") }
         guard (1...StoreLease.longest).contains(leaseSeconds) else { throw ValidationError("--lease-seconds must be from 1 to 86400 (a day)") }
         guard (0...604_800).contains(leaseWait) else { throw ValidationError("--lease-wait must be from 0 to 604800 (a week)") }
-        guard batchSize >= 1, (1...1 << 20).contains(memoryBudgetMiB) else { throw ValidationError("--batch-size must be at least 1, --memory-budget from 1 to 1048576") }
+        guard batchSize >= 1, (1...1 << 20).contains(memoryBudgetMiB) else {
+            throw ValidationError("--batch-size must be at least 1, --memory-budget from 1 to 1048576")
+        }
         guard workers.map({ (1...256).contains($0) }) ?? true else { throw ValidationError("--workers must be from 1 to 256") }
     }
 
@@ -76,14 +78,18 @@ struct FleetRunCommand: ParsableCommand {
             try FleetInputs.checkPlace(of: resultsPath, what: "results folder", model: manifest.resolve(manifest.header.model.path))
             let folder = try ResultsFolder(path: resultsPath)
             let apple = try manifest.header.versionInfo.map { try VersionMatch.appleHashes(versionInfoAt: manifest.resolve($0.path)) } ?? [:]
-            var settings = FleetRunner.Settings(parallel: parallel, leaseLength: leaseSeconds, leaseWait: leaseWait, keepBackups: !discardBackups, batchSize: batchSize,
-                                                workers: workers ?? max(1, ProcessStats.availableParallelism / parallel))
+            var settings = FleetRunner.Settings(
+                parallel: parallel, leaseLength: leaseSeconds, leaseWait: leaseWait, keepBackups: !discardBackups, batchSize: batchSize,
+                workers: workers ?? max(1, ProcessStats.availableParallelism / parallel))
             settings.memoryBudget = memoryBudgetMiB << 20
-            let runner = FleetRunner(manifest: manifest, model: model, appleHashes: apple, shard: shard, results: folder,
-                                     identity: LeaseIdentity(task: Self.taskName(shard)), settings: settings,
-                                     registry: CommandEnvironment.current.registry, shouldStop: stop.isRequested, logger: logger)
+            let runner = FleetRunner(
+                manifest: manifest, model: model, appleHashes: apple, shard: shard, results: folder,
+                identity: LeaseIdentity(task: Self.taskName(shard)), settings: settings,
+                registry: CommandEnvironment.current.registry, shouldStop: stop.isRequested, logger: logger)
             let stores = shard.stores(of: manifest).count
-            print("Shard \(shard) (from \(shard.source)): \(Formatting.count(stores)) of \(Formatting.count(manifest.entries.count)) stores, \(parallel) at once; outcomes in \(folder.path)")
+            print(
+                "Shard \(shard) (from \(shard.source)): \(Formatting.count(stores)) of \(Formatting.count(manifest.entries.count)) stores, \(parallel) at once; outcomes in \(folder.path)"
+            )
             let summary = runner.run()
             let counts = StoreOutcome.Status.allCases.filter { $0 != .started }.map { "\(summary.counts[$0] ?? 0) \($0.rawValue)" }
             print("Shard \(shard): " + counts.joined(separator: ", ") + (summary.retryable > 0 ? "; \(summary.retryable) left for a retry" : ""))
@@ -95,7 +101,8 @@ struct FleetRunCommand: ParsableCommand {
     /// The task as its lease names it: the shard, and the engine's job where there is one.
     static func taskName(_ shard: Shard) -> String {
         let environment = ProcessInfo.processInfo.environment
-        let job = environment["SLURM_JOB_ID"].map { "Slurm job \($0)" } ?? environment["AWS_BATCH_JOB_ID"].map { "AWS Batch job \($0)" }
+        let job =
+            environment["SLURM_JOB_ID"].map { "Slurm job \($0)" } ?? environment["AWS_BATCH_JOB_ID"].map { "AWS Batch job \($0)" }
             ?? (environment["JOB_COMPLETION_INDEX"] != nil ? environment["HOSTNAME"].map { "pod \($0)" } : nil)
         return "shard \(shard)" + (job.map { ", \($0)" } ?? "")
     }

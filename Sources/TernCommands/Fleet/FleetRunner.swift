@@ -65,7 +65,9 @@ struct FleetRunner: Sendable {
                 case .held(let holder, let since):
                     if Date().timeIntervalSince1970 - since >= settings.leaseWait {
                         summary.withLock { $0.retryable += 1 }
-                        print("held        \(entry.path): its lease is held by \(holder.summary) until \(Date(timeIntervalSince1970: holder.expires).formatted(.iso8601)); left for a retry")
+                        print(
+                            "held        \(entry.path): its lease is held by \(holder.summary) until \(Date(timeIntervalSince1970: holder.expires).formatted(.iso8601)); left for a retry"
+                        )
                     } else {
                         queue.withLock { $0.later(entry, heldSince: since, now: Date().timeIntervalSince1970) }
                     }
@@ -103,9 +105,10 @@ struct FleetRunner: Sendable {
         }
         keeper.hold(lease)
         defer { keeper.drop(lease); lease.release() }
-        var outcome = StoreOutcome(id: entry.id, path: entry.path, status: .started, from: nil, to: manifest.header.target,
-                                   attempt: results.nextAttempt(of: entry.id),
-                                   shard: shard.description, task: identity.task, host: identity.host, started: Date().timeIntervalSince1970)
+        var outcome = StoreOutcome(
+            id: entry.id, path: entry.path, status: .started, from: nil, to: manifest.header.target,
+            attempt: results.nextAttempt(of: entry.id),
+            shard: shard.description, task: identity.task, host: identity.host, started: Date().timeIntervalSince1970)
         do { try results.append(outcome) } catch {
             return .done(unrecorded(entry, FleetError(error)))
         }
@@ -114,8 +117,11 @@ struct FleetRunner: Sendable {
             do {
                 try StorePermissions.restricting(for: path) { try migrate(entry, at: path, lease: lease, into: &outcome) }
             } catch {
-                outcome.error = lease.isLost
-                    ? FleetError(class: "retryable", kind: "leaseLost", message: "the store's lease was lost (taken over after it expired, or removed): stopped so two tasks never migrate it at once")
+                outcome.error =
+                    lease.isLost
+                    ? FleetError(
+                        class: "retryable", kind: "leaseLost",
+                        message: "the store's lease was lost (taken over after it expired, or removed): stopped so two tasks never migrate it at once")
                     : FleetError(error)
                 outcome.status = outcome.error!.isPermanent ? .failed : .interrupted
             }
@@ -125,7 +131,12 @@ struct FleetRunner: Sendable {
         // A lost lease is someone else's now, and so is the results file: what this attempt did
         // is left for the next one to find and record (a store at the target is recorded then).
         guard !lease.isLost else {
-            return .done(unrecorded(entry, FleetError(class: "retryable", kind: "leaseLost", message: "the store's lease was lost before its outcome was recorded: the next attempt records it")))
+            return .done(
+                unrecorded(
+                    entry,
+                    FleetError(
+                        class: "retryable", kind: "leaseLost",
+                        message: "the store's lease was lost before its outcome was recorded: the next attempt records it")))
         }
         do { try results.append(outcome) } catch {
             return .done(unrecorded(entry, FleetError(error)))
@@ -135,8 +146,9 @@ struct FleetRunner: Sendable {
 
     /// An attempt that could not record its outcome: left for a retry when one may help.
     private func unrecorded(_ entry: FleetManifest.Entry, _ failure: FleetError) -> StoreOutcome {
-        StoreOutcome(id: entry.id, path: entry.path, status: failure.isPermanent ? .failed : .interrupted, attempt: 0, error: failure,
-                     shard: shard.description, task: identity.task, host: identity.host, started: Date().timeIntervalSince1970)
+        StoreOutcome(
+            id: entry.id, path: entry.path, status: failure.isPermanent ? .failed : .interrupted, attempt: 0, error: failure,
+            shard: shard.description, task: identity.task, host: identity.host, started: Date().timeIntervalSince1970)
     }
 
     /// A permanent failure before any lease could be taken — the store is tern's own file, or its
@@ -159,7 +171,8 @@ struct FleetRunner: Sendable {
         let stop = shouldStop
         options.shouldStop = { stop() || lease.isLost }
         let migration = StoreMigration(store: path, model: model, options: options, logger: logger)
-        let plan = try migration.plan(to: manifest.header.target, mappingFiles: manifest.header.mappingOverrides.map(manifest.resolve), appleHashes: appleHashes)
+        let plan = try migration.plan(
+            to: manifest.header.target, mappingFiles: manifest.header.mappingOverrides.map(manifest.resolve), appleHashes: appleHashes)
         outcome.from = plan.storeVersion
         guard !plan.steps.isEmpty else {
             _ = try migration.runBlocking(plan)  // finishes the clean-up of an attempt killed right after its swap
@@ -192,7 +205,8 @@ struct FleetRunner: Sendable {
         var line = outcome.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + outcome.path
         switch outcome.status {
         case .migrated:
-            line += ": \(outcome.from ?? "?") → \(outcome.to ?? "?"), \(Formatting.count(outcome.objects)) objects, " + String(format: "%.2f s", outcome.seconds)
+            line +=
+                ": \(outcome.from ?? "?") → \(outcome.to ?? "?"), \(Formatting.count(outcome.objects)) objects, " + String(format: "%.2f s", outcome.seconds)
         case .skipped:
             line += ": at \(outcome.from ?? "the target") already"
         case .failed, .interrupted, .started:

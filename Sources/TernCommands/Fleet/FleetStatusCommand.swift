@@ -7,7 +7,8 @@ struct FleetStatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show where a fleet stands: stores per outcome, failures with reasons, the slowest stores, throughput.",
-        discussion: "Reads the manifest, the results folder and the leases held now; safe while tasks run. Exit status: 0 every store is at the target; 75 stores are pending, running or left for a retry; 12 the rest failed permanently."
+        discussion:
+            "Reads the manifest, the results folder and the leases held now; safe while tasks run. Exit status: 0 every store is at the target; 75 stores are pending, running or left for a retry; 12 the rest failed permanently."
     )
 
     @Option(help: ArgumentHelp("The fleet's manifest.", valueName: "file.jsonl"))

@@ -99,8 +99,9 @@ struct FleetStatusReport: Encodable {
             lines.append("  " + standing.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0) + "\(counts[standing.rawValue]!)")
         }
         if wallSeconds > 0 {
-            lines.append("Migrated \(Formatting.count(migratedObjects)) objects in \(Formatting.count(counts["migrated"]!)) stores over "
-                         + String(format: "%.1f s: %.2f stores/s, ", wallSeconds, storesPerSecond) + "\(Formatting.count(Int(objectsPerSecond))) objects/s")
+            lines.append(
+                "Migrated \(Formatting.count(migratedObjects)) objects in \(Formatting.count(counts["migrated"]!)) stores over "
+                    + String(format: "%.1f s: %.2f stores/s, ", wallSeconds, storesPerSecond) + "\(Formatting.count(Int(objectsPerSecond))) objects/s")
         }
         if !failures.isEmpty {
             lines.append("Failures:")
@@ -110,8 +111,10 @@ struct FleetStatusReport: Encodable {
             lines.append("Slowest:")
             lines += slowest.map { String(format: "  %8.2f s  ", $0.seconds) + "\(Formatting.count($0.objects)) objects  \($0.path)" }
         }
-        lines.append(finished ? (failures.isEmpty ? "Done: every store is at \(target)." : "Done, except the failures above: retrying cannot help them.")
-                              : "Not done: stores are pending, running or left for a retry.")
+        lines.append(
+            finished
+                ? (failures.isEmpty ? "Done: every store is at \(target)." : "Done, except the failures above: retrying cannot help them.")
+                : "Not done: stores are pending, running or left for a retry.")
         return lines.joined(separator: "\n")
     }
 }

@@ -33,15 +33,22 @@ struct Shard: Equatable, Sendable, CustomStringConvertible {
             // `--array=0-7` and `--array=10-24:2` number their tasks evenly; `--array=1,4,9` does
             // not, and cannot name shards: refused below, as its index falls outside the count.
             let offset = value - (try number("SLURM_ARRAY_TASK_MIN") ?? 0), step = max(1, try number("SLURM_ARRAY_TASK_STEP") ?? 1)
-            guard offset % step == 0 else { throw TernError(.badInput, "SLURM_ARRAY_TASK_ID=\(value) is not on the array's step of \(step): submit an evenly numbered array (--array=0-N) or pass --shard-index") }
+            guard offset % step == 0 else {
+                throw TernError(
+                    .badInput,
+                    "SLURM_ARRAY_TASK_ID=\(value) is not on the array's step of \(step): submit an evenly numbered array (--array=0-N) or pass --shard-index")
+            }
             found = (offset / step, try number("SLURM_ARRAY_TASK_COUNT"), "SLURM_ARRAY_TASK_ID")
         }
         guard let found else {
-            guard count == nil || count == 1 else { throw TernError(.badInput, "--shard-count \(count!) needs --shard-index, or a job engine's index variable") }
+            guard count == nil || count == 1 else {
+                throw TernError(.badInput, "--shard-count \(count!) needs --shard-index, or a job engine's index variable")
+            }
             return Shard(index: 0, count: 1, source: "the whole manifest")
         }
         guard let total = count ?? found.count else {
-            throw TernError(.badInput, "the shard index comes from \(found.source), but not the number of shards: pass --shard-count (the job's completions or array size)")
+            throw TernError(
+                .badInput, "the shard index comes from \(found.source), but not the number of shards: pass --shard-count (the job's completions or array size)")
         }
         guard total >= 1, (0..<total).contains(found.index) else {
             let hint = found.source == "SLURM_ARRAY_TASK_ID" ? ": submit an evenly numbered array (--array=0-N, or A-B:STEP), or pass --shard-index" : ""

@@ -113,8 +113,9 @@ final class StoreLease: Sendable {
         }
         // Eight rounds lost to other tasks breaking, taking and releasing it: busy; try later.
         let now = Date().timeIntervalSince1970
-        return .held(try read(path, length: length) ?? holder
-                     ?? LeaseHolder(owner: "unknown", task: "other tasks, taking and releasing it", host: "", pid: 0, processSpace: "", acquired: now, expires: now))
+        return .held(
+            try read(path, length: length) ?? holder
+                ?? LeaseHolder(owner: "unknown", task: "other tasks, taking and releasing it", host: "", pid: 0, processSpace: "", acquired: now, expires: now))
     }
 
     /// How close to its expiry an unrenewed lease counts as lost.
@@ -205,7 +206,9 @@ final class StoreLease: Sendable {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             guard errno == ENOENT else {
-                guard errno == ELOOP || errno == ENXIO else { throw TernError(.io, "cannot read the lease file: \(String(cString: strerror(errno)))", path: path) }
+                guard errno == ELOOP || errno == ENXIO else {
+                    throw TernError(.io, "cannot read the lease file: \(String(cString: strerror(errno)))", path: path)
+                }
                 return notALease(path, length: length)
             }
             return nil
@@ -261,11 +264,12 @@ struct LeaseError: Error, CustomStringConvertible {
     var isPermanent: Bool { [ENOENT, ENOTDIR, EACCES, EPERM, EROFS, ENOTSUP, EOPNOTSUPP, ENOSYS, EXDEV].contains(code) }
 
     var description: String {
-        let reason = switch code {
-        case ENOENT, ENOTDIR: "its folder does not exist"
-        case _ where linking && [EPERM, ENOTSUP, EOPNOTSUPP, ENOSYS, EXDEV].contains(code): "the storage has no hard links, which leases need"
-        default: String(cString: strerror(code))
-        }
+        let reason =
+            switch code {
+            case ENOENT, ENOTDIR: "its folder does not exist"
+            case _ where linking && [EPERM, ENOTSUP, EOPNOTSUPP, ENOSYS, EXDEV].contains(code): "the storage has no hard links, which leases need"
+            default: String(cString: strerror(code))
+            }
         return "\(store): cannot create the store's lease beside it (\(reason)); tern writes its lease, its backup and the migrated store there"
     }
 }

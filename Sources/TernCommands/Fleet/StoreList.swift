@@ -15,14 +15,17 @@ enum StoreList {
         var found = glob_t()
         defer { globfree(&found) }
         let status = glob(pattern, 0, nil, &found)
-        guard status == 0 || status == GLOB_NOMATCH else { throw TernError(.io, "cannot list the stores the pattern matches (glob error \(status))", path: pattern) }
+        guard status == 0 || status == GLOB_NOMATCH else {
+            throw TernError(.io, "cannot list the stores the pattern matches (glob error \(status))", path: pattern)
+        }
         return (0..<Int(found.gl_pathc)).compactMap { found.gl_pathv[$0].map { String(cString: $0) } }
     }
 
     /// The paths of a list file: one per line; blank lines and `#` comments skipped.
     static func read(_ listFile: String) throws -> [String] {
         guard let text = try? String(contentsOfFile: listFile, encoding: .utf8) else {
-            throw FileManager.default.fileExists(atPath: listFile) ? TernError(.badInput, "not a UTF-8 text file", path: listFile) : TernError(.missingInput, "no such list", path: listFile)
+            throw FileManager.default.fileExists(atPath: listFile)
+                ? TernError(.badInput, "not a UTF-8 text file", path: listFile) : TernError(.missingInput, "no such list", path: listFile)
         }
         return text.split(separator: "\n", omittingEmptySubsequences: true).map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }
@@ -58,7 +61,9 @@ enum StoreList {
         let url = URL(fileURLWithPath: path)
         let name = url.lastPathComponent
         if name.hasPrefix("."), name.contains(".tern-") { return "a working file of tern (a step store, lock, lease or run record)" }
-        if url.deletingPathExtension().lastPathComponent.hasSuffix("~") { return "a backup tern or Core Data kept of a store before migrating it (NAME~.sqlite)" }
+        if url.deletingPathExtension().lastPathComponent.hasSuffix("~") {
+            return "a backup tern or Core Data kept of a store before migrating it (NAME~.sqlite)"
+        }
         if ["-wal", "-shm", "-journal"].contains(where: name.hasSuffix) { return "a journal file of SQLite, part of the store beside it" }
         return nil
     }

@@ -31,9 +31,11 @@ final class TerminalProgressBar: ProgressRenderer {
 
     private func bar(_ snapshot: ProgressSnapshot) -> String {
         let filled = Int((snapshot.fraction * Double(width)).rounded(.down))
-        var parts = ["[" + String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled) + "]",
-                     String(format: "%3.0f%%", snapshot.fraction * 100),
-                     "step \(snapshot.step)/\(snapshot.steps) \(snapshot.stepName)"]
+        var parts = [
+            "[" + String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled) + "]",
+            String(format: "%3.0f%%", snapshot.fraction * 100),
+            "step \(snapshot.step)/\(snapshot.steps) \(snapshot.stepName)",
+        ]
         if let pass = snapshot.pass, let passes = snapshot.passes, passes > 1 { parts.append("pass \(pass)/\(passes)") }
         if let mapping = snapshot.entityMapping { parts.append(mapping) }
         if let stage = snapshot.stage { parts.append(stage.rawValue) }
@@ -45,6 +47,7 @@ final class TerminalProgressBar: ProgressRenderer {
 
     static func describe(_ pass: PassReport, step: Int, steps: Int) -> String {
         let which = pass.passes > 1 ? "step \(step)/\(steps), pass \(pass.pass)/\(pass.passes)" : "step \(step)/\(steps)"
-        return "  \(which) done: \(Formatting.count(pass.objects)) objects in \(String(format: "%.2f", pass.seconds)) s, peak \(Formatting.mebibytes(pass.peakResidentMemory)) — \(pass.mappings.joined(separator: ", "))"
+        return
+            "  \(which) done: \(Formatting.count(pass.objects)) objects in \(String(format: "%.2f", pass.seconds)) s, peak \(Formatting.mebibytes(pass.peakResidentMemory)) — \(pass.mappings.joined(separator: ", "))"
     }
 }

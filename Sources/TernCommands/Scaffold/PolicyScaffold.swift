@@ -39,9 +39,13 @@ struct PolicyScaffold {
     /// Throws when none names one (there is nothing to port) or when two classes would become
     /// one Swift type.
     init(model: VersionedModel, modelPath: String, mappingFiles: [String], packageName: String, ternPath: String) throws {
-        guard Self.isIdentifier(packageName), !Self.reserved.contains(packageName), !Self.keywords.contains(packageName), packageName.contains(where: { $0 != "_" }) else {
-            throw TernError(.badInput, "the package name \(packageName) cannot name a Swift module (an ASCII identifier that is no keyword and not "
-                            + "Tern's or the standard library's own name): choose one with --name")
+        guard Self.isIdentifier(packageName), !Self.reserved.contains(packageName), !Self.keywords.contains(packageName),
+            packageName.contains(where: { $0 != "_" })
+        else {
+            throw TernError(
+                .badInput,
+                "the package name \(packageName) cannot name a Swift module (an ASCII identifier that is no keyword and not "
+                    + "Tern's or the standard library's own name): choose one with --name")
         }
         var classes: [PolicyClass] = []
         for file in mappingFiles {
@@ -62,15 +66,19 @@ struct PolicyScaffold {
                 }
                 // File and test names must differ on a disk that ignores case.
                 if let other = classes.first(where: { $0.typeName.lowercased() == typeName.lowercased() }) {
-                    throw TernError(.badInput, "the policy classes \(other.name) and \(name) would both be the Swift type \(typeName) (or differ from it only in case): "
-                                    + "scaffold their mapping models apart (--mapping)", path: file)
+                    throw TernError(
+                        .badInput,
+                        "the policy classes \(other.name) and \(name) would both be the Swift type \(typeName) (or differ from it only in case): "
+                            + "scaffold their mapping models apart (--mapping)", path: file)
                 }
                 classes.append(PolicyClass(name: name, typeName: typeName, uses: [use]))
             }
         }
         guard !classes.isEmpty else {
-            throw TernError(.badInput, "no entity mapping of \(mappingFiles.joined(separator: ", ")) names a migration policy class: "
-                                + "there is nothing to port (run tern migrate with these mappings as they are)")
+            throw TernError(
+                .badInput,
+                "no entity mapping of \(mappingFiles.joined(separator: ", ")) names a migration policy class: "
+                    + "there is nothing to port (run tern migrate with these mappings as they are)")
         }
         self.packageName = packageName
         self.modelPath = modelPath
@@ -170,7 +178,9 @@ struct PolicyScaffold {
     }
 
     private var readme: String {
-        let list = classes.map { "- `\($0.typeName)` for `\(commentSafe($0.name))` (\($0.uses.map { "\(commentSafe($0.mapping.name)) in \(commentSafe(URL(fileURLWithPath: $0.file).lastPathComponent))" }.joined(separator: ", ")))" }
+        let list = classes.map {
+            "- `\($0.typeName)` for `\(commentSafe($0.name))` (\($0.uses.map { "\(commentSafe($0.mapping.name)) in \(commentSafe(URL(fileURLWithPath: $0.file).lastPathComponent))" }.joined(separator: ", ")))"
+        }
         return """
             # \(packageName)
 
@@ -223,9 +233,10 @@ struct PolicyScaffold {
         var said: [String] = []
         for use in policyClass.uses {
             let mapping = use.mapping
-            said.append("/// - `\(commentSafe(mapping.name))` (\(commentSafe(URL(fileURLWithPath: use.file).lastPathComponent)), \(commentSafe(use.source)) → \(commentSafe(use.destination))): "
-                        + "\(commentSafe(mapping.sourceEntity ?? "no source entity")) → \(commentSafe(mapping.destinationEntity ?? "no destination entity")), \(mapping.type)"
-                        + (mapping.filterPredicate.map { ", for source objects where `\(commentSafe($0))`" } ?? ""))
+            said.append(
+                "/// - `\(commentSafe(mapping.name))` (\(commentSafe(URL(fileURLWithPath: use.file).lastPathComponent)), \(commentSafe(use.source)) → \(commentSafe(use.destination))): "
+                    + "\(commentSafe(mapping.sourceEntity ?? "no source entity")) → \(commentSafe(mapping.destinationEntity ?? "no destination entity")), \(mapping.type)"
+                    + (mapping.filterPredicate.map { ", for source objects where `\(commentSafe($0))`" } ?? ""))
             for property in mapping.attributeMappings + mapping.relationshipMappings {
                 said.append("///   - `\(commentSafe(property.name))` ← " + (property.valueExpression.map { "`\(commentSafe($0))`" } ?? "(its default)"))
             }
@@ -325,9 +336,13 @@ struct PolicyScaffold {
     /// `text` on one comment line: line breaks and backquotes would end it or its code span, and
     /// other control characters have no place in source.
     private func commentSafe(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
-            scalar == "`" ? "'" : (scalar.properties.generalCategory == .control || scalar.properties.isWhitespace && scalar != " "
-                                   || scalar == "\u{2028}" || scalar == "\u{2029}" ? " " : scalar)
-        }))
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    scalar == "`"
+                        ? "'"
+                        : (scalar.properties.generalCategory == .control || scalar.properties.isWhitespace && scalar != " "
+                            || scalar == "\u{2028}" || scalar == "\u{2029}" ? " " : scalar)
+                }))
     }
 }

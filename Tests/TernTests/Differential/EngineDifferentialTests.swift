@@ -42,8 +42,9 @@ struct EngineDifferentialTests {
             }
             ran += 1
         }
-        print("engine differential: \(ran) cases from seed \(Self.firstSeed) in \(String(format: "%.1f", (ContinuousClock.now - started).seconds)) s, \(failures.count) failed"
-              + (failures.isEmpty ? "" : "; failing seeds: " + failures.map { $0.prefix { $0 != ":" } }.joined(separator: ", ")))
+        print(
+            "engine differential: \(ran) cases from seed \(Self.firstSeed) in \(String(format: "%.1f", (ContinuousClock.now - started).seconds)) s, \(failures.count) failed"
+                + (failures.isEmpty ? "" : "; failing seeds: " + failures.map { $0.prefix { $0 != ":" } }.joined(separator: ", ")))
     }
 
     /// Runs one case; returns a description of the first difference, or nil.
@@ -59,8 +60,9 @@ struct EngineDifferentialTests {
         var rng = SplitMix64(seed: seed &* 31 &+ 7)
         let source = directory.path("source.sqlite")
         let sourceModel = model.versions[0]
-        _ = try DataGenerator.generate(model: sourceModel, at: source, rows: Int(rng.next() % 30), counts: Dictionary(uniqueKeysWithValues: generated.emptyEntities.map { ($0, 0) }),
-                                       seed: seed)
+        _ = try DataGenerator.generate(
+            model: sourceModel, at: source, rows: Int(rng.next() % 30), counts: Dictionary(uniqueKeysWithValues: generated.emptyEntities.map { ($0, 0) }),
+            seed: seed)
         try AwkwardValues.apply(to: source, model: sourceModel, rng: &rng)
 
         let planning = StoreMigration(store: source, model: model, logger: Self.quiet)
@@ -88,8 +90,11 @@ struct EngineDifferentialTests {
             ("Swift", MigrationOptions(batchSize: batchSizes[Int(rng.next() % 5)], workers: [1, 2, 4][Int(rng.next() % 3)], registry: swift), nil),
         ]
         let stopAfter = 1 + Int(rng.next() % 6)
-        runs.append(("\(rng.next() % 2 == 0 ? "SQL" : "Swift") stopped after \(stopAfter) batches and resumed",
-                     MigrationOptions(batchSize: [1, 2, 5][Int(rng.next() % 3)], workers: 2, registry: rng.next() % 2 == 0 ? .builtIn : swift), stopAfter))
+        runs.append(
+            (
+                "\(rng.next() % 2 == 0 ? "SQL" : "Swift") stopped after \(stopAfter) batches and resumed",
+                MigrationOptions(batchSize: [1, 2, 5][Int(rng.next() % 3)], workers: 2, registry: rng.next() % 2 == 0 ? .builtIn : swift), stopAfter
+            ))
         for (index, run) in runs.enumerated() {
             let output = directory.path("out-\(index).sqlite")
             var options = run.options
@@ -105,7 +110,8 @@ struct EngineDifferentialTests {
                         _ = try migration.runBlocking(plan, output: output)
                     } catch let error as TernFailure where error.underlying is MigrationInterrupted {
                         options.shouldStop = { false }
-                        _ = try StoreMigration(store: source, model: model, options: options, logger: Self.quiet).runBlocking(plan, output: output, resume: true)
+                        _ = try StoreMigration(store: source, model: model, options: options, logger: Self.quiet).runBlocking(
+                            plan, output: output, resume: true)
                     }
                 } catch {
                     if unfit != nil, "\(error)".contains("does not fit") { continue }
@@ -128,7 +134,8 @@ struct EngineDifferentialTests {
                 let have = actual[key] ?? []
                 let missing = want.first { !have.contains($0) }
                 let extra = have.first { !want.contains($0) }
-                return "seed \(seed), \(run.name): \(key) differs (\(want.count) expected, \(have.count) found; first missing: \(missing ?? "none"); first unexpected: \(extra ?? "none")) — \(generated.summary)"
+                return
+                    "seed \(seed), \(run.name): \(key) differs (\(want.count) expected, \(have.count) found; first missing: \(missing ?? "none"); first unexpected: \(extra ?? "none")) — \(generated.summary)"
             }
         }
         return nil
@@ -161,8 +168,9 @@ enum AwkwardValues {
                 default: odd = []
                 }
                 for (offset, value) in odd.enumerated() where attribute.name != "uid" {
-                    try connection.execute("UPDATE \(table) SET \(column) = ? WHERE Z_PK = (SELECT Z_PK FROM \(table) WHERE Z_ENT = \(entityLayout.number) ORDER BY Z_PK LIMIT 1 OFFSET ?)",
-                                           value, Int64(offset + 1))
+                    try connection.execute(
+                        "UPDATE \(table) SET \(column) = ? WHERE Z_PK = (SELECT Z_PK FROM \(table) WHERE Z_ENT = \(entityLayout.number) ORDER BY Z_PK LIMIT 1 OFFSET ?)",
+                        value, Int64(offset + 1))
                 }
             }
         }
@@ -170,12 +178,16 @@ enum AwkwardValues {
         let multiplier = Int64(1 + rng.next() % 97) * 2 + 1
         for table in Set(layout.entities.values.map(\.table)) {
             for column in Set(layout.entities.values.filter { $0.table == table }.flatMap { $0.orderColumns.values }) {
-                try connection.execute("UPDATE \(quoteIdentifier(table)) SET \(quoteIdentifier(column)) = (Z_PK * \(multiplier)) % 1009 WHERE \(quoteIdentifier(column)) IS NOT NULL")
+                try connection.execute(
+                    "UPDATE \(quoteIdentifier(table)) SET \(quoteIdentifier(column)) = (Z_PK * \(multiplier)) % 1009 WHERE \(quoteIdentifier(column)) IS NOT NULL"
+                )
             }
         }
         for join in layout.joinTables {
             for column in [join.orderColumn, join.inverseOrderColumn].compactMap({ $0 }) {
-                try connection.execute("UPDATE \(quoteIdentifier(join.table)) SET \(quoteIdentifier(column)) = ((\(quoteIdentifier(join.ownerColumn)) * 31 + \(quoteIdentifier(join.destinationColumn))) * \(multiplier)) % 1009")
+                try connection.execute(
+                    "UPDATE \(quoteIdentifier(join.table)) SET \(quoteIdentifier(column)) = ((\(quoteIdentifier(join.ownerColumn)) * 31 + \(quoteIdentifier(join.destinationColumn))) * \(multiplier)) % 1009"
+                )
             }
         }
         try connection.close()

@@ -37,11 +37,15 @@ struct RandomChainCase {
         var relationships: [String: Relationship] = [:]
     }
 
-    private static let defaults = ["integer16": "7", "integer32": "-3", "integer64": "123456789012", "double": "2.5", "float": "0.5",
-                                   "string": "none yet", "boolean": "YES", "date": "86400"]
+    private static let defaults = [
+        "integer16": "7", "integer32": "-3", "integer64": "123456789012", "double": "2.5", "float": "0.5",
+        "string": "none yet", "boolean": "YES", "date": "86400",
+    ]
     /// Other defaults, so a value filled in by one version differs from a later version's default.
-    private static let alternates = ["integer16": "-2", "integer32": "40000", "integer64": "-1", "double": "-0.25", "float": "8",
-                                     "string": "filled", "boolean": "NO", "date": "-3600"]
+    private static let alternates = [
+        "integer16": "-2", "integer32": "40000", "integer64": "-1", "double": "-0.25", "float": "8",
+        "string": "filled", "boolean": "NO", "date": "-3600",
+    ]
     private static let widenings = ["integer16": "integer32", "integer32": "integer64", "float": "double"]
 
     static func make(seed: UInt64, in directory: URL) throws -> RandomChainCase {
@@ -105,10 +109,14 @@ struct RandomChainCase {
             for _ in 0..<(wanted * 4) where done.count < wanted {
                 // Each attribute changes at most once a version: what a version does to it is
                 // then one step of the chain.
-                let focused = recent.flatMap { next[$0.entity]?.attributes[$0.attribute] != nil && !touched.contains("\($0.entity).\($0.attribute)") && chance(0.7) ? $0 : nil }
+                let focused = recent.flatMap {
+                    next[$0.entity]?.attributes[$0.attribute] != nil && !touched.contains("\($0.entity).\($0.attribute)") && chance(0.7) ? $0 : nil
+                }
                 let entityName = focused?.entity ?? pick(next.keys.sorted())
                 func someAttribute() -> String? {
-                    let attribute = focused?.attribute ?? next[entityName]!.attributes.keys.sorted().filter { !touched.contains("\(entityName).\($0)") }.randomElement(using: &rng)
+                    let attribute =
+                        focused?.attribute
+                        ?? next[entityName]!.attributes.keys.sorted().filter { !touched.contains("\(entityName).\($0)") }.randomElement(using: &rng)
                     if let attribute { touched.insert("\(entityName).\(attribute)") }
                     return attribute
                 }
@@ -129,8 +137,10 @@ struct RandomChainCase {
                     }
                     done.append("entity \(entityName) renamed \(newName)")
                 case 1:  // rename an attribute
-                    guard renamable, let attribute = next[entityName]!.attributes.keys.sorted()
-                            .filter({ previous[entityName]!.attributes[$0] != nil && !touched.contains("\(entityName).\($0)") }).randomElement(using: &rng) else { continue }
+                    guard renamable,
+                        let attribute = next[entityName]!.attributes.keys.sorted()
+                            .filter({ previous[entityName]!.attributes[$0] != nil && !touched.contains("\(entityName).\($0)") }).randomElement(using: &rng)
+                    else { continue }
                     let newName = fresh("a")
                     touched.insert("\(entityName).\(newName)")
                     var value = next[entityName]!.attributes.removeValue(forKey: attribute)!
@@ -146,7 +156,8 @@ struct RandomChainCase {
                     let type = pick(Array(defaults.keys).sorted())
                     let optional = chance(0.5)
                     let name = fresh("a")
-                    next[entityName]!.attributes[name] = Attribute(type: type, optional: optional, defaultValue: optional && chance(0.5) ? nil : chance(0.5) ? defaults[type] : alternates[type])
+                    next[entityName]!.attributes[name] = Attribute(
+                        type: type, optional: optional, defaultValue: optional && chance(0.5) ? nil : chance(0.5) ? defaults[type] : alternates[type])
                     recent = (entityName, name)
                     touched.insert("\(entityName).\(name)")
                     done.append("\(entityName).\(name) added (\(type)\(optional ? ", optional" : ""))")
@@ -163,20 +174,26 @@ struct RandomChainCase {
                         done.append("\(entityName).\(attribute) made optional")
                     }
                 case 5:  // widen a number
-                    guard let (attribute, value) = next[entityName]!.attributes.sorted(by: { $0.key < $1.key })
-                            .first(where: { widenings[$0.value.type] != nil && !touched.contains("\(entityName).\($0.key)") }) else { continue }
+                    guard
+                        let (attribute, value) = next[entityName]!.attributes.sorted(by: { $0.key < $1.key })
+                            .first(where: { widenings[$0.value.type] != nil && !touched.contains("\(entityName).\($0.key)") })
+                    else { continue }
                     touched.insert("\(entityName).\(attribute)")
                     recent = (entityName, attribute)
                     next[entityName]!.attributes[attribute]!.type = widenings[value.type]!
                     next[entityName]!.attributes[attribute]!.defaultValue = value.defaultValue
                     done.append("\(entityName).\(attribute) widened to \(widenings[value.type]!)")
                 case 6:  // a to-many made ordered or unordered
-                    guard let relationship = next[entityName]!.relationships.keys.sorted().first(where: { next[entityName]!.relationships[$0]!.toMany }) else { continue }
+                    guard let relationship = next[entityName]!.relationships.keys.sorted().first(where: { next[entityName]!.relationships[$0]!.toMany }) else {
+                        continue
+                    }
                     next[entityName]!.relationships[relationship]!.ordered.toggle()
                     done.append("\(entityName).\(relationship) \(next[entityName]!.relationships[relationship]!.ordered ? "ordered" : "unordered")")
                 case 7:  // rename a relationship; its inverse follows
-                    guard renamable, let relationship = next[entityName]!.relationships.keys.sorted().first(where: { previous[entityName]!.relationships[$0] != nil }),
-                          next[entityName]!.relationships[relationship]!.renamedFrom == nil else { continue }
+                    guard renamable,
+                        let relationship = next[entityName]!.relationships.keys.sorted().first(where: { previous[entityName]!.relationships[$0] != nil }),
+                        next[entityName]!.relationships[relationship]!.renamedFrom == nil
+                    else { continue }
                     let newName = fresh("r")
                     var value = next[entityName]!.relationships.removeValue(forKey: relationship)!
                     value.renamedFrom = relationship
@@ -192,7 +209,9 @@ struct RandomChainCase {
                     guard next.count > 2, !next.values.contains(where: { $0.parent == entityName }) else { continue }
                     let dropped = next.removeValue(forKey: entityName)!
                     for (_, relationship) in dropped.relationships {
-                        if let inverse = relationship.inverse, next[relationship.destination] != nil { next[relationship.destination]!.relationships[inverse] = nil }
+                        if let inverse = relationship.inverse, next[relationship.destination] != nil {
+                            next[relationship.destination]!.relationships[inverse] = nil
+                        }
                     }
                     for owner in next.keys {
                         next[owner]!.relationships = next[owner]!.relationships.filter { $0.value.destination != entityName }
@@ -207,8 +226,9 @@ struct RandomChainCase {
                     done.append("entity \(name) added again")
                 case 11:  // point a relationship (and its inverse) at the subentity of its destination, or at its parent
                     guard let relationship = next[entityName]!.relationships.keys.sorted().first,
-                          case let old = next[entityName]!.relationships[relationship]!,
-                          let target = next[old.destination]!.parent ?? next.keys.sorted().first(where: { next[$0]!.parent == old.destination }) else { continue }
+                        case let old = next[entityName]!.relationships[relationship]!,
+                        let target = next[old.destination]!.parent ?? next.keys.sorted().first(where: { next[$0]!.parent == old.destination })
+                    else { continue }
                     if let inverse = old.inverse {
                         guard next[target]!.relationships[inverse] == nil else { continue }
                         let back = next[old.destination]!.relationships.removeValue(forKey: inverse)!
@@ -238,7 +258,8 @@ struct RandomChainCase {
         for (index, version) in chain.enumerated() {
             try yaml(version, name: "Chain \(index + 1)").write(to: directory.appendingPathComponent(files[index]), atomically: true, encoding: .utf8)
         }
-        return RandomChainCase(directory: directory, versions: chain.count, summary: changes.enumerated().map { "v\($0.offset + 2): \($0.element)" }.joined(separator: " | "))
+        return RandomChainCase(
+            directory: directory, versions: chain.count, summary: changes.enumerated().map { "v\($0.offset + 2): \($0.element)" }.joined(separator: " | "))
     }
 
     private static func yaml(_ entities: [String: Entity], name: String) -> String {

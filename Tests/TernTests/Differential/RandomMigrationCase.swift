@@ -86,8 +86,10 @@ struct RandomMigrationCase {
             let kind = pick(Spec.Kind.allCases)
             let sides = number(0...2)  // 0 owner, 1 inverse, 2 both
             let hasInverse = kind == .oneToMany || kind == .manyToMany
-            specs.append(Spec(kind: kind, owner: owner, target: target, name: "r\(index)", ordered: kind != .toOne && chance(0.45),
-                              mapsOwner: !hasInverse || sides != 1, mapsInverse: hasInverse && sides != 0))
+            specs.append(
+                Spec(
+                    kind: kind, owner: owner, target: target, name: "r\(index)", ordered: kind != .toOne && chance(0.45),
+                    mapsOwner: !hasInverse || sides != 1, mapsInverse: hasInverse && sides != 0))
         }
 
         // Some to-manys stored in their targets' rows get a derived count in the new version.
@@ -97,13 +99,14 @@ struct RandomMigrationCase {
         let twoPasses = entities.count > 1 && chance(0.35)
         var pass: [String: Int] = Dictionary(uniqueKeysWithValues: entities.map { ($0, twoPasses ? number(1...2) : 1) })
         if twoPasses, Set(pass.values).count == 1 { pass[entities[0]] = pass[entities[0]] == 1 ? 2 : 1 }
-        let filters: [String: String] = Dictionary(uniqueKeysWithValues: entities.compactMap { entity in
-            guard chance(0.25) else { return nil }
-            if let text = attributes[entity]!.first(where: { $0.type == "string" }), chance(0.5) {
-                return (entity, "\(text.name) != nil")
-            }
-            return (entity, "uid > \(number(0...12))")
-        })
+        let filters: [String: String] = Dictionary(
+            uniqueKeysWithValues: entities.compactMap { entity in
+                guard chance(0.25) else { return nil }
+                if let text = attributes[entity]!.first(where: { $0.type == "string" }), chance(0.5) {
+                    return (entity, "\(text.name) != nil")
+                }
+                return (entity, "uid > \(number(0...12))")
+            })
         let empty = entities.filter { _ in chance(0.12) }
 
         // Model files.
@@ -121,7 +124,9 @@ struct RandomMigrationCase {
                 for attribute in attributes[entity]! where !(destination && attribute.fate == .dropped) {
                     let rename = destination && attribute.fate == .renamed ? ", renamingIdentifier: \(attribute.name)" : ""
                     let external = (destination ? attribute.external.destination : attribute.external.source) ? ", externalStorage: true" : ""
-                    lines.append("      \(destination ? attribute.newName : attribute.name): { type: \(attribute.type), optional: \(attribute.optional)\(rename)\(external) }")
+                    lines.append(
+                        "      \(destination ? attribute.newName : attribute.name): { type: \(attribute.type), optional: \(attribute.optional)\(rename)\(external) }"
+                    )
                 }
                 if destination, let fresh = newAttribute[entity] {
                     lines.append("      \(fresh.name): { type: \(fresh.type), default: \"\(fresh.defaultValue)\" }")
@@ -180,7 +185,11 @@ struct RandomMigrationCase {
                 for (name, target) in mapped {
                     let targetHasSubentities = parents.values.contains(target)
                     if !targetHasSubentities, pass[target]! <= pass[entity]!, chance(0.6) {
-                        lines.append("      \(name): " + quoted("FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(mappingName(target))\", $source.\(name))"))
+                        lines.append(
+                            "      \(name): "
+                                + quoted(
+                                    "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(mappingName(target))\", $source.\(name))"
+                                ))
                     } else {
                         lines.append("      \(name): " + quoted("$source.\(name)"))
                     }
@@ -212,7 +221,8 @@ struct RandomMigrationCase {
 
         let fileManager = FileManager.default
         try fileManager.createDirectory(at: directory.appendingPathComponent("mappings"), withIntermediateDirectories: true)
-        try "name: Random\ncurrent: Random 2\nversions: [v1.yaml, v2.yaml]\n".write(to: directory.appendingPathComponent("model.yaml"), atomically: true, encoding: .utf8)
+        try "name: Random\ncurrent: Random 2\nversions: [v1.yaml, v2.yaml]\n".write(
+            to: directory.appendingPathComponent("model.yaml"), atomically: true, encoding: .utf8)
         try modelFile(version: "Random 1", destination: false).write(to: directory.appendingPathComponent("v1.yaml"), atomically: true, encoding: .utf8)
         try modelFile(version: "Random 2", destination: true).write(to: directory.appendingPathComponent("v2.yaml"), atomically: true, encoding: .utf8)
         for (number, lines) in mappingFiles {
@@ -226,9 +236,13 @@ struct RandomMigrationCase {
                 externalSummary += "; \(entity).\(attribute.name) stored outside in \(sides.joined(separator: " and "))"
             }
         }
-        let summary = "seed \(seed): entities \(entities.map { renamed[$0]! == $0 ? $0 : "\($0)→\(renamed[$0]!)" }.joined(separator: ", "))"
+        let summary =
+            "seed \(seed): entities \(entities.map { renamed[$0]! == $0 ? $0 : "\($0)→\(renamed[$0]!)" }.joined(separator: ", "))"
             + (parents.isEmpty ? "" : ", subentities \(parents.keys.sorted().joined(separator: ", "))")
-            + "; relationships " + specs.map { "\($0.owner).\($0.name)→\($0.target) \($0.kind)\($0.ordered ? " ordered" : "") mapped \($0.mapsOwner ? "owner" : "")\($0.mapsInverse ? " inverse" : "")" }.joined(separator: "; ")
+            + "; relationships "
+            + specs.map {
+                "\($0.owner).\($0.name)→\($0.target) \($0.kind)\($0.ordered ? " ordered" : "") mapped \($0.mapsOwner ? "owner" : "")\($0.mapsInverse ? " inverse" : "")"
+            }.joined(separator: "; ")
             + (twoPasses ? "; two passes" : "") + (filters.isEmpty ? "" : "; filters \(filters.values.sorted().joined(separator: ", "))")
             + (empty.isEmpty ? "" : "; empty \(empty.joined(separator: ", "))")
             + (counted.isEmpty ? "" : "; derived counts of \(counted.sorted().joined(separator: ", "))")

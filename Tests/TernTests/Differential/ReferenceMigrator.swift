@@ -115,7 +115,8 @@ enum ReferenceMigrator {
         for (pass, mapping) in step.passes.enumerated() {
             for entity in mapping.entities {
                 guard let sourceEntity = entity.mapping.sourceEntity, let destinationEntity = entity.mapping.destinationEntity,
-                      let byKey = made.first(where: { $0.pass == pass && $0.mapping.name == entity.mapping.name })?.byKey else { continue }
+                    let byKey = made.first(where: { $0.pass == pass && $0.mapping.name == entity.mapping.name })?.byKey
+                else { continue }
                 for (name, origin) in entity.relationships {
                     let relationship = destinationModel.allRelationships(of: destinationEntity).first { $0.name == name }!
                     // Targets: objects the named mapping made (in any pass),
@@ -164,7 +165,8 @@ enum ReferenceMigrator {
         for index in objects.indices {
             for attribute in destinationModel.allAttributes(of: objects[index].entity) {
                 guard case .count(let name)? = attribute.derivation,
-                      let relationship = destinationModel.allRelationships(of: objects[index].entity).first(where: { $0.name == name }) else { continue }
+                    let relationship = destinationModel.allRelationships(of: objects[index].entity).first(where: { $0.name == name })
+                else { continue }
                 objects[index].values[attribute.name] = .integer(Int64(try linked(index, relationship).count))
             }
         }
@@ -188,7 +190,9 @@ enum ReferenceMigrator {
             index[layout.entities[objects[number].entity]!.table, default: [:]][key] = number
         }
         for entity in destinationModel.entities {
-            byEntity[entity.name] = try stored.objects(of: entity.name).map { ($0.key, $0.values.filter { name, _ in destinationModel.allAttributes(of: entity.name).contains { $0.name == name } }) }
+            byEntity[entity.name] = try stored.objects(of: entity.name).map {
+                ($0.key, $0.values.filter { name, _ in destinationModel.allAttributes(of: entity.name).contains { $0.name == name } })
+            }
         }
         return try StoreContent.render(model: destinationModel, objects: byEntity, table: { layout.entities[$0]!.table }) { entity, name, key in
             let owner = index[layout.entities[entity]!.table]![key]!

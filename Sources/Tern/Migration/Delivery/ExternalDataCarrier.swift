@@ -17,8 +17,10 @@ enum ExternalDataCarrier {
     /// - Throws: `MigrationFailure.verification` naming the entity, attribute, key and file of a
     ///   reference whose file is missing or differs.
     @discardableResult
-    static func carry(into migrated: String, model: ObjectModel, from sources: [String], to destination: String,
-                      shouldStop: () -> Bool = { false }) throws -> Int {
+    static func carry(
+        into migrated: String, model: ObjectModel, from sources: [String], to destination: String,
+        shouldStop: () -> Bool = { false }
+    ) throws -> Int {
         var proved = 0
         try forEachReference(in: migrated, model: model, shouldStop: shouldStop) { file, owner in
             try carry(file, from: sources, to: destination, naming: owner)
@@ -46,8 +48,10 @@ enum ExternalDataCarrier {
 
     /// Calls `body` with each file name `store` refers to and who refers to it ("Entity key,
     /// attribute"), in entity and key order.
-    private static func forEachReference(in store: String, model: ObjectModel, shouldStop: () -> Bool,
-                                         _ body: (_ file: String, _ owner: String) throws -> Void) throws {
+    private static func forEachReference(
+        in store: String, model: ObjectModel, shouldStop: () -> Bool,
+        _ body: (_ file: String, _ owner: String) throws -> Void
+    ) throws {
         let layout = StoreLayout(model: model)
         // Read without leaving a -wal or -shm beside a file about to be renamed.
         let reader = try ReadOnlyStore(path: store)
@@ -57,7 +61,8 @@ enum ExternalDataCarrier {
             guard let entityLayout = layout.entities[entity.name] else { continue }
             for attribute in model.allAttributes(of: entity.name) where attribute.allowsExternalStorage {
                 guard let column = entityLayout.attributeColumns[attribute.name] else { continue }
-                let statement = try connection.prepare("""
+                let statement = try connection.prepare(
+                    """
                     SELECT Z_PK, \(quoteIdentifier(column)) FROM \(quoteIdentifier(entityLayout.table))
                     WHERE Z_ENT = \(entityLayout.number) AND substr(\(quoteIdentifier(column)), 1, 1) = X'02' ORDER BY Z_PK
                     """)
@@ -100,7 +105,8 @@ enum ExternalDataCarrier {
         }
         try connection.execute("CREATE TEMP TABLE tern_referenced (name TEXT PRIMARY KEY) WITHOUT ROWID")
         for (table, column) in try ExternalBinaryData.entityColumns(in: connection) {
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT OR IGNORE INTO temp.tern_referenced
                 SELECT tern_external_reference(\(quoteIdentifier(column))) FROM \(quoteIdentifier(table))
                 WHERE \(ExternalBinaryData.mayBeReference(column)) AND tern_external_reference(\(quoteIdentifier(column))) IS NOT NULL
@@ -142,10 +148,12 @@ enum ExternalDataCarrier {
         let sources = sources.filter { FileIdentity(path: $0) != FileIdentity(path: destination) && $0 != destination }
         for file in (try? fileManager.contentsOfDirectory(atPath: destination)) ?? [] {
             let carried = destination + "/" + file
-            guard isRegularFile(carried), sources.contains(where: { source in
-                let original = source + "/" + file
-                return isRegularFile(original) && (FileIdentity(path: carried) == FileIdentity(path: original) || sameBytes(carried, original))
-            }) else { continue }
+            guard isRegularFile(carried),
+                sources.contains(where: { source in
+                    let original = source + "/" + file
+                    return isRegularFile(original) && (FileIdentity(path: carried) == FileIdentity(path: original) || sameBytes(carried, original))
+                })
+            else { continue }
             unlink(carried)
         }
         rmdir(destination)

@@ -10,8 +10,10 @@ extension StoreMigration {
     /// Returns the time spent reading the source's digest.
     ///
     /// - Parameter externalData: the folders the migrated store's external references name files in.
-    func deliver(_ migrated: String, at version: ObjectModel, from store: String, to finalPath: String, keepingOriginalAt backup: String?,
-                 externalData: [String], recorded: StoreDigest?, users: StoreUsers?) throws -> Duration {
+    func deliver(
+        _ migrated: String, at version: ObjectModel, from store: String, to finalPath: String, keepingOriginalAt backup: String?,
+        externalData: [String], recorded: StoreDigest?, users: StoreUsers?
+    ) throws -> Duration {
         var hold: SourceHold?
         var busy: (any Error)?
         if backup != nil {
@@ -33,7 +35,8 @@ extension StoreMigration {
         // backup's are the original's as they are, taken before new files join them in place.
         let files = ExternalBinaryData.folder(forStore: store)
         if let backup { try ExternalDataCarrier.mirror(files, to: ExternalBinaryData.folder(forStore: backup), shouldStop: options.shouldStop) }
-        try ExternalDataCarrier.carry(into: migrated, model: version, from: externalData, to: ExternalBinaryData.folder(forStore: finalPath), shouldStop: options.shouldStop)
+        try ExternalDataCarrier.carry(
+            into: migrated, model: version, from: externalData, to: ExternalBinaryData.folder(forStore: finalPath), shouldStop: options.shouldStop)
         // In place, the migrated store's folder will be the original's: the files it no longer
         // refers to are listed now, from the private migrated file, and leave it after the swap
         // (they stay in the backup's folder). A file an app writes later is never on the list.
@@ -153,7 +156,6 @@ extension StoreMigration {
         _ = chown(migrated, info.st_uid, info.st_gid)
     }
 }
-
 
 /// SQLite's write lock on the source store, taken with an empty `-wal`: while it is held no
 /// connection anywhere can commit to the store, and the main file alone holds all of it, so it

@@ -40,7 +40,8 @@ public struct MigrationRun: Codable, Sendable, Equatable {
         do {
             return try JSONDecoder().decode(MigrationRun.self, from: data)
         } catch {
-            throw TernError(.badInput, "the record of an unfinished migration is unreadable (\(error.localizedDescription)); remove it to start over", path: path)
+            throw TernError(
+                .badInput, "the record of an unfinished migration is unreadable (\(error.localizedDescription)); remove it to start over", path: path)
         }
     }
 
@@ -102,16 +103,22 @@ public struct MigrationRun: Codable, Sendable, Equatable {
         func differences(from recorded: Inputs) -> [String] {
             var lines = source.changes(since: recorded.source).map { "the source store changed: \($0)" }
             for name in Set(versions.keys).union(recorded.versions.keys).sorted() where versions[name] != recorded.versions[name] {
-                lines.append(recorded.versions[name] == nil ? "the chain now goes through version \(name)" :
-                             versions[name] == nil ? "the chain no longer goes through version \(name)" : "model version \(name) changed")
+                lines.append(
+                    recorded.versions[name] == nil
+                        ? "the chain now goes through version \(name)"
+                        : versions[name] == nil ? "the chain no longer goes through version \(name)" : "model version \(name) changed")
             }
             let (now, then) = (definitions ?? [:], recorded.definitions ?? [:])
             for name in Set(now.keys).intersection(then.keys).sorted() where versions[name] == recorded.versions[name] && now[name] != then[name] {
-                lines.append("model version \(name) changed (in what its version hashes leave out: a default, a validation rule, a renaming identifier or another detail)")
+                lines.append(
+                    "model version \(name) changed (in what its version hashes leave out: a default, a validation rule, a renaming identifier or another detail)"
+                )
             }
             for origin in Set(mappings.keys).union(recorded.mappings.keys).sorted() where mappings[origin] != recorded.mappings[origin] {
-                lines.append(recorded.mappings[origin] == nil ? "the chain now uses mapping \(origin)" :
-                             mappings[origin] == nil ? "the chain no longer uses mapping \(origin)" : "mapping \(origin) changed")
+                lines.append(
+                    recorded.mappings[origin] == nil
+                        ? "the chain now uses mapping \(origin)"
+                        : mappings[origin] == nil ? "the chain no longer uses mapping \(origin)" : "mapping \(origin) changed")
             }
             if Set(inSwift) != Set(recorded.inSwift) {
                 lines.append("other entity mappings run in Swift (then: \(Self.list(recorded.inSwift)); now: \(Self.list(inSwift)))")

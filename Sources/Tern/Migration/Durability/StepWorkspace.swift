@@ -48,14 +48,16 @@ final class StepWorkspace {
         self.connection = connection
         self.associations = associations
         hasPolicyTables = withPolicies
-        var statements = [
-            "CREATE TABLE IF NOT EXISTS \(Self.progressTable) (unit TEXT PRIMARY KEY, last_key INTEGER NOT NULL, count INTEGER NOT NULL, done INTEGER NOT NULL)",
-            "CREATE TABLE IF NOT EXISTS \(Self.keysTable) (root TEXT PRIMARY KEY, next INTEGER NOT NULL)",
-        ] + associations.entries.filter { !$0.keepsKeys }.map {
-            // `entity`: the destination object's entity number where a policy made it (it may make
-            // objects of several tables); NULL where SQL made it, of the mapping's destination entity.
-            "CREATE TABLE IF NOT EXISTS \(quoteIdentifier($0.table)) (source INTEGER NOT NULL, destination INTEGER NOT NULL, entity INTEGER)"
-        }
+        var statements =
+            [
+                "CREATE TABLE IF NOT EXISTS \(Self.progressTable) (unit TEXT PRIMARY KEY, last_key INTEGER NOT NULL, count INTEGER NOT NULL, done INTEGER NOT NULL)",
+                "CREATE TABLE IF NOT EXISTS \(Self.keysTable) (root TEXT PRIMARY KEY, next INTEGER NOT NULL)",
+            ]
+            + associations.entries.filter { !$0.keepsKeys }.map {
+                // `entity`: the destination object's entity number where a policy made it (it may make
+                // objects of several tables); NULL where SQL made it, of the mapping's destination entity.
+                "CREATE TABLE IF NOT EXISTS \(quoteIdentifier($0.table)) (source INTEGER NOT NULL, destination INTEGER NOT NULL, entity INTEGER)"
+            }
         if withPolicies {
             statements += [
                 "CREATE TABLE IF NOT EXISTS \(Self.linksTable) (owner INTEGER NOT NULL, owner_entity TEXT NOT NULL, relationship TEXT NOT NULL, target INTEGER NOT NULL, target_entity TEXT NOT NULL, target_mapping TEXT)",
@@ -81,10 +83,12 @@ final class StepWorkspace {
         try connection.transaction(.immediate) {
             reached = try work()
             reached.done = done
-            try connection.execute("INSERT INTO \(Self.progressTable) (unit, last_key, count, done) VALUES (?, ?, ?, ?) ON CONFLICT (unit) DO UPDATE SET last_key = excluded.last_key, count = excluded.count, done = excluded.done",
-                                   unit.key, reached.lastKey, reached.count, done)
+            try connection.execute(
+                "INSERT INTO \(Self.progressTable) (unit, last_key, count, done) VALUES (?, ?, ?, ?) ON CONFLICT (unit) DO UPDATE SET last_key = excluded.last_key, count = excluded.count, done = excluded.done",
+                unit.key, reached.lastKey, reached.count, done)
             for (root, next) in nextKeys where savedKeys[root] != next {
-                try connection.execute("INSERT INTO \(Self.keysTable) (root, next) VALUES (?, ?) ON CONFLICT (root) DO UPDATE SET next = excluded.next", root, next)
+                try connection.execute(
+                    "INSERT INTO \(Self.keysTable) (root, next) VALUES (?, ?) ON CONFLICT (root) DO UPDATE SET next = excluded.next", root, next)
             }
         }
         progress[unit] = reached
@@ -93,10 +97,11 @@ final class StepWorkspace {
 
     /// Every unit a policy linked objects through ("Entity.relationship"), across resumes.
     var policyLinkedRelationships: Set<String> {
-        Set(progress.keys.compactMap { unit in
-            if case .policyLinks(_, let entity, let relationship) = unit { return "\(entity).\(relationship)" }
-            return nil
-        })
+        Set(
+            progress.keys.compactMap { unit in
+                if case .policyLinks(_, let entity, let relationship) = unit { return "\(entity).\(relationship)" }
+                return nil
+            })
     }
 
     /// Drops every work table (the association tables too, unless kept for auditing) and marks
@@ -174,7 +179,9 @@ final class StepWorkspace {
         var units: [(WorkUnit, Progress)] = []
         while let row = try rows.next() {
             guard let unit = row.text(at: 0).flatMap(WorkUnit.init(key:)) else {
-                throw TernError(.badInput, "the migration's checkpoint is damaged: \(row.value(at: 0).sqlLiteral) is not a unit of work (\(RecoveryWording.restart))", path: path)
+                throw TernError(
+                    .badInput, "the migration's checkpoint is damaged: \(row.value(at: 0).sqlLiteral) is not a unit of work (\(RecoveryWording.restart))",
+                    path: path)
             }
             units.append((unit, Progress(lastKey: row.int64(at: 1), count: Int(row.int64(at: 2)), done: row.int64(at: 3) != 0)))
         }

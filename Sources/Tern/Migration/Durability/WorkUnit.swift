@@ -44,7 +44,8 @@ enum WorkUnit: Hashable, Sendable {
         case "mirror": guard let (name, relationship) = named() else { return nil }; self = .mirror(mapping: number, name: name, relationship: relationship)
         case "hook" where parts.count == 2: self = .relationshipHook(mapping: number)
         case "policylinks" where parts.count == 2: self = .policyLinksApplied(pass: number)
-        case "policylinks": guard let (entity, relationship) = named() else { return nil }; self = .policyLinks(pass: number, entity: entity, relationship: relationship)
+        case "policylinks":
+            guard let (entity, relationship) = named() else { return nil }; self = .policyLinks(pass: number, entity: entity, relationship: relationship)
         default: return nil
         }
         // Only the very text Tern writes ("01" or "+1" would parse as 1).
@@ -65,7 +66,8 @@ enum WorkUnit: Hashable, Sendable {
     var subject: String {
         switch self {
         case .createInstances(_, let name): name
-        case .links(_, let name, let relationship), .laterLinks(_, let name, let relationship), .mirror(_, let name, let relationship): "\(name).\(relationship)"
+        case .links(_, let name, let relationship), .laterLinks(_, let name, let relationship), .mirror(_, let name, let relationship):
+            "\(name).\(relationship)"
         case .relationshipHook(let number): "entity mapping \(number)"
         case .policyLinks(_, let entity, let relationship): "\(entity).\(relationship)"
         case .policyLinksApplied(let pass): "pass \(pass + 1)"

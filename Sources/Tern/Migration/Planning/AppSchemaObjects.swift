@@ -17,14 +17,16 @@ enum AppSchemaObjects {
         /// columns and a trigger's body only when they are used, not when they are created.
         var uses: [String] {
             let on = quoteIdentifier(table)
-            return type == "view" ? ["SELECT * FROM \(on) LIMIT 0"]
+            return type == "view"
+                ? ["SELECT * FROM \(on) LIMIT 0"]
                 : ["INSERT INTO \(on) DEFAULT VALUES", "UPDATE \(on) SET rowid = rowid", "DELETE FROM \(on)"]
         }
     }
 
     /// The store's views and its triggers but Core Data's.
     static func read(_ connection: Connection) throws -> [Object] {
-        let statement = try connection.prepare("""
+        let statement = try connection.prepare(
+            """
             SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL
             AND (type = 'view' OR (type = 'trigger' AND name NOT LIKE 'Z\\_DA\\_%' ESCAPE '\\')) ORDER BY rowid
             """)
@@ -46,7 +48,8 @@ enum AppSchemaObjects {
         let (objects, appTables): ([Object], [String]) = try withExtendedLifetime(reader) {
             let connection = try reader.connect()
             let layoutTables = Set(StoreLayout(model: inPlace[inPlace.startIndex].source).tables.map(\.name)).union(LayoutSignature.bookkeepingTables)
-            let tables = try connection.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+            let tables = try connection.prepare(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
             var appTables: [String] = []
             var rows = tables.rows()
             while let row = try rows.next() {
@@ -67,9 +70,11 @@ enum AppSchemaObjects {
                     }
                     for use in object.uses { _ = try scratch.prepare(use) }
                 } catch let error as SQLiteError {
-                    throw TernError(.badInput, "the store's \(object.type) \(object.name) would not hold after step \(step.source.versionName) → \(step.destination.versionName), "
-                                    + "which changes its tables in place: \(error.message). Drop the \(object.type) before migrating and make it again for the new version; "
-                                    + "tern keeps an app's views and triggers that still hold", path: store)
+                    throw TernError(
+                        .badInput,
+                        "the store's \(object.type) \(object.name) would not hold after step \(step.source.versionName) → \(step.destination.versionName), "
+                            + "which changes its tables in place: \(error.message). Drop the \(object.type) before migrating and make it again for the new version; "
+                            + "tern keeps an app's views and triggers that still hold", path: store)
                 }
             }
         }

@@ -76,24 +76,29 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
                 + "(context.associate) or a link of its own (context.relate): the mapping's relationship mappings do not reach them, so they have none of those links"
         }
         if leftOutByMapping == true {
-            return "\(what): " + (values.map { plural($0, "object") + " " } ?? "its objects ") + "(in both versions, but no entity mapping of the mapping model reads it)"
+            return "\(what): " + (values.map { plural($0, "object") + " " } ?? "its objects ")
+                + "(in both versions, but no entity mapping of the mapping model reads it)"
         }
         if madeAbstract == true {
-            return "\(what): " + (values.map { plural($0, "object") + " " } ?? "its own objects ") + "(abstract in the new version: Core Data keeps no object of an abstract entity)"
+            return "\(what): " + (values.map { plural($0, "object") + " " } ?? "its own objects ")
+                + "(abstract in the new version: Core Data keeps no object of an abstract entity)"
         }
         if outsideModel == true, let property {
             return "table \(entity), column \(property): \(plural(values ?? 0, "non-NULL value")) (outside the model's columns: no step carries it)"
         }
         if outsideModel == true { return "table \(entity): \(plural(values ?? 0, "row")) (outside the model's tables: a copied step does not carry it)" }
         if links == .between {
-            let between = "between \(entity) and \((targets ?? []).joined(separator: ", ")) objects (no relationship of the new version joins their new entities)"
+            let between =
+                "between \(entity) and \((targets ?? []).joined(separator: ", ")) objects (no relationship of the new version joins their new entities)"
             return "\(what): " + (values.map { plural($0, "link") } ?? "the links") + " " + between
         }
         if links == .oneToOne {
-            return "\(what): " + (values.map { "at least \(plural($0, "link")) lost: " } ?? "") + "at most one link per object on either side stays (a one-to-one in the new version)"
+            return "\(what): " + (values.map { "at least \(plural($0, "link")) lost: " } ?? "")
+                + "at most one link per object on either side stays (a one-to-one in the new version)"
         }
         if links == .beyondFirstOwner {
-            return "\(what): " + (values.map { plural($0, "link") } ?? "the links") + " beyond the first owner of each object (a to-many with no inverse in the new version: an object has one owner)"
+            return "\(what): " + (values.map { plural($0, "link") } ?? "the links")
+                + " beyond the first owner of each object (a to-many with no inverse in the new version: an object has one owner)"
         }
         if links == .order {
             return "\(what): the order of " + (values.map { plural($0, "link") } ?? "its links") + " (unordered in the new version)"
@@ -102,7 +107,8 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         case (nil, .beyondFirst?): return "\(what): the links beyond the first of each object (a to-one in the new version)"
         case (let values?, .beyondFirst?): return "\(what): \(plural(values, "link")) beyond the first of each object (a to-one in the new version)"
         case (nil, _): return "\(what) (not in the new version)"
-        case (let values?, .all?), (let values?, .between?), (let values?, .order?), (let values?, .oneToOne?), (let values?, .beyondFirstOwner?): return "\(what): \(plural(values, "link")) (not in the new version)"
+        case (let values?, .all?), (let values?, .between?), (let values?, .order?), (let values?, .oneToOne?), (let values?, .beyondFirstOwner?):
+            return "\(what): \(plural(values, "link")) (not in the new version)"
         case (let values?, nil): return "\(what): \(plural(values, property == nil ? "object" : "non-NULL value")) (not in the new version)"
         }
     }
@@ -149,19 +155,26 @@ enum DataLoss {
         for entity in read.keys.sorted() {
             dropped += step.source.allAttributes(of: entity).filter { !$0.isTransient && !read[entity]!.contains($0.name) }
                 .map { DroppedData(entity: entity, property: $0.name, values: nil) }
-            for relationship in step.source.allRelationships(of: entity) where !relationship.isTransient && !read[entity]!.contains(relationship.name)
-                && !(relationship.inverse.map { isRead(relationship.destination, $0) } ?? false) {
+            for relationship in step.source.allRelationships(of: entity)
+            where !relationship.isTransient && !read[entity]!.contains(relationship.name)
+                && !(relationship.inverse.map { isRead(relationship.destination, $0) } ?? false)
+            {
                 // A to-many's links are held by its join table, or by its inverse's column (a
                 // to-one of the other entity, reported there): each set of links named once.
                 if relationship.isToMany, let inverse = relationship.inverse,
-                   step.source.allRelationships(of: relationship.destination).first(where: { $0.name == inverse })?.isToMany == false { continue }
+                    step.source.allRelationships(of: relationship.destination).first(where: { $0.name == inverse })?.isToMany == false
+                {
+                    continue
+                }
                 let owner = step.source.entityDeclaring(relationship: relationship.name, from: entity)
                 let pair = [owner + "." + relationship.name, relationship.destination + "." + (relationship.inverse ?? "")].sorted().joined(separator: "|")
                 guard !relationship.isToMany || linkSets.insert(pair).inserted else { continue }
-                dropped.append(DroppedData(entity: relationship.isToMany ? owner : entity, property: relationship.name, links: relationship.isToMany ? .all : nil))
+                dropped.append(
+                    DroppedData(entity: relationship.isToMany ? owner : entity, property: relationship.name, links: relationship.isToMany ? .all : nil))
             }
         }
-        dropped += linksNoSideCarries(step, mappings: mappings, read: read, reported: Set(dropped.compactMap { element in element.property.map { "\(element.entity).\($0)" } }))
+        dropped += linksNoSideCarries(
+            step, mappings: mappings, read: read, reported: Set(dropped.compactMap { element in element.property.map { "\(element.entity).\($0)" } }))
         // A to-many read into a to-one keeps one link of each object.
         var cut: Set<String> = []
         for mapping in mappings {
@@ -169,19 +182,25 @@ enum DataLoss {
             let destinationRelationships = step.destination.allRelationships(of: destinationEntity)
             for relationshipMapping in mapping.relationshipMappings {
                 guard destinationRelationships.first(where: { $0.name == relationshipMapping.name })?.isToMany == false,
-                      let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
-                      let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }), source.isToMany else { continue }
+                    let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
+                    let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }), source.isToMany
+                else { continue }
                 let owner = step.source.entityDeclaring(relationship: source.name, from: sourceEntity)
                 // Both sides of a many-to-many cut to to-ones: one report, of all its links (each
                 // side's count of links beyond its first would count some twice).
                 let inverse = source.inverse.flatMap { name in step.source.allRelationships(of: source.destination).first { $0.name == name } }
-                let inverseCut = inverse.map { inverse in inverse.isToMany && mappings.contains { other in
-                    other.sourceEntity.map { step.source.lineage(of: $0).contains { $0.name == source.destination } } == true
-                        && other.relationshipMappings.contains { mapped in
-                            mapped.valueExpression.map { readKeys(of: [$0]).contains(inverse.name) } == true
-                                && other.destinationEntity.flatMap { step.destination.allRelationships(of: $0).first { $0.name == mapped.name } }?.isToMany == false
-                        }
-                } } ?? false
+                let inverseCut =
+                    inverse.map { inverse in
+                        inverse.isToMany
+                            && mappings.contains { other in
+                                other.sourceEntity.map { step.source.lineage(of: $0).contains { $0.name == source.destination } } == true
+                                    && other.relationshipMappings.contains { mapped in
+                                        mapped.valueExpression.map { readKeys(of: [$0]).contains(inverse.name) } == true
+                                            && other.destinationEntity.flatMap { step.destination.allRelationships(of: $0).first { $0.name == mapped.name } }?
+                                                .isToMany == false
+                                    }
+                            }
+                    } ?? false
                 let inverseKey = inverse.map { step.source.entityDeclaring(relationship: $0.name, from: source.destination) + "." + $0.name }
                 guard cut.insert(owner + "." + source.name).inserted, !(inverseKey.map(cut.contains) ?? false) else { continue }
                 dropped.append(DroppedData(entity: owner, property: source.name, links: inverseCut ? .oneToOne : .beyondFirst))
@@ -194,10 +213,11 @@ enum DataLoss {
             guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { continue }
             for relationshipMapping in mapping.relationshipMappings {
                 guard let into = step.destination.allRelationships(of: destinationEntity).first(where: { $0.name == relationshipMapping.name }),
-                      into.isToMany, into.inverse == nil, !into.isTransient,
-                      let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
-                      let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }),
-                      step.source.reachesSharedObjects(source) else { continue }
+                    into.isToMany, into.inverse == nil, !into.isTransient,
+                    let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
+                    let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }),
+                    step.source.reachesSharedObjects(source)
+                else { continue }
                 let owner = step.source.entityDeclaring(relationship: source.name, from: sourceEntity)
                 if owned.insert(owner + "." + source.name).inserted {
                     dropped.append(DroppedData(entity: owner, property: source.name, links: .beyondFirstOwner))
@@ -209,9 +229,11 @@ enum DataLoss {
         for mapping in mappings {
             guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { continue }
             for relationshipMapping in mapping.relationshipMappings {
-                guard let into = step.destination.allRelationships(of: destinationEntity).first(where: { $0.name == relationshipMapping.name }), into.isToMany, !into.isOrdered,
-                      let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
-                      let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }), source.isToMany, source.isOrdered else { continue }
+                guard let into = step.destination.allRelationships(of: destinationEntity).first(where: { $0.name == relationshipMapping.name }), into.isToMany,
+                    !into.isOrdered,
+                    let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
+                    let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }), source.isToMany, source.isOrdered
+                else { continue }
                 let owner = step.source.entityDeclaring(relationship: source.name, from: sourceEntity)
                 if unordered.insert(owner + "." + source.name).inserted {
                     dropped.append(DroppedData(entity: owner, property: source.name, links: .order))
@@ -226,7 +248,9 @@ enum DataLoss {
     /// destination is `T`'s new entity (or an ancestor of it), or `T`'s mapping does so with the
     /// inverse. Moving a relationship down to one subentity, or narrowing its destination, keeps
     /// the others' links on neither side. Relationships already reported whole are left out.
-    private static func linksNoSideCarries(_ step: MigrationStep, mappings: [EntityMapping], read: [String: Set<String>], reported: Set<String>) -> [DroppedData] {
+    private static func linksNoSideCarries(_ step: MigrationStep, mappings: [EntityMapping], read: [String: Set<String>], reported: Set<String>)
+        -> [DroppedData]
+    {
         // A source entity may be mapped more than once (an old name reused by a new entity).
         let mappingsOf = Dictionary(grouping: mappings.filter { $0.sourceEntity != nil }, by: { $0.sourceEntity! })
         // Whether a mapping of `owner` reads `relationship` into one reaching the new entity of a
@@ -237,7 +261,8 @@ enum DataLoss {
                 guard let destination = mapping.destinationEntity else { continue }
                 for into in mapping.relationshipMappings {
                     guard let expression = into.valueExpression, readKeys(of: [expression]).contains(relationship),
-                          let reaches = step.destination.allRelationships(of: destination).first(where: { $0.name == into.name })?.destination else { continue }
+                        let reaches = step.destination.allRelationships(of: destination).first(where: { $0.name == into.name })?.destination
+                    else { continue }
                     let named = namedEntityMapping(in: expression)
                     let reached = (mappingsOf[target] ?? []).contains { targetMapping in
                         guard let entity = targetMapping.destinationEntity, named.map({ $0 == targetMapping.name }) ?? true else { return false }
@@ -253,8 +278,14 @@ enum DataLoss {
         for owner in step.source.entitiesInStoreOrder where !owner.isAbstract && mappingsOf[owner.name] != nil {
             for relationship in step.source.allRelationships(of: owner.name) where !relationship.isTransient {
                 // Reported whole already, from this side or the other (named by either entity).
-                let names = ["\(owner.name).\(relationship.name)", "\(step.source.entityDeclaring(relationship: relationship.name, from: owner.name)).\(relationship.name)"]
-                    + (relationship.inverse.map { ["\(relationship.destination).\($0)", "\(step.source.entityDeclaring(relationship: $0, from: relationship.destination)).\($0)"] } ?? [])
+                let names =
+                    [
+                        "\(owner.name).\(relationship.name)",
+                        "\(step.source.entityDeclaring(relationship: relationship.name, from: owner.name)).\(relationship.name)",
+                    ]
+                    + (relationship.inverse.map {
+                        ["\(relationship.destination).\($0)", "\(step.source.entityDeclaring(relationship: $0, from: relationship.destination)).\($0)"]
+                    } ?? [])
                 guard !names.contains(where: reported.contains) else { continue }
                 let targets = ([step.source.entity(named: relationship.destination)].compactMap { $0 } + step.source.descendants(of: relationship.destination))
                     .filter { !$0.isAbstract && mappingsOf[$0.name] != nil }.map(\.name)
@@ -262,7 +293,10 @@ enum DataLoss {
                     !carries(owner.name, relationship.name, to: target) && !(relationship.inverse.map { carries(target, $0, to: owner.name) } ?? false)
                 }.filter { target in
                     // The same links seen from the other side are named once.
-                    seen.insert([owner.name + "." + relationship.name + ">" + target, target + "." + (relationship.inverse ?? "") + ">" + owner.name].sorted().joined(separator: "|")).inserted
+                    seen.insert(
+                        [owner.name + "." + relationship.name + ">" + target, target + "." + (relationship.inverse ?? "") + ">" + owner.name].sorted().joined(
+                            separator: "|")
+                    ).inserted
                 }
                 if !missed.isEmpty { lost.append(DroppedData(entity: owner.name, property: relationship.name, links: .between, targets: missed)) }
             }
@@ -290,7 +324,9 @@ enum DataLoss {
         return try dropped.compactMap { element in
             guard let entity = layout.entities[element.entity] else { return nil }
             if element.links == .between, let property = element.property {
-                guard let count = try countLinksBetween(property, of: element.entity, and: element.targets ?? [], layout: layout, connection: connection), count > 0 else { return nil }
+                guard let count = try countLinksBetween(property, of: element.entity, and: element.targets ?? [], layout: layout, connection: connection),
+                    count > 0
+                else { return nil }
                 var counted = element
                 counted.values = count
                 return counted
@@ -324,22 +360,27 @@ enum DataLoss {
         let connection = try source.connect()
         defer { withExtendedLifetime(source) {} }
         // Tern's own work tables (associations kept for auditing) are not the store's data.
-        let isOutside = { (table: String) in !layout.contains(table.lowercased()) && !LayoutSignature.bookkeepingTables.contains(table.uppercased()) && !table.uppercased().hasPrefix("TERN_") }
+        let isOutside = { (table: String) in
+            !layout.contains(table.lowercased()) && !LayoutSignature.bookkeepingTables.contains(table.uppercased()) && !table.uppercased().hasPrefix("TERN_")
+        }
         let tables = try connection.tableColumns()
         let outsideTables = try tables.map(\.table).filter(isOutside).compactMap { table in
             let rows = Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
             return rows > 0 ? DroppedData(entity: table, values: rows, outsideModel: true) : nil
         }
-        return outsideTables + (try columnsOutsideModel(of: step.source, tables: tables).compactMap { table, column in
-            let values = Int(try connection.scalar("SELECT count(\(quoteIdentifier(column))) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
-            return values > 0 ? DroppedData(entity: table, property: column, values: values, outsideModel: true) : nil
-        })
+        return outsideTables
+            + (try columnsOutsideModel(of: step.source, tables: tables).compactMap { table, column in
+                let values = Int(try connection.scalar("SELECT count(\(quoteIdentifier(column))) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
+                return values > 0 ? DroppedData(entity: table, property: column, values: values, outsideModel: true) : nil
+            })
     }
 
     /// The columns of the model's own tables that its layout does not have (an app's own): no
     /// step carries them, a copy nor a table rebuilt in place.
     static func columnsOutsideModel(of version: ObjectModel, tables: [(table: String, columns: [String])]) -> [(table: String, column: String)] {
-        let layout = Dictionary(StoreLayout(model: version).tables.map { ($0.name.lowercased(), Set($0.columns.map { $0.name.lowercased() })) }, uniquingKeysWith: { first, _ in first })
+        let layout = Dictionary(
+            StoreLayout(model: version).tables.map { ($0.name.lowercased(), Set($0.columns.map { $0.name.lowercased() })) },
+            uniquingKeysWith: { first, _ in first })
         return tables.flatMap { table, columns in
             guard let known = layout[table.lowercased()] else { return [(table: String, column: String)]() }
             return columns.filter { !known.contains($0.lowercased()) }.map { (table, $0) }
@@ -347,14 +388,17 @@ enum DataLoss {
     }
 
     /// The links of `entity`'s objects through `relationship` to objects of `targets`.
-    private static func countLinksBetween(_ relationship: String, of entity: String, and targets: [String], layout: StoreLayout, connection: Connection) throws -> Int? {
+    private static func countLinksBetween(_ relationship: String, of entity: String, and targets: [String], layout: StoreLayout, connection: Connection) throws
+        -> Int?
+    {
         guard let own = layout.entities[entity], let first = targets.first, let other = layout.entities[first] else { return nil }
         let numbers = targets.compactMap { layout.entities[$0]?.number }.map(String.init).joined(separator: ", ")
         let (o, t) = (quoteIdentifier(own.table), quoteIdentifier(other.table))
         let query: String
         switch layout.storage(ofRelationship: relationship, of: entity) {
         case .joinTable(let table, let ownColumn, let targetColumn, _)?:
-            query = "SELECT count(*) FROM \(quoteIdentifier(table)) j JOIN \(o) o ON o.Z_PK = j.\(quoteIdentifier(ownColumn)) AND o.Z_ENT = \(own.number) "
+            query =
+                "SELECT count(*) FROM \(quoteIdentifier(table)) j JOIN \(o) o ON o.Z_PK = j.\(quoteIdentifier(ownColumn)) AND o.Z_ENT = \(own.number) "
                 + "JOIN \(t) t ON t.Z_PK = j.\(quoteIdentifier(targetColumn)) AND t.Z_ENT IN (\(numbers))"
         case .foreignKey(let column)?:
             query = "SELECT count(*) FROM \(o) o JOIN \(t) t ON t.Z_PK = o.\(quoteIdentifier(column)) AND t.Z_ENT IN (\(numbers)) WHERE o.Z_ENT = \(own.number)"
@@ -367,8 +411,10 @@ enum DataLoss {
     }
 
     /// All the links of a to-many relationship, or those beyond the first of each object.
-    private static func countLinks(_ lost: DroppedData.LostLinks, of relationship: String, of entity: String, layout: StoreLayout,
-                                   connection: Connection) throws -> Int? {
+    private static func countLinks(
+        _ lost: DroppedData.LostLinks, of relationship: String, of entity: String, layout: StoreLayout,
+        connection: Connection
+    ) throws -> Int? {
         let storage = layout.storage(ofRelationship: relationship, of: entity)
         if lost == .beyondFirstOwner {
             // Links past the first that reach each object: the keys repeated.

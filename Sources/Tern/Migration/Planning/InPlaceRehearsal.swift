@@ -14,7 +14,8 @@ enum InPlaceRehearsal {
         let schema = try Connection(path: ":memory:")
         let reader = try ReadOnlyStore(path: store)
         let source = try reader.connect()
-        let objects = try source.prepare("""
+        let objects = try source.prepare(
+            """
             SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
             ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 WHEN 'view' THEN 2 ELSE 3 END, rowid
             """)
@@ -25,7 +26,8 @@ enum InPlaceRehearsal {
         // A column of the app's own in a model table: a table rebuilt in place would lose it
         // without a word; the copy says what it drops.
         if let first = steps.first, LightweightInPlace.statements(for: first) != nil,
-           !DataLoss.columnsOutsideModel(of: first.source, tables: try source.tableColumns()).isEmpty {
+            !DataLoss.columnsOutsideModel(of: first.source, tables: try source.tableColumns()).isEmpty
+        {
             return [0]
         }
         // Which tables are the model's is told by Z_PRIMARYKEY's rows (`LayoutSignature`).

@@ -36,9 +36,10 @@ enum LightweightInPlace {
         }
 
         // Which source entity each destination entity's objects come from, for every mapping.
-        let imageOf = Dictionary(step.passes[0].entities.compactMap { entity in
-            entity.mapping.destinationEntity.flatMap { destination in entity.mapping.sourceEntity.map { (destination, $0) } }
-        }, uniquingKeysWith: { first, _ in first })
+        let imageOf = Dictionary(
+            step.passes[0].entities.compactMap { entity in
+                entity.mapping.destinationEntity.flatMap { destination in entity.mapping.sourceEntity.map { (destination, $0) } }
+            }, uniquingKeysWith: { first, _ in first })
         for entity in step.passes[0].entities {
             let mapping = entity.mapping
             guard let sourceName = mapping.sourceEntity, let destinationName = mapping.destinationEntity else {
@@ -46,8 +47,9 @@ enum LightweightInPlace {
                 continue
             }
             guard sourceNumbers[sourceName] == destinationNumbers[destinationName],
-                  step.source.entity(named: sourceName)?.parent.flatMap({ sourceNumbers[$0] })
-                    == step.destination.entity(named: destinationName)?.parent.flatMap({ destinationNumbers[$0] }) else { return nil }
+                step.source.entity(named: sourceName)?.parent.flatMap({ sourceNumbers[$0] })
+                    == step.destination.entity(named: destinationName)?.parent.flatMap({ destinationNumbers[$0] })
+            else { return nil }
             sourceOf[destinationName] = sourceName
             let from = source.entities[sourceName]!
             let to = destination.entities[destinationName]!
@@ -57,12 +59,13 @@ enum LightweightInPlace {
                 let column = to.attributeColumns[attribute.name]!
                 if let compiled = entity.attributes[attribute.name] {
                     guard case .input(0) = compiled.expression, compiled.inputs.count == 1, compiled.inputs[0].relationships.isEmpty,
-                          case .attribute(let old) = compiled.inputs[0].final,
-                          let oldAttribute = step.source.allAttributes(of: sourceName).first(where: { $0.name == old }),
-                          oldAttribute.type.columnDeclaration == attribute.type.columnDeclaration,
-                          // Values stored outside the store are decoded or encoded: a copy.
-                          oldAttribute.allowsExternalStorage == attribute.allowsExternalStorage,
-                          let oldColumn = from.attributeColumns[old] else { return nil }
+                        case .attribute(let old) = compiled.inputs[0].final,
+                        let oldAttribute = step.source.allAttributes(of: sourceName).first(where: { $0.name == old }),
+                        oldAttribute.type.columnDeclaration == attribute.type.columnDeclaration,
+                        // Values stored outside the store are decoded or encoded: a copy.
+                        oldAttribute.allowsExternalStorage == attribute.allowsExternalStorage,
+                        let oldColumn = from.attributeColumns[old]
+                    else { return nil }
                     keep(from.table, oldColumn, as: column)
                 } else {
                     guard !has(from.table, column) else { return nil }
@@ -75,12 +78,16 @@ enum LightweightInPlace {
             for relationship in step.destination.allRelationships(of: destinationName) where !relationship.isTransient {
                 guard let old = sourceRelationshipName(entity.relationships[relationship.name]) else { continue }
                 guard let oldRelationship = step.source.allRelationships(of: sourceName).first(where: { $0.name == old }),
-                      imageOf[relationship.destination] == oldRelationship.destination,
-                      imageOf[step.destination.entityDeclaring(relationship: relationship.name, from: destinationName)] == step.source.entityDeclaring(relationship: old, from: sourceName) else { return nil }
+                    imageOf[relationship.destination] == oldRelationship.destination,
+                    imageOf[step.destination.entityDeclaring(relationship: relationship.name, from: destinationName)]
+                        == step.source.entityDeclaring(relationship: old, from: sourceName)
+                else { return nil }
                 // Only the objects one entity mapping made: in place only if it makes them all.
                 if case .entityMapping(let name, _)? = entity.relationships[relationship.name] {
                     let reachable = Set(step.source.descendants(of: oldRelationship.destination).map(\.name))
-                    let makers = step.passes[0].entities.filter { $0.mapping.sourceEntity.map(reachable.contains) == true && $0.mapping.destinationEntity != nil }
+                    let makers = step.passes[0].entities.filter {
+                        $0.mapping.sourceEntity.map(reachable.contains) == true && $0.mapping.destinationEntity != nil
+                    }
                     guard makers.map(\.mapping.name) == [name] else { return nil }
                 }
             }
@@ -88,7 +95,9 @@ enum LightweightInPlace {
             for relationship in step.destination.allRelationships(of: destinationName) where !relationship.isToMany && !relationship.isTransient {
                 let columns = [to.foreignKeyColumns[relationship.name], to.entityColumns[relationship.name], to.orderColumns[relationship.name]]
                 if let old = sourceRelationshipName(entity.relationships[relationship.name]) {
-                    guard let oldRelationship = step.source.allRelationships(of: sourceName).first(where: { $0.name == old }), !oldRelationship.isToMany else { return nil }
+                    guard let oldRelationship = step.source.allRelationships(of: sourceName).first(where: { $0.name == old }), !oldRelationship.isToMany else {
+                        return nil
+                    }
                     let oldColumns = [from.foreignKeyColumns[old], from.entityColumns[old], from.orderColumns[old]]
                     for (oldColumn, newColumn) in zip(oldColumns, columns) {
                         switch (oldColumn, newColumn) {
@@ -112,7 +121,8 @@ enum LightweightInPlace {
                     continue
                 }
                 guard let oldKey = from.hiddenKeys.first(where: { $0.owner == ownerMapping.mapping.sourceEntity && $0.relationship == old }),
-                      (oldKey.orderColumn == nil) == (hidden.orderColumn == nil) else { return nil }
+                    (oldKey.orderColumn == nil) == (hidden.orderColumn == nil)
+                else { return nil }
                 for case let (a?, b?) in zip([oldKey.column, oldKey.orderColumn], columns) {
                     keep(from.table, a, as: b)
                 }
@@ -126,7 +136,8 @@ enum LightweightInPlace {
             guard sourceOf.values.contains(where: { source.entities[$0]?.table == table }) else { return nil }
             let target = renamedTables[table] ?? table
             guard let old = source.tables.first(where: { $0.name == table }),
-                  let new = destination.tables.first(where: { $0.name == target }) else { return nil }
+                let new = destination.tables.first(where: { $0.name == target })
+            else { return nil }
             var keeps = kept[table, default: [:]]
             for fixed in ["Z_PK", "Z_ENT", "Z_OPT"] { keeps[fixed] = fixed }
             if new.columns.map({ keeps[$0.name] }) == old.columns.map(\.name) {
@@ -168,7 +179,9 @@ enum LightweightInPlace {
             } else if sourceOf.values.contains(where: { source.entities[$0]?.table == layout.table }) == false {
                 return nil
             }
-            statements.append("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (\(layout.number), \(quoteLiteral(entity.name)), \(entity.parent.flatMap { destinationNumbers[$0] } ?? 0), 0)")
+            statements.append(
+                "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (\(layout.number), \(quoteLiteral(entity.name)), \(entity.parent.flatMap { destinationNumbers[$0] } ?? 0), 0)"
+            )
         }
         for (destinationName, sourceName) in sourceOf where destinationName != sourceName {
             statements.append("UPDATE Z_PRIMARYKEY SET Z_NAME = \(quoteLiteral(destinationName)) WHERE Z_ENT = \(sourceNumbers[sourceName]!)")
@@ -207,32 +220,32 @@ enum LightweightInPlace {
         let destination = StoreLayout(model: step.destination)
         do {
             try connection.transaction(.immediate) {
-            // The indexes of the model's tables are rebuilt from the destination model, and so are
-            // Core Data's triggers (a derived attribute's), which name tables a rebuild replaces;
-            // an app's views and triggers are set aside and made again (the plan checked they
-            // hold), and its own tables keep their indexes.
-            let modelTables = Set(StoreLayout(model: step.source).tables.map(\.name))
-            let indexes = try connection.prepare("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
-            var drops: [String] = []
-            var rows = indexes.rows()
-            while let row = try rows.next() {
-                if modelTables.contains(row.text(at: 1) ?? "") { drops.append("DROP INDEX \(quoteIdentifier(row.text(at: 0)!))") }
-            }
-            let coreDataTriggers = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
-            var triggerRows = coreDataTriggers.rows()
-            while let row = try triggerRows.next() { drops.append("DROP TRIGGER \(quoteIdentifier(row.text(at: 0)!))") }
-            let appObjects = try AppSchemaObjects.read(connection)
-            drops += appObjects.map { "DROP \($0.type.uppercased()) \(quoteIdentifier($0.name))" }
-            for drop in drops { try connection.execute(drop) }
-            for statement in statements { try connection.execute(statement) }
-            try rebuildTablesWithConstraints(destination, connection: connection)
-            guard LayoutSignature(layout: destination) == (try LayoutSignature(connection: connection)) else {
-                throw InPlaceMismatch()  // rolls the transaction back
-            }
-            for statement in destination.indexStatements + destination.derivedValueStatements + destination.triggerStatements + appObjects.map(\.sql) {
-                try connection.execute(statement)
-            }
-            try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", try StoreFile.metadataPlist(for: step.destination))
+                // The indexes of the model's tables are rebuilt from the destination model, and so are
+                // Core Data's triggers (a derived attribute's), which name tables a rebuild replaces;
+                // an app's views and triggers are set aside and made again (the plan checked they
+                // hold), and its own tables keep their indexes.
+                let modelTables = Set(StoreLayout(model: step.source).tables.map(\.name))
+                let indexes = try connection.prepare("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+                var drops: [String] = []
+                var rows = indexes.rows()
+                while let row = try rows.next() {
+                    if modelTables.contains(row.text(at: 1) ?? "") { drops.append("DROP INDEX \(quoteIdentifier(row.text(at: 0)!))") }
+                }
+                let coreDataTriggers = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
+                var triggerRows = coreDataTriggers.rows()
+                while let row = try triggerRows.next() { drops.append("DROP TRIGGER \(quoteIdentifier(row.text(at: 0)!))") }
+                let appObjects = try AppSchemaObjects.read(connection)
+                drops += appObjects.map { "DROP \($0.type.uppercased()) \(quoteIdentifier($0.name))" }
+                for drop in drops { try connection.execute(drop) }
+                for statement in statements { try connection.execute(statement) }
+                try rebuildTablesWithConstraints(destination, connection: connection)
+                guard LayoutSignature(layout: destination) == (try LayoutSignature(connection: connection)) else {
+                    throw InPlaceMismatch()  // rolls the transaction back
+                }
+                for statement in destination.indexStatements + destination.derivedValueStatements + destination.triggerStatements + appObjects.map(\.sql) {
+                    try connection.execute(statement)
+                }
+                try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", try StoreFile.metadataPlist(for: step.destination))
             }
             return true
         } catch is InPlaceMismatch {
@@ -248,7 +261,8 @@ enum LightweightInPlace {
     private static func rebuildTablesWithConstraints(_ destination: StoreLayout, connection: Connection) throws {
         for table in destination.tables where table.constraints.isEmpty {
             guard let sql = try connection.scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", table.name)?.text,
-                  sql.contains("CONSTRAINT") else { continue }
+                sql.contains("CONSTRAINT")
+            else { continue }
             let temporary = "tern_rebuilt_" + table.name
             let columns = table.columns.map { quoteIdentifier($0.name) }.joined(separator: ", ")
             try connection.execute(destination.createStatement(table, named: temporary))

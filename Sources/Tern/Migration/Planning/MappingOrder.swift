@@ -16,7 +16,9 @@ enum MappingOrder {
             guard let destinationEntity = entity.mapping.destinationEntity else { return [] }
             let toOnes = Set(destination.allRelationships(of: destinationEntity).filter { !$0.isToMany }.map(\.name))
             return entity.relationships.compactMap { name, source in
-                guard toOnes.contains(name), case .entityMapping(let target, _) = source, target != entity.mapping.name, names.contains(target) else { return nil }
+                guard toOnes.contains(name), case .entityMapping(let target, _) = source, target != entity.mapping.name, names.contains(target) else {
+                    return nil
+                }
                 return target
             }
         }

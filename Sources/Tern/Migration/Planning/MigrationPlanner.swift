@@ -29,7 +29,9 @@ public enum MigrationPlanner {
         }
         if modelURL.pathExtension == "momd" || modelURL.pathExtension == "mom" {
             let folder = modelURL.deletingLastPathComponent()
-            found += ((try? fileManager.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".cdm") }.map { folder.appendingPathComponent($0).path }
+            found += ((try? fileManager.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".cdm") }.map {
+                folder.appendingPathComponent($0).path
+            }
         }
         return found.sorted { URL(fileURLWithPath: $0).lastPathComponent < URL(fileURLWithPath: $1).lastPathComponent }
     }
@@ -102,12 +104,15 @@ public enum MigrationPlanner {
     ///
     /// With `composing`, consecutive inferred steps become one (`StepComposition`), so the store
     /// is copied once for all of them; steps that cannot be composed say why (`notComposed`).
-    public static func chain(in model: VersionedModel, from: String, to: String, mappingFiles: [String], overriding: [String] = [],
-                             models: [MappingModel] = [], composing: Bool = true,
-                             now: Double = Date().timeIntervalSinceReferenceDate) throws -> [MigrationStep] {
+    public static func chain(
+        in model: VersionedModel, from: String, to: String, mappingFiles: [String], overriding: [String] = [],
+        models: [MappingModel] = [], composing: Bool = true,
+        now: Double = Date().timeIntervalSinceReferenceDate
+    ) throws -> [MigrationStep] {
         let names = model.versions.map(\.versionName)
         guard let start = names.firstIndex(of: from), let end = names.firstIndex(of: to) else {
-            throw TernError(.badInput, "no version \(names.contains(from) ? to : from) in \(model.name) (versions: \(names.joined(separator: ", ")))", path: model.path)
+            throw TernError(
+                .badInput, "no version \(names.contains(from) ? to : from) in \(model.name) (versions: \(names.joined(separator: ", ")))", path: model.path)
         }
         guard start < end else {
             throw TernError(.badInput, "cannot migrate from \(from) to the earlier version \(to): give a mapping model for the downgrade", path: model.path)
@@ -123,9 +128,11 @@ public enum MigrationPlanner {
         for file in overriding {
             let (source, destination) = try versions(of: file, in: model)
             guard let source, let destination else {
-                throw TernError(.badInput, file.hasSuffix(".cdm")
-                                ? "the compiled mapping model's entity version hashes are those of no version of \(model.name)"
-                                : "the mapping model does not name its source and destination versions", path: file)
+                throw TernError(
+                    .badInput,
+                    file.hasSuffix(".cdm")
+                        ? "the compiled mapping model's entity version hashes are those of no version of \(model.name)"
+                        : "the mapping model does not name its source and destination versions", path: file)
             }
             if overridden.contains("\(source)\u{0}\(destination)") { continue }
             declared.append((.file(file), source, destination))
@@ -173,7 +180,10 @@ public enum MigrationPlanner {
                     let validated = try mapping.validate(source: source, destination: destination, now: now)
                     steps.append(MigrationStep(source: source, destination: destination, passes: [validated], isInferred: true, origins: ["inferred"]))
                 } catch let failure as InferenceFailure {
-                    throw TernError(.badInput, "no mapping model from \(source.versionName) to \(destination.versionName), and it cannot be inferred:\n" + failure.reasons.map { "  - \($0)" }.joined(separator: "\n"), path: model.path)
+                    throw TernError(
+                        .badInput,
+                        "no mapping model from \(source.versionName) to \(destination.versionName), and it cannot be inferred:\n"
+                            + failure.reasons.map { "  - \($0)" }.joined(separator: "\n"), path: model.path)
                 }
                 position += 1
             }
@@ -189,7 +199,8 @@ public enum MigrationPlanner {
         func flush() {
             if run.count > 1 {
                 switch StepComposition.compose(run, now: now) {
-                case .success(let step) where LightweightInPlace.statements(for: step) == nil && run.allSatisfy({ LightweightInPlace.statements(for: $0) != nil }):
+                case .success(let step)
+                where LightweightInPlace.statements(for: step) == nil && run.allSatisfy({ LightweightInPlace.statements(for: $0) != nil }):
                     // Schema changes alone, step after step, cost less than one copy.
                     run[0].notComposed = "each of these steps runs in place as schema changes, which costs less than the one copy they would take composed"
                     result += run

@@ -21,8 +21,10 @@ public struct MigrationStep: Sendable {
     public internal(set) var copiedInstead: String?
 
     /// A step running `passes` in order; see the properties for what each argument means.
-    public init(source: ObjectModel, destination: ObjectModel, passes: [ValidatedMapping], isInferred: Bool, origins: [String],
-                composedFrom: String? = nil) {
+    public init(
+        source: ObjectModel, destination: ObjectModel, passes: [ValidatedMapping], isInferred: Bool, origins: [String],
+        composedFrom: String? = nil
+    ) {
         self.source = source
         self.destination = destination
         self.passes = passes

@@ -148,28 +148,37 @@ extension StoreMigration {
                         created[mapping.destinationEntity!, default: 0] += rows
                     }
                     let engine: PlanEstimate.Engine = planned?.runsInSwift == true ? .swift : .sql
-                    let properties = mapping.attributeMappings.map { PlanEstimate.Property(name: $0.name, kind: .attribute, expression: $0.valueExpression, runsIn: engine) }
-                        + mapping.relationshipMappings.map { PlanEstimate.Property(name: $0.name, kind: .relationship, expression: $0.valueExpression, runsIn: .sql) }
-                    mappings.append(PlanEstimate.EntityMapping(
-                        name: mapping.name, type: mapping.type, source: mapping.sourceEntity, destination: mapping.destinationEntity,
-                        filter: mapping.filterPredicate, policy: mapping.policy, runsIn: engine, rows: rows, rowsCounted: index == 0,
-                        batches: Self.batches(rows, options.batchSize), properties: properties))
+                    let properties =
+                        mapping.attributeMappings.map { PlanEstimate.Property(name: $0.name, kind: .attribute, expression: $0.valueExpression, runsIn: engine) }
+                        + mapping.relationshipMappings.map {
+                            PlanEstimate.Property(name: $0.name, kind: .relationship, expression: $0.valueExpression, runsIn: .sql)
+                        }
+                    mappings.append(
+                        PlanEstimate.EntityMapping(
+                            name: mapping.name, type: mapping.type, source: mapping.sourceEntity, destination: mapping.destinationEntity,
+                            filter: mapping.filterPredicate, policy: mapping.policy, runsIn: engine, rows: rows, rowsCounted: index == 0,
+                            batches: Self.batches(rows, options.batchSize), properties: properties))
                 }
                 let rows = mappings.reduce(0) { $0 + $1.rows }
-                passes.append(PlanEstimate.Pass(number: number + 1, entityMappings: mappings, rows: rows,
-                                                batches: mappings.reduce(0) { $0 + $1.batches }))
+                passes.append(
+                    PlanEstimate.Pass(
+                        number: number + 1, entityMappings: mappings, rows: rows,
+                        batches: mappings.reduce(0) { $0 + $1.batches }))
             }
             let dropped = DataLoss.dropped(by: step)
-            steps.append(PlanEstimate.Step(source: step.source.versionName, destination: step.destination.versionName,
-                                           origin: step.isInferred ? ["inferred"] : step.origins, composedFrom: step.composedFrom,
-                                           notComposed: step.notComposed, copiedInstead: step.copiedInstead, schemaChanges: stepPlan.inPlace, passes: passes,
-                                           dropped: (index == 0 ? try DataLoss.count(dropped, of: step, in: store) : dropped)
-                                               + (outsideModelCarried && stepPlan.inPlace == nil ? try DataLoss.tablesOutsideModel(of: plan.steps[0], in: store) : [])))
+            steps.append(
+                PlanEstimate.Step(
+                    source: step.source.versionName, destination: step.destination.versionName,
+                    origin: step.isInferred ? ["inferred"] : step.origins, composedFrom: step.composedFrom,
+                    notComposed: step.notComposed, copiedInstead: step.copiedInstead, schemaChanges: stepPlan.inPlace, passes: passes,
+                    dropped: (index == 0 ? try DataLoss.count(dropped, of: step, in: store) : dropped)
+                        + (outsideModelCarried && stepPlan.inPlace == nil ? try DataLoss.tablesOutsideModel(of: plan.steps[0], in: store) : [])))
             if stepPlan.inPlace == nil { outsideModelCarried = false }
             objects = created
         }
-        var estimate = PlanEstimate(storeVersion: plan.storeVersion, targetVersion: plan.targetVersion, batchSize: options.batchSize,
-                                    workers: options.workers, steps: steps)
+        var estimate = PlanEstimate(
+            storeVersion: plan.storeVersion, targetVersion: plan.targetVersion, batchSize: options.batchSize,
+            workers: options.workers, steps: steps)
         estimate.fromStoreModel = plan.fromStoreModel
         return estimate
     }

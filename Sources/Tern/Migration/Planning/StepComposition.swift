@@ -17,7 +17,8 @@ enum StepComposition {
         var chain = Chain(start: first.source)
         for step in steps {
             guard step.isInferred, step.passes.count == 1 else {
-                return .failure(Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName) has a mapping file (only inferred steps are composed)"))
+                return .failure(
+                    Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName) has a mapping file (only inferred steps are composed)"))
             }
             if let refusal = chain.apply(step) { return .failure(refusal) }
         }
@@ -25,8 +26,10 @@ enum StepComposition {
             let model = try chain.mappingModel(to: last.destination)
             let validated = try model.validate(source: first.source, destination: last.destination, now: now)
             let versions = ([first.source] + steps.map(\.destination)).map(\.versionName).joined(separator: " → ")
-            return .success(MigrationStep(source: first.source, destination: last.destination, passes: [validated], isInferred: true,
-                                          origins: ["inferred"], composedFrom: versions))
+            return .success(
+                MigrationStep(
+                    source: first.source, destination: last.destination, passes: [validated], isInferred: true,
+                    origins: ["inferred"], composedFrom: versions))
         } catch let refusal as Refusal {
             return .failure(refusal)
         } catch {
@@ -85,7 +88,8 @@ enum StepComposition {
                     identity.attributes[attribute.name] = .attribute(attribute.name, fallback: nil)
                 }
                 for relationship in start.allRelationships(of: entity.name) where !relationship.isTransient {
-                    identity.relationships[relationship.name] = Objects(relationship: relationship.name, entities: Set(start.descendants(of: relationship.destination).map(\.name)))
+                    identity.relationships[relationship.name] = Objects(
+                        relationship: relationship.name, entities: Set(start.descendants(of: relationship.destination).map(\.name)))
                     if relationship.isOrdered { identity.ordered.insert(relationship.name) }
                 }
                 reached[entity.name] = identity
@@ -111,7 +115,8 @@ enum StepComposition {
                         continue
                     }
                     guard let (origin, hasFallback) = Self.inferredCopy(text), let value = before.attributes[origin] else {
-                        return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(attribute.name) is not a copy (\(text))")
+                        return Refusal(
+                            reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(attribute.name) is not a copy (\(text))")
                     }
                     let fallback = hasFallback ? attribute.defaultValue : nil
                     switch value {
@@ -133,14 +138,16 @@ enum StepComposition {
                         after.relationships[relationship.name] = .some(nil)
                         continue
                     }
-                    let carriedBy = switch source {
-                    case .entityMapping(let name, _): mapping.entities.filter { $0.mapping.name == name }
-                    case .sourceRelationship: mapping.entities
-                    }
+                    let carriedBy =
+                        switch source {
+                        case .entityMapping(let name, _): mapping.entities.filter { $0.mapping.name == name }
+                        case .sourceRelationship: mapping.entities
+                        }
                     let holdable = Set(step.destination.descendants(of: relationship.destination).map(\.name))
                     let entities = carriedBy.compactMap { carrier -> String? in
                         guard let from = carrier.mapping.sourceEntity, reaching.entities.contains(from),
-                              let to = carrier.mapping.destinationEntity, holdable.contains(to) else { return nil }
+                            let to = carrier.mapping.destinationEntity, holdable.contains(to)
+                        else { return nil }
                         return to
                     }
                     after.relationships[relationship.name] = Objects(relationship: reaching.relationship, entities: Set(entities))
@@ -149,27 +156,42 @@ enum StepComposition {
                     let wasOrdered = before.ordered.contains(origin)
                     if before.cut.contains(origin) {
                         guard !relationship.isToMany || wasToMany else {
-                            return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) becomes a to-many again after an earlier step cut it to a to-one")
+                            return Refusal(
+                                reason:
+                                    "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) becomes a to-many again after an earlier step cut it to a to-one"
+                            )
                         }
                         after.cut.insert(relationship.name)
                     }
                     if before.reduced.contains(origin) {
                         guard relationship.isToMany || !wasToMany else {
-                            return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) is cut to a to-one after an earlier step cut its inverse (which link stays depends on that choice)")
+                            return Refusal(
+                                reason:
+                                    "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) is cut to a to-one after an earlier step cut its inverse (which link stays depends on that choice)"
+                            )
                         }
                         after.reduced.insert(relationship.name)
                     }
                     if before.orderDropped.contains(origin) {
                         guard !relationship.isOrdered else {
-                            return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): the order of \(destination).\(relationship.name) was dropped by an earlier step and is made again here")
+                            return Refusal(
+                                reason:
+                                    "\(step.source.versionName) → \(step.destination.versionName): the order of \(destination).\(relationship.name) was dropped by an earlier step and is made again here"
+                            )
                         }
                         guard relationship.isToMany else {
-                            return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) is cut to a to-one after an earlier step dropped its order (which object stays depends on that order)")
+                            return Refusal(
+                                reason:
+                                    "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) is cut to a to-one after an earlier step dropped its order (which object stays depends on that order)"
+                            )
                         }
                         after.orderDropped.insert(relationship.name)
                     }
                     if relationship.isToMany, relationship.inverse == nil, let originRelationship, step.source.reachesSharedObjects(originRelationship) {
-                        return Refusal(reason: "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) has no inverse, so each object keeps one of its owners (which one depends on the step)")
+                        return Refusal(
+                            reason:
+                                "\(step.source.versionName) → \(step.destination.versionName): \(destination).\(relationship.name) has no inverse, so each object keeps one of its owners (which one depends on the step)"
+                        )
                     }
                     if wasToMany && !relationship.isToMany {
                         after.cut.insert(relationship.name)
@@ -210,7 +232,9 @@ enum StepComposition {
                     switch composed.attributes[attribute.name]! {
                     case .attribute(let origin, nil): expression = "$source.\(origin)"
                     case .attribute(let origin, let fallback?):
-                        guard let literal = ExpressionText.literal(fallback) else { throw Refusal(reason: "\(entity.name).\(attribute.name): its default cannot be written as an expression") }
+                        guard let literal = ExpressionText.literal(fallback) else {
+                            throw Refusal(reason: "\(entity.name).\(attribute.name): its default cannot be written as an expression")
+                        }
                         expression = "ifNil:($source.\(origin), \(literal))"
                     case .constant(let value) where value == (attribute.defaultValue ?? .null): expression = nil
                     case .constant(let value):
@@ -224,14 +248,20 @@ enum StepComposition {
                 var relationships: [PropertyMapping] = []
                 for relationship in destination.allRelationships(of: entity.name) where !relationship.isTransient {
                     if composed.reduced.contains(relationship.name),
-                       destination.allRelationships(of: relationship.destination).first(where: { $0.name == relationship.inverse })?.isToMany != false {
-                        throw Refusal(reason: "\(entity.name).\(relationship.name): an earlier step cut its inverse to a to-one, keeping one link of several, and no to-one inverse holds that choice now")
+                        destination.allRelationships(of: relationship.destination).first(where: { $0.name == relationship.inverse })?.isToMany != false
+                    {
+                        throw Refusal(
+                            reason:
+                                "\(entity.name).\(relationship.name): an earlier step cut its inverse to a to-one, keeping one link of several, and no to-one inverse holds that choice now"
+                        )
                     }
                     let expression = try objectsExpression(composed.relationships[relationship.name] ?? nil, of: composed, relationship, in: destination)
                     relationships.append(PropertyMapping(name: relationship.name, valueExpression: expression))
                 }
-                mappings.append(EntityMapping(name: Self.name(composed), type: .transform, sourceEntity: composed.source, destinationEntity: entity.name,
-                                              attributeMappings: attributes, relationshipMappings: relationships))
+                mappings.append(
+                    EntityMapping(
+                        name: Self.name(composed), type: .transform, sourceEntity: composed.source, destinationEntity: entity.name,
+                        attributeMappings: attributes, relationshipMappings: relationships))
             }
             let migrated = Set(mappings.compactMap(\.sourceEntity))
             var names = Set(mappings.map(\.name))
@@ -252,7 +282,9 @@ enum StepComposition {
         /// entity: every object made from the first version's targets where that is what the
         /// steps kept (the relationship's destination entity narrowing it as each step did),
         /// those of the one composed entity mapping that kept any, or none.
-        private func objectsExpression(_ objects: Objects?, of composed: Composed, _ relationship: Relationship, in destination: ObjectModel) throws(Refusal) -> String? {
+        private func objectsExpression(_ objects: Objects?, of composed: Composed, _ relationship: Relationship, in destination: ObjectModel) throws(Refusal)
+            -> String?
+        {
             guard let objects, !objects.entities.isEmpty else { return nil }
             let origin = start.allRelationships(of: composed.source!).first { $0.name == objects.relationship }!
             let targets = Set(start.descendants(of: origin.destination).map(\.name))
@@ -262,7 +294,10 @@ enum StepComposition {
                 return "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(origin.name)\", $source.\(origin.name))"
             }
             guard objects.entities.count == 1, let made = reached[objects.entities.first!] else {
-                throw Refusal(reason: "\(composed.destination).\(relationship.name): the steps keep the objects of \(objects.entities.sorted().joined(separator: ", ")) only, which one expression cannot select")
+                throw Refusal(
+                    reason:
+                        "\(composed.destination).\(relationship.name): the steps keep the objects of \(objects.entities.sorted().joined(separator: ", ")) only, which one expression cannot select"
+                )
             }
             return "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(Self.name(made))\", $source.\(origin.name))"
         }

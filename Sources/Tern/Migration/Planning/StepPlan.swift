@@ -35,9 +35,10 @@ struct StepPlan {
         mappings = all.enumerated().map { number, element in
             let runsInSwift = registry.runsInSwift(element.entity.mapping)
             let follows = keysFollowSource(element.entity)
-            return PlannedMapping(pass: element.pass, number: number + 1, mapping: element.entity, keepsKeys: follows && !runsInSwift,
-                                  policyMayKeepKeys: follows && runsInSwift, runsInSwift: runsInSwift,
-                                  valuesFollowExpressions: registry.valuesFollowExpressions(element.entity.mapping))
+            return PlannedMapping(
+                pass: element.pass, number: number + 1, mapping: element.entity, keepsKeys: follows && !runsInSwift,
+                policyMayKeepKeys: follows && runsInSwift, runsInSwift: runsInSwift,
+                valuesFollowExpressions: registry.valuesFollowExpressions(element.entity.mapping))
         }
     }
 

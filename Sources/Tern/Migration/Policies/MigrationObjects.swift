@@ -22,7 +22,9 @@ public struct SourceObject: Sendable, Equatable {
     public subscript(_ name: String) -> SQLiteValue {
         get throws {
             guard let value = values[name] else {
-                throw TernError(.badInput, "source object \(entity) \(key) has no attribute or to-one relationship \(name) (it has: \(values.keys.sorted().joined(separator: ", ")))")
+                throw TernError(
+                    .badInput,
+                    "source object \(entity) \(key) has no attribute or to-one relationship \(name) (it has: \(values.keys.sorted().joined(separator: ", ")))")
             }
             return value
         }

@@ -77,11 +77,13 @@ public struct PolicyRegistry: Sendable {
     func policy(for mapping: EntityMapping) throws -> (any EntityMigrationPolicy)? {
         guard let name = mapping.policy else { return nil }
         guard let policy = policy(named: name) else {
-            throw TernError(.badInput, "entity mapping \(mapping.name) names the migration policy \(name), which is not registered "
-                                + "(registered: \(names.isEmpty ? "none" : names.joined(separator: ", "))). It is the app's own NSEntityMigrationPolicy subclass: "
-                                + "write it in Swift as an EntityMigrationPolicy and register it under this name in a program of your own: "
-                                + "tern policy scaffold --model MODEL --out DIR writes that package, one policy type per class the mappings name "
-                                + "(README, \"Entity migration policies\")")
+            throw TernError(
+                .badInput,
+                "entity mapping \(mapping.name) names the migration policy \(name), which is not registered "
+                    + "(registered: \(names.isEmpty ? "none" : names.joined(separator: ", "))). It is the app's own NSEntityMigrationPolicy subclass: "
+                    + "write it in Swift as an EntityMigrationPolicy and register it under this name in a program of your own: "
+                    + "tern policy scaffold --model MODEL --out DIR writes that package, one policy type per class the mappings name "
+                    + "(README, \"Entity migration policies\")")
         }
         return policy
     }

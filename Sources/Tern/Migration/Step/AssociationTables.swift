@@ -56,7 +56,8 @@ struct AssociationTables {
     /// The index on `source`, built when the mapping's objects are all created (`StepWorkspace`
     /// creates the tables).
     func indexStatement(_ entry: PlannedMapping) -> String? {
-        entry.keepsKeys ? nil : "CREATE INDEX IF NOT EXISTS \(quoteIdentifier(entry.table + "_SOURCE")) ON \(quoteIdentifier(entry.table)) (source, destination)"
+        entry.keepsKeys
+            ? nil : "CREATE INDEX IF NOT EXISTS \(quoteIdentifier(entry.table + "_SOURCE")) ON \(quoteIdentifier(entry.table)) (source, destination)"
     }
 
     /// SQL giving the destination key that `entry` made from the source object whose key is the
@@ -76,7 +77,8 @@ struct AssociationTables {
         }
         // A policy may associate a source object with objects of other entities too: only those
         // of the mapping's destination entity (or below) are what its relationships can hold.
-        return "(SELECT a.destination FROM \(quoteIdentifier(entry.table)) a WHERE a.source = \(key) AND a.entity IN (\(entityNumbers(below: entry))) ORDER BY a.destination LIMIT 1)"
+        return
+            "(SELECT a.destination FROM \(quoteIdentifier(entry.table)) a WHERE a.source = \(key) AND a.entity IN (\(entityNumbers(below: entry))) ORDER BY a.destination LIMIT 1)"
     }
 
     /// The destination entity numbers of `entry`'s destination entity and its descendants.

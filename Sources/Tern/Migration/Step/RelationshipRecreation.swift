@@ -37,7 +37,8 @@ final class RelationshipRecreation {
             let relationship = step.destination.allRelationships(of: mapping.destinationEntity!).first { $0.name == name }!
             let (_, targets) = inputs.targets(of: relationship, in: entry)
             guard !targets.isEmpty, let storage = destinationLayout.storage(ofRelationship: name, of: mapping.destinationEntity!),
-                  (storage.orderColumn != nil) == ordered else { continue }
+                (storage.orderColumn != nil) == ordered
+            else { continue }
             // Both sides of a relationship may be mapped and are stored in one place: write the
             // links once, and their order from the side that is ordered.
             let ends = inputs.linkEnds(entry, storage: storage, targets: targets)
@@ -68,7 +69,9 @@ final class RelationshipRecreation {
             for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
                 let now = inputs.targets(of: relationship, in: entry).1.map(\.number)
                 let all = inputs.targets(of: relationship, in: entry, throughPass: last).1.map(\.number)
-                guard all.count > now.count, let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!) else { continue }
+                guard all.count > now.count, let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!) else {
+                    continue
+                }
                 let unit = WorkUnit.laterLinks(mapping: entry.number, name: mapping.name, relationship: relationship.name)
                 if !workspace[unit].done {
                     let started = ContinuousClock.now
@@ -87,7 +90,9 @@ final class RelationshipRecreation {
         var seen: Set<String> = []
         for entity in step.destination.entities {
             for relationship in entity.relationships where relationship.isToMany && relationship.isOrdered {
-                guard let storage = destinationLayout.storage(ofRelationship: relationship.name, of: entity.name), let order = storage.orderColumn else { continue }
+                guard let storage = destinationLayout.storage(ofRelationship: relationship.name, of: entity.name), let order = storage.orderColumn else {
+                    continue
+                }
                 let (table, owner, member, row): (String, String, String, String)
                 switch storage {
                 case .inverseForeignKey(let name, let column, _): (table, owner, member, row) = (name, column, "\"Z_PK\"", "\"Z_PK\"")
@@ -100,7 +105,8 @@ final class RelationshipRecreation {
                 // ordered side wrote them), one plain scan says so, without grouping the table.
                 guard try connection.scalar("SELECT 1 FROM \(t) WHERE \(k) IS NULL AND \(o) IS NOT NULL LIMIT 1") != nil else { continue }
                 try connection.transaction(.immediate) {
-                    try connection.execute("""
+                    try connection.execute(
+                        """
                         UPDATE \(t) SET \(k) = x.position FROM (
                           SELECT \(row) AS id, 1024 * (row_number() OVER (PARTITION BY \(o) ORDER BY \(member)) + 1) AS position FROM \(t)
                           WHERE \(o) IN (SELECT \(o) FROM \(t) WHERE \(o) IS NOT NULL GROUP BY \(o) HAVING count(\(k)) = 0)) x
@@ -122,7 +128,8 @@ final class RelationshipRecreation {
             let (column, target, inverseName, inverseColumn) = (pair.column, pair.target, pair.inverse, pair.inverseColumn)
             let (_, targets) = inputs.targets(of: relationship, in: entry)
             guard !targets.isEmpty else { continue }
-            let mirrored = LinkEnds(place: "\(target.table).\(inverseColumn)", holders: Set(targets.map(\.number)), referents: [entry.number], ownerHolds: false)
+            let mirrored = LinkEnds(
+                place: "\(target.table).\(inverseColumn)", holders: Set(targets.map(\.number)), referents: [entry.number], ownerHolds: false)
             guard !mirrored.isCovered(by: writtenLinks) else { continue }
             writtenLinks.append(mirrored)
             let unit = WorkUnit.mirror(mapping: entry.number, name: mapping.name, relationship: relationship.name)
@@ -130,19 +137,23 @@ final class RelationshipRecreation {
             var sets = ["\(quoteIdentifier(inverseColumn)) = o.\"Z_PK\""]
             if let entityColumn = target.entityColumns[inverseName] { sets.append("\(quoteIdentifier(entityColumn)) = o.\"Z_ENT\"") }
             try workspace.commit(unit, done: true) {
-                try connection.execute("UPDATE \(quoteIdentifier(target.table)) SET \(sets.joined(separator: ", ")) FROM \(quoteIdentifier(owner.table)) o WHERE o.\(quoteIdentifier(column)) = \(quoteIdentifier(target.table)).\"Z_PK\" AND o.\"Z_ENT\" = \(owner.number)")
+                try connection.execute(
+                    "UPDATE \(quoteIdentifier(target.table)) SET \(sets.joined(separator: ", ")) FROM \(quoteIdentifier(owner.table)) o WHERE o.\(quoteIdentifier(column)) = \(quoteIdentifier(target.table)).\"Z_PK\" AND o.\"Z_ENT\" = \(owner.number)"
+                )
                 return StepWorkspace.Progress(count: connection.changes)
             }
         }
     }
 
-
-    func writeRelationship(_ relationship: Relationship, storage: RelationshipStorage, entry: PlannedMapping, orderOnly: Bool, unit: WorkUnit,
-                           throughPass: Int? = nil) throws {
+    func writeRelationship(
+        _ relationship: Relationship, storage: RelationshipStorage, entry: PlannedMapping, orderOnly: Bool, unit: WorkUnit,
+        throughPass: Int? = nil
+    ) throws {
         guard let mapped = inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: throughPass) else { return }
-        try apply(pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly, unit: unit)
+        try apply(
+            pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly, unit: unit
+        )
     }
-
 
     /// Writes destination links `(owner, target, target_entity, ord, order_key, inverse_ord)` into wherever the
     /// relationship is stored, and marks `unit` done with their count, in one transaction. With
@@ -156,7 +167,8 @@ final class RelationshipRecreation {
         let column: String, landing: String
         switch storage {
         case .joinTable(let table, let own, let destination, let order):
-            try insertJoinRows(pairs: pairs, into: table, own: own, destination: destination, order: order, relationship: relationship, ownerEntity: ownerEntity, unit: unit)
+            try insertJoinRows(
+                pairs: pairs, into: table, own: own, destination: destination, order: order, relationship: relationship, ownerEntity: ownerEntity, unit: unit)
             return
         case .foreignKey(let own): (column, landing) = (own, "owner")
         case .inverseForeignKey(_, let inverse, _): (column, landing) = (inverse, "target")
@@ -176,14 +188,18 @@ final class RelationshipRecreation {
                     sets.append("\(quoteIdentifier(entityColumn)) = \(destinationEntity.number)")
                 }
                 if !sets.isEmpty {
-                    try connection.execute("UPDATE \(quoteIdentifier(table)) SET \(sets.joined(separator: ", ")) FROM temp.tern_pairs p WHERE \(quoteIdentifier(table)).\"Z_PK\" = p.target")
+                    try connection.execute(
+                        "UPDATE \(quoteIdentifier(table)) SET \(sets.joined(separator: ", ")) FROM temp.tern_pairs p WHERE \(quoteIdentifier(table)).\"Z_PK\" = p.target"
+                    )
                 }
             } else {
                 var sets = ["\(quoteIdentifier(column)) = p.target"]
                 if let entityColumn = destinationEntity.entityColumns[relationship.name] { sets.append("\(quoteIdentifier(entityColumn)) = p.target_entity") }
                 // The target's to-many inverse is ordered: the object keeps its source position.
                 if let orderColumn = destinationEntity.orderColumns[relationship.name] { sets.append("\(quoteIdentifier(orderColumn)) = p.inverse_ord") }
-                try connection.execute("UPDATE \(quoteIdentifier(destinationEntity.table)) SET \(sets.joined(separator: ", ")) FROM (SELECT owner, target, target_entity, inverse_ord FROM temp.tern_pairs WHERE ord = 2048) p WHERE \(quoteIdentifier(destinationEntity.table)).\"Z_PK\" = p.owner")
+                try connection.execute(
+                    "UPDATE \(quoteIdentifier(destinationEntity.table)) SET \(sets.joined(separator: ", ")) FROM (SELECT owner, target, target_entity, inverse_ord FROM temp.tern_pairs WHERE ord = 2048) p WHERE \(quoteIdentifier(destinationEntity.table)).\"Z_PK\" = p.owner"
+                )
             }
             return StepWorkspace.Progress(count: count)
         }
@@ -192,8 +208,10 @@ final class RelationshipRecreation {
     /// A join table's rows, inserted straight from the pairs in its primary key's order (no copy
     /// of them to write and read again), with the order keys of whichever sides are ordered. The
     /// count is of the rows the insert wrote or re-ordered.
-    private func insertJoinRows(pairs: String, into table: String, own: String, destination: String, order: String?, relationship: Relationship,
-                                ownerEntity: String, unit: WorkUnit) throws {
+    private func insertJoinRows(
+        pairs: String, into table: String, own: String, destination: String, order: String?, relationship: Relationship,
+        ownerEntity: String, unit: WorkUnit
+    ) throws {
         let landing = destinationLayout.joinTables.first { $0.table == table }?.ownerColumn == own ? "owner, target" : "target, owner"
         // The inverse's order too, where it is ordered: its source's positions.
         let inverseOrder = destinationLayout.inverseOrderColumn(ofRelationship: relationship.name, of: ownerEntity)
@@ -201,11 +219,14 @@ final class RelationshipRecreation {
         let columns = [own, destination] + orders.map(\.0)
         let values = ["owner", "target"] + orders.map(\.1)
         // `WHERE true` lets SQLite parse the upsert after INSERT … SELECT.
-        let upsert = orders.isEmpty ? " ON CONFLICT DO NOTHING"
+        let upsert =
+            orders.isEmpty
+            ? " ON CONFLICT DO NOTHING"
             : " ON CONFLICT DO UPDATE SET " + orders.map { "\(quoteIdentifier($0.0)) = excluded.\(quoteIdentifier($0.0))" }.joined(separator: ", ")
         try workspace.commit(unit, done: true) {
-            try connection.execute("INSERT INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) "
-                                   + "SELECT \(values.joined(separator: ", ")) FROM (\(pairs)) WHERE true ORDER BY \(landing)\(upsert)")
+            try connection.execute(
+                "INSERT INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) "
+                    + "SELECT \(values.joined(separator: ", ")) FROM (\(pairs)) WHERE true ORDER BY \(landing)\(upsert)")
             return StepWorkspace.Progress(count: connection.changes)
         }
     }
@@ -229,7 +250,8 @@ final class RelationshipRecreation {
             }
         }
         try workspace.commit(unit, done: true) {
-            let insert = try connection.prepare("INSERT INTO \(StepWorkspace.linksTable) (owner, owner_entity, relationship, target, target_entity) VALUES (?, ?, ?, ?, ?)")
+            let insert = try connection.prepare(
+                "INSERT INTO \(StepWorkspace.linksTable) (owner, owner_entity, relationship, target, target_entity) VALUES (?, ?, ?, ?, ?)")
             for link in context.links {
                 try insert.bind([link.owner, link.ownerEntity, link.relationship, link.target, link.targetEntity])
                 try insert.run()
@@ -244,8 +266,9 @@ final class RelationshipRecreation {
         let groups = try rowsOf("SELECT DISTINCT owner_entity, relationship FROM \(StepWorkspace.linksTable) ORDER BY 1, 2")
         for group in groups {
             guard let ownerEntity = group[0].text, let name = group[1].text,
-                  let relationship = step.destination.allRelationships(of: ownerEntity).first(where: { $0.name == name }),
-                  let storage = destinationLayout.storage(ofRelationship: name, of: ownerEntity) else {
+                let relationship = step.destination.allRelationships(of: ownerEntity).first(where: { $0.name == name }),
+                let storage = destinationLayout.storage(ofRelationship: name, of: ownerEntity)
+            else {
                 throw TernError(.badInput, "a policy related objects through \(group[1].text ?? "?"), which \(group[0].text ?? "?") does not have")
             }
             let unit = WorkUnit.policyLinks(pass: pass, entity: ownerEntity, relationship: name)

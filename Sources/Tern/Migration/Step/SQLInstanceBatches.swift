@@ -26,7 +26,9 @@ struct SQLInstanceBatches: InstanceBatchWriter {
 
         // Columns: attributes, then foreign keys whose targets are known now.
         var columns: [String] = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var values: [SQLFragment] = [SQLFragment(entry.keepsKeys ? "s.\"Z_PK\"" : "a.destination"), SQLFragment("\(destinationEntity.number)"), SQLFragment("1")]
+        var values: [SQLFragment] = [
+            SQLFragment(entry.keepsKeys ? "s.\"Z_PK\"" : "a.destination"), SQLFragment("\(destinationEntity.number)"), SQLFragment("1"),
+        ]
         for attribute in migrator.step.destination.allAttributes(of: mapping.destinationEntity!) where !attribute.isTransient {
             columns.append(destinationEntity.attributeColumns[attribute.name]!)
             values.append(migrator.inputs.storedValue(attribute, in: entry, compiler: &compiler))
@@ -46,16 +48,24 @@ struct SQLInstanceBatches: InstanceBatchWriter {
 
         root = destinationEntity.table
         if migrator.nextKeys[root] == nil { migrator.nextKeys[root] = 1 }
-        let from = entry.keepsKeys
+        let from =
+            entry.keepsKeys
             ? "FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s"
             : "FROM \(quoteIdentifier(entry.table)) a JOIN \"src\".\(quoteIdentifier(sourceEntity.table)) s ON s.\"Z_PK\" = a.source"
-        let insert = SQLFragment("INSERT INTO \(quoteIdentifier(destinationEntity.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) SELECT ")
+        let insert =
+            SQLFragment("INSERT INTO \(quoteIdentifier(destinationEntity.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) SELECT ")
             + values.dropFirst().reduce(values[0]) { $0 + SQLFragment(", ") + $1 }
             + SQLFragment(" \(from) WHERE ") + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ?")
         self.insert = try migrator.connection.prepare(insert.sql)
         insertArguments = values.flatMap(\.arguments) + selection.arguments
-        associate = entry.keepsKeys ? nil : try migrator.connection.prepare((SQLFragment("INSERT INTO \(quoteIdentifier(entry.table)) (source, destination) SELECT s.\"Z_PK\", ? + row_number() OVER (ORDER BY s.\"Z_PK\") - 1 FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE ")
-            + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? ORDER BY s.\"Z_PK\"")).sql)
+        associate =
+            entry.keepsKeys
+            ? nil
+            : try migrator.connection.prepare(
+                (SQLFragment(
+                    "INSERT INTO \(quoteIdentifier(entry.table)) (source, destination) SELECT s.\"Z_PK\", ? + row_number() OVER (ORDER BY s.\"Z_PK\") - 1 FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE "
+                )
+                    + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? ORDER BY s.\"Z_PK\"")).sql)
     }
 
     func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws -> StepReport.SwiftTimes? {

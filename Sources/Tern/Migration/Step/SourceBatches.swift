@@ -29,10 +29,13 @@ struct SourceBatches {
     ///     and the most a batch may take; nil: batches are counted in objects only.
     init(connection: Connection, table: String, selection: SQLFragment, size: Int, weight: (sql: String, budget: Int)? = nil, after last: Int64) throws {
         let from = SQLFragment("FROM \"src\".\(quoteIdentifier(table)) s WHERE ") + selection
-        let window = SQLFragment("SELECT s.\"Z_PK\" AS k\(weight.map { ", \($0.sql) AS w" } ?? "") ") + from + SQLFragment(" AND s.\"Z_PK\" > ? ORDER BY s.\"Z_PK\" LIMIT ?")
+        let window =
+            SQLFragment("SELECT s.\"Z_PK\" AS k\(weight.map { ", \($0.sql) AS w" } ?? "") ") + from
+            + SQLFragment(" AND s.\"Z_PK\" > ? ORDER BY s.\"Z_PK\" LIMIT ?")
         if weight != nil {
             // The running total over the batch's objects only (the inner LIMIT comes first).
-            batchEnd = try connection.prepare("SELECT coalesce(max(CASE WHEN total <= ? THEN k END), min(k)) FROM (SELECT k, sum(w) OVER (ORDER BY k) AS total FROM (\(window.sql)))")
+            batchEnd = try connection.prepare(
+                "SELECT coalesce(max(CASE WHEN total <= ? THEN k END), min(k)) FROM (SELECT k, sum(w) OVER (ORDER BY k) AS total FROM (\(window.sql)))")
         } else {
             batchEnd = try connection.prepare("SELECT max(k) FROM (\(window.sql))")
         }

@@ -45,9 +45,10 @@ extension StepInputs {
     private func copiedAttribute(_ attribute: Attribute, in entry: PlannedMapping) -> String? {
         let sourceEntity = entry.mapping.mapping.sourceEntity!
         guard attribute.allowsExternalStorage, let compiled = entry.mapping.attributes[attribute.name],
-              case .input(0) = compiled.expression, compiled.inputs.count == 1, compiled.inputs[0].relationships.isEmpty,
-              case .attribute(let name) = compiled.inputs[0].final,
-              step.source.allAttributes(of: sourceEntity).contains(where: { $0.name == name && $0.allowsExternalStorage }) else { return nil }
+            case .input(0) = compiled.expression, compiled.inputs.count == 1, compiled.inputs[0].relationships.isEmpty,
+            case .attribute(let name) = compiled.inputs[0].final,
+            step.source.allAttributes(of: sourceEntity).contains(where: { $0.name == name && $0.allowsExternalStorage })
+        else { return nil }
         return name
     }
 

@@ -11,13 +11,16 @@ extension StepInputs {
     /// a to-one side more than one link (a to-many, or one whose inverse is a to-many).
     func needsMatching(_ relationship: Relationship, of entity: String) -> Bool {
         guard let inverseName = relationship.inverse,
-              let inverse = step.destination.allRelationships(of: relationship.destination).first(where: { $0.name == inverseName }),
-              !inverse.isToMany else { return false }
+            let inverse = step.destination.allRelationships(of: relationship.destination).first(where: { $0.name == inverseName }),
+            !inverse.isToMany
+        else { return false }
         let sides = [(relationship, entity, inverse), (inverse, relationship.destination, relationship)]
         return sides.contains { side, holder, other in
             entries(mapping: side.name, of: holder).contains { entry, mapped in
                 let (sourceName, _) = targets(of: mapped, in: entry)
-                guard let source = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceName }) else { return true }
+                guard let source = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceName }) else {
+                    return true
+                }
                 if !side.isToMany && source.isToMany { return true }
                 guard !other.isToMany else { return false }
                 guard let sourceInverse = source.inverse else { return true }
@@ -33,11 +36,13 @@ extension StepInputs {
         let columns = "owner, target, target_entity, ord, order_key, source_owner, inverse_ord"
         let otherSide = entries(mapping: relationship.inverse!, of: relationship.destination).compactMap { entry, inverse -> (number: Int, pairs: String)? in
             guard let storage = destinationLayout.storage(ofRelationship: inverse.name, of: entry.mapping.mapping.destinationEntity!),
-                  let pairs = mappedPairs(entry, relationship: inverse, storage: storage, matching: false) else { return nil }
+                let pairs = mappedPairs(entry, relationship: inverse, storage: storage, matching: false)
+            else { return nil }
             return (destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.number, pairs)
         }
         guard !otherSide.isEmpty else {
-            return "SELECT \(columns) FROM (SELECT *, row_number() OVER (PARTITION BY target ORDER BY owner) AS tern_first FROM (\(pairs))) WHERE tern_first = 1"
+            return
+                "SELECT \(columns) FROM (SELECT *, row_number() OVER (PARTITION BY target ORDER BY owner) AS tern_first FROM (\(pairs))) WHERE tern_first = 1"
         }
         let held = otherSide.map { "SELECT owner, target FROM (\($0.pairs))" }.joined(separator: " UNION ALL ")
         let mappedThere = Set(otherSide.map(\.number)).sorted().map(String.init).joined(separator: ", ")
@@ -57,7 +62,8 @@ extension StepInputs {
         return associations.entries.compactMap { entry in
             let destination = entry.mapping.mapping.destinationEntity!
             guard entry.mapping.relationships[name] != nil, step.destination.root(of: destination)?.name == root,
-                  let relationship = step.destination.allRelationships(of: destination).first(where: { $0.name == name }) else { return nil }
+                let relationship = step.destination.allRelationships(of: destination).first(where: { $0.name == name })
+            else { return nil }
             return (entry, relationship)
         }
     }

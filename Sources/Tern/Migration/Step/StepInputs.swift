@@ -48,7 +48,8 @@ extension StepInputs {
         let destination = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
         if associations.keepsKeys(entry) {
             let source = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!
-            return "d.\"Z_ENT\" = \(destination.number) AND d.\"Z_PK\" IN (SELECT \"Z_PK\" FROM \"src\".\(quoteIdentifier(source.table)) WHERE \"Z_ENT\" = \(source.number))"
+            return
+                "d.\"Z_ENT\" = \(destination.number) AND d.\"Z_PK\" IN (SELECT \"Z_PK\" FROM \"src\".\(quoteIdentifier(source.table)) WHERE \"Z_ENT\" = \(source.number))"
         }
         return "d.\"Z_PK\" IN (SELECT destination FROM \(quoteIdentifier(entry.table)))"
     }
@@ -60,7 +61,9 @@ extension StepInputs {
         var ends: LinkEnds
         switch storage {
         case .foreignKey(let column):
-            ends = LinkEnds(place: "\(destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table).\(column)", holders: own, referents: others, ownerHolds: true)
+            ends = LinkEnds(
+                place: "\(destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table).\(column)", holders: own, referents: others,
+                ownerHolds: true)
         case .inverseForeignKey(let table, let column, _):
             ends = LinkEnds(place: "\(table).\(column)", holders: others, referents: own, ownerHolds: false)
         case .joinTable(let table, let ownColumn, let destinationColumn, _):
@@ -81,12 +84,15 @@ extension StepInputs {
         let column: (String, String?) -> String = { alias, name in name.map { "\(alias).\(quoteIdentifier($0))" } ?? "NULL" }
         switch sourceLayout.storage(ofRelationship: relationship, of: entity) {
         case .foreignKey(let key):
-            return "SELECT s.\"Z_PK\" AS owner, s.\(quoteIdentifier(key)) AS target, NULL AS ord, \(column("s", owner.orderColumns[relationship])) AS inverse_ord FROM \"src\".\(quoteIdentifier(owner.table)) s WHERE s.\"Z_ENT\" = \(owner.number) AND s.\(quoteIdentifier(key)) IS NOT NULL"
+            return
+                "SELECT s.\"Z_PK\" AS owner, s.\(quoteIdentifier(key)) AS target, NULL AS ord, \(column("s", owner.orderColumns[relationship])) AS inverse_ord FROM \"src\".\(quoteIdentifier(owner.table)) s WHERE s.\"Z_ENT\" = \(owner.number) AND s.\(quoteIdentifier(key)) IS NOT NULL"
         case .inverseForeignKey(let table, let key, let order):
-            return "SELECT d.\(quoteIdentifier(key)) AS owner, d.\"Z_PK\" AS target, \(column("d", order)) AS ord, NULL AS inverse_ord FROM \"src\".\(quoteIdentifier(table)) d WHERE d.\(quoteIdentifier(key)) IS NOT NULL"
+            return
+                "SELECT d.\(quoteIdentifier(key)) AS owner, d.\"Z_PK\" AS target, \(column("d", order)) AS ord, NULL AS inverse_ord FROM \"src\".\(quoteIdentifier(table)) d WHERE d.\(quoteIdentifier(key)) IS NOT NULL"
         case .joinTable(let table, let own, let destination, let order):
             let inverse = sourceLayout.inverseOrderColumn(ofRelationship: relationship, of: entity)
-            return "SELECT j.\(quoteIdentifier(own)) AS owner, j.\(quoteIdentifier(destination)) AS target, \(column("j", order)) AS ord, \(column("j", inverse)) AS inverse_ord FROM \"src\".\(quoteIdentifier(table)) j"
+            return
+                "SELECT j.\(quoteIdentifier(own)) AS owner, j.\(quoteIdentifier(destination)) AS target, \(column("j", order)) AS ord, \(column("j", inverse)) AS inverse_ord FROM \"src\".\(quoteIdentifier(table)) j"
         case nil:
             return nil
         }
@@ -102,12 +108,15 @@ extension StepInputs {
     ///
     /// `rankingOrder: false` leaves `ord` unranked where only the list's order would need it:
     /// verification comparing the source's own order keys (`order_key`) needs no positions.
-    func mappedPairs(_ entry: PlannedMapping, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil, matching: Bool = true,
-                     rankingOrder: Bool = true) -> String? {
+    func mappedPairs(
+        _ entry: PlannedMapping, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil, matching: Bool = true,
+        rankingOrder: Bool = true
+    ) -> String? {
         let mapping = entry.mapping.mapping
         let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: throughPass)
         guard !targets.isEmpty, let pairs = sourcePairs(sourceName, of: mapping.sourceEntity!),
-              let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }) else { return nil }
+            let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName })
+        else { return nil }
         // Kept in the targets' rows, a link has one owner per target: a source whose targets
         // have several keeps the first.
         var manyOwnersPerTarget = false
@@ -131,7 +140,8 @@ extension StepInputs {
         let matches = matching && needsMatching(relationship, of: mapping.destinationEntity!)
         // Where the to-one inverse chooses among the owners, `matched` keeps its choice instead.
         if manyOwnersPerTarget && !matches {
-            sql = "SELECT owner, target, target_entity, ord, order_key, source_owner, inverse_ord FROM (SELECT *, row_number() OVER (PARTITION BY target ORDER BY owner, ord) AS k FROM (\(sql))) WHERE k = 1"
+            sql =
+                "SELECT owner, target, target_entity, ord, order_key, source_owner, inverse_ord FROM (SELECT *, row_number() OVER (PARTITION BY target ORDER BY owner, ord) AS k FROM (\(sql))) WHERE k = 1"
         }
         if !relationship.isToMany && source.isToMany {
             sql = "SELECT * FROM (\(sql)) WHERE ord = 2048"

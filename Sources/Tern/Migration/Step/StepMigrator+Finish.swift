@@ -11,13 +11,16 @@ extension StepMigrator {
             // Z_MAX: the highest key handed out, which kept keys' high-water mark may exceed.
             for table in Set(destinationLayout.entities.values.map(\.table)) {
                 let handedOut = (nextKeys[table] ?? 1) - 1
-                try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = max(\(handedOut), (SELECT coalesce(max(Z_PK), 0) FROM \(quoteIdentifier(table)))) WHERE Z_SUPER = 0 AND Z_NAME = \(quoteLiteral(destinationLayout.rootEntities[table] ?? ""))")
+                try connection.execute(
+                    "UPDATE Z_PRIMARYKEY SET Z_MAX = max(\(handedOut), (SELECT coalesce(max(Z_PK), 0) FROM \(quoteIdentifier(table)))) WHERE Z_SUPER = 0 AND Z_NAME = \(quoteLiteral(destinationLayout.rootEntities[table] ?? ""))"
+                )
             }
             // The step is finished: the store keeps no Tern tables, and its user_version says so.
             try workspace.finish(keepingAssociations: options.keepAssociations)
             for statement in destinationLayout.indexStatements {
-                try connection.execute(statement.replacingOccurrences(of: "CREATE INDEX", with: "CREATE INDEX IF NOT EXISTS")
-                    .replacingOccurrences(of: "CREATE UNIQUE INDEX", with: "CREATE UNIQUE INDEX IF NOT EXISTS"))
+                try connection.execute(
+                    statement.replacingOccurrences(of: "CREATE INDEX", with: "CREATE INDEX IF NOT EXISTS")
+                        .replacingOccurrences(of: "CREATE UNIQUE INDEX", with: "CREATE UNIQUE INDEX IF NOT EXISTS"))
             }
             // Last: their bodies call functions only Core Data registers.
             for statement in destinationLayout.triggerStatements {

@@ -16,8 +16,9 @@ extension StepMigrator {
         var swiftTimes: StepReport.SwiftTimes?
         if !recorded.done {
             let sourceTable = sourceLayout.entities[mapping.sourceEntity!]!.table
-            var batches = try SourceBatches(connection: connection, table: sourceTable, selection: writer.selection, size: writer.batchSize,
-                                            weight: writer.batchWeight, after: recorded.lastKey)
+            var batches = try SourceBatches(
+                connection: connection, table: sourceTable, selection: writer.selection, size: writer.batchSize,
+                weight: writer.batchWeight, after: recorded.lastKey)
             var selected = recorded.count
             let total = try batches.total()
             swiftTimes = try writer.writeAll(&batches) { end, write in
@@ -45,9 +46,12 @@ extension StepMigrator {
         let created = entry.keepsKeys ? selected : try createdCount(entry)
         if !recorded.done {
             emit(.entityMappingFinished(mapping: mapping.name, pass: entry.pass + 1, objects: created))
-            logger.debug("created instances", metadata: ["mapping": "\(mapping.name)", "objects": "\(created)", "keptKeys": "\(keptKeys)", "writer": "\(type(of: writer))"])
+            logger.debug(
+                "created instances",
+                metadata: ["mapping": "\(mapping.name)", "objects": "\(created)", "keptKeys": "\(keptKeys)", "writer": "\(type(of: writer))"])
         }
-        var mappingReport = StepReport.Mapping(name: mapping.name, pass: entry.pass + 1, selected: selected, created: created, keptKeys: keptKeys, swiftTimes: swiftTimes)
+        var mappingReport = StepReport.Mapping(
+            name: mapping.name, pass: entry.pass + 1, selected: selected, created: created, keptKeys: keptKeys, swiftTimes: swiftTimes)
         if let count = unassociated[entry.number] {
             try reportUnassociated(count, of: entry)
             mappingReport.unassociated = count
@@ -79,10 +83,12 @@ extension StepMigrator {
         for entry in associations.entries where entry.keepsKeys || entry.policyMayKeepKeys {
             let root = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table
             let sourceTable = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.table
-            let highest = try connection.scalar("""
-                SELECT max((SELECT coalesce(max(Z_PK), 0) FROM "src".\(quoteIdentifier(sourceTable))),
-                           (SELECT coalesce(max(Z_MAX), 0) FROM "src".Z_PRIMARYKEY WHERE Z_SUPER = 0 AND Z_NAME = \(quoteLiteral(sourceLayout.rootEntities[sourceTable] ?? ""))))
-                """)?.int64 ?? 0
+            let highest =
+                try connection.scalar(
+                    """
+                    SELECT max((SELECT coalesce(max(Z_PK), 0) FROM "src".\(quoteIdentifier(sourceTable))),
+                               (SELECT coalesce(max(Z_MAX), 0) FROM "src".Z_PRIMARYKEY WHERE Z_SUPER = 0 AND Z_NAME = \(quoteLiteral(sourceLayout.rootEntities[sourceTable] ?? ""))))
+                    """)?.int64 ?? 0
             nextKeys[root] = max(nextKeys[root, default: 1], highest + 1)
         }
     }
@@ -94,7 +100,8 @@ extension StepMigrator {
         let table = quoteIdentifier(entry.table)
         let destination = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
         guard try connection.scalar("SELECT EXISTS (SELECT 1 FROM \(table) WHERE source <> destination)") == .integer(0) else { return false }
-        let kept = try connection.scalar("""
+        let kept = try connection.scalar(
+            """
             SELECT count(DISTINCT a.source) FROM \(table) a
             JOIN \(quoteIdentifier(destination.table)) d ON d."Z_PK" = a.destination AND d."Z_ENT" = \(destination.number)
             """)?.int64
@@ -109,15 +116,20 @@ extension StepMigrator {
 
     /// A destination to-one relationship computed inside the INSERT, when every possible target
     /// is known: its targets keep their keys, or were created already.
-    func fusedForeignKey(_ relationship: Relationship, entry: PlannedMapping,
-                         destination: StoreLayout.EntityLayout) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
+    func fusedForeignKey(
+        _ relationship: Relationship, entry: PlannedMapping,
+        destination: StoreLayout.EntityLayout
+    ) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
         guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name],
-              !inputs.needsMatching(relationship, of: entry.mapping.mapping.destinationEntity!) else { return nil }
+            !inputs.needsMatching(relationship, of: entry.mapping.mapping.destinationEntity!)
+        else { return nil }
         let (sourceRelationshipName, targets) = inputs.targets(of: relationship, in: entry)
-        guard let sourceRelationship = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceRelationshipName }),
-              !sourceRelationship.isToMany,
-              let sourceColumn = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.foreignKeyColumns[sourceRelationshipName],
-              !targets.isEmpty, targets.allSatisfy({ $0.keepsKeys || completed.contains($0.number) }) else { return nil }
+        guard
+            let sourceRelationship = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceRelationshipName }),
+            !sourceRelationship.isToMany,
+            let sourceColumn = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.foreignKeyColumns[sourceRelationshipName],
+            !targets.isEmpty, targets.allSatisfy({ $0.keepsKeys || completed.contains($0.number) })
+        else { return nil }
         let key = "s.\(quoteIdentifier(sourceColumn))"
         var columns = [column]
         var values = [SQLFragment(associations.lookup(targets, key: key))]
@@ -128,7 +140,8 @@ extension StepMigrator {
         let ends = inputs.linkEnds(entry, storage: .foreignKey(column: column), targets: targets)
         var written = [ends]
         if let orderColumn = destination.orderColumns[relationship.name],
-           let sourceOrder = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.orderColumns[sourceRelationshipName] {
+            let sourceOrder = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.orderColumns[sourceRelationshipName]
+        {
             // The inverse to-many is ordered and so was the source's: keep its order. Otherwise
             // the to-many side's mapping numbers them in stage 2.
             columns.append(orderColumn)

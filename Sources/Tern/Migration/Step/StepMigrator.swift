@@ -43,15 +43,18 @@ final class StepMigrator {
     /// The current pass's peak memory.
     var passMemory = PeakMemoryMeter()
 
-    init(plan: StepPlan, connection: Connection, sourceAttachURI: String, externalData: ExternalDataFolders,
-         options: MigrationOptions, logger: Logger) throws {
+    init(
+        plan: StepPlan, connection: Connection, sourceAttachURI: String, externalData: ExternalDataFolders,
+        options: MigrationOptions, logger: Logger
+    ) throws {
         self.logger = logger
         let step = plan.step
         let sourceLayout = StoreLayout(model: step.source)
         let destinationLayout = StoreLayout(model: step.destination)
         let associations = AssociationTables(plan: plan, source: sourceLayout, destination: destinationLayout)
-        inputs = StepInputs(step: step, sourceLayout: sourceLayout, destinationLayout: destinationLayout, associations: associations,
-                            connection: connection, sourceAttachURI: sourceAttachURI, externalData: externalData, options: options)
+        inputs = StepInputs(
+            step: step, sourceLayout: sourceLayout, destinationLayout: destinationLayout, associations: associations,
+            connection: connection, sourceAttachURI: sourceAttachURI, externalData: externalData, options: options)
         var policies: [String: any EntityMigrationPolicy] = [:]
         for planned in plan.mappings where planned.runsInSwift {
             let mapping = planned.mapping.mapping
@@ -109,7 +112,9 @@ final class StepMigrator {
                     try SQLCompiler.prepare(reader, externalData: inputs.externalData)
                     try reader.execute("ATTACH DATABASE \(quoteLiteral(inputs.sourceAttachURI)) AS src")
                     let context = ValidationContext(mapping: entry.mapping.mapping, connection: reader, layout: destinationLayout)
-                    try MigrationError.inPolicy(policy.name(in: entry.mapping.mapping), mapping: entry.mapping.mapping) { try policy.performCustomValidation(context) }
+                    try MigrationError.inPolicy(policy.name(in: entry.mapping.mapping), mapping: entry.mapping.mapping) {
+                        try policy.performCustomValidation(context)
+                    }
                     violations += context.violations.prefix(options.violationLimit - violations.count)
                 }
             }
@@ -120,8 +125,9 @@ final class StepMigrator {
                 try policyHook(entry) { try $0.endEntityMapping(entry.mapping.mapping) }
             }
             let objects = report.mappings.filter { $0.pass == pass + 1 }.reduce(0) { $0 + $1.created }
-            let passReport = PassReport(pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.mapping.mapping.name), objects: objects,
-                                        seconds: (ContinuousClock.now - passStarted).seconds, peakResidentMemory: passMemory.peak())
+            let passReport = PassReport(
+                pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.mapping.mapping.name), objects: objects,
+                seconds: (ContinuousClock.now - passStarted).seconds, peakResidentMemory: passMemory.peak())
             report.passes.append(passReport)
             emit(.passFinished(passReport))
         }

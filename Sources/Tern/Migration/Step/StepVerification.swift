@@ -39,11 +39,15 @@ struct StepVerification {
                 let last = step.passes.count - 1
                 let (_, targets) = inputs.targets(of: relationship, in: entry, throughPass: last)
                 guard let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!),
-                      let pairs = inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: last) else { continue }
-                let touched = policyLinked.contains("\(mapping.destinationEntity!).\(relationship.name)")
+                    let pairs = inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: last)
+                else { continue }
+                let touched =
+                    policyLinked.contains("\(mapping.destinationEntity!).\(relationship.name)")
                     || relationship.inverse.map { policyLinked.contains("\(relationship.destination).\($0)") } == true
-                contributions.append(LinkContribution(entry: entry, relationship: relationship, storage: storage, pairs: pairs,
-                                                      ends: inputs.linkEnds(entry, storage: storage, targets: targets), touchedByPolicy: touched))
+                contributions.append(
+                    LinkContribution(
+                        entry: entry, relationship: relationship, storage: storage, pairs: pairs,
+                        ends: inputs.linkEnds(entry, storage: storage, targets: targets), touchedByPolicy: touched))
             }
         }
         let groups = Dictionary(grouping: contributions, by: \.ends.place)
@@ -102,8 +106,11 @@ struct StepVerification {
                 report.mappings[index].verified = lines
             }
         }
-        report.verified.append("every entity mapping without a policy: one destination object per selected source object, every value equal to its value expression over the source")
-        report.verified.append("every relationship mapping: the destination's links equal the source's, carried through the associations, in order where ordered")
+        report.verified.append(
+            "every entity mapping without a policy: one destination object per selected source object, every value equal to its value expression over the source"
+        )
+        report.verified.append(
+            "every relationship mapping: the destination's links equal the source's, carried through the associations, in order where ordered")
         if associations.entries.contains(where: { !$0.valuesFollowExpressions }) {
             report.verified.append("every association a policy made points at an object that was written; a policy's own values are not re-derived")
         }
@@ -119,11 +126,15 @@ struct StepVerification {
                 guard let pair = destinationLayout.oneToOne(relationship.name, of: entity.name) else { continue }
                 let (column, target, inverseName, inverseColumn) = (pair.column, pair.target, pair.inverse, pair.inverseColumn)
                 guard seen.insert([own.table + column, target.table + inverseColumn].sorted().joined(separator: "|")).inserted else { continue }
-                let forward = "SELECT count(*), tern_checksum('NN', \(quoteIdentifier(column)), \"Z_PK\") FROM \(quoteIdentifier(own.table)) WHERE \(quoteIdentifier(column)) IS NOT NULL"
-                let backward = "SELECT count(*), tern_checksum('NN', \"Z_PK\", \(quoteIdentifier(inverseColumn))) FROM \(quoteIdentifier(target.table)) WHERE \(quoteIdentifier(inverseColumn)) IS NOT NULL"
+                let forward =
+                    "SELECT count(*), tern_checksum('NN', \(quoteIdentifier(column)), \"Z_PK\") FROM \(quoteIdentifier(own.table)) WHERE \(quoteIdentifier(column)) IS NOT NULL"
+                let backward =
+                    "SELECT count(*), tern_checksum('NN', \"Z_PK\", \(quoteIdentifier(inverseColumn))) FROM \(quoteIdentifier(target.table)) WHERE \(quoteIdentifier(inverseColumn)) IS NOT NULL"
                 let (want, have) = try compare(expected: SQLFragment(forward), actual: SQLFragment(backward))
                 guard want == have else {
-                    throw MigrationFailure.verification("\(entity.name).\(relationship.name) and \(relationship.destination).\(inverseName): the two sides of the one-to-one disagree (\(want.count) links one way, \(have.count) the other)")
+                    throw MigrationFailure.verification(
+                        "\(entity.name).\(relationship.name) and \(relationship.destination).\(inverseName): the two sides of the one-to-one disagree (\(want.count) links one way, \(have.count) the other)"
+                    )
                 }
             }
         }
@@ -166,8 +177,9 @@ struct StepVerification {
             let (first, second) = own < destination ? (own, destination) : (destination, own)
             actual = "SELECT \(quoteIdentifier(first)) AS a, \(quoteIdentifier(second)) AS b FROM \(quoteIdentifier(table))"
         }
-        let (want, have) = try compare(expected: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(expected))"),
-                                       actual: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(actual))"))
+        let (want, have) = try compare(
+            expected: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(expected))"),
+            actual: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(actual))"))
         guard want != have else {
             countLinks("\(group[0].entry.mapping.mapping.name).\(group[0].relationship.name)", Int(have.count), sharedWith: group)
             return
@@ -176,7 +188,8 @@ struct StepVerification {
         for (from, to, what) in [(expected, actual, "is missing"), (actual, expected, "is not in the source")] {
             let statement = try connection.prepare("SELECT a, b FROM (\(from)) EXCEPT SELECT a, b FROM (\(to)) ORDER BY 1, 2 LIMIT 1")
             if try statement.step() {
-                throw MigrationFailure.verification("\(names): the link between destination objects \(statement.row.int64(at: 0)) and \(statement.row.int64(at: 1)) \(what)")
+                throw MigrationFailure.verification(
+                    "\(names): the link between destination objects \(statement.row.int64(at: 0)) and \(statement.row.int64(at: 1)) \(what)")
             }
         }
         throw MigrationFailure.verification("\(names): links are duplicated in the destination")
@@ -190,11 +203,15 @@ struct StepVerification {
         for entity in step.destination.entities {
             for attribute in entity.attributes where destinationLayout.triggeredDerivations.contains("\(entity.name).\(attribute.name)") {
                 guard case .count(let relationship)? = attribute.derivation,
-                      case .inverseForeignKey(let table, let key, _)? = destinationLayout.storage(ofRelationship: relationship, of: entity.name),
-                      let own = destinationLayout.entities[entity.name], let column = own.attributeColumns[attribute.name] else { continue }
-                let holders = step.destination.descendants(of: entity.name).compactMap { destinationLayout.entities[$0.name]?.number }.map(String.init).joined(separator: ", ")
+                    case .inverseForeignKey(let table, let key, _)? = destinationLayout.storage(ofRelationship: relationship, of: entity.name),
+                    let own = destinationLayout.entities[entity.name], let column = own.attributeColumns[attribute.name]
+                else { continue }
+                let holders = step.destination.descendants(of: entity.name).compactMap { destinationLayout.entities[$0.name]?.number }.map(String.init).joined(
+                    separator: ", ")
                 let (t, c, k) = (quoteIdentifier(own.table), quoteIdentifier(column), quoteIdentifier(key))
-                let wrong = try connection.scalar("SELECT d.Z_PK FROM \(t) d WHERE d.Z_ENT IN (\(holders)) AND d.\(c) IS NOT (SELECT count(*) FROM \(quoteIdentifier(table)) x WHERE x.\(k) = d.Z_PK) LIMIT 1")
+                let wrong = try connection.scalar(
+                    "SELECT d.Z_PK FROM \(t) d WHERE d.Z_ENT IN (\(holders)) AND d.\(c) IS NOT (SELECT count(*) FROM \(quoteIdentifier(table)) x WHERE x.\(k) = d.Z_PK) LIMIT 1"
+                )
                 if let wrong = wrong?.int64 {
                     throw MigrationFailure.verification("\(entity.name).\(attribute.name): destination object \(wrong) does not hold \(relationship).@count")
                 }
@@ -215,7 +232,8 @@ struct StepVerification {
 
     /// The checksums of what the source says and of what the store holds, computed side by side.
     private func compare(expected: SQLFragment, actual: SQLFragment) throws -> (want: ScanResult, have: ScanResult) {
-        let both = try ParallelScans.run([expected, actual], store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData, shouldStop: options.shouldStop)
+        let both = try ParallelScans.run(
+            [expected, actual], store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData, shouldStop: options.shouldStop)
         return (both[0], both[1])
     }
 
@@ -235,16 +253,19 @@ struct StepVerification {
         var affinities = "N"
         // A derived attribute Core Data keeps with triggers holds its derivation, whatever the
         // mapping says: `verifyDerivedValues` checks it.
-        for attribute in step.destination.allAttributes(of: mapping.destinationEntity!) where !attribute.isTransient
-            && !destinationLayout.isKeptByTriggers(attribute.name, of: mapping.destinationEntity!) {
+        for attribute in step.destination.allAttributes(of: mapping.destinationEntity!)
+        where !attribute.isTransient
+            && !destinationLayout.isKeptByTriggers(attribute.name, of: mapping.destinationEntity!)
+        {
             columns.append((attribute.name, inputs.comparedColumn(attribute, in: entry), inputs.expectedValue(attribute, in: entry, compiler: &compiler)))
             affinities.append(ColumnAffinity(declaredType: attribute.type.columnDeclaration).rawValue)
         }
         let attributeCount = columns.count
         let toOnes = step.destination.allRelationships(of: mapping.destinationEntity!).filter { relationship in
             guard folding.contains(relationship.name),
-                  let column = destination.foreignKeyColumns[relationship.name], destination.orderColumns[relationship.name] == nil,
-                  let link = foreignKeyValue(entry, relationship) else { return false }
+                let column = destination.foreignKeyColumns[relationship.name], destination.orderColumns[relationship.name] == nil,
+                let link = foreignKeyValue(entry, relationship)
+            else { return false }
             columns.append((relationship.name, "d.\(quoteIdentifier(column))", SQLFragment(link.target)))
             affinities.append("N")
             if let entityColumn = destination.entityColumns[relationship.name] {
@@ -256,14 +277,17 @@ struct StepVerification {
         // Source side: the key each object should have, then each value as its expression gives it.
         let key = entry.keepsKeys ? "s.\"Z_PK\"" : "a.destination"
         let association = entry.keepsKeys ? "" : " LEFT JOIN \(quoteIdentifier(entry.table)) a ON a.source = s.\"Z_PK\""
-        let expectedArguments = ChecksumArguments.of(affinities: affinities, values: [SQLFragment(key)] + columns.map(\.value),
-                                                     text: { SQLFragment($0) }, join: { $0.reduce(SQLFragment(""), +) })
-        let expected = SQLFragment("SELECT count(*), tern_checksum(") + expectedArguments
+        let expectedArguments = ChecksumArguments.of(
+            affinities: affinities, values: [SQLFragment(key)] + columns.map(\.value),
+            text: { SQLFragment($0) }, join: { $0.reduce(SQLFragment(""), +) })
+        let expected =
+            SQLFragment("SELECT count(*), tern_checksum(") + expectedArguments
             + SQLFragment(") FROM \"src\".\(sourceTable) s\(association) WHERE ") + selection
         let actualArguments = ChecksumArguments.of(affinities: affinities, values: ["d.\"Z_PK\""] + columns.map(\.column))
         // The folded to-ones' links, counted in the same scan for the report.
         let linkCounts = toOnes.map { ", count(d.\(quoteIdentifier(destination.foreignKeyColumns[$0.name]!)))" }.joined()
-        let actual = "SELECT count(*), tern_checksum(\(actualArguments))\(linkCounts) FROM \(quoteIdentifier(destination.table)) d WHERE \(objectsCondition(entry))"
+        let actual =
+            "SELECT count(*), tern_checksum(\(actualArguments))\(linkCounts) FROM \(quoteIdentifier(destination.table)) d WHERE \(objectsCondition(entry))"
         let (want, have) = try compare(expected: expected, actual: SQLFragment(actual))
         if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass + 1 }) {
             report.mappings[index].selected = Int(want.count)
@@ -275,22 +299,31 @@ struct StepVerification {
 
         // Name the first difference: a source object without its destination object, then the
         // first attribute whose value differs.
-        let joined = SQLFragment("SELECT s.\"Z_PK\" FROM \"src\".\(sourceTable) s\(association) LEFT JOIN \(quoteIdentifier(destination.table)) d ON d.\"Z_PK\" = \(key) WHERE ") + selection
+        let joined =
+            SQLFragment(
+                "SELECT s.\"Z_PK\" FROM \"src\".\(sourceTable) s\(association) LEFT JOIN \(quoteIdentifier(destination.table)) d ON d.\"Z_PK\" = \(key) WHERE ")
+            + selection
         let missing = try firstKey(joined + SQLFragment(" AND d.\"Z_PK\" IS NULL ORDER BY s.\"Z_PK\" LIMIT 1"))
         if let missing {
-            throw MigrationFailure.verification("\(mapping.name): source \(mapping.sourceEntity!) \(missing) has no destination \(mapping.destinationEntity!) (\(want.count) selected, \(have.count) written)")
+            throw MigrationFailure.verification(
+                "\(mapping.name): source \(mapping.sourceEntity!) \(missing) has no destination \(mapping.destinationEntity!) (\(want.count) selected, \(have.count) written)"
+            )
         }
         for column in columns {
             let differing = joined + SQLFragment(" AND \(column.column) IS NOT (") + column.value + SQLFragment(") ORDER BY s.\"Z_PK\" LIMIT 1")
             if let key = try firstKey(differing) {
-                let what = columns.firstIndex { $0.column == column.column }! < attributeCount ? "the destination value differs from its value expression" : "the link differs from the source's"
+                let what =
+                    columns.firstIndex { $0.column == column.column }! < attributeCount
+                    ? "the destination value differs from its value expression" : "the link differs from the source's"
                 throw MigrationFailure.verification("\(mapping.name).\(column.name): \(what) over source \(mapping.sourceEntity!) \(key)")
             }
         }
         guard want.count == have.count else {
-            throw MigrationFailure.verification("\(mapping.name): \(want.count) source objects selected, \(have.count) destination objects of \(mapping.destinationEntity!) written")
+            throw MigrationFailure.verification(
+                "\(mapping.name): \(want.count) source objects selected, \(have.count) destination objects of \(mapping.destinationEntity!) written")
         }
-        throw MigrationFailure.verification("\(mapping.name): the destination objects' checksum differs from the source's, though no single value compares unequal")
+        throw MigrationFailure.verification(
+            "\(mapping.name): the destination objects' checksum differs from the source's, though no single value compares unequal")
     }
 
     /// For a to-one read from a source to-one: SQL (over source rows `s`) for the destination
@@ -301,7 +334,8 @@ struct StepVerification {
         guard !inputs.needsMatching(relationship, of: mapping.destinationEntity!) else { return nil }
         let (sourceName, targets) = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
         guard let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }), !source.isToMany,
-              let sourceColumn = sourceLayout.entities[mapping.sourceEntity!]!.foreignKeyColumns[sourceName] else { return nil }
+            let sourceColumn = sourceLayout.entities[mapping.sourceEntity!]!.foreignKeyColumns[sourceName]
+        else { return nil }
         guard !targets.isEmpty else { return ("NULL", "NULL") }
         let key = "s.\(quoteIdentifier(sourceColumn))"
         return (associations.lookup(targets, key: key), associations.entityNumber(targets, key: key))
@@ -323,11 +357,13 @@ struct StepVerification {
         var entities = try connection.prepare("SELECT DISTINCT coalesce(entity, \(mappedEntity)) FROM \(table)").rows()
         while let row = try entities.next() {
             let number = row.int64(at: 0)
-            let written = destinationLayout.entities.values.first { Int64($0.number) == number }
+            let written =
+                destinationLayout.entities.values.first { Int64($0.number) == number }
                 .map { "EXISTS (SELECT 1 FROM \(quoteIdentifier($0.table)) d WHERE d.\"Z_PK\" = a.destination AND d.\"Z_ENT\" = \(number))" } ?? "0"
             let ofEntity = "coalesce(a.entity, \(mappedEntity)) = \(number)"
             if let dangling = try connection.scalar("SELECT a.source FROM \(table) a WHERE \(ofEntity) AND NOT \(written) LIMIT 1")?.int64 {
-                throw MigrationFailure.verification("\(mapping.name): the association of source \(mapping.sourceEntity!) \(dangling) points at an object that was not written")
+                throw MigrationFailure.verification(
+                    "\(mapping.name): the association of source \(mapping.sourceEntity!) \(dangling) points at an object that was not written")
             }
         }
     }
@@ -346,8 +382,10 @@ struct StepVerification {
         // keys is compared by those keys: equal keys over the same links, with targets that kept
         // their keys to break ties alike, are the same positions (and a stricter check).
         let sourceKeys = keepsSourceOrderKeys(contribution)
-        let pairs = sourceKeys
-            ? inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: step.passes.count - 1, rankingOrder: false) ?? contribution.pairs
+        let pairs =
+            sourceKeys
+            ? inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: step.passes.count - 1, rankingOrder: false)
+                ?? contribution.pairs
             : contribution.pairs
         let position = sourceKeys ? "order_key" : relationship.isOrdered ? "row_number() OVER (PARTITION BY owner ORDER BY ord)" : "NULL"
         let inversePosition = inverseOrdered ? "row_number() OVER (PARTITION BY target ORDER BY inverse_ord, owner)" : "NULL"
@@ -355,23 +393,32 @@ struct StepVerification {
         let actual = actualLinks(relationship, of: entry, storage: storage, inverseOrdered: inverseOrdered, rawOrder: sourceKeys)
         let name = "\(mapping.name).\(relationship.name)"
         if !allowingMore {
-            let (want, have) = try compare(expected: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(expected))"),
-                                           actual: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(actual))"))
+            let (want, have) = try compare(
+                expected: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(expected))"),
+                actual: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(actual))"))
             guard want != have else {
                 countLinks(name, Int(have.count), sharedWith: group)
                 return
             }
         }
-        let missing = try connection.prepare("SELECT owner, target, position, inverse_position FROM (\(expected)) EXCEPT SELECT owner, target, position, inverse_position FROM (\(actual)) ORDER BY 1, 2 LIMIT 1")
+        let missing = try connection.prepare(
+            "SELECT owner, target, position, inverse_position FROM (\(expected)) EXCEPT SELECT owner, target, position, inverse_position FROM (\(actual)) ORDER BY 1, 2 LIMIT 1"
+        )
         if try missing.step() {
             let owner = missing.row.int64(at: 0)
-            throw MigrationFailure.verification("\(name): the link of source \(mapping.sourceEntity!) \(try sourceKey(of: owner, entry)) (destination \(owner)) to destination \(relationship.destination) \(missing.row.int64(at: 1))\(positions(missing.row)) is missing")
+            throw MigrationFailure.verification(
+                "\(name): the link of source \(mapping.sourceEntity!) \(try sourceKey(of: owner, entry)) (destination \(owner)) to destination \(relationship.destination) \(missing.row.int64(at: 1))\(positions(missing.row)) is missing"
+            )
         }
         guard !allowingMore else { return }
-        let extra = try connection.prepare("SELECT owner, target, position, inverse_position FROM (\(actual)) EXCEPT SELECT owner, target, position, inverse_position FROM (\(expected)) ORDER BY 1, 2 LIMIT 1")
+        let extra = try connection.prepare(
+            "SELECT owner, target, position, inverse_position FROM (\(actual)) EXCEPT SELECT owner, target, position, inverse_position FROM (\(expected)) ORDER BY 1, 2 LIMIT 1"
+        )
         if try extra.step() {
             let owner = extra.row.int64(at: 0)
-            throw MigrationFailure.verification("\(name): destination \(mapping.destinationEntity!) \(owner) (source \(try sourceKey(of: owner, entry))) links to \(relationship.destination) \(extra.row.int64(at: 1))\(positions(extra.row)), which the source does not")
+            throw MigrationFailure.verification(
+                "\(name): destination \(mapping.destinationEntity!) \(owner) (source \(try sourceKey(of: owner, entry))) links to \(relationship.destination) \(extra.row.int64(at: 1))\(positions(extra.row)), which the source does not"
+            )
         }
         throw MigrationFailure.verification("\(name): links are duplicated in the destination")
     }
@@ -383,7 +430,8 @@ struct StepVerification {
 
     /// Whether the relationship's inverse is an ordered to-many in the destination.
     private func isInverseOrdered(_ relationship: Relationship) -> Bool {
-        relationship.inverse.flatMap { inverse in step.destination.allRelationships(of: relationship.destination).first { $0.name == inverse } }?.isOrdered == true
+        relationship.inverse.flatMap { inverse in step.destination.allRelationships(of: relationship.destination).first { $0.name == inverse } }?.isOrdered
+            == true
     }
 
     /// Whether a contribution's list is written with the source's own order keys (`order_key` of
@@ -394,7 +442,8 @@ struct StepVerification {
     private func keepsSourceOrderKeys(_ contribution: LinkContribution) -> Bool {
         let (entry, relationship) = (contribution.entry, contribution.relationship)
         guard relationship.isOrdered, !isInverseOrdered(relationship), contribution.storage.orderColumn != nil,
-              !inputs.needsMatching(relationship, of: entry.mapping.mapping.destinationEntity!) else { return false }
+            !inputs.needsMatching(relationship, of: entry.mapping.mapping.destinationEntity!)
+        else { return false }
         if case .foreignKey = contribution.storage { return false }
         let (sourceName, targets) = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
         return targets.allSatisfy(\.keepsKeys)
@@ -404,7 +453,9 @@ struct StepVerification {
     /// The destination's links of `relationship` held by the entry's objects: `(owner, target,
     /// position, inverse_position)`, wherever the layout stores them (with `rawOrder`, the list's
     /// order keys themselves in place of positions).
-    private func actualLinks(_ relationship: Relationship, of entry: PlannedMapping, storage: RelationshipStorage, inverseOrdered: Bool, rawOrder: Bool = false) -> String {
+    private func actualLinks(_ relationship: Relationship, of entry: PlannedMapping, storage: RelationshipStorage, inverseOrdered: Bool, rawOrder: Bool = false)
+        -> String
+    {
         let owner = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
         let ownerTable = quoteIdentifier(owner.table)
         let ownedBy: (String) -> String = { [self] key in
@@ -418,24 +469,34 @@ struct StepVerification {
         case .foreignKey(let column):
             let key = "d.\(quoteIdentifier(column))"
             let inverse = rank(inverseOrdered, key, owner.orderColumns[relationship.name].map { "d.\(quoteIdentifier($0))" }, "d.\"Z_PK\"")
-            return "SELECT d.\"Z_PK\" AS owner, \(key) AS target, NULL AS position, \(inverse) AS inverse_position FROM \(ownerTable) d WHERE \(key) IS NOT NULL AND \(objectsCondition(entry))"
+            return
+                "SELECT d.\"Z_PK\" AS owner, \(key) AS target, NULL AS position, \(inverse) AS inverse_position FROM \(ownerTable) d WHERE \(key) IS NOT NULL AND \(objectsCondition(entry))"
         case .inverseForeignKey(let table, let column, let orderColumn):
             let key = "t.\(quoteIdentifier(column))"
             let targets = step.destination.descendants(of: relationship.destination).compactMap { destinationLayout.entities[$0.name]?.number }
-            let position = rawOrder ? orderColumn.map { "t.\(quoteIdentifier($0))" } ?? "NULL" : rank(relationship.isOrdered, key, orderColumn.map { "t.\(quoteIdentifier($0))" }, "t.\"Z_PK\"")
-            return "SELECT \(key) AS owner, t.\"Z_PK\" AS target, \(position) AS position, NULL AS inverse_position FROM \(quoteIdentifier(table)) t WHERE \(key) IS NOT NULL AND t.\"Z_ENT\" IN (\(targets.map(String.init).joined(separator: ", "))) AND \(ownedBy(key))"
+            let position =
+                rawOrder
+                ? orderColumn.map { "t.\(quoteIdentifier($0))" } ?? "NULL"
+                : rank(relationship.isOrdered, key, orderColumn.map { "t.\(quoteIdentifier($0))" }, "t.\"Z_PK\"")
+            return
+                "SELECT \(key) AS owner, t.\"Z_PK\" AS target, \(position) AS position, NULL AS inverse_position FROM \(quoteIdentifier(table)) t WHERE \(key) IS NOT NULL AND t.\"Z_ENT\" IN (\(targets.map(String.init).joined(separator: ", "))) AND \(ownedBy(key))"
         case .joinTable(let table, let own, let destination, let orderColumn):
             let (ownKey, targetKey) = ("j.\(quoteIdentifier(own))", "j.\(quoteIdentifier(destination))")
             let inverseOrder = destinationLayout.inverseOrderColumn(ofRelationship: relationship.name, of: entry.mapping.mapping.destinationEntity!)
-            let position = rawOrder ? orderColumn.map { "j.\(quoteIdentifier($0))" } ?? "NULL" : rank(relationship.isOrdered, ownKey, orderColumn.map { "j.\(quoteIdentifier($0))" }, targetKey)
+            let position =
+                rawOrder
+                ? orderColumn.map { "j.\(quoteIdentifier($0))" } ?? "NULL"
+                : rank(relationship.isOrdered, ownKey, orderColumn.map { "j.\(quoteIdentifier($0))" }, targetKey)
             let inverse = rank(inverseOrdered, targetKey, inverseOrder.map { "j.\(quoteIdentifier($0))" }, ownKey)
-            return "SELECT \(ownKey) AS owner, \(targetKey) AS target, \(position) AS position, \(inverse) AS inverse_position FROM \(quoteIdentifier(table)) j WHERE \(ownedBy(ownKey))"
+            return
+                "SELECT \(ownKey) AS owner, \(targetKey) AS target, \(position) AS position, \(inverse) AS inverse_position FROM \(quoteIdentifier(table)) j WHERE \(ownedBy(ownKey))"
         }
     }
 
     /// The source key an entry made a destination object from, to name it in a message.
     private func sourceKey(of destination: Int64, _ entry: PlannedMapping) throws -> Int64 {
         guard !entry.keepsKeys else { return destination }
-        return try connection.scalar("SELECT source FROM \(quoteIdentifier(entry.table)) WHERE destination = ? ORDER BY source LIMIT 1", destination)?.int64 ?? destination
+        return try connection.scalar("SELECT source FROM \(quoteIdentifier(entry.table)) WHERE destination = ? ORDER BY source LIMIT 1", destination)?.int64
+            ?? destination
     }
 }

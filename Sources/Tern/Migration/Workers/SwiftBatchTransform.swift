@@ -130,24 +130,27 @@ final class SourceBatchReader {
                 .policyFailed(policy: transform.policy.name(in: mapping), mapping: mapping.name, sourceKey: source.key, message: message)
             }
             guard let settable = transform.settableAttributes[object.entity] else {
-                throw failure("it created an object of entity \(object.entity), which the destination model does not have "
-                              + "(its entities: \(transform.settableAttributes.keys.sorted().joined(separator: ", ")))")
+                throw failure(
+                    "it created an object of entity \(object.entity), which the destination model does not have "
+                        + "(its entities: \(transform.settableAttributes.keys.sorted().joined(separator: ", ")))")
             }
             // One look-up per key, no set built: this runs for every object a policy makes.
             let isUnknown = { (name: String) in settable[name] == nil }
             if object.values.keys.contains(where: isUnknown) || (context.identities[index] ?? []).contains(where: isUnknown) {
                 let unknown = Set(object.values.keys).union(context.identities[index] ?? []).subtracting(settable.keys)
                 if let name = unknown.sorted().first {
-                    throw failure("it set \(name) on an object of \(object.entity), which has no stored attribute of that name "
-                                  + "(its attributes: \(settable.keys.sorted().joined(separator: ", ")))")
+                    throw failure(
+                        "it set \(name) on an object of \(object.entity), which has no stored attribute of that name "
+                            + "(its attributes: \(settable.keys.sorted().joined(separator: ", ")))")
                 }
             }
             // The mapping's own values are the SQL path's too, which SQLite's affinity converts:
             // only a policy of the user's is held to the kinds of value each type takes.
             guard !(transform.policy is DefaultMigrationPolicy) else { continue }
             for (name, value) in object.values where !Self.accepts(settable[name]!, value) {
-                throw failure("it set \(name) on an object of \(object.entity) to \(value.storageClass) \(value.sqlLiteral.prefix(40)), but \(name) is \(settable[name]!.xcodeName) "
-                              + "(it takes \(Self.acceptedKinds(of: settable[name]!)), or NULL)")
+                throw failure(
+                    "it set \(name) on an object of \(object.entity) to \(value.storageClass) \(value.sqlLiteral.prefix(40)), but \(name) is \(settable[name]!.xcodeName) "
+                        + "(it takes \(Self.acceptedKinds(of: settable[name]!)), or NULL)")
             }
         }
     }
@@ -161,11 +164,12 @@ final class SourceBatchReader {
         switch (type, value) {
         case (_, .null): true
         case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer), (.boolean, .integer),
-             (.integer16, .real), (.integer32, .real), (.integer64, .real), (.boolean, .real),
-             (.decimal, .integer), (.double, .integer), (.float, .integer), (.date, .integer),
-             (.decimal, .real), (.double, .real), (.float, .real), (.date, .real),
-             (.string, .text), (.uri, .text),
-             (.binary, .blob), (.transformable, .blob), (.uuid, .blob): true
+            (.integer16, .real), (.integer32, .real), (.integer64, .real), (.boolean, .real),
+            (.decimal, .integer), (.double, .integer), (.float, .integer), (.date, .integer),
+            (.decimal, .real), (.double, .real), (.float, .real), (.date, .real),
+            (.string, .text), (.uri, .text),
+            (.binary, .blob), (.transformable, .blob), (.uuid, .blob):
+            true
         default: false
         }
     }

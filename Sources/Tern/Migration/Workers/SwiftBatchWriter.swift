@@ -12,7 +12,8 @@ final class SwiftBatchStatements {
     init(connection: Connection, layout: StoreLayout, associationTable: String) throws {
         objects = try ObjectWriter(connection: connection, layout: layout)
         associate = try connection.prepare("INSERT INTO \(quoteIdentifier(associationTable)) (source, destination, entity) VALUES (?, ?, ?)")
-        link = try connection.prepare("INSERT INTO \(StepWorkspace.linksTable) (owner, owner_entity, relationship, target, target_entity, target_mapping) VALUES (?, ?, ?, ?, ?, ?)")
+        link = try connection.prepare(
+            "INSERT INTO \(StepWorkspace.linksTable) (owner, owner_entity, relationship, target, target_entity, target_mapping) VALUES (?, ?, ?, ?, ?, ?)")
         findUnique = try connection.prepare("SELECT destination FROM \(StepWorkspace.uniqueTable) WHERE entity = ? AND identity = ?")
         recordUnique = try connection.prepare("INSERT INTO \(StepWorkspace.uniqueTable) (entity, identity, destination) VALUES (?, ?, ?)")
     }
@@ -22,11 +23,14 @@ final class SwiftBatchStatements {
     /// For each column `objects` inserts for `entity`: the attribute it holds and its default.
     func columns(of entity: String, layout: StoreLayout.EntityLayout, model: ObjectModel) throws -> [(attribute: String?, defaultValue: SQLiteValue)] {
         if let known = columnSources[entity] { return known }
-        let defaults = Dictionary(uniqueKeysWithValues: model.allAttributes(of: entity).map { attribute in
-            // A default kept outside the store is too large to be one: stored inline, behind its marker.
-            guard attribute.allowsExternalStorage, case .blob(let bytes)? = attribute.defaultValue else { return (attribute.name, attribute.defaultValue ?? .null) }
-            return (attribute.name, SQLiteValue.blob(ExternalBinaryData.inlineValue(bytes)))
-        })
+        let defaults = Dictionary(
+            uniqueKeysWithValues: model.allAttributes(of: entity).map { attribute in
+                // A default kept outside the store is too large to be one: stored inline, behind its marker.
+                guard attribute.allowsExternalStorage, case .blob(let bytes)? = attribute.defaultValue else {
+                    return (attribute.name, attribute.defaultValue ?? .null)
+                }
+                return (attribute.name, SQLiteValue.blob(ExternalBinaryData.inlineValue(bytes)))
+            })
         let attributeOfColumn = Dictionary(layout.attributeColumns.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
         let sources = try objects.insertColumns(for: entity).map { column -> (attribute: String?, defaultValue: SQLiteValue) in
             let attribute = attributeOfColumn[column]
@@ -63,7 +67,9 @@ extension StepMigrator {
         keys.reserveCapacity(batch.objects.count)
         for (index, object) in batch.objects.enumerated() {
             guard let layout = destinationLayout.entities[object.entity] else {
-                throw TernError(.badInput, "entity mapping \(mapping.name): the policy created an object of \(object.entity), which is not in \(step.destination.versionName)")
+                throw TernError(
+                    .badInput,
+                    "entity mapping \(mapping.name): the policy created an object of \(object.entity), which is not in \(step.destination.versionName)")
             }
             var identity: String?
             if let identifying = batch.identities[index] {

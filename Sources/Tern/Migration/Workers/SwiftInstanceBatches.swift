@@ -30,11 +30,18 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         // Values from files are held whole in a batch: their size bounds it too.
         let sourceEntity = migrator.sourceLayout.entities[mapping.sourceEntity!]!
         let external = migrator.step.source.allAttributes(of: mapping.sourceEntity!).filter { $0.allowsExternalStorage && !$0.isTransient }
-        batchWeight = external.isEmpty ? nil : (external.map { "tern_external_size(s.\(quoteIdentifier(sourceEntity.attributeColumns[$0.name]!)))" }.joined(separator: " + "),
-                                                Self.externalDataBudget)
+        batchWeight =
+            external.isEmpty
+            ? nil
+            : (
+                external.map { "tern_external_size(s.\(quoteIdentifier(sourceEntity.attributeColumns[$0.name]!)))" }.joined(separator: " + "),
+                Self.externalDataBudget
+            )
         // Every relationship mapping is recreated in stage 2, through this mapping's
         // associations, whatever the policy does with the objects' values.
-        deferredRelationships = migrator.step.destination.allRelationships(of: mapping.destinationEntity!).map(\.name).filter { entry.mapping.relationships[$0] != nil }
+        deferredRelationships = migrator.step.destination.allRelationships(of: mapping.destinationEntity!).map(\.name).filter {
+            entry.mapping.relationships[$0] != nil
+        }
     }
 
     func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws -> StepReport.SwiftTimes? {
@@ -118,8 +125,9 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         }
         try loop.close()
         if let failure { throw failure }
-        return StepReport.SwiftTimes(seconds: (ContinuousClock.now - started).seconds, writingSeconds: writing.seconds,
-                                     transformingSeconds: transforming, workers: migrator.options.workers)
+        return StepReport.SwiftTimes(
+            seconds: (ContinuousClock.now - started).seconds, writingSeconds: writing.seconds,
+            transformingSeconds: transforming, workers: migrator.options.workers)
     }
 
     /// The most bytes of values stored outside the store one batch reads into memory.
@@ -129,31 +137,42 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
 extension StepMigrator {
     /// What workers need: the read query (every stored attribute and to-one key of the source
     /// entity, then the inputs of each value expression, for the default destination object).
-    func swiftTransform(_ entry: PlannedMapping, policy: any EntityMigrationPolicy, selection: SQLFragment, compiler: inout SQLCompiler) -> SwiftBatchTransform {
+    func swiftTransform(_ entry: PlannedMapping, policy: any EntityMigrationPolicy, selection: SQLFragment, compiler: inout SQLCompiler) -> SwiftBatchTransform
+    {
         let mapping = entry.mapping.mapping
         let sourceEntity = sourceLayout.entities[mapping.sourceEntity!]!
         let attributes = step.source.allAttributes(of: mapping.sourceEntity!).filter { !$0.isTransient }
         let toOnes = step.source.allRelationships(of: mapping.sourceEntity!).filter { sourceEntity.foreignKeyColumns[$0.name] != nil }.map(\.name)
         // A policy sees a value stored outside the store as the app does: its bytes (and the
         // reader notes the object's own stored forms, to write unchanged values back as they were).
-        var columns = attributes.map { attribute in
-            let column = "s.\(quoteIdentifier(sourceEntity.attributeColumns[attribute.name]!))"
-            return attribute.allowsExternalStorage ? "tern_external_own_bytes(\(column), \(quoteLiteral(attribute.name)))" : column
-        } + toOnes.map { "s.\(quoteIdentifier(sourceEntity.foreignKeyColumns[$0]!))" }
+        var columns =
+            attributes.map { attribute in
+                let column = "s.\(quoteIdentifier(sourceEntity.attributeColumns[attribute.name]!))"
+                return attribute.allowsExternalStorage ? "tern_external_own_bytes(\(column), \(quoteLiteral(attribute.name)))" : column
+            } + toOnes.map { "s.\(quoteIdentifier(sourceEntity.foreignKeyColumns[$0]!))" }
         var expressions: [(name: String, expression: CompiledExpression, offset: Int)] = []
         for (name, compiled) in entry.mapping.attributes.sorted(by: { $0.key < $1.key }) {
             expressions.append((name, compiled, columns.count))
             columns += compiled.inputs.map { compiler.sql($0, alias: "s") }
         }
-        let read = SQLFragment("SELECT s.\"Z_PK\"\(columns.isEmpty ? "" : ", " + columns.joined(separator: ", ")) FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE ")
+        let read =
+            SQLFragment(
+                "SELECT s.\"Z_PK\"\(columns.isEmpty ? "" : ", " + columns.joined(separator: ", ")) FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE "
+            )
             + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? ORDER BY s.\"Z_PK\"")
-        return SwiftBatchTransform(readSQL: read.sql, selectionArguments: selection.arguments, sourceProperties: attributes.map(\.name) + toOnes, expressions: expressions,
-                                   mapping: mapping, policy: policy, delegate: options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil },
-                                   externalData: inputs.externalData, externallyStored: inputs.externallyStoredAttributes,
-                                   storedFormSources: inputs.storedFormSources(of: entry),
-                                   settableAttributes: Dictionary(uniqueKeysWithValues: step.destination.entities.map { entity in
-                                       (entity.name, Dictionary(step.destination.allAttributes(of: entity.name).filter { !$0.isTransient }.map { ($0.name, $0.type) },
-                                                                uniquingKeysWith: { first, _ in first }))
-                                   }))
+        return SwiftBatchTransform(
+            readSQL: read.sql, selectionArguments: selection.arguments, sourceProperties: attributes.map(\.name) + toOnes, expressions: expressions,
+            mapping: mapping, policy: policy, delegate: options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil },
+            externalData: inputs.externalData, externallyStored: inputs.externallyStoredAttributes,
+            storedFormSources: inputs.storedFormSources(of: entry),
+            settableAttributes: Dictionary(
+                uniqueKeysWithValues: step.destination.entities.map { entity in
+                    (
+                        entity.name,
+                        Dictionary(
+                            step.destination.allAttributes(of: entity.name).filter { !$0.isTransient }.map { ($0.name, $0.type) },
+                            uniquingKeysWith: { first, _ in first })
+                    )
+                }))
     }
 }
