@@ -107,6 +107,14 @@ struct PolicyScaffoldTests {
         ])
         #expect(refused.status == 65 && refused.standardError.contains("differ from it only in case"), "\(refused.standardError)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("clash").path))
+        // Planning names every class to port, not the first alone.
+        let store = directory.appendingPathComponent("v3.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", bookstore, "--version", "BookStore 3", "--rows", "5", store]).status == 0)
+        let plan = try TernProcess.run(["plan", store, "--model", bookstore, "--mapping", clash])
+        #expect(
+            plan.status == 65 && plan.standardError.contains("names the migration policy FooPolicy")
+                && plan.standardError.contains("also not registered: fooPolicy (entity mapping M1"),
+            "\(plan.standardError)")
         for (arguments, words) in [
             (["--name", "class"], "choose one with --name"), (["--name", "Tern"], "choose one with --name"),
             (["--tern", "/nonexistent"], "not a checkout of Tern"),

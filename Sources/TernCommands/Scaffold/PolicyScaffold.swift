@@ -50,6 +50,10 @@ struct PolicyScaffold {
         var classes: [PolicyClass] = []
         for file in mappingFiles {
             let mapping = try MappingLoader.read(file, in: model)
+            // Checked as a migration checks it: a scaffold of a mapping `plan` refuses would not pass its own tests.
+            if let source = model.version(named: mapping.sourceVersion ?? ""), let destination = model.version(named: mapping.destinationVersion ?? "") {
+                _ = try mapping.validate(source: source, destination: destination, file: file)
+            }
             for entityMapping in mapping.entityMappings {
                 guard let name = entityMapping.policy else { continue }
                 let use = Use(file: file, source: mapping.sourceVersion ?? "?", destination: mapping.destinationVersion ?? "?", mapping: entityMapping)

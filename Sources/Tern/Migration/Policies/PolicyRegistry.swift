@@ -90,10 +90,17 @@ public struct PolicyRegistry: Sendable {
 
     /// Checks that every policy the steps' mappings name is registered.
     func checkPolicies(of steps: [MigrationStep]) throws {
-        for step in steps {
-            for pass in step.passes {
-                for entity in pass.entities { _ = try policy(for: entity.mapping) }
-            }
+        let mappings = steps.flatMap { step in step.passes.flatMap { $0.entities.map(\.mapping) } }
+        let missing = mappings.filter { mapping in mapping.policy.map { policy(named: $0) == nil } ?? false }
+        guard let first = missing.first else { return }
+        // The first names what to do; the others are listed, so one run shows every class to port.
+        do {
+            _ = try policy(for: first)
+        } catch let error as TernError where missing.count > 1 {
+            let others = missing.dropFirst().map { "\($0.policy!) (entity mapping \($0.name))" }
+            var seen: Set<String> = []
+            let unique = others.filter { seen.insert($0).inserted }
+            throw TernError(error.kind, error.message + "; also not registered: " + unique.joined(separator: ", "), path: error.path)
         }
     }
 
