@@ -29,6 +29,9 @@ final class StepWorkspace {
     static let linksTable = "TERN_LINKS"
     /// Objects made with findOrCreate, by entity and identifying values.
     static let uniqueTable = "TERN_UNIQUE"
+    /// Which entity mappings wrote objects in Swift into which root tables: a policy may make
+    /// objects of any entity, and verification must know every writer of a table.
+    static let writersTable = "TERN_WRITERS"
     private static let keysTable = "TERN_KEYS"
 
     let connection: Connection
@@ -62,6 +65,7 @@ final class StepWorkspace {
             statements += [
                 "CREATE TABLE IF NOT EXISTS \(Self.linksTable) (owner INTEGER NOT NULL, owner_entity TEXT NOT NULL, relationship TEXT NOT NULL, target INTEGER NOT NULL, target_entity TEXT NOT NULL, target_mapping TEXT)",
                 "CREATE TABLE IF NOT EXISTS \(Self.uniqueTable) (entity TEXT NOT NULL, identity TEXT NOT NULL, destination INTEGER NOT NULL, PRIMARY KEY (entity, identity))",
+                "CREATE TABLE IF NOT EXISTS \(Self.writersTable) (entry INTEGER NOT NULL, root TEXT NOT NULL, PRIMARY KEY (entry, root)) WITHOUT ROWID",
             ]
         }
         for statement in statements { try connection.execute(statement) }
@@ -95,6 +99,17 @@ final class StepWorkspace {
         savedKeys = nextKeys
     }
 
+    /// The entity mappings that wrote objects in Swift, by the root table they wrote into,
+    /// across resumes (committed with each batch).
+    func swiftWriters() throws -> [String: Set<Int>] {
+        guard hasPolicyTables else { return [:] }
+        var writers: [String: Set<Int>] = [:]
+        let rows = try connection.prepare("SELECT root, entry FROM \(Self.writersTable)")
+        var cursor = rows.rows()
+        while let row = try cursor.next() { writers[row.text(at: 0) ?? "", default: []].insert(Int(row.int64(at: 1))) }
+        return writers
+    }
+
     /// Every unit a policy linked objects through ("Entity.relationship"), across resumes.
     var policyLinkedRelationships: Set<String> {
         Set(
@@ -112,7 +127,7 @@ final class StepWorkspace {
                 try connection.execute("DROP TABLE IF EXISTS \(quoteIdentifier(entry.table))")
             }
         }
-        for table in [Self.linksTable, Self.uniqueTable, Self.progressTable, Self.keysTable] {
+        for table in [Self.linksTable, Self.uniqueTable, Self.writersTable, Self.progressTable, Self.keysTable] {
             try connection.execute("DROP TABLE IF EXISTS \(table)")
         }
         try connection.setPragma("user_version", .integer(Self.completedMarker))

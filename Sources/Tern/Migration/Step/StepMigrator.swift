@@ -142,7 +142,8 @@ final class StepMigrator {
         try connection.interrupt(when: options.shouldStop)
         let verifying = ContinuousClock.now
         emit(.stepStage(.verifying))
-        var verification = StepVerification(inputs: inputs, policyLinked: workspace.policyLinkedRelationships, report: report)
+        var verification = StepVerification(
+            inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
         try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
         report = verification.report
         let finishing = ContinuousClock.now

@@ -7,6 +7,8 @@ struct StepVerification {
     let inputs: StepInputs
     /// "Entity.relationship" of every relationship a policy linked objects through.
     let policyLinked: Set<String>
+    /// The entity mappings that wrote objects in Swift, by root table.
+    let swiftWriters: [String: Set<Int>]
     /// The step's report: each mapping's count and what was proven are added to it.
     var report: StepReport
 
@@ -223,11 +225,13 @@ struct StepVerification {
         soleWriter(entry) ? "1" : inputs.created(entry)
     }
 
+    /// Whether every row of the entry's destination table is one of its objects: no other entity
+    /// mapping maps into the table, and no policy wrote objects there (a policy may make objects
+    /// of any entity: the writer records where, `StepWorkspace.swiftWriters`).
     private func soleWriter(_ entry: PlannedMapping) -> Bool {
         let table = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table
-        // A policy may create objects of any entity, in any table.
-        guard associations.entries.allSatisfy(\.valuesFollowExpressions) else { return false }
-        return associations.entries.filter { destinationLayout.entities[$0.mapping.mapping.destinationEntity!]!.table == table }.count == 1
+        let mapped = associations.entries.filter { destinationLayout.entities[$0.mapping.mapping.destinationEntity!]!.table == table }.map(\.number)
+        return Set(mapped).union(swiftWriters[table] ?? []) == [entry.number]
     }
 
     /// The checksums of what the source says and of what the store holds, computed side by side.

@@ -8,6 +8,7 @@ final class SwiftBatchStatements {
     let link: Statement
     let findUnique: Statement
     let recordUnique: Statement
+    let recordWriter: Statement
 
     init(connection: Connection, layout: StoreLayout, associationTable: String) throws {
         objects = try ObjectWriter(connection: connection, layout: layout)
@@ -16,6 +17,7 @@ final class SwiftBatchStatements {
             "INSERT INTO \(StepWorkspace.linksTable) (owner, owner_entity, relationship, target, target_entity, target_mapping) VALUES (?, ?, ?, ?, ?, ?)")
         findUnique = try connection.prepare("SELECT destination FROM \(StepWorkspace.uniqueTable) WHERE entity = ? AND identity = ?")
         recordUnique = try connection.prepare("INSERT INTO \(StepWorkspace.uniqueTable) (entity, identity, destination) VALUES (?, ?, ?)")
+        recordWriter = try connection.prepare("INSERT OR IGNORE INTO \(StepWorkspace.writersTable) (entry, root) VALUES (?, ?)")
     }
 
     private var columnSources: [String: [(attribute: String?, defaultValue: SQLiteValue)]] = [:]
@@ -65,6 +67,7 @@ extension StepMigrator {
         let sourceKeys = sourceKeys(batch, of: entry)
         var keys: [Int64] = []
         keys.reserveCapacity(batch.objects.count)
+        var tables: Set<String> = []
         for (index, object) in batch.objects.enumerated() {
             guard let layout = destinationLayout.entities[object.entity] else {
                 throw TernError(
@@ -95,10 +98,15 @@ extension StepMigrator {
                 column.attribute.flatMap { object.values[$0] } ?? column.defaultValue
             }
             try statements.objects.insert(object.entity, key: key, values: values)
+            tables.insert(layout.table)
             if let identity {
                 try statements.recordUnique.bind([object.entity, identity, key])
                 try statements.recordUnique.run()
             }
+        }
+        for table in tables {
+            try statements.recordWriter.bind([Int64(entry.number), table])
+            try statements.recordWriter.run()
         }
         countUnassociated(batch, of: entry)
         for (source, index) in batch.associations {
