@@ -59,7 +59,8 @@ struct CheckReport: Encodable {
     let status: String
     let storeVersion: String?
     let currentVersion: String
-    /// How the store's version was recognised: "tern-hashes", "apple-hashes" or "schema".
+    /// How the store's version was recognised: "apple-hashes", "schema" or "earlier-tern" (an
+    /// earlier Tern laid the store out; `tern migrate` brings it to Core Data's layout).
     let evidence: String?
     /// For "no-match": the version whose layout is closest, and how the store differs from it.
     let closestVersion: String?
@@ -107,7 +108,8 @@ struct CheckReport: Encodable {
     mutating func addAnomalies(store: String, model: VersionedModel) throws {
         guard let storeVersion, let version = model.version(named: storeVersion) else { return }
         let source = try ReadOnlyStore(path: store)
-        anomalies = try StoreAnomalies.find(in: source.attachPath, model: version).map(\.description)
+        let rules: StoreLayout.Rules = evidence == VersionMatch.Evidence.earlierTern.rawValue ? .earlierTern : .coreData
+        anomalies = try StoreAnomalies.find(in: source.attachPath, model: version, rules: rules).map(\.description)
     }
 
     var exitCode: Int32 {
@@ -130,6 +132,11 @@ struct CheckReport: Encodable {
             return "compatible: the store was written by \(storeVersion!), the current version (recognised by \(evidence!))"
         case "migration-needed":
             var lines = ["migration needed: the store was written by \(storeVersion!); the current version is \(currentVersion) (recognised by \(evidence!))"]
+            if evidence == VersionMatch.Evidence.earlierTern.rawValue {
+                lines.append(
+                    "an earlier Tern laid the store out by its own rules (join tables, Tern's own hashes): tern migrate copies it into Core Data's layout, "
+                        + "with Core Data's hashes, so the app can open it")
+            }
             switch lightweight {
             case true?: lines.append("the step can be inferred: a lightweight migration")
             case false?: lines.append("the step cannot be inferred; a mapping model is needed:"); lines += lightweightProblems.map { "  - \($0)" }

@@ -100,11 +100,13 @@ public struct StoreMigration: Sendable {
         let targetVersion = target ?? model.currentVersionName
         var chainModel = model
         var fromStoreModel = false
+        var earlierTern = false
         switch match.verdict {
         case .compatible(let name, _):
             version = name
-        case .migrationNeeded(let from, _, _):
+        case .migrationNeeded(let from, _, let evidence):
             version = from
+            earlierTern = evidence == .earlierTern
         case .noMatch(let closest, let differences):
             // The store's own model, when it carries one whose layout is its schema: one step
             // from it to the target, inferred or by a mapping file naming it as its source.
@@ -119,13 +121,24 @@ public struct StoreMigration: Sendable {
             fromStoreModel = true
             logger.notice("no version of the model wrote the store: migrating from the model the store carries", metadata: ["store": "\(store)"])
         }
-        guard version != targetVersion else {
+        guard version != targetVersion || earlierTern else {
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
         let files = MigrationPlanner.mappingFiles(for: model)
-        var steps = try MigrationPlanner.chain(
-            in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
-            composing: options.composeSteps, now: options.now)
+        var steps =
+            version == targetVersion
+            ? [try MigrationPlanner.relayout(of: chainModel.version(named: version)!, now: options.now)]
+            : try MigrationPlanner.chain(
+                in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
+                composing: options.composeSteps, now: options.now)
+        if earlierTern {
+            // The first step reads the earlier Tern's tables; every step writes Core Data's.
+            steps[0].sourceRules = .earlierTern
+            steps[0].copiedInstead = "an earlier Tern laid the store out by its own rules: the step reads its tables and writes Core Data's layout and hashes"
+            logger.notice(
+                "an earlier Tern laid the store out: the migration copies it into Core Data's layout",
+                metadata: ["store": "\(store)", "version": "\(version)"])
+        }
         try registry.checkPolicies(of: steps)
         if let source = chainModel.version(named: version) {
             try NothingCarried.check(steps, store: store, storeVersion: source)
@@ -538,7 +551,7 @@ public struct StoreMigration: Sendable {
         guard let connection = try? Connection(path: file, configuration: .init(mode: .readOnly)),
             let signature = try? LayoutSignature(connection: connection)
         else { return false }
-        return signature == LayoutSignature(layout: StoreLayout(model: step.source))
+        return signature == LayoutSignature(layout: step.sourceLayout)
     }
 }
 
@@ -558,7 +571,7 @@ extension StoreMigration {
         guard let first = plan.steps.first else { return }
         let source = try ReadOnlyStore(path: store)
         let started = ContinuousClock.now
-        let anomalies = try StoreAnomalies.find(in: source.attachPath, model: first.source, workers: options.workers)
+        let anomalies = try StoreAnomalies.find(in: source.attachPath, model: first.source, rules: first.sourceRules, workers: options.workers)
         logger.debug(
             "scanned the source for rows Core Data never writes",
             metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "found": "\(anomalies.count)"])

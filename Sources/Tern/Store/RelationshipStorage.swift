@@ -24,7 +24,7 @@ extension StoreLayout {
         if let join = joinTables.first(where: { owners.contains($0.entity) && $0.relationship == name }) {
             return .joinTable(table: join.table, ownColumn: join.ownerColumn, destinationColumn: join.destinationColumn, orderColumn: join.orderColumn)
         }
-        if let join = joinTables.first(where: { owners.contains($0.inverseEntity) && $0.inverseRelationship == name }) {
+        if let join = joinTables.first(where: { $0.inverseEntity.map(owners.contains) == true && $0.inverseRelationship == name }) {
             return .joinTable(table: join.table, ownColumn: join.destinationColumn, destinationColumn: join.ownerColumn, orderColumn: join.inverseOrderColumn)
         }
         guard let destination = entities[relationship.destination] else { return nil }

@@ -30,14 +30,16 @@ public enum StoreAnomalies {
     /// query is slow, a cheaper count (`detect`) run first.
     private typealias Check = (place: String, problem: String, query: String, detect: String?)
 
-    /// Scans the store at `path` (a path or an SQLite URI) of `model`'s layout, on up to
-    /// `workers` threads.
-    public static func find(in path: String, model: ObjectModel, workers: Int = 2) throws -> [StoreAnomaly] {
-        try find(in: path, model: model, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan)
+    /// Scans the store at `path` (a path or an SQLite URI) of `model`'s layout (by Core Data's
+    /// rules, or an earlier Tern's), on up to `workers` threads.
+    public static func find(in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int = 2) throws -> [StoreAnomaly] {
+        try find(in: path, model: model, rules: rules, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan)
     }
 
-    static func find(in path: String, model: ObjectModel, workers: Int, rowidsPerScan: Int64) throws -> [StoreAnomaly] {
-        let layout = StoreLayout(model: model)
+    static func find(in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int, rowidsPerScan: Int64) throws
+        -> [StoreAnomaly]
+    {
+        let layout = StoreLayout(model: model, rules: rules)
         var checks: [Check] = []
         /// A table's checks of every row, and the scans (one per rowid range) that find any.
         var rowScans: [(table: String, checks: [Check], scans: [String])] = []

@@ -78,10 +78,11 @@ public struct StoreLayout: Sendable {
         public var destinationColumn: String
         /// The destinations' order, for an ordered relationship.
         public var orderColumn: String?
-        /// The entity declaring the inverse, whose links are the same rows.
-        public var inverseEntity: String
+        /// The entity declaring the inverse, whose links are the same rows; nil only in a store
+        /// an earlier Tern laid out, which kept a to-many with no inverse in a join table.
+        public var inverseEntity: String?
         /// The inverse relationship's name on `inverseEntity`.
-        public var inverseRelationship: String
+        public var inverseRelationship: String?
         /// The column ordering the same rows for the inverse, when the inverse is ordered.
         public var inverseOrderColumn: String?
     }
@@ -90,16 +91,16 @@ public struct StoreLayout: Sendable {
     public let model: ObjectModel
     /// The entity tables (one per inheritance root) and join tables; Core Data's bookkeeping tables
     /// are not here.
-    public private(set) var tables: [Table] = []
+    public internal(set) var tables: [Table] = []
     /// Entity name → where its values live, for every entity of the model.
     public private(set) var entities: [String: EntityLayout] = [:]
     /// One per relationship kept in a join table; a relationship and its inverse share one.
-    public private(set) var joinTables: [JoinTable] = []
+    public internal(set) var joinTables: [JoinTable] = []
     /// Entity table name → the name of the inheritance root it holds (`Z_PRIMARYKEY`'s row
     /// with `Z_SUPER` 0 that counts the table's keys).
     public private(set) var rootEntities: [String: String] = [:]
     /// `CREATE INDEX` statements, to run after bulk loading.
-    public private(set) var indexStatements: [String] = []
+    public internal(set) var indexStatements: [String] = []
     /// `CREATE TRIGGER` statements keeping derived attributes current, as Core Data makes them; to
     /// run last, after `derivedValueStatements` (their bodies call functions only Core Data has).
     public internal(set) var triggerStatements: [String] = []
@@ -111,6 +112,9 @@ public struct StoreLayout: Sendable {
     /// values are what the mapping gives.
     public internal(set) var untriggeredDerivations: [String] = []
 
+    /// Whose naming rules laid the store out: Core Data's, or an earlier Tern's.
+    public let rules: Rules
+
     /// Whether uniqueness constraints are `CONSTRAINT … UNIQUE` clauses of `CREATE TABLE` (Core
     /// Data 637, the objc.io stores) rather than unique indexes (Core Data 1044 and later).
     public let uniquenessInTable: Bool
@@ -120,14 +124,20 @@ public struct StoreLayout: Sendable {
     /// - Parameter model: the model whose tables, columns and indexes are derived.
     /// - Parameter frameworkVersion: the Core Data release to match (`NSPersistenceFrameworkVersion`);
     ///   nil for today's. Releases before 1000 keep uniqueness constraints inside `CREATE TABLE`.
-    public init(model: ObjectModel, frameworkVersion: Int? = nil) {
+    /// - Parameter rules: Core Data's (what every store Tern writes has), or an earlier Tern's,
+    ///   to read a store that release wrote.
+    public init(model: ObjectModel, frameworkVersion: Int? = nil, rules: Rules = .coreData) {
         self.model = model
+        self.rules = rules
         self.uniquenessInTable = (frameworkVersion ?? Int.max) < 1000
         let numbers = model.entityNumbers
         for root in model.entities.filter({ $0.parent == nil }) {
             layOutTree(root: root, numbers: numbers)
         }
-        layOutJoinTables(numbers: numbers)
+        switch rules {
+        case .coreData: layOutJoinTables(numbers: numbers)
+        case .earlierTern: layOutEarlierTernJoinTables(numbers: numbers)
+        }
         layOutDerivedAttributes()
     }
 
@@ -186,7 +196,7 @@ public struct StoreLayout: Sendable {
                     place(orderColumn, "INTEGER", group: 0, kind: 2)
                 }
             }
-            for (owner, relationship) in inverselessToManys(reaching: entity.name) {
+            for (owner, relationship) in inverselessToManys(reaching: entity.name) where rules == .coreData {
                 let ownerNumber = numbers[owner]!
                 let column = CoreDataNames.unique(CoreDataNames.hiddenForeignKey(forToMany: relationship.name, ownerNumber: ownerNumber), in: &used)
                 place(column, "INTEGER", group: 0, kind: 1)

@@ -11,6 +11,10 @@ public struct VersionMatch: Sendable, Equatable {
         /// The store carries no Core Data hashes (an earlier Tern wrote it, or its metadata lost
         /// them): its tables, columns, declared types and entity numbers equal the version's layout.
         case schema
+        /// An earlier Tern wrote the store (`TernVersionHashScheme`, or join tables named by its
+        /// rules): its tables are that release's layout of the version. Migrating it, to the
+        /// same version too, copies it into Core Data's layout with Core Data's hashes.
+        case earlierTern = "earlier-tern"
     }
 
     /// What the match means for opening the store.
@@ -35,7 +39,10 @@ public struct VersionMatch: Sendable, Equatable {
     /// schema, and the current one is preferred. Then the schema, declared types and entity
     /// numbers included: a store without Core Data's hashes (an earlier Tern's), or one whose
     /// model has what Tern may hash otherwise (a derivation other than `.@count`), is recognised
-    /// only when every table, column, type and entity number agrees.
+    /// only when every table, column, type and entity number agrees. A store an earlier Tern
+    /// wrote (its own hashes, or its own join tables: `StoreLayout.Rules.earlierTern`) is
+    /// recognised the same way and always needs migrating, to its own version too: the copy
+    /// gives it Core Data's layout and hashes.
     public static func find(
         in model: VersionedModel,
         metadata: StoreMetadata,
@@ -47,9 +54,18 @@ public struct VersionMatch: Sendable, Equatable {
                 ? VersionMatch(verdict: .compatible(version: version, evidence: evidence))
                 : VersionMatch(verdict: .migrationNeeded(from: version, to: model.currentVersionName, evidence: evidence))
         }
+        // An earlier Tern's store: its own hashes (or Core Data's, written for a short while
+        // before the layout followed Core Data's), tables of its own rules or of Core Data's.
+        let earlierTern = { (version: ObjectModel) in
+            VersionMatch(verdict: .migrationNeeded(from: version.versionName, to: model.currentVersionName, evidence: .earlierTern))
+        }
+        let laidOutByEarlierTern = { (version: ObjectModel) in
+            !Self.differences(of: version, from: metadata, signature: signature).isEmpty
+                && Self.differences(of: version, rules: .earlierTern, from: metadata, signature: signature).isEmpty
+        }
         if metadata.hasCoreDataHashes {
             for version in model.versions.reversed() where version.versionHashes.mapValues(VersionHash.hex) == metadata.versionHashes {
-                return verdict(version.versionName, .appleHashes)
+                return laidOutByEarlierTern(version) ? earlierTern(version) : verdict(version.versionName, .appleHashes)
             }
             for version in model.versions.reversed()
             where appleHashes[version.versionName] == metadata.versionHashes
@@ -62,7 +78,10 @@ public struct VersionMatch: Sendable, Equatable {
         for version in model.versions.reversed() {
             var differences = differences(of: version, from: metadata, signature: signature)
             if differences.isEmpty {
-                return verdict(version.versionName, .schema)
+                return metadata.hashScheme == nil ? verdict(version.versionName, .schema) : earlierTern(version)
+            }
+            if metadata.hashScheme != nil, laidOutByEarlierTern(version) {
+                return earlierTern(version)
             }
             if metadata.hasCoreDataHashes {
                 let computed = version.versionHashes.mapValues(VersionHash.hex)
@@ -75,11 +94,9 @@ public struct VersionMatch: Sendable, Equatable {
         }
         var differences = closest?.differences ?? []
         if metadata.hashScheme != nil {
-            // Tern's own hashes: an earlier Tern wrote it, before it followed Core Data's layout.
             differences.insert(
                 "the store was written by an earlier Tern (TernVersionHashScheme \(metadata.hashScheme!)\(metadata.versionName.map { ", version \($0)" } ?? "")), "
-                    + "whose join tables, hidden keys or columns were named by its own rules, not Core Data's: migrate it with that release, "
-                    + "or export its objects and load them into a store of this one", at: 0)
+                    + "but its tables are no version's layout by that release's rules either", at: 0)
         }
         return VersionMatch(verdict: .noMatch(closest: closest?.name, differences: differences))
     }
@@ -89,8 +106,10 @@ public struct VersionMatch: Sendable, Equatable {
     /// identifier: Core Data keeps an entity's old name there after a rename) — since two
     /// versions can share every table and still differ in which entity a row's `Z_ENT` means (a
     /// subentity moved). Persistent-history entities (numbered from 16000) are not the model's.
-    public static func differences(of version: ObjectModel, from metadata: StoreMetadata, signature: LayoutSignature) -> [String] {
-        var found = LayoutSignature(layout: StoreLayout(model: version)).differences(from: signature)
+    public static func differences(
+        of version: ObjectModel, rules: StoreLayout.Rules = .coreData, from metadata: StoreMetadata, signature: LayoutSignature
+    ) -> [String] {
+        var found = LayoutSignature(layout: StoreLayout(model: version, rules: rules)).differences(from: signature)
         guard !metadata.entities.isEmpty else { return found }
         let numbers = version.entityNumbers
         let byNumber = Dictionary(version.entities.map { (numbers[$0.name] ?? 0, $0) }, uniquingKeysWith: { first, _ in first })

@@ -98,7 +98,7 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         }
         if links == .beyondFirstOwner {
             return "\(what): " + (values.map { plural($0, "link") } ?? "the links")
-                + " beyond the first owner of each object (a to-many with no inverse in the new version: an object has one owner)"
+                + " beyond the first owner of each object (a to-many with no inverse, which Core Data keeps as one owner per object)"
         }
         if links == .order {
             return "\(what): the order of " + (values.map { plural($0, "link") } ?? "its links") + " (unordered in the new version)"
@@ -209,6 +209,7 @@ enum DataLoss {
         // A to-many with no inverse keeps one owner per destination object: read from a
         // relationship whose objects have several, it keeps the first.
         var owned: Set<String> = []
+        let sourceLayout = step.sourceLayout
         for mapping in mappings {
             guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { continue }
             for relationshipMapping in mapping.relationshipMappings {
@@ -216,7 +217,7 @@ enum DataLoss {
                     into.isToMany, into.inverse == nil, !into.isTransient,
                     let key = relationshipMapping.valueExpression.flatMap({ readKeys(of: [$0]).first }),
                     let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }),
-                    step.source.reachesSharedObjects(source)
+                    sourceLayout.reachesSharedObjects(source)
                 else { continue }
                 let owner = step.source.entityDeclaring(relationship: source.name, from: sourceEntity)
                 if owned.insert(owner + "." + source.name).inserted {
@@ -317,7 +318,7 @@ enum DataLoss {
     /// elements that hold nothing are left out.
     static func count(_ dropped: [DroppedData], of step: MigrationStep, in store: String) throws -> [DroppedData] {
         guard !dropped.isEmpty else { return [] }
-        let layout = StoreLayout(model: step.source)
+        let layout = step.sourceLayout
         let source = try ReadOnlyStore(path: store)
         let connection = try source.connect()
         defer { withExtendedLifetime(source) {} }  // its snapshot lives as long as it does
@@ -352,7 +353,7 @@ enum DataLoss {
     /// persistent history (`ACHANGE`, `ATRANSACTION`, …), an app's own tables. Any step, inferred or
     /// not: no mapping model speaks of them.
     static func tablesOutsideModel(of step: MigrationStep, in store: String) throws -> [DroppedData] {
-        let layout = Set(StoreLayout(model: step.source).tables.map { $0.name.lowercased() })
+        let layout = Set(step.sourceLayout.tables.map { $0.name.lowercased() })
 
         // Held while the connection reads: a WAL store without its -shm is read from a snapshot
         // that goes with it.

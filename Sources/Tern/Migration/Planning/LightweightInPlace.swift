@@ -16,8 +16,9 @@ enum LightweightInPlace {
     /// The SQL that turns a store of `step.source` into one of `step.destination`, or nil when the
     /// step does not qualify.
     static func statements(for step: MigrationStep) -> [String]? {
-        guard step.isInferred, step.passes.count == 1 else { return nil }
-        let source = StoreLayout(model: step.source)
+        // A store an earlier Tern laid out is copied: the copy writes Core Data's layout.
+        guard step.isInferred, step.passes.count == 1, step.sourceRules == .coreData else { return nil }
+        let source = step.sourceLayout
         let destination = StoreLayout(model: step.destination)
         let sourceNumbers = step.source.entityNumbers
         let destinationNumbers = step.destination.entityNumbers
@@ -224,7 +225,7 @@ enum LightweightInPlace {
                 // Core Data's triggers (a derived attribute's), which name tables a rebuild replaces;
                 // an app's views and triggers are set aside and made again (the plan checked they
                 // hold), and its own tables keep their indexes.
-                let modelTables = Set(StoreLayout(model: step.source).tables.map(\.name))
+                let modelTables = Set(step.sourceLayout.tables.map(\.name))
                 let indexes = try connection.prepare("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
                 var drops: [String] = []
                 var rows = indexes.rows()

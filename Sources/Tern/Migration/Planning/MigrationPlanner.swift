@@ -191,6 +191,14 @@ public enum MigrationPlanner {
         return composing ? composed(steps, now: now) : steps
     }
 
+    /// A step from `version` to itself, every object and link carried as it is: what brings a
+    /// store an earlier Tern laid out to Core Data's layout and hashes when it is at the target
+    /// version already.
+    static func relayout(of version: ObjectModel, now: Double) throws -> MigrationStep {
+        let validated = try MappingInference.infer(from: version, to: version).validate(source: version, destination: version, now: now)
+        return MigrationStep(source: version, destination: version, passes: [validated], isInferred: true, origins: ["inferred"])
+    }
+
     /// `steps` with each run of consecutive inferred steps composed into one where it can be;
     /// a run that cannot keeps its steps, the first saying why.
     static func composed(_ steps: [MigrationStep], now: Double) -> [MigrationStep] {

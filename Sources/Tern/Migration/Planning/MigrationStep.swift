@@ -19,6 +19,12 @@ public struct MigrationStep: Sendable {
     /// changes, rehearsed on the store's schema while planning, did not give the destination's
     /// layout (`InPlaceRehearsal`).
     public internal(set) var copiedInstead: String?
+    /// Whose rules laid out the store the step reads: Core Data's, or an earlier Tern's for the
+    /// first step from a store that release wrote (a copy, which writes Core Data's layout).
+    public internal(set) var sourceRules: StoreLayout.Rules = .coreData
+
+    /// The layout of the store the step reads.
+    public var sourceLayout: StoreLayout { StoreLayout(model: source, rules: sourceRules) }
 
     /// A step running `passes` in order; see the properties for what each argument means.
     public init(

@@ -125,7 +125,7 @@ extension StoreMigration {
         // behind by the first step that copies the store.
         var outsideModelCarried = true
         for (index, step) in plan.steps.enumerated() {
-            let sourceLayout = StoreLayout(model: step.source)
+            let sourceLayout = step.sourceLayout
             var created: [String: Int] = [:]
             var passes: [PlanEstimate.Pass] = []
             let stepPlan = StepPlan(step, registry: registry)

@@ -17,7 +17,7 @@ struct StepPlan {
         for (pass, mapping) in step.passes.enumerated() {
             all += MappingOrder.copying(mapping, destination: step.destination, runsInSwift: registry.runsInSwift).map { (pass, $0) }
         }
-        let source = StoreLayout(model: step.source)
+        let source = step.sourceLayout
         let destination = StoreLayout(model: step.destination)
         // Keys can follow the source's when every mapping into a destination table reads one
         // source table and has no filter: each source key then names at most one destination object.

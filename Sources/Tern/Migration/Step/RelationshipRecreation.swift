@@ -187,9 +187,15 @@ final class RelationshipRecreation {
                 if !orderOnly, let inverse = relationship.inverse, let entityColumn = target?.entityColumns[inverse] {
                     sets.append("\(quoteIdentifier(entityColumn)) = \(destinationEntity.number)")
                 }
+                // A hidden key (a to-many with no inverse) holds one owner: where mappings of
+                // several entities give a target owners, the smallest key wins, whichever runs last.
+                let firstOwner =
+                    relationship.inverse == nil && !orderOnly
+                    ? " AND (\(quoteIdentifier(table)).\(quoteIdentifier(column)) IS NULL OR \(quoteIdentifier(table)).\(quoteIdentifier(column)) > p.owner)"
+                    : ""
                 if !sets.isEmpty {
                     try connection.execute(
-                        "UPDATE \(quoteIdentifier(table)) SET \(sets.joined(separator: ", ")) FROM temp.tern_pairs p WHERE \(quoteIdentifier(table)).\"Z_PK\" = p.target"
+                        "UPDATE \(quoteIdentifier(table)) SET \(sets.joined(separator: ", ")) FROM temp.tern_pairs p WHERE \(quoteIdentifier(table)).\"Z_PK\" = p.target\(firstOwner)"
                     )
                 }
             } else {

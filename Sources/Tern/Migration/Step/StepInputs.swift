@@ -120,7 +120,7 @@ extension StepInputs {
         // Kept in the targets' rows, a link has one owner per target: a source whose targets
         // have several keeps the first.
         var manyOwnersPerTarget = false
-        if case .inverseForeignKey = storage, step.source.reachesSharedObjects(source) {
+        if case .inverseForeignKey = storage, sourceLayout.reachesSharedObjects(source) {
             manyOwnersPerTarget = true
         }
         // Positions cost a sort: only where the order is kept or a first link is chosen.

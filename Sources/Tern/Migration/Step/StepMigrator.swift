@@ -49,7 +49,7 @@ final class StepMigrator {
     ) throws {
         self.logger = logger
         let step = plan.step
-        let sourceLayout = StoreLayout(model: step.source)
+        let sourceLayout = step.sourceLayout
         let destinationLayout = StoreLayout(model: step.destination)
         let associations = AssociationTables(plan: plan, source: sourceLayout, destination: destinationLayout)
         inputs = StepInputs(
