@@ -35,6 +35,12 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Print the chain of steps and the plan without writing anything.")
     var dryRun = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Run the plan tern plan --json saved, exactly as it is (no --model: its versions and mappings are in it); the store must have the schema it was made from.",
+            valueName: "PLAN.json"))
+    var plan: String?
+
     @Flag(help: "Continue an interrupted migration from its last checkpoint.")
     var resume = false
 
@@ -54,6 +60,13 @@ struct MigrateCommand: ParsableCommand {
 
     func validate() throws {
         guard !(resume && restart) else { throw ValidationError("--resume and --restart cannot go together") }
+        if plan != nil {
+            let fixed = [
+                ("--model", !inputs.model.isEmpty), ("--to", inputs.to != nil), ("--mapping", !inputs.mapping.isEmpty),
+                ("--version-info", inputs.versionInfo != nil), ("--step-by-step", inputs.stepByStep),
+            ].filter(\.1).map(\.0)
+            guard fixed.isEmpty else { throw ValidationError("--plan fixes the versions and mappings: \(fixed.joined(separator: ", ")) cannot go with it") }
+        }
         guard report.map({ $0.hasSuffix(".svg") }) ?? true else { throw ValidationError("--report writes an SVG chart: name a FILE.svg") }
     }
 
@@ -92,7 +105,7 @@ struct MigrateCommand: ParsableCommand {
 
     /// Plans, prints the plan (unless the output is JSON lines), runs, and prints the summary.
     private func runMigration(options: MigrationOptions, renderer: (any ProgressRenderer)?, sampler: MemorySampler?, logger: Logger) throws {
-        let (migration, plan) = try inputs.plan(options: options, logger: logger)
+        let (migration, plan) = try migrationAndPlan(options: options, logger: logger)
         if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }
         if dryRun { return }
         // Nothing to migrate; the run only finishes the clean-up of one killed after its swap.
@@ -115,6 +128,29 @@ struct MigrateCommand: ParsableCommand {
         } else {
             print(MigrationSummary.report(finished))
         }
+    }
+}
+
+extension MigrateCommand {
+    /// The plan to run: the one saved with `--plan`, or one made now from the model and mappings.
+    /// With `--resume`, the run goes on with the plan its record holds (`StoreMigration` compares
+    /// the plan given with it first, and refuses a model or mapping changed since); without
+    /// `--model`, the recorded plan is the one given.
+    func migrationAndPlan(options: MigrationOptions, logger: Logger) throws -> (StoreMigration, StoreMigration.Plan) {
+        if let plan {
+            let saved = try StoreMigration.Plan.read(from: plan)
+            return (StoreMigration(store: inputs.store, model: saved.model, options: options, logger: logger), saved)
+        }
+        if resume, inputs.model.isEmpty, let recorded = try StoreMigration.unfinishedPlan(into: out ?? inputs.store) {
+            let migration = StoreMigration(store: inputs.store, model: recorded.model, options: options, logger: logger)
+            // Killed after its swap, the run left the migrated store in place: nothing is left but
+            // the record's clean-up, which a plan with no steps does.
+            if case .compatible = try VersionMatch.find(in: recorded.model, storeAt: inputs.store).verdict, out == nil {
+                return (migration, try migration.plan())
+            }
+            return (migration, recorded)
+        }
+        return try inputs.plan(options: options, logger: logger)
     }
 }
 

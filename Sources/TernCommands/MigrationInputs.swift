@@ -10,8 +10,8 @@ struct MigrationInputs: ParsableArguments {
     @Argument(help: "The store to migrate.")
     var store: String
 
-    @Option(help: "The model (see tern check --help); repeated, the models are merged.")
-    var model: [String]
+    @Option(help: "The model (see tern check --help); repeated, the models are merged. Required but with tern migrate --plan.")
+    var model: [String] = []
 
     @Option(help: "The version to migrate to (default: the model's current version).")
     var to: String?
@@ -58,6 +58,7 @@ struct MigrationInputs: ParsableArguments {
 
     /// Loads the model and works out the steps from the store's version.
     func plan(options: MigrationOptions, logger: Logger) throws -> (StoreMigration, StoreMigration.Plan) {
+        guard !model.isEmpty else { throw ValidationError("Missing expected argument '--model <model>'") }
         let migration = StoreMigration(store: store, model: try loadModel(model, forStoreAt: store), options: options, logger: logger)
         let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
         return (migration, try migration.plan(to: to, mappingFiles: mapping, appleHashes: apple))

@@ -26,9 +26,7 @@ struct PlanCommand: ParsableCommand {
             let (migration, plan) = try inputs.plan(options: inputs.options, logger: global.makeLogger(label: "tern.plan"))
             let estimate = try migration.estimate(plan)
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                print(String(decoding: try encoder.encode(estimate), as: UTF8.self))
+                print(String(decoding: try PlanEstimate.encoder.encode(estimate), as: UTF8.self))
             } else {
                 print(Self.text(estimate))
             }

@@ -1,5 +1,5 @@
 /// A value of one of SQLite's five storage classes.
-public enum SQLiteValue: Hashable, Sendable, CustomStringConvertible {
+public enum SQLiteValue: Hashable, Sendable, Codable, CustomStringConvertible {
     case null
     case integer(Int64)
     case real(Double)

@@ -107,7 +107,7 @@ struct LibraryAPITests {
         let failure = try await #require(throws: TernFailure.self) { try await task.value }
         #expect(failure.kind == .interrupted && failure.isResumable)
         #expect(failure.underlying is MigrationInterrupted)
-        #expect(failure.step == "Bench 1 → Bench 2" && failure.pass == 1)
+        #expect(failure.step == StepIdentity(source: "Bench 1", destination: "Bench 2") && failure.pass == 1)
         #expect("\(failure)".hasSuffix("interrupted; the work done so far is saved: run the same migration again with resume: true to continue"), "\(failure)")
         #expect(!FileManager.default.fileExists(atPath: output))
 
@@ -230,7 +230,7 @@ struct LibraryAPITests {
         #expect(error.kind == .badInput && !error.isResumable)
         #expect(error.policy == "AuthorSplitPolicy" && error.entityMapping == "BookToPublication" && error.sourceKey == 1)
         // It failed in the first batch of pass 1, before any batch committed.
-        #expect(error.step == "Bench 1 → Bench 2" && error.pass == 1, "\(error)")
+        #expect(error.step == StepIdentity(source: "Bench 1", destination: "Bench 2") && error.pass == 1, "\(error)")
         #expect(error.localizedDescription == error.description)
         let text = "\(error)"
         #expect(text.contains("the migration policy AuthorSplitPolicy failed in entity mapping BookToPublication over source object 1"), "\(text)")

@@ -16,7 +16,11 @@ struct ProgressTrackerTests {
     @Test("a step applied in place weighs half a copied step; batches move the copied step by rows")
     func weighting() {
         let tracker = ProgressTracker()
-        tracker.record(.started(MigrationOutline(steps: ["1 → 2", "2 → 3"], inPlace: [true, false], completedSteps: 0, objects: 1000)), at: at(0))
+        tracker.record(
+            .started(
+                MigrationOutline(
+                    steps: [StepIdentity(source: "1", destination: "2"), StepIdentity(source: "2", destination: "3")], inPlace: [true, false],
+                    completedSteps: 0, objects: 1000)), at: at(0))
         tracker.record(.stepStarted(step: 1, steps: 2, passes: 1, source: "1", destination: "2"), at: at(0))
         #expect(tracker.record(.stepFinished(step: 1, inPlace: true), at: at(1)).fraction == 1.0 / 3)
         tracker.record(.stepStarted(step: 2, steps: 2, passes: 1, source: "2", destination: "3"), at: at(1))
@@ -38,7 +42,11 @@ struct ProgressTrackerTests {
     @Test("an estimate that was too high never moves the fraction back; a filter that selects less jumps forward")
     func monotonic() {
         let tracker = ProgressTracker()
-        tracker.record(.started(MigrationOutline(steps: ["1 → 2", "2 → 3"], inPlace: [false, false], completedSteps: 0, objects: 1000)))
+        tracker.record(
+            .started(
+                MigrationOutline(
+                    steps: [StepIdentity(source: "1", destination: "2"), StepIdentity(source: "2", destination: "3")], inPlace: [false, false],
+                    completedSteps: 0, objects: 1000)))
         tracker.record(.stepStarted(step: 1, steps: 2, passes: 1, source: "1", destination: "2"))
         var last = 0.0
         for done in stride(from: 100, through: 300, by: 100) {
@@ -59,7 +67,10 @@ struct ProgressTrackerTests {
     func resumed() {
         let tracker = ProgressTracker()
         let started = tracker.record(
-            .started(MigrationOutline(steps: ["1 → 2", "2 → 3"], inPlace: [false, false], completedSteps: 1, objects: 1000)), at: at(0))
+            .started(
+                MigrationOutline(
+                    steps: [StepIdentity(source: "1", destination: "2"), StepIdentity(source: "2", destination: "3")], inPlace: [false, false],
+                    completedSteps: 1, objects: 1000)), at: at(0))
         #expect(started.fraction == 0.5)
         #expect(started.step == 2)
         #expect(started.etaSeconds == nil)
@@ -75,7 +86,7 @@ struct ProgressTrackerTests {
     func twoPasses() {
         let tracker = ProgressTracker()
         let share = ProgressTracker.passShare
-        tracker.record(.started(MigrationOutline(steps: ["1 → 2"], inPlace: [false], completedSteps: 0, objects: 100)))
+        tracker.record(.started(MigrationOutline(steps: [StepIdentity(source: "1", destination: "2")], inPlace: [false], completedSteps: 0, objects: 100)))
         tracker.record(.stepStarted(step: 1, steps: 1, passes: 2, source: "1", destination: "2"))
         tracker.record(.passStarted(pass: 1, passes: 2, mappings: ["A"]))
         tracker.record(.batchCommitted(mapping: "A", pass: 1, rows: 100, done: 100, total: 100))
@@ -91,7 +102,7 @@ struct ProgressTrackerTests {
     @Test("verification and the index build count: a copied step is not at 100% until its store is verified and indexed")
     func verifyingAndIndexingCount() {
         let tracker = ProgressTracker()
-        tracker.record(.started(MigrationOutline(steps: ["1 → 2"], inPlace: [false], completedSteps: 0, objects: 100)))
+        tracker.record(.started(MigrationOutline(steps: [StepIdentity(source: "1", destination: "2")], inPlace: [false], completedSteps: 0, objects: 100)))
         tracker.record(.stepStarted(step: 1, steps: 1, passes: 1, source: "1", destination: "2"))
         let passStarted = tracker.record(.passStarted(pass: 1, passes: 1, mappings: ["M"]))
         #expect(passStarted.pass == 1 && passStarted.passes == 1)
@@ -107,7 +118,11 @@ struct ProgressTrackerTests {
     @Test("stepFinished names the step that finished, not the next one")
     func stepFinishedNamesItsStep() {
         let tracker = ProgressTracker()
-        tracker.record(.started(MigrationOutline(steps: ["1 → 2", "2 → 3"], inPlace: [true, false], completedSteps: 0, objects: 1000)), at: at(0))
+        tracker.record(
+            .started(
+                MigrationOutline(
+                    steps: [StepIdentity(source: "1", destination: "2"), StepIdentity(source: "2", destination: "3")], inPlace: [true, false],
+                    completedSteps: 0, objects: 1000)), at: at(0))
         tracker.record(.stepStarted(step: 1, steps: 2, passes: 1, source: "1", destination: "2"), at: at(1))
         let first = tracker.record(.stepFinished(step: 1, inPlace: true), at: at(2))
         #expect(first.step == 1)

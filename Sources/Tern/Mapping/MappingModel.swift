@@ -14,7 +14,7 @@ public enum EntityMappingType: String, Sendable, Codable, CaseIterable {
 }
 
 /// One property of the destination entity and the value expression that produces it.
-public struct PropertyMapping: Sendable, Equatable {
+public struct PropertyMapping: Sendable, Equatable, Codable {
     /// The destination property's name.
     public var name: String
     /// NSExpression text; nil leaves the property at its default (or empty, for a relationship).
@@ -31,7 +31,7 @@ public struct PropertyMapping: Sendable, Equatable {
 }
 
 /// An entity mapping, named like `BookToPublication`.
-public struct EntityMapping: Sendable, Equatable {
+public struct EntityMapping: Sendable, Equatable, Codable {
     /// The mapping's name, unique in its mapping model; relationship mappings refer to it by this name.
     public var name: String
     /// How source instances become destination instances.
@@ -80,7 +80,7 @@ public struct EntityMapping: Sendable, Equatable {
 }
 
 /// The ordered entity mappings that take a store from one model version to another.
-public struct MappingModel: Sendable, Equatable {
+public struct MappingModel: Sendable, Equatable, Codable {
     /// Version names, when known (Tern's files name them; Xcode's name model paths).
     public var sourceVersion: String?
     /// The destination version's name, when known.

@@ -30,6 +30,11 @@ public struct ValidatedMapping: Sendable {
     public let model: MappingModel
     /// One entry per entity mapping, in the mapping model's order.
     public let entities: [Entity]
+    /// What `now()` gives in its expressions (seconds since 2001-01-01): fixed when it was
+    /// validated, so a saved plan runs with the instant it was made with.
+    public let now: Double
+    /// Entity mappings of earlier passes its relationship mappings may name.
+    public let earlierMappings: Set<String>
 }
 
 extension MappingModel {
@@ -149,7 +154,7 @@ extension MappingModel {
         guard problems.isEmpty else {
             throw TernError(.badInput, "the mapping model is invalid:\n" + problems.map { "  - \($0)" }.joined(separator: "\n"), path: file)
         }
-        return ValidatedMapping(model: self, entities: validated)
+        return ValidatedMapping(model: self, entities: validated, now: now, earlierMappings: earlierMappings)
     }
 
     /// An expression as a message quotes it: whole when short, else its start (the error's

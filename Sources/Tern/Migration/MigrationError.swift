@@ -23,7 +23,7 @@ public enum MigrationError: Error, CustomStringConvertible {
     /// `resumable`: the migrated store is kept for `--resume` once the store is free.
     case openElsewhere(store: String, processes: [String], resumable: Bool)
     /// `--no-data-loss`, and an inferred step would drop values (`DataLoss`); nothing was kept.
-    case dataLoss(step: String, dropped: [DroppedData])
+    case dataLoss(step: StepIdentity, dropped: [DroppedData])
     /// The disk filled up; the work so far is kept in `keptFiles` (name, bytes) for `--resume`.
     /// A step needs about `sourceBytes` (the store) and `externalBytes` (its external data files).
     case diskFull(directory: String, keptFiles: [(String, Int)], sourceBytes: Int, externalBytes: Int)

@@ -115,7 +115,7 @@ public final class RunningMigration: Sendable {
 
 /// The step and pass a run is in, followed from its events, to say where a failure happened.
 final class RunPlace: Sendable {
-    private let place = Mutex<(step: String?, pass: Int?)>((nil, nil))
+    private let place = Mutex<(step: StepIdentity?, pass: Int?)>((nil, nil))
 
     /// `progress`, noting each event here first.
     func observing(_ progress: (@Sendable (MigrationEvent) -> Void)?) -> @Sendable (MigrationEvent) -> Void {
@@ -127,7 +127,7 @@ final class RunPlace: Sendable {
 
     private func note(_ event: MigrationEvent) {
         switch event {
-        case .stepStarted(_, _, _, let source, let destination): place.withLock { $0 = ("\(source) → \(destination)", nil) }
+        case .stepStarted(_, _, _, let source, let destination): place.withLock { $0 = (StepIdentity(source: source, destination: destination), nil) }
         case .passStarted(let pass, _, _), .batchCommitted(_, let pass, _, _, _), .entityMappingFinished(_, let pass, _): place.withLock { $0.pass = pass }
         case .stepStage, .stepFinished: place.withLock { $0.pass = nil }
         case .started, .passFinished: break

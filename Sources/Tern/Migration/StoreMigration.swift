@@ -14,7 +14,7 @@ import TernSQLite
 public struct StoreMigration: Sendable {
     /// What a run will do: decided once by `plan(to:mappingFiles:appleHashes:)`, read by the run,
     /// `estimate(_:)` and `tern plan` alike.
-    public struct Plan: Sendable {
+    public struct Plan: Sendable, Codable {
         /// The version that wrote the store.
         public let storeVersion: String
         /// The version the store is migrated to.
@@ -27,6 +27,12 @@ public struct StoreMigration: Sendable {
         /// Core Data's own version hashes of the target version (entity → hex), when known (a
         /// `.momd`'s `VersionInfo.plist`): the migrated store carries them, so Core Data opens it.
         public var targetAppleHashes: [String: String]?
+        /// The model and the store schema the plan was made from (nil in a plan built by hand):
+        /// a run checks the store still has that schema before it writes anything.
+        public internal(set) var origin: Origin?
+        /// Every version the steps go through, from the store's to the target (the versions a
+        /// composed step passes through included): what a saved plan runs with, no model needed.
+        public internal(set) var versions: [ObjectModel] = []
     }
 
     /// What a finished run did.
@@ -133,8 +139,7 @@ public struct StoreMigration: Sendable {
                 composing: options.composeSteps, now: options.now)
         if earlierTern {
             // The first step reads the earlier Tern's tables; every step writes Core Data's.
-            steps[0].sourceRules = .earlierTern
-            steps[0].copiedInstead = "an earlier Tern laid the store out by its own rules: the step reads its tables and writes Core Data's layout and hashes"
+            steps[0].readEarlierTernLayout()
             logger.notice(
                 "an earlier Tern laid the store out: the migration copies it into Core Data's layout",
                 metadata: ["store": "\(store)", "version": "\(version)"])
@@ -145,12 +150,18 @@ public struct StoreMigration: Sendable {
         }
         try AppSchemaObjects.check(steps, store: store)
         for index in try InPlaceRehearsal.stepsToCopy(steps, store: store) {
-            steps[index].copiedInstead =
-                "its schema changes, rehearsed on the store's schema, do not give \(steps[index].destination.versionName)'s tables "
-                + "(the store has tables or columns the model does not lay out): the store is copied"
+            steps[index].copy(
+                because: "its schema changes, rehearsed on the store's schema, do not give \(steps[index].destination.versionName)'s tables "
+                    + "(the store has tables or columns the model does not lay out): the store is copied")
         }
         var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
         plan.fromStoreModel = fromStoreModel
+        plan.origin = try Plan.Origin.of(model: model, storeAt: store)
+        if let first = chainModel.versions.firstIndex(where: { $0.versionName == version }),
+            let last = chainModel.versions.firstIndex(where: { $0.versionName == targetVersion }), first <= last
+        {
+            plan.versions = Array(chainModel.versions[first...last])
+        }
         if let hashes = appleHashes[targetVersion], let destination = model.version(named: targetVersion) {
             try Self.checkAppleHashes(hashes, describe: destination)
             plan.targetAppleHashes = hashes
@@ -202,6 +213,7 @@ public struct StoreMigration: Sendable {
     /// The run itself, throwing what Tern's layers throw; `runBlocking` and the async `run` say
     /// where it happened.
     func execute(_ plan: Plan, output: String?, resume: Bool) throws -> Report {
+        var plan = plan
         var options = options
         options.registry = registry
         let started = ContinuousClock.now
@@ -216,7 +228,7 @@ public struct StoreMigration: Sendable {
         }
         if let output { try Self.checkOutputPlace(output) }
         let finalPath = output ?? store
-        let stepPlans = plan.steps.map { StepPlan($0, registry: options.registry) }
+        var stepPlans = plan.steps.map { StepPlan($0, registry: options.registry) }
         // One tern per store: a second run (or --resume, or --restart) waits its turn.
         let lock = try StoreLock(store: finalPath)
         defer { lock.release() }
@@ -248,12 +260,17 @@ public struct StoreMigration: Sendable {
                         "it migrates another source, \(existing.store), into \(finalPath) (resume it with that store)"
                     ])
             }
-            guard existing.steps == plan.steps.map(Self.describe), let recorded = existing.inputs else {
+            guard existing.steps == plan.steps.map(\.identity), let recorded = existing.inputs else {
                 throw MigrationError.resumeMismatch(
-                    existing, manifest: manifestPath, differences: ["the steps (then \(existing.steps.joined(separator: ", ")))"])
+                    existing, manifest: manifestPath, differences: ["the steps (then \(existing.steps.map(\.description).joined(separator: ", ")))"])
             }
             let differences = try inputs().differences(from: recorded)
             guard differences.isEmpty else { throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: differences) }
+            // The same inputs: the run goes on with the plan it recorded, not one made anew.
+            if let recordedPlan = existing.plan {
+                plan = recordedPlan
+                stepPlans = plan.steps.map { StepPlan($0, registry: options.registry) }
+            }
             // The digest equals the one taken when the record was made, after the scan for rows
             // Core Data never writes found none: the scan would find none again.
             // A file the source refers to may have gone since: say so, and keep the work.
@@ -274,11 +291,12 @@ public struct StoreMigration: Sendable {
             for file in inTheWay.compactMap({ $0 }) where Self.exists(file) {
                 throw MigrationError.destinationExists(file)
             }
+            try checkPlanned(plan, store: store)
             try refuseAnomalies(plan)
             try checkExternalData(plan)
             run = MigrationRun(
-                inputs: try inputs(), store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(Self.describe),
-                stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0)
+                inputs: try inputs(), store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(\.identity),
+                stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0, plan: plan)
             for file in run.stepFiles { Self.removeStepStore(file) }  // leftovers of a run whose record is gone
             try run.save(at: manifestPath)
         }
@@ -286,7 +304,7 @@ public struct StoreMigration: Sendable {
         options.progress?(
             .started(
                 MigrationOutline(
-                    steps: plan.steps.map(Self.describe), inPlace: stepPlans.map { $0.inPlace != nil },
+                    steps: plan.steps.map(\.identity), inPlace: stepPlans.map { $0.inPlace != nil },
                     completedSteps: run.completed, objects: sourceObjects)))
         var reports: [StepReport] = []
         do {
@@ -306,7 +324,7 @@ public struct StoreMigration: Sendable {
                 var dropped = try DataLoss.count(DataLoss.dropped(by: step), of: step, in: input)
                 if stepPlans[index].inPlace == nil { dropped += try DataLoss.tablesOutsideModel(of: step, in: input) }
                 if options.refuseDataLoss, !dropped.isEmpty {
-                    throw MigrationError.dataLoss(step: Self.describe(step), dropped: dropped)
+                    throw MigrationError.dataLoss(step: step.identity, dropped: dropped)
                 }
                 var report: StepReport
                 var memory = PeakMemoryMeter()
@@ -323,7 +341,7 @@ public struct StoreMigration: Sendable {
                         // not what was planned. Never decided again here.
                         throw TernError(
                             .badInput,
-                            "step \(Self.describe(step)) was planned in place, but its schema changes no longer give the new version's tables: "
+                            "step \(step.identity) was planned in place, but its schema changes no longer give the new version's tables: "
                                 + "the store's schema changed since it was planned; plan the migration again", path: input)
                     }
                     report = try Migrator.migrate(
@@ -462,10 +480,6 @@ public struct StoreMigration: Sendable {
         FailureKind.isResumable(error)
     }
 
-    static func describe(_ step: MigrationStep) -> String {
-        "\(step.source.versionName) → \(step.destination.versionName)"
-    }
-
     /// Removes a store file with its `-wal`, `-shm` and `-journal`, if they exist.
     public static func remove(_ path: String) {
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -563,6 +577,24 @@ extension StoreMigration {
         try ExternalDataCarrier.checkReferences(
             in: Self.resolvingLinks(store), model: first.source,
             folders: [ExternalBinaryData.folder(forStore: Self.resolvingLinks(store))], shouldStop: options.shouldStop)
+    }
+
+    /// A plan runs on a store with the schema and version hashes it was made from (a saved plan
+    /// may be run on another store of that version), and with the policies it names registered.
+    func checkPlanned(_ plan: Plan, store: String) throws {
+        if let origin = plan.origin, try Plan.Origin.schema(ofStoreAt: store) != origin.storeSchema {
+            throw TernError(
+                .badInput,
+                "the store's tables or version hashes are not those the plan was made from (\(plan.storeVersion) of \(origin.modelName)): "
+                    + "plan the migration again", path: store)
+        }
+        try registry.checkPolicies(of: plan.steps)
+    }
+
+    /// The plan an unfinished migration into `finalPath` recorded (nil when there is none, or
+    /// its record predates recorded plans): what `--resume` runs again.
+    public static func unfinishedPlan(into finalPath: String) throws -> Plan? {
+        try TernFailure.wrapping { try MigrationRun.load(at: MigrationRun.path(for: resolvingLinks(finalPath)))?.plan }
     }
 
     /// Refuses a store with rows a migration would drop or change silently, before anything is

@@ -1,7 +1,7 @@
 import TernSQLite
 
 /// Constraints Core Data checks when saving; they never change a version hash.
-public struct ValidationRules: Sendable, Equatable {
+public struct ValidationRules: Sendable, Equatable, Codable {
     /// Bounds on a number (or a date, in seconds since 2001-01-01).
     public var minimumValue: Double?
     /// The upper bound, inclusive, in the same units as `minimumValue`; nil for none.
@@ -27,7 +27,7 @@ public struct ValidationRules: Sendable, Equatable {
 }
 
 /// An attribute of an entity.
-public struct Attribute: Sendable, Equatable {
+public struct Attribute: Sendable, Equatable, Codable {
     /// The attribute's name, unique among its entity's properties, inherited ones included
     /// (`problems()` reports a clash).
     public var name: String

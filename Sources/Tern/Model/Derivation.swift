@@ -3,7 +3,7 @@ import Foundation
 /// What a derived attribute's value is computed from (`NSDerivedAttributeDescription`'s
 /// derivation expression). Core Data keeps it current with SQL triggers; Tern computes the values
 /// of the kinds it knows after loading a store and writes Core Data's triggers for them.
-public enum Derivation: Sendable, Equatable, CustomStringConvertible {
+public enum Derivation: Sendable, Equatable, Codable, CustomStringConvertible {
     /// `relationship.@count`: how many objects a to-many reaches (CoreDataPlus's `pagesCount`).
     case count(relationship: String)
     /// Any other expression, kept as written: its values are copied as the mapping says, and a

@@ -1,5 +1,5 @@
 /// A fetch index: SQLite indexes Core Data creates for an entity.
-public struct FetchIndex: Sendable, Equatable {
+public struct FetchIndex: Sendable, Equatable, Codable {
     /// The index's name in the model; the SQLite index is named `Z_<entity>_<name>`.
     public var name: String
     /// Property names, in index order.
@@ -13,7 +13,7 @@ public struct FetchIndex: Sendable, Equatable {
 }
 
 /// An entity: a kind of object, stored in its inheritance root's table.
-public struct Entity: Sendable, Equatable {
+public struct Entity: Sendable, Equatable, Codable {
     /// The entity's name, unique in its model version (`problems()` reports a clash).
     public var name: String
     /// The parent entity's name, for entities in an inheritance tree.

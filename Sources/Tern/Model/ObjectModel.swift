@@ -106,3 +106,26 @@ public struct ObjectModel: Sendable, Equatable {
         return entities.sorted { (numbers[$0.name] ?? 0) < (numbers[$1.name] ?? 0) }
     }
 }
+
+extension ObjectModel: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case versionName, versionIdentifiers, entities
+    }
+
+    /// Decodes through `init(versionName:versionIdentifiers:entities:)`, which keeps entities in
+    /// name order (entity numbers follow it). Not validated: a reader calls `problems()`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            versionName: try container.decode(String.self, forKey: .versionName),
+            versionIdentifiers: try container.decode([String].self, forKey: .versionIdentifiers),
+            entities: try container.decode([Entity].self, forKey: .entities))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(versionName, forKey: .versionName)
+        try container.encode(versionIdentifiers, forKey: .versionIdentifiers)
+        try container.encode(entities, forKey: .entities)
+    }
+}

@@ -20,7 +20,7 @@ public enum DeleteRule: String, Sendable, CaseIterable, Codable {
 }
 
 /// A relationship from one entity to another.
-public struct Relationship: Sendable, Equatable {
+public struct Relationship: Sendable, Equatable, Codable {
     /// The relationship's name, unique among its entity's properties, inherited ones included
     /// (`problems()` reports a clash).
     public var name: String

@@ -24,9 +24,8 @@ public struct TernFailure: Error, CustomStringConvertible, LocalizedError {
     /// interrupted, or the disk or a lock failed rather than the data. The work so far is kept
     /// then; otherwise nothing is left behind, and the original store is untouched either way.
     public let isResumable: Bool
-    /// The step that was running ("BookStore 3 → BookStore 4") and its pass (1-based), when
-    /// the failure came during one.
-    public let step: String?
+    /// The step that was running (BookStore 3 → BookStore 4), when the failure came during one.
+    public let step: StepIdentity?
     /// The pass of `step` that was running, 1-based; nil between passes.
     public let pass: Int?
     /// For a failure of a migration policy (or the manager hook): the policy, its entity mapping
@@ -40,7 +39,7 @@ public struct TernFailure: Error, CustomStringConvertible, LocalizedError {
     public let underlying: any Error
 
     /// Classifies any error Tern throws; a `TernFailure` stays as it is.
-    public init(_ error: any Error, step: String? = nil, pass: Int? = nil) {
+    public init(_ error: any Error, step: StepIdentity? = nil, pass: Int? = nil) {
         if let failure = error as? TernFailure {
             self = failure
             return

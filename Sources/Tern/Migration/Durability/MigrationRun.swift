@@ -4,7 +4,7 @@ import Foundation
 /// The record of a migration in progress, in a small JSON file beside the store
 /// (`.NAME.tern-migration.json`), written atomically. With the checkpoints inside each step's
 /// file, it lets a migration that was killed continue exactly where it stopped.
-public struct MigrationRun: Codable, Sendable, Equatable {
+public struct MigrationRun: Codable, Sendable {
     /// Everything the result depends on, recorded when the run began (nil in a record an older
     /// tern wrote, which no run can resume).
     public var inputs: Inputs?
@@ -14,12 +14,15 @@ public struct MigrationRun: Codable, Sendable, Equatable {
     public var output: String?
     /// The name of the model version the run migrates to.
     public var target: String
-    /// "A → B" for each step.
-    public var steps: [String]
+    /// Each step, in order.
+    public var steps: [StepIdentity]
     /// Each step's output file, in order.
     public var stepFiles: [String]
     /// How many steps are complete.
     public var completed: Int
+    /// The plan the run runs: a resume runs it again, never a plan made anew (nil in a record an
+    /// older tern wrote).
+    public var plan: StoreMigration.Plan?
 
     /// Where the record of a migration into `finalPath` is kept.
     public static func path(for finalPath: String) -> String {
@@ -64,7 +67,7 @@ public struct MigrationRun: Codable, Sendable, Equatable {
         /// identifiers too, which version hashes leave out, yet which decide what is written.
         /// Nil in a record written before Tern recorded it.
         public var definitions: [String: String]?
-        /// Each mapping file (or "inferred …") → a digest of its contents.
+        /// Each mapping's origin (its file, or "inferred") → a digest of the mapping model that runs.
         public var mappings: [String: String]
         /// The entity mappings that run in Swift: they decide destination keys, so a resume must
         /// take the same paths.
@@ -83,9 +86,13 @@ public struct MigrationRun: Codable, Sendable, Equatable {
                     inputs.definitions?[version.versionName] = Data(SHA256.hash(data: Data(definition.utf8))).base64EncodedString()
                 }
                 inputs.inSwift += plan.mappings.filter(\.runsInSwift).map(\.mapping.mapping.name)
-                for origin in step.origins {
-                    let contents = FileManager.default.contents(atPath: origin) ?? FileManager.default.contents(atPath: origin + "/xcmapping.xml")
-                    inputs.mappings[origin] = contents.map { Data(SHA256.hash(data: $0)).base64EncodedString() } ?? ""
+                // The mapping as it runs (not its file's bytes): a plan saved or recorded runs
+                // the model it holds, whatever its file says since.
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = .sortedKeys
+                for (origin, pass) in zip(step.origins, step.passes) {
+                    let encoded = (try? encoder.encode(pass.model)) ?? Data()
+                    inputs.mappings[origin] = Data(SHA256.hash(data: encoded)).base64EncodedString()
                 }
             }
             return inputs

@@ -23,8 +23,8 @@ public struct MigrationStatus: Sendable, Codable {
     public var output: String?
     /// The name of the model version being migrated to.
     public var target: String
-    /// "A → B" for each step, in order.
-    public var steps: [String]
+    /// Each step, in order.
+    public var steps: [StepIdentity]
     /// How many of `steps` are complete; the next one, if any, is the step in progress.
     public var completedSteps: Int
     /// The checkpoint of the step in progress, in the order the units ran; empty when that step

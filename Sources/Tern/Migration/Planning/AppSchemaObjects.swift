@@ -42,7 +42,7 @@ enum AppSchemaObjects {
     /// triggers: each is made, in order, over an empty copy of every destination's tables (and
     /// the store's own tables outside the layout), as the step would make it again.
     static func check(_ steps: [MigrationStep], store: String) throws {
-        let inPlace = steps.prefix { LightweightInPlace.statements(for: $0) != nil }
+        let inPlace = steps.prefix { $0.schemaChanges != nil }
         guard !inPlace.isEmpty else { return }
         let reader = try ReadOnlyStore(path: store)
         let (objects, appTables): ([Object], [String]) = try withExtendedLifetime(reader) {

@@ -11,7 +11,7 @@ enum InPlaceRehearsal {
     /// The indices of `steps` that qualify to run in place but cannot on the store at `store`.
     static func stepsToCopy(_ steps: [MigrationStep], store: String) throws -> Set<Int> {
         // The leading steps that qualify: a copied step writes Tern's own layout for what follows.
-        let leading = steps.map(LightweightInPlace.statements(for:)).prefix { $0 != nil }.compactMap { $0 }
+        let leading = steps.map(\.schemaChanges).prefix { $0 != nil }.compactMap { $0 }
         guard !leading.isEmpty else { return [] }
         let reader = try ReadOnlyStore(path: store)
         defer { withExtendedLifetime(reader) {} }  // its private copy, if it made one, lives on

@@ -118,13 +118,13 @@ public enum MigrationPlanner {
             throw TernError(.badInput, "cannot migrate from \(from) to the earlier version \(to): give a mapping model for the downgrade", path: model.path)
         }
         var declared: [(mapping: MappingSource, source: String, destination: String)] = []
-        var overridden: Set<String> = []
+        var overridden: Set<StepIdentity> = []
         for built in models {
             let (mapping, source, destination) = try MappingSource.inMemory(built)
             declared.append((mapping, source, destination))
-            overridden.insert("\(source)\u{0}\(destination)")
+            overridden.insert(StepIdentity(source: source, destination: destination))
         }
-        var overridingFiles: Set<String> = []
+        var overridingFiles: Set<StepIdentity> = []
         for file in overriding {
             let (source, destination) = try versions(of: file, in: model)
             guard let source, let destination else {
@@ -134,14 +134,16 @@ public enum MigrationPlanner {
                         ? "the compiled mapping model's entity version hashes are those of no version of \(model.name)"
                         : "the mapping model does not name its source and destination versions", path: file)
             }
-            if overridden.contains("\(source)\u{0}\(destination)") { continue }
+            if overridden.contains(StepIdentity(source: source, destination: destination)) { continue }
             declared.append((.file(file), source, destination))
-            overridingFiles.insert("\(source)\u{0}\(destination)")
+            overridingFiles.insert(StepIdentity(source: source, destination: destination))
         }
         overridden.formUnion(overridingFiles)
         for file in mappingFiles where !overriding.contains(file) {
             let (source, destination) = try versions(of: file, in: model)
-            if let source, let destination, !overridden.contains("\(source)\u{0}\(destination)") { declared.append((.file(file), source, destination)) }
+            if let source, let destination, !overridden.contains(StepIdentity(source: source, destination: destination)) {
+                declared.append((.file(file), source, destination))
+            }
         }
         var steps: [MigrationStep] = []
         var position = start
@@ -208,7 +210,7 @@ public enum MigrationPlanner {
             if run.count > 1 {
                 switch StepComposition.compose(run, now: now) {
                 case .success(let step)
-                where LightweightInPlace.statements(for: step) == nil && run.allSatisfy({ LightweightInPlace.statements(for: $0) != nil }):
+                where step.schemaChanges == nil && run.allSatisfy({ $0.schemaChanges != nil }):
                     // Schema changes alone, step after step, cost less than one copy.
                     run[0].notComposed = "each of these steps runs in place as schema changes, which costs less than the one copy they would take composed"
                     result += run

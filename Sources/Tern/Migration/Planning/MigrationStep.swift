@@ -1,5 +1,6 @@
 /// One version-to-version step of a migration: the mapping models that run in order (passes)
-/// from `source` into one new store of `destination`.
+/// from `source` into one new store of `destination`, and how — decided here, once, while
+/// planning: the run reads these values and decides nothing again.
 public struct MigrationStep: Sendable {
     /// The model version the step reads.
     public let source: ObjectModel
@@ -17,11 +18,14 @@ public struct MigrationStep: Sendable {
     public internal(set) var notComposed: String?
     /// Why a step that qualifies to run in place is planned as a copy of the store: its schema
     /// changes, rehearsed on the store's schema while planning, did not give the destination's
-    /// layout (`InPlaceRehearsal`).
-    public internal(set) var copiedInstead: String?
+    /// layout (`InPlaceRehearsal`), or an earlier Tern laid the store out.
+    public private(set) var copiedInstead: String?
     /// Whose rules laid out the store the step reads: Core Data's, or an earlier Tern's for the
     /// first step from a store that release wrote (a copy, which writes Core Data's layout).
-    public internal(set) var sourceRules: StoreLayout.Rules = .coreData
+    public private(set) var sourceRules: StoreLayout.Rules = .coreData
+    /// The SQL that applies the step inside the store (`LightweightInPlace`), when it qualifies
+    /// and was not planned as a copy; nil when the step copies the store.
+    public private(set) var schemaChanges: [String]?
 
     /// The layout of the store the step reads.
     public var sourceLayout: StoreLayout { StoreLayout(model: source, rules: sourceRules) }
@@ -37,5 +41,129 @@ public struct MigrationStep: Sendable {
         self.isInferred = isInferred
         self.origins = origins
         self.composedFrom = composedFrom
+        self.schemaChanges = LightweightInPlace.statements(for: self)
     }
+
+    /// Plans the step as a copy of the store, saying why.
+    mutating func copy(because reason: String) {
+        copiedInstead = reason
+        schemaChanges = nil
+    }
+
+    /// Plans the step to read a store an earlier Tern laid out (a copy into Core Data's layout).
+    mutating func readEarlierTernLayout() {
+        sourceRules = .earlierTern
+        copy(because: "an earlier Tern laid the store out by its own rules: the step reads its tables and writes Core Data's layout and hashes")
+    }
+}
+
+/// A plan is a value that can be saved (`tern plan --json`) and run later (`tern migrate --plan`,
+/// `StoreMigration.Plan.read(from:)`): the versions, the mappings (with the instant `now()`
+/// gives), the schema changes of steps applied in place — everything the run needs, so it
+/// decides nothing again. Decoding checks what it trusts: each version is a valid model, each
+/// mapping validates against its versions, and schema changes are exactly what the step's
+/// versions give (a plan file never runs SQL of its own).
+extension MigrationStep: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case source, destination, sourceRules, passes, isInferred, origins, composedFrom, notComposed, copiedInstead, schemaChanges
+    }
+
+    /// A pass as saved: the mapping model as written, and what it was validated with.
+    private struct Pass: Codable {
+        var mapping: MappingModel
+        var now: Double
+        var earlierMappings: [String]
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func version(_ key: CodingKeys) throws -> ObjectModel {
+            let model = try container.decode(ObjectModel.self, forKey: key)
+            let problems = model.problems()
+            guard problems.isEmpty else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "version \(model.versionName) is not a valid model: \(problems.joined(separator: "; "))")
+            }
+            return model
+        }
+        let (source, destination) = (try version(.source), try version(.destination))
+        self.source = source
+        self.destination = destination
+        passes = try container.decode([Pass].self, forKey: .passes).map { pass in
+            try pass.mapping.validate(source: source, destination: destination, now: pass.now, earlierMappings: Set(pass.earlierMappings))
+        }
+        isInferred = try container.decode(Bool.self, forKey: .isInferred)
+        origins = try container.decode([String].self, forKey: .origins)
+        composedFrom = try container.decodeIfPresent(String.self, forKey: .composedFrom)
+        notComposed = try container.decodeIfPresent(String.self, forKey: .notComposed)
+        copiedInstead = try container.decodeIfPresent(String.self, forKey: .copiedInstead)
+        sourceRules = try container.decode(StoreLayout.Rules.self, forKey: .sourceRules)
+        guard passes.count == origins.count, !passes.isEmpty else {
+            throw DecodingError.dataCorruptedError(forKey: .origins, in: container, debugDescription: "a step needs one origin per pass, and a pass")
+        }
+        schemaChanges = nil
+        if let saved = try container.decodeIfPresent([String].self, forKey: .schemaChanges) {
+            guard copiedInstead == nil, saved == LightweightInPlace.statements(for: self) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .schemaChanges, in: container,
+                    debugDescription: "the schema changes are not those of step \(source.versionName) → \(destination.versionName)")
+            }
+            schemaChanges = saved
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(source, forKey: .source)
+        try container.encode(destination, forKey: .destination)
+        try container.encode(
+            passes.map { Pass(mapping: $0.model, now: $0.now, earlierMappings: $0.earlierMappings.sorted()) }, forKey: .passes)
+        try container.encode(isInferred, forKey: .isInferred)
+        try container.encode(origins, forKey: .origins)
+        try container.encodeIfPresent(composedFrom, forKey: .composedFrom)
+        try container.encodeIfPresent(notComposed, forKey: .notComposed)
+        try container.encodeIfPresent(copiedInstead, forKey: .copiedInstead)
+        try container.encode(sourceRules, forKey: .sourceRules)
+        try container.encodeIfPresent(schemaChanges, forKey: .schemaChanges)
+    }
+}
+
+/// A step's identity: the versions it goes between. What a run's record, a resume, progress
+/// events and a failure name a step by; written (and encoded) as `A → B`.
+public struct StepIdentity: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The version the step reads.
+    public let source: String
+    /// The version the step writes.
+    public let destination: String
+
+    /// The step from `source` to `destination`.
+    public init(source: String, destination: String) {
+        self.source = source
+        self.destination = destination
+    }
+
+    public var description: String { "\(source) → \(destination)" }
+
+    private static let arrow = " → "
+
+    /// Reads `A → B`: one arrow between two version names.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        let parts = text.components(separatedBy: Self.arrow)
+        guard parts.count == 2 else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a step (\"SOURCE → DESTINATION\"): \(text)")
+        }
+        self.init(source: parts[0], destination: parts[1])
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
+extension MigrationStep {
+    /// The versions the step goes between.
+    public var identity: StepIdentity { StepIdentity(source: source.versionName, destination: destination.versionName) }
 }

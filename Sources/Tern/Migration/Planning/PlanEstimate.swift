@@ -1,3 +1,4 @@
+import Foundation
 import TernSQLite
 
 /// What a migration will do, worked out without writing anything: for `tern plan` and
@@ -108,6 +109,15 @@ public struct PlanEstimate: Sendable, Codable {
     /// True when the store's own model (`Z_MODELCACHE`) is the source version: no version of the
     /// model given wrote it.
     public var fromStoreModel = false
+    /// The plan itself, as `tern migrate --plan` runs it (`StoreMigration.Plan.read(from:)`).
+    public var plan: StoreMigration.Plan
+
+    /// How `tern plan --json` writes an estimate, and how a saved one is checked for edits.
+    public static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
 }
 
 extension StoreMigration {
@@ -178,7 +188,7 @@ extension StoreMigration {
         }
         var estimate = PlanEstimate(
             storeVersion: plan.storeVersion, targetVersion: plan.targetVersion, batchSize: options.batchSize,
-            workers: options.workers, steps: steps)
+            workers: options.workers, steps: steps, plan: plan)
         estimate.fromStoreModel = plan.fromStoreModel
         return estimate
     }

@@ -12,7 +12,7 @@ struct StepPlan {
 
     init(_ step: MigrationStep, registry: PolicyRegistry) {
         self.step = step
-        inPlace = step.copiedInstead == nil ? LightweightInPlace.statements(for: step) : nil
+        inPlace = step.schemaChanges
         var all: [(pass: Int, entity: ValidatedMapping.Entity)] = []
         for (pass, mapping) in step.passes.enumerated() {
             all += MappingOrder.copying(mapping, destination: step.destination, runsInSwift: registry.runsInSwift).map { (pass, $0) }

@@ -28,7 +28,7 @@ public enum MigrationEvent: Sendable, Equatable, Codable, CustomStringConvertibl
     public var description: String {
         switch self {
         case .started(let outline):
-            let steps = outline.steps.joined(separator: ", ")
+            let steps = outline.steps.map(\.description).joined(separator: ", ")
             return "started: \(outline.steps.count) \(Self.plural("step", outline.steps.count)) (\(steps)), \(outline.objects) objects"
                 + (outline.completedSteps > 0 ? ", \(outline.completedSteps) finished by an earlier run" : "")
         case .stepStarted(let step, let steps, let passes, let source, let destination):
@@ -61,8 +61,8 @@ public enum StepStage: String, Sendable, Equatable, Codable {
 
 /// The shape of a run, known before it starts.
 public struct MigrationOutline: Sendable, Equatable, Codable {
-    /// "V1 → V2" for each step.
-    public var steps: [String]
+    /// Each step, in order.
+    public var steps: [StepIdentity]
     /// Whether each step runs as schema changes without reading rows.
     public var inPlace: [Bool]
     /// Steps an earlier, interrupted run finished.
@@ -71,7 +71,7 @@ public struct MigrationOutline: Sendable, Equatable, Codable {
     public var objects: Int
 
     /// An outline; `inPlace` has one entry per element of `steps`.
-    public init(steps: [String], inPlace: [Bool], completedSteps: Int, objects: Int) {
+    public init(steps: [StepIdentity], inPlace: [Bool], completedSteps: Int, objects: Int) {
         self.steps = steps
         self.inPlace = inPlace
         self.completedSteps = completedSteps

@@ -122,7 +122,7 @@ public final class ProgressTracker: Sendable {
             if case .stepFinished(let step, _) = event, step >= 1, step <= state.outline.steps.count {
                 // The step that finished, not the one that comes next.
                 snapshot.step = step
-                snapshot.stepName = state.outline.steps[step - 1]
+                snapshot.stepName = state.outline.steps[step - 1].description
             }
             return snapshot
         }
@@ -162,7 +162,7 @@ public final class ProgressTracker: Sendable {
             fraction: state.fraction,
             step: step + 1,
             steps: state.outline.steps.count,
-            stepName: state.outline.steps.isEmpty ? "" : state.outline.steps[step],
+            stepName: state.outline.steps.isEmpty ? "" : state.outline.steps[step].description,
             pass: state.pass,
             passes: state.passes,
             entityMapping: state.mapping,

@@ -68,7 +68,7 @@ extension StepMigrator {
         dropped.createdUnassociatedBy = policies[mapping.name].map { $0.name(in: mapping) } ?? "the manager hook"
         dropped.entityMapping = mapping.name
         if options.refuseDataLoss {
-            throw MigrationError.dataLoss(step: "\(step.source.versionName) → \(step.destination.versionName)", dropped: [dropped])
+            throw MigrationError.dataLoss(step: step.identity, dropped: [dropped])
         }
         logger.warning("\(dropped)", metadata: ["mapping": "\(mapping.name)"])
         report.dropped.append(dropped)
