@@ -49,16 +49,39 @@ let package = Package(
         .target(name: "TernLoop", dependencies: ["CLibUV"]),
         .target(name: "TernInflate", dependencies: ["CZlib"]),
 
-        // The library other Swift programs import.
+        // The layers of the library, each depending only on those below it (the compiler keeps
+        // them apart; see each target's README.md).
+        // Models: entities, versions, Core Data's version hashes, and the files models come in.
+        .target(
+            name: "TernModel",
+            dependencies: ["TernSQLite", "TernInflate", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Yams", package: "Yams")],
+            exclude: ["README.md"]
+        ),
+        // Stores: Core Data's layout (the one owner of its names), metadata, recognition of the
+        // version that wrote a store, and reading and writing objects.
+        .target(
+            name: "TernStore",
+            dependencies: ["TernModel", "TernSQLite", "TernLoop", "TernInflate", .product(name: "Crypto", package: "swift-crypto")],
+            exclude: ["README.md"]
+        ),
+        // Mappings: NSExpression/NSPredicate value expressions compiled to SQL, mapping models
+        // and their files, inferred (lightweight) mappings.
+        .target(
+            name: "TernMapping",
+            dependencies: ["TernModel", "TernStore", "TernSQLite", .product(name: "Yams", package: "Yams")],
+            exclude: ["README.md"]
+        ),
+        // The engine, and the library other Swift programs import (it re-exports the layers).
         .target(
             name: "Tern",
             dependencies: [
+                "TernModel",
+                "TernStore",
+                "TernMapping",
                 "TernSQLite",
                 "TernLoop",
-                "TernInflate",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Yams", package: "Yams"),
             ]
         ),
 

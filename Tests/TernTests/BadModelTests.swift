@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 
 @Suite("Bad models give clear errors naming the file, entity and property")
 struct BadModelTests {

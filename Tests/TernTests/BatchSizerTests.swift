@@ -1,5 +1,8 @@
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 
 /// Batches of a mapping that runs in Swift are sized by their bytes and time, within --batch-size.
 @Suite("Batch sizes follow what batches cost")

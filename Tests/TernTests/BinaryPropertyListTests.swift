@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 
 /// Core Data's store metadata and the keyed archives of Xcode mapping models are binary property
 /// lists: hostile ones must decode or be refused, never crash (found by `scripts/fuzz 360 plist`).

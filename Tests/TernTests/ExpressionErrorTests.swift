@@ -1,5 +1,8 @@
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 import TernSQLite
 
 @Suite("Expression and predicate errors say where and what was expected")

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 import TernSQLite
 
 /// Real Core Data stores migrated to their models' later versions, checked row by row.

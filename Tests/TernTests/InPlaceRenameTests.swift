@@ -2,6 +2,9 @@ import Foundation
 import Logging
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 import TernTesting
 
 /// A step applied as schema changes renames columns through names of their own, so renames may

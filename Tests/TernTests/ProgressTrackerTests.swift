@@ -1,5 +1,8 @@
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 
 @Suite("Progress: fractions weighted by rows, never backwards")
 struct ProgressTrackerTests {

@@ -2,6 +2,9 @@ import Foundation
 import Logging
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 
 /// What a run records of its inputs, so a resume can refuse a changed one.
 @Suite("A run's recorded inputs")

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 import TernSQLite
 
 /// Stage 1's batches: key ranges in key order, bounded in objects and, where values may be

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 
 /// The source's digest read whole and read in ranges of rowids must be one and the same: the
 /// digest recorded by one run is compared with one read by the next.

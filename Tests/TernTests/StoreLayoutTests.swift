@@ -1,5 +1,8 @@
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 import TernSQLite
 
 /// A fixture store and the model version that wrote it (SOURCES.md).

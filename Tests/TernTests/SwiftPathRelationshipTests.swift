@@ -2,6 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 import TernGenerate
 import TernExamples
 import TernSQLite

@@ -1,5 +1,8 @@
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 import TernSQLite
 
 @Suite("Version hashes: Core Data's, covering exactly what Core Data hashes")

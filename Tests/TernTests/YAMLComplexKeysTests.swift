@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 
 /// Keys that are not plain names are refused before Yams reads the file: Yams sorts duplicated
 /// complex keys by comparing them recursively, exponential in their depth (a fuzzer's 2.6 KB

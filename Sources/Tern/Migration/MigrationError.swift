@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 import TernSQLite
 
 /// Why the migration process could not go on — the store, its files, other processes, the

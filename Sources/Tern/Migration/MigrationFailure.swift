@@ -1,3 +1,6 @@
+import TernModel
+import TernStore
+import TernMapping
 /// The migrated data did not pass: objects break the destination model's rules, or the result
 /// differs from what the mapping makes of the source. For whoever fixes the data or the mapping;
 /// the process itself ran as it should (that is `MigrationError`).

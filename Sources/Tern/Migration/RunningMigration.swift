@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 import Synchronization
 
 extension StoreMigration {

@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 import Logging
 import TernSQLite
 
@@ -138,8 +141,12 @@ public struct StoreMigration: Sendable {
                 in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
                 composing: options.composeSteps, now: options.now)
         if earlierTern {
-            // The first step reads the earlier Tern's tables; every step writes Core Data's.
-            steps[0].readEarlierTernLayout()
+            // The first step reads the earlier Tern's tables (where they are not Core Data's
+            // already: then only its hashes were its own); every step writes Core Data's.
+            let (metadata, signature) = try Self.shape(ofStoreAt: store)
+            if !VersionMatch.differences(of: steps[0].source, from: metadata, signature: signature).isEmpty {
+                steps[0].readEarlierTernLayout()
+            }
             logger.notice(
                 "an earlier Tern laid the store out: the migration copies it into Core Data's layout",
                 metadata: ["store": "\(store)", "version": "\(version)"])
@@ -588,7 +595,29 @@ extension StoreMigration {
                 "the store's tables or version hashes are not those the plan was made from (\(plan.storeVersion) of \(origin.modelName)): "
                     + "plan the migration again", path: store)
         }
+        // The first step's version is the store's: its hashes are the store's, or its layout is
+        // the store's tables (a plan's versions are values like any other, and could be edited).
+        if let first = plan.steps.first {
+            let (metadata, signature) = try Self.shape(ofStoreAt: store)
+            let hashes = metadata.hasCoreDataHashes && first.source.versionHashes.mapValues(VersionHash.hex) == metadata.versionHashes
+            let differences = VersionMatch.differences(of: first.source, rules: first.sourceRules, from: metadata, signature: signature)
+            guard hashes || differences.isEmpty else {
+                throw TernError(
+                    .badInput,
+                    "the plan's first step reads version \(first.source.versionName)\(first.sourceRules == .earlierTern ? " as an earlier Tern laid it out" : ""), "
+                        + "but the store is not of it: \(differences.joined(separator: "; "))", path: store)
+            }
+        }
         try registry.checkPolicies(of: plan.steps)
+    }
+
+    /// The store's metadata and tables, read without leaving files beside it.
+    static func shape(ofStoreAt store: String) throws -> (StoreMetadata, LayoutSignature) {
+        try StoreMetadata.reading(store) {
+            let reader = try ReadOnlyStore(path: store)
+            let connection = try reader.connect()
+            return (try StoreMetadata.read(from: connection, path: store), try LayoutSignature(connection: connection))
+        }
     }
 
     /// The plan an unfinished migration into `finalPath` recorded (nil when there is none, or

@@ -1,4 +1,7 @@
 import Logging
+import TernModel
+import TernStore
+import TernMapping
 
 extension Logger {
     /// The logger a migration gets when its program gives none: notices and above only. A library

@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 import Logging
 
 // The library's entry points take paths as `String`, as the command line gives them; a program

@@ -1,3 +1,6 @@
+import TernModel
+import TernStore
+import TernMapping
 /// How messages tell whoever reads them to go on: a program passes `resume: true` to
 /// `StoreMigration.run`, a person adds `--resume` to the command. The library words its messages
 /// for programs; `tern` binds `commandLine` while its commands run.

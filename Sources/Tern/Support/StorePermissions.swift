@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 
 /// Files Tern writes that hold a store's data — outputs, step stores and their journals, the run
 /// record, backups, copies of external data — get no more access than the store they come from:

@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 
 /// Why a call into Tern failed, as one type, out of every public entry point that plans or runs
 /// (`StoreMigration.plan`, `run`, `runBlocking`, `RunningMigration.report`, `TestStore`): what

@@ -3,6 +3,9 @@ import Logging
 import Synchronization
 import Testing
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 import TernGenerate
 import TernExamples
 import TernSQLite

@@ -1,5 +1,8 @@
 import Foundation
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 import TernGenerate
 
 /// A generated chain of model versions that lightweight migration can infer step by step,

@@ -1,5 +1,8 @@
 import Foundation
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 import TernGenerate
 
 /// A generated migration, written as Tern's YAML files: two model versions (entities, one

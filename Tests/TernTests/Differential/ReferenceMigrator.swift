@@ -1,5 +1,8 @@
 import Foundation
 @testable import Tern
+@testable import TernMapping
+@testable import TernModel
+@testable import TernStore
 import TernSQLite
 
 /// The slow, obvious migrator the engine is compared with: everything in memory, object by

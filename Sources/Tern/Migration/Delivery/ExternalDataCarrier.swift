@@ -1,4 +1,7 @@
 import Crypto
+import TernModel
+import TernStore
+import TernMapping
 import Foundation
 import TernSQLite
 

@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 import TernSQLite
 
 /// The last moment of a run: handing the migrated store over, only if the source is still what
@@ -66,11 +69,7 @@ extension StoreMigration {
     }
 
     /// The real file behind `path` when it is a symbolic link (or lies under one), else `path`.
-    static func resolvingLinks(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
+    static func resolvingLinks(_ path: String) -> String { StoreFile.resolvingLinks(path) }
 
     /// `--out` must name a place in an existing directory, and not a symbolic link: renaming the
     /// migrated store onto a link would replace the link, not what it points to.

@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 extension MigrationInterrupted {
     /// Runs `body`, turning a statement interrupted because a stop was asked for

@@ -1,4 +1,7 @@
 import Crypto
+import TernModel
+import TernStore
+import TernMapping
 import Foundation
 
 /// The record of a migration in progress, in a small JSON file beside the store

@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 import TernSQLite
 
 /// Where an unfinished migration stands, read from its record and its step store's checkpoint.

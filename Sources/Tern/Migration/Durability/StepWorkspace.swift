@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 import TernSQLite
 
 /// The on-disk work state of one step, kept in the step's own store so that it commits in the

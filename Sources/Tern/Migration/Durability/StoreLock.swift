@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 
 /// One `tern` per store for the length of a migration: an exclusive `flock` on a lock file beside
 /// the store (`.NAME.tern-lock`), holding the owner's pid, host and start time for the message a

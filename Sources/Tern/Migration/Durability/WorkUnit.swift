@@ -1,3 +1,6 @@
+import TernModel
+import TernStore
+import TernMapping
 /// One unit of a step's work, as its checkpoint records it: what a run that resumes may skip.
 /// Stored as text in the step's store (`key`); a key that does not parse is a damaged store.
 enum WorkUnit: Hashable, Sendable {

@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// An app's own views and triggers in a store (Core Data's are the derived attributes' `Z_DA_…`
 /// triggers, which the layout makes again). A step applied in place keeps them: they are set

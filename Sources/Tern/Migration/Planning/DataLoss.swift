@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 import TernSQLite
 
 /// Data an inferred step throws away: a source entity no destination entity comes from, an

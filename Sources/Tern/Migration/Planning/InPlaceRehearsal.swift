@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// Decides, while planning, whether each step that qualifies to run in place really can on this
 /// store: its statements are applied to an empty copy of the store's schema (tables, indexes,

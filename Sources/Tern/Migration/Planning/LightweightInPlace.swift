@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 import TernSQLite
 
 /// Applies an inferred step as schema changes inside the store: renamed tables and columns, new

@@ -1,3 +1,6 @@
+import TernModel
+import TernStore
+import TernMapping
 /// The order entity mappings of one pass run in: relationship targets first where possible.
 ///
 /// A to-one foreign key can be written in the same `INSERT … SELECT` as its object when the

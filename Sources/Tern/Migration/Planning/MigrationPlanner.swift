@@ -1,4 +1,7 @@
 import Crypto
+import TernModel
+import TernStore
+import TernMapping
 import Foundation
 
 /// Works out the chain of steps from a store's version to a target version: an explicit mapping
@@ -34,25 +37,6 @@ public enum MigrationPlanner {
             }
         }
         return found.sorted { URL(fileURLWithPath: $0).lastPathComponent < URL(fileURLWithPath: $1).lastPathComponent }
-    }
-
-    /// The source and destination version names a mapping file declares.
-    static func versions(of file: String, in model: VersionedModel) throws -> (String?, String?) {
-        if MigrationPlanFile.isPlan(file) {
-            let plan = try MigrationPlanFile.read(at: file)
-            return (plan.source, plan.destination)
-        }
-        let url = URL(fileURLWithPath: file)
-        if url.pathExtension == "cdm" {
-            // A compiled mapping names no versions: its entities' hashes say which they are.
-            return try CompiledMappingReader.read(at: url).versions(in: model)
-        }
-        if url.pathExtension == "xcmappingmodel" || url.lastPathComponent == "xcmapping.xml" {
-            let imported = try XcodeMappingReader.read(at: url)
-            return (imported.sourceModelName, imported.destinationModelName)
-        }
-        let model = try TernMappingFile.read(at: url)
-        return (model.sourceVersion, model.destinationVersion)
     }
 
     /// A mapping model the chain may take for a step: a file, or one a program built in memory.
@@ -126,7 +110,7 @@ public enum MigrationPlanner {
         }
         var overridingFiles: Set<StepIdentity> = []
         for file in overriding {
-            let (source, destination) = try versions(of: file, in: model)
+            let (source, destination) = try MappingLoader.versions(of: file, in: model)
             guard let source, let destination else {
                 throw TernError(
                     .badInput,
@@ -140,7 +124,7 @@ public enum MigrationPlanner {
         }
         overridden.formUnion(overridingFiles)
         for file in mappingFiles where !overriding.contains(file) {
-            let (source, destination) = try versions(of: file, in: model)
+            let (source, destination) = try MappingLoader.versions(of: file, in: model)
             if let source, let destination, !overridden.contains(StepIdentity(source: source, destination: destination)) {
                 declared.append((.file(file), source, destination))
             }

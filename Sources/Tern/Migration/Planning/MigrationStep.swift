@@ -1,3 +1,6 @@
+import TernModel
+import TernStore
+import TernMapping
 /// One version-to-version step of a migration: the mapping models that run in order (passes)
 /// from `source` into one new store of `destination`, and how — decided here, once, while
 /// planning: the run reads these values and decides nothing again.

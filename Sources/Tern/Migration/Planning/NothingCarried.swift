@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// A chain with a step that carries no object from its source into its destination would leave
 /// an empty store: what a mistyped `--model` looks like (the store's own model taken as the

@@ -1,4 +1,7 @@
 import Crypto
+import TernModel
+import TernStore
+import TernMapping
 import Foundation
 import TernSQLite
 
@@ -42,6 +45,9 @@ extension StoreMigration.Plan {
                 throw TernError(
                     .badInput, "the plan has \(extra), which tern plan does not write: was it edited? Make it again with tern plan --json", path: path)
             }
+            guard estimate.plan.origin != nil else {
+                throw TernError(.badInput, "the plan has no origin (plan.origin): tern plan writes one; make the plan again with tern plan --json", path: path)
+            }
             try estimate.plan.checkVersions()
             return estimate.plan
         }
@@ -62,7 +68,21 @@ extension StoreMigration.Plan {
             throw TernError(.badInput, "the plan's versions do not go from \(storeVersion) to \(targetVersion)")
         }
         for step in steps where byName[step.source.versionName] != step.source || byName[step.destination.versionName] != step.destination {
-            throw TernError(.badInput, "step \(step.source.versionName) → \(step.destination.versionName) is not between versions of the plan")
+            throw TernError(.badInput, "step \(step.identity) is not between versions of the plan")
+        }
+        // One chain: from the store's version, each step where the one before it ended, to the target.
+        var at = storeVersion
+        for (index, step) in steps.enumerated() {
+            guard step.source.versionName == at else {
+                throw TernError(.badInput, "plan.steps[\(index)] (\(step.identity)) does not start where the plan is then (\(at))")
+            }
+            at = step.destination.versionName
+        }
+        guard steps.isEmpty || at == targetVersion else {
+            throw TernError(.badInput, "the plan's steps end at \(at), not at its target \(targetVersion)")
+        }
+        guard steps.first?.sourceRules != .earlierTern || steps.dropFirst().allSatisfy({ $0.sourceRules == .coreData }) else {
+            throw TernError(.badInput, "only the first step of a plan reads an earlier Tern's layout")
         }
     }
 }

@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 import TernSQLite
 
 /// What a migration will do, worked out without writing anything: for `tern plan` and

@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// Consecutive inferred steps folded into one mapping from the first version to the last, so
 /// the store is read and written once instead of once per step.

@@ -1,3 +1,6 @@
+import TernModel
+import TernStore
+import TernMapping
 /// What one step will do, worked out in one place from the step and the policy registry: the
 /// schema changes that apply it in place, if it qualifies; otherwise, per pass, the entity
 /// mappings in the order they run, each marked SQL or Swift (with its policy), keeping keys or

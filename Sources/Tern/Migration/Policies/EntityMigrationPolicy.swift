@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// Customises how one entity mapping migrates, with the seven hooks of Core Data's
 /// `NSEntityMigrationPolicy`. Every hook has a default that does the standard thing, so a policy

@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// A source object as a policy sees it: its key, entity, attribute values and to-one keys.
 public struct SourceObject: Sendable, Equatable {

@@ -1,4 +1,7 @@
 import Foundation
+import TernModel
+import TernStore
+import TernMapping
 
 /// The entity migration policies and manager hook a migration may use, by the names mapping
 /// models give them.

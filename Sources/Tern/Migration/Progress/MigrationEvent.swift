@@ -1,3 +1,6 @@
+import TernModel
+import TernStore
+import TernMapping
 /// What a running migration reports, as it happens, through `MigrationOptions.progress`.
 ///
 /// `ProgressTracker` turns these into fractions, rates and ETAs; the command line renders those.

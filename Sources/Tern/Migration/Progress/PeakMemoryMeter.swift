@@ -1,4 +1,7 @@
 import TernLoop
+import TernModel
+import TernStore
+import TernMapping
 
 /// The peak resident memory of one stretch of work (a pass), read from the kernel.
 ///

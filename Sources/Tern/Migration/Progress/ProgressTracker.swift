@@ -1,4 +1,7 @@
 import Synchronization
+import TernModel
+import TernStore
+import TernMapping
 
 /// Where a running migration stands, for people and log pipelines.
 public struct ProgressSnapshot: Sendable, Equatable, Codable {

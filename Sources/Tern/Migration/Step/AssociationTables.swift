@@ -1,4 +1,7 @@
 import Synchronization
+import TernModel
+import TernStore
+import TernMapping
 import TernSQLite
 
 /// The record of which destination objects each entity mapping made from which source objects,

@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// One way stage 1 writes an entity mapping's batches: set-based SQL in the writer
 /// (`SQLInstanceBatches`), or a policy run on the worker threads (`SwiftInstanceBatches`).

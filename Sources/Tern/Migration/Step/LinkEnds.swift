@@ -1,3 +1,6 @@
+import TernModel
+import TernStore
+import TernMapping
 /// Where a relationship mapping's links are stored, and which entity mappings' objects they can
 /// join, in one orientation per storage: holders are the objects in the row or column that holds
 /// a key (a foreign key's rows, a join table's first column), referents the objects it points at.

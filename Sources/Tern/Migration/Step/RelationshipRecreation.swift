@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// Stage 2: every relationship mapping's links, recreated in set-based SQL from the source's
 /// pairs carried through the association tables, each relationship committed with its

@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// Stage 1 as SQL: each batch is one `INSERT … SELECT` over a key range of the source, every
 /// value expression and every to-one whose targets are known computed inside SQLite, with the

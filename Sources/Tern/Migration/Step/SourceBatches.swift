@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// An entity mapping's selected source objects, in key order, cut into batches of key ranges:
 /// what stage 1 works through, from just after the last key a checkpoint recorded. A batch holds

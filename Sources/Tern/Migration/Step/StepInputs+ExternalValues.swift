@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// How a value crosses a step when either side may store it outside the store
 /// (`ExternalBinaryData`): stage 1 and verification ask here, so they agree.

@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// A relationship whose inverse is a to-one is stored in that to-one's foreign key, one value
 /// per object, and Core Data keeps both sides equal. Where the source's links do not fit (a

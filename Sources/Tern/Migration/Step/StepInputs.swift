@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// What every stage of one step reads and none changes: the step and its layouts, the entity
 /// mappings as planned (with their association tables), the destination store's connection

@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// Stage 3: the destination model's rules — required values, ranges, lengths, patterns, to-many
 /// counts — checked in SQL over the objects one entity mapping created.

@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// Proves a step's result by content before anything may be swapped: what it reads is explicit
 /// (the step's inputs, the relationships policies linked through), what it proves goes into the
@@ -241,7 +244,8 @@ struct StepVerification {
     /// The checksums of what the source says and of what the store holds, computed side by side.
     private func compare(expected: SQLFragment, actual: SQLFragment) throws -> (want: ScanResult, have: ScanResult) {
         let both = try ParallelScans.run(
-            [expected, actual], store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData, shouldStop: options.shouldStop)
+            [expected, actual], store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData,
+            preparing: { try SQLCompiler.prepare($0, externalData: $1) }, shouldStop: options.shouldStop)
         return (both[0], both[1])
     }
 

@@ -1,3 +1,6 @@
+import TernModel
+import TernStore
+import TernMapping
 /// Sizes the batches of an entity mapping that runs in Swift by what they cost, not only by how
 /// many objects they hold: a batch of 10,000 objects is 200 MB when each has a 20 KB title, and a
 /// minute when each runs a slow policy. The next batch's object count is the largest that keeps

@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// What a worker needs to read and transform batches of an entity mapping that runs in Swift.
 /// Plain values, so it can be handed to worker threads.

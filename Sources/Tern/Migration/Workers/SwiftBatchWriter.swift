@@ -1,4 +1,7 @@
 import TernSQLite
+import TernModel
+import TernStore
+import TernMapping
 
 /// The writer's prepared statements for batches that ran in Swift, and per destination entity
 /// which attribute (and default) fills each inserted column, worked out once.

@@ -1,4 +1,7 @@
 import TernLoop
+import TernModel
+import TernStore
+import TernMapping
 import TernSQLite
 
 /// Stage 1 for a mapping with a policy (or a manager hook). The thread writing runs a libuv

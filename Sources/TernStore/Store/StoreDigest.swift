@@ -1,0 +1,66 @@
+import Foundation
+import TernModel
+import TernSQLite
+
+/// What a store holds, table by table: each table's row count and an order-independent checksum
+/// of every value of every row (`tern_checksum`). A migration records it when it starts and
+/// compares it before a resume and before the migrated store replaces (or is delivered beside)
+/// the source, so a committed write by anyone in between is seen whatever the journal mode.
+///
+/// It reads content, not files: a checkpoint, a `VACUUM` or a copy of the store leave it as it
+/// is. It cannot see a change that was undone before the next comparison, and as a 64-bit sum of
+/// row hashes it is made to catch accidents, not an adversary crafting a collision.
+public struct StoreDigest: Codable, Sendable, Equatable {
+    /// One table's row count and content checksum.
+    public struct Table: Codable, Sendable, Equatable {
+        /// How many rows the table holds.
+        public var rows: Int64
+        /// The order-independent sum of its rows' hashes (`tern_checksum`); 0 for an empty table.
+        public var checksum: Int64
+    }
+
+    /// Table name → what it holds, for every table of the store but SQLite's own (`sqlite_…`).
+    public var tables: [String: Table]
+
+    /// Reads every table of the store at `path` (a path or a `file:` URI), a few scans at a time.
+    /// A large table is read in ranges of its rowids, summed afterwards (counts and checksums
+    /// add up), so the workers share it rather than one of them reading it alone.
+    public static func read(storeAt path: String, workers: Int = 2, shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StoreDigest {
+        try read(storeAt: path, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan, shouldStop: shouldStop)
+    }
+
+    static func read(storeAt path: String, workers: Int, rowidsPerScan: Int64, shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StoreDigest {
+        let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+        var scans: [(table: String, query: SQLFragment)] = []
+        let tables = try connection.tableColumns()
+        for (table, columns) in tables {
+            let arguments = ChecksumArguments.of(affinities: String(repeating: "B", count: columns.count), values: columns.map(quoteIdentifier))
+            let whole = "SELECT count(*), tern_checksum(\(arguments)) FROM \(quoteIdentifier(table))"
+            for range in try RowidRanges.conditions(of: table, columns: columns, in: connection, rowidsPerScan: rowidsPerScan) {
+                scans.append((table, SQLFragment(whole + " WHERE " + range)))
+            }
+        }
+        try connection.close()
+        let results = try ParallelScans.run(scans.map(\.query), store: path, workers: workers, shouldStop: shouldStop)
+        var digest = StoreDigest(tables: Dictionary(uniqueKeysWithValues: tables.map { ($0.table, Table(rows: 0, checksum: 0)) }))
+        for ((table, _), result) in zip(scans, results) {
+            digest.tables[table]!.rows += result.count
+            digest.tables[table]!.checksum &+= result.value ?? 0
+        }
+        return digest
+    }
+
+    /// How the store changed since `earlier` was read, one line per table, in words.
+    public func changes(since earlier: StoreDigest) -> [String] {
+        Set(tables.keys).union(earlier.tables.keys).sorted().compactMap { table in
+            switch (earlier.tables[table], tables[table]) {
+            case (nil, _?): return "table \(table) was added"
+            case (_?, nil): return "table \(table) was removed"
+            case (let before?, let now?) where before != now:
+                return before.rows == now.rows
+                    ? "\(table): values changed (\(now.rows) row\(now.rows == 1 ? "" : "s"))" : "\(table): \(before.rows) rows then, \(now.rows) now"
+            default: return nil
+            }
+        }
+    }
+}

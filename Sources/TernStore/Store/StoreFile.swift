@@ -1,0 +1,128 @@
+import Foundation
+import TernModel
+import TernSQLite
+
+/// Creates empty stores in Core Data's layout for a model version.
+public enum StoreFile {
+    /// The metadata key holding the model version's name, so `tern check` can say which version
+    /// wrote a store without recomputing anything.
+    public static let versionNameKey = "TernModelVersionName"
+    /// The metadata key of a migrated store holding its migration's inputs' fingerprint (the
+    /// source's content digest, the versions, the mappings): how a `--resume` whose record was
+    /// already removed knows an existing output is its own, and anyone can tell what it came from.
+    public static let migratedFromKey = "TernMigratedFrom"
+
+    /// Makes the store's metadata carry the version hashes of a compiled model's
+    /// `VersionInfo.plist` (`apple`: entity → hex) as `NSStoreModelVersionHashes`, with the digest
+    /// and checksum Core Data derives from them: what the app's own compiled model says wins over
+    /// Tern's computation where the two could differ (a derivation Tern spells otherwise than
+    /// `NSExpression.predicateFormat`).
+    package static func useAppleHashes(_ apple: [String: String], in connection: Connection, path: String) throws {
+        try updateMetadata(in: connection, path: path) { plist in
+            var bytes: [String: [UInt8]] = [:]
+            for (entity, hex) in apple {
+                bytes[entity] = stride(from: 0, to: hex.count - 1, by: 2).compactMap { offset in
+                    let start = hex.index(hex.startIndex, offsetBy: offset)
+                    return UInt8(hex[start...hex.index(after: start)], radix: 16)
+                }
+            }
+            plist["NSStoreModelVersionHashes"] = bytes.mapValues { Data($0) }
+            plist["NSStoreModelVersionHashesDigest"] = VersionHash.digest(bytes)
+            plist["NSStoreModelVersionChecksumKey"] = VersionHash.checksum(bytes)
+        }
+    }
+
+    /// Sets one key of the store's metadata plist, keeping every other.
+    package static func setMetadata(_ key: String, to value: String, in connection: Connection, path: String) throws {
+        try updateMetadata(in: connection, path: path) { $0[key] = value }
+    }
+
+    /// Copies the metadata an app set on the store at `source` (`setMetadata`: every key but
+    /// Core Data's own, `NS…` and `_NS…`, and Tern's) into the store open on `connection`, as
+    /// Core Data's own migration keeps it: a sync token, an app's schema marker.
+    package static func carryAppMetadata(from source: String, into connection: Connection, path: String) throws {
+        let reader = try ReadOnlyStore(path: source)
+        let sourceConnection = try reader.connect()
+        defer { withExtendedLifetime(reader) {} }
+        guard let bytes = try sourceConnection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob,
+            let plist = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any]
+        else { return }
+        let apps = plist.filter { key, _ in !key.hasPrefix("NS") && !key.hasPrefix("_NS") && !key.hasPrefix("Tern") }
+        guard !apps.isEmpty else { return }
+        try updateMetadata(in: connection, path: path) { $0.merge(apps) { _, app in app } }
+    }
+
+    /// Rewrites the store's metadata plist through `change`.
+    private static func updateMetadata(in connection: Connection, path: String, _ change: (inout [String: Any]) -> Void) throws {
+        guard let bytes = try connection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob,
+            var plist = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any]
+        else {
+            throw TernError(.badInput, "Z_METADATA.Z_PLIST is missing or not a dictionary", path: path)
+        }
+        change(&plist)
+        let encoded = [UInt8](try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0))
+        try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", encoded)
+    }
+
+    /// Creates the store at `path` (which must not exist) with every table and system row for
+    /// `model`; indexes are created by `ObjectWriter.finish()` after rows are loaded, which is
+    /// several times faster than maintaining them row by row.
+    ///
+    /// The store uses WAL journaling and incremental auto-vacuum, as Core Data's do.
+    public static func create(at path: String, model: ObjectModel, uuid: UUID = UUID()) throws -> Connection {
+        guard !FileManager.default.fileExists(atPath: path) else {
+            throw TernError(.badInput, "refusing to overwrite an existing file", path: path)
+        }
+        do {
+            let connection = try Connection(path: path)
+            try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = 2")
+            try connection.setJournalMode(.wal)
+            try connection.execute("PRAGMA synchronous = NORMAL")
+            let layout = StoreLayout(model: model)
+            try connection.transaction(.immediate) {
+                for statement in layout.createTableStatements {
+                    try connection.execute(statement)
+                }
+                let insert = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+                let numbers = model.entityNumbers
+                for entity in model.entitiesInStoreOrder {
+                    try insert.bind([numbers[entity.name]!, entity.name, entity.parent.flatMap { numbers[$0] } ?? 0])
+                    try insert.run()
+                }
+                try connection.execute(
+                    "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+                    uuid.uuidString, try metadataPlist(for: model))
+            }
+            return connection
+        } catch let error as SQLiteError {
+            throw TernError(.io, "cannot create the store: \(error)", path: path)
+        }
+    }
+
+    /// The binary plist Core Data keeps in `Z_METADATA.Z_PLIST`, with Core Data's version hashes
+    /// of `model`, so the app's Core Data opens the store as written by that version.
+    package static func metadataPlist(for model: ObjectModel) throws -> [UInt8] {
+        let hashes = model.versionHashes
+        let plist: [String: Any] = [
+            "NSStoreType": "SQLite",
+            "NSStoreModelVersionHashes": hashes.mapValues { Data($0) },
+            "NSStoreModelVersionHashesVersion": 3,
+            "NSStoreModelVersionIdentifiers": model.versionIdentifiers,
+            "NSStoreModelVersionHashesDigest": VersionHash.digest(hashes),
+            "NSStoreModelVersionChecksumKey": VersionHash.checksum(hashes),
+            "_NSAutoVacuumLevel": "2",
+            versionNameKey: model.versionName,
+        ]
+        return [UInt8](try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0))
+    }
+}
+
+extension StoreFile {
+    /// The real path of `path`, symbolic links followed (`path` itself when it does not exist):
+    /// a store's backup, its support folder and its record go beside the file, not the link.
+    package static func resolvingLinks(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
