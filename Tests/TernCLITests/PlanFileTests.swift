@@ -93,6 +93,84 @@ struct PlanFileTests {
     }
 
     @Test(
+        "a plan whose origin is gone, whose steps do not chain from the store's version to the target, or whose first version is not the store's is refused (65), nothing written"
+    )
+    func plansThatDoNotFitTheStore() throws {
+        let directory = try Scratch()
+        let model = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/chain").path
+        let store = directory.path("c.sqlite")
+        try Self.generate(model, version: "Chain 1", rows: 20, at: store)
+        let plan = directory.path("plan.json")
+        try Self.savePlan(model: model, store: store, to: plan, extra: ["--step-by-step"])
+        let original = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: plan))) as! [String: Any]
+        #expect(((original["plan"] as! [String: Any])["steps"] as! [Any]).count == 3)
+
+        func edited(_ change: (inout [String: Any]) -> Void) throws -> String {
+            var planObject = original["plan"] as! [String: Any]
+            change(&planObject)
+            var document = original
+            document["plan"] = planObject
+            let path = directory.path("edited-\(UUID().uuidString).json")
+            try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        func dropPrice(_ version: inout Any) {
+            var object = version as! [String: Any]
+            object["entities"] = (object["entities"] as! [[String: Any]]).map { entity in
+                var entity = entity
+                entity["attributes"] = (entity["attributes"] as! [[String: Any]]).filter { $0["name"] as? String != "price" }
+                return entity
+            }
+            version = object
+        }
+        let cases: [(String, (inout [String: Any]) -> Void)] = [
+            ("the plan has no origin (plan.origin)", { $0.removeValue(forKey: "origin") }),
+            ("the plan's steps end at Chain 2, not at its target Chain 4", { $0["steps"] = [($0["steps"] as! [Any])[0]] }),
+            (
+                "plan.steps[1] (Chain 3 → Chain 4) does not start where the plan is then (Chain 2)",
+                {
+                    let steps = $0["steps"] as! [Any]
+                    $0["steps"] = [steps[0], steps[2]]
+                }
+            ),
+            (
+                "the plan's first step reads version Chain 1, but the store is not of it",
+                {
+                    var versions = $0["versions"] as! [Any]
+                    dropPrice(&versions[0])
+                    $0["versions"] = versions
+                    var steps = $0["steps"] as! [[String: Any]]
+                    var source: Any = steps[0]["source"]!
+                    dropPrice(&source)
+                    steps[0]["source"] = source
+                    steps[0].removeValue(forKey: "schemaChanges")  // a copy: no schema changes to check
+                    var passes = steps[0]["passes"] as! [[String: Any]]
+                    var mapping = passes[0]["mapping"] as! [String: Any]
+                    mapping["entityMappings"] = (mapping["entityMappings"] as! [[String: Any]]).map { entity in
+                        var entity = entity
+                        entity["attributeMappings"] = (entity["attributeMappings"] as! [[String: Any]]).map { attribute in
+                            var attribute = attribute
+                            if (attribute["valueExpression"] as? String)?.contains("price") == true { attribute.removeValue(forKey: "valueExpression") }
+                            return attribute
+                        }
+                        return entity
+                    }
+                    passes[0]["mapping"] = mapping
+                    steps[0]["passes"] = passes
+                    $0["steps"] = steps
+                }
+            ),
+        ]
+        for (words, change) in cases {
+            let out = directory.path("out.sqlite")
+            let outcome = try TernProcess.run(["migrate", "--plan", try edited(change), store, "--out", out])
+            #expect(outcome.status == 65, "\(words): \(outcome.standardError)")
+            #expect(outcome.standardError.contains(words), "\(words): \(outcome.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+    }
+
+    @Test(
         "a plan file is refused (65), nothing written, when edited: an unknown key, a value of another type, schema changes of its own, a mapping that does not validate"
     )
     func editedPlans() throws {

@@ -47,6 +47,9 @@ struct SourceAnomalyTests {
             name: "a dangling join row", sql: "INSERT INTO Z_2TAGS (Z_2BOOKS, Z_4TAGS) VALUES (1, 999999)",
             expected: "Z_2TAGS.Z_4TAGS: 1 row referring to a Tag that does not exist (first: Z_PK 999999)"),
         Anomaly(
+            name: "a join row with a NULL key", sql: "INSERT INTO Z_2TAGS (Z_2BOOKS, Z_4TAGS) VALUES (NULL, 3)",
+            expected: "Z_2TAGS: 1 row with a NULL key (Z_2BOOKS or Z_4TAGS)"),
+        Anomaly(
             name: "a repeated Z_PK",
             sql: """
                 CREATE TABLE copy AS SELECT * FROM ZTAG; DROP TABLE ZTAG; ALTER TABLE copy RENAME TO ZTAG;
