@@ -1,4 +1,5 @@
 import Foundation
+import TernLoop
 
 /// A child process run to its end: its exit status and everything it printed.
 public struct ChildProcess: Sendable {
@@ -22,12 +23,12 @@ public struct ChildProcess: Sendable {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        let drained = DispatchGroup()
         let errorText = Drained()
         let handle = errors.fileHandleForReading
-        DispatchQueue.global().async(group: drained) { errorText.data = handle.readDataToEndOfFile() }
+        // Both pipes at once: a child filling one while the other is read would block forever.
+        let reader = try OSThread(stackSize: 1 << 20) { errorText.data = handle.readDataToEndOfFile() }
         let outputText = output.fileHandleForReading.readDataToEndOfFile()
-        drained.wait()
+        reader.join()
         process.waitUntilExit()
         return ChildProcess(status: process.terminationStatus, standardOutput: outputText, standardError: errorText.data)
     }

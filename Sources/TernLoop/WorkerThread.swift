@@ -1,5 +1,11 @@
 import CLibUV
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Starts OS threads through libuv and joins them.
 enum WorkerThread {
     /// The body handed to a new thread, boxed for the trip through a C pointer.
@@ -8,12 +14,15 @@ enum WorkerThread {
         init(_ main: @escaping @Sendable () -> Void) { self.main = main }
     }
 
-    /// Starts a thread running `main`.
-    static func start(_ main: @escaping @Sendable () -> Void) throws -> uv_thread_t {
+    /// Starts a thread running `main`, with `stackSize` bytes of stack (0: libuv's default).
+    static func start(stackSize: Int = 0, _ main: @escaping @Sendable () -> Void) throws -> uv_thread_t {
         var thread = uv_thread_t()
         let start = Unmanaged.passRetained(Start(main)).toOpaque()
-        let result = uv_thread_create(
-            &thread,
+        var options = uv_thread_options_t()
+        options.flags = stackSize > 0 ? UInt32(UV_THREAD_HAS_STACK_SIZE.rawValue) : 0
+        options.stack_size = stackSize
+        let result = uv_thread_create_ex(
+            &thread, &options,
             { argument in
                 guard let argument else { return }
                 Unmanaged<Start>.fromOpaque(argument).takeRetainedValue().main()
@@ -30,6 +39,11 @@ enum WorkerThread {
         var thread = thread
         // Fails only for a thread that was already joined, which the pool's bookkeeping rules out.
         _ = uv_thread_join(&thread)
+    }
+
+    /// Lets a thread's resources go when it returns, unjoined.
+    static func detach(_ thread: uv_thread_t) {
+        _ = pthread_detach(thread)
     }
 
     /// The loop a worker thread runs: set up its worker, then run jobs until the pool stops.

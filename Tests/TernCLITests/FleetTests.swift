@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TernSQLite
 @testable import TernCommands
@@ -363,13 +364,19 @@ final class FleetTests: Sendable {
         // Held by a task on another machine until it expires.
         var elsewhere = LeaseIdentity(task: "elsewhere")
         elsewhere.host = "another-host"
-        guard case .acquired(let remote) = try StoreLease.acquire(store: store, identity: elsewhere, length: 1.5) else { Issue.record("not acquired"); return }
+        // Time moves by hand: the leases read this clock, not the wall's.
+        let clock = ManualClock()
+        guard case .acquired(let remote) = try StoreLease.acquire(store: store, identity: elsewhere, length: 1.5, clock: clock.now) else {
+            Issue.record("not acquired"); return
+        }
         let here = LeaseIdentity(task: "here")
-        guard case .held(let holder) = try StoreLease.acquire(store: store, identity: here, length: 30) else { Issue.record("taken while live"); return }
+        guard case .held(let holder) = try StoreLease.acquire(store: store, identity: here, length: 30, clock: clock.now) else {
+            Issue.record("taken while live"); return
+        }
         #expect(holder.task == "elsewhere")
         #expect(remote.renew())
-        usleep(1_700_000)
-        guard case .acquired(let mine) = try StoreLease.acquire(store: store, identity: here, length: 30) else {
+        clock.advance(by: 1.7)
+        guard case .acquired(let mine) = try StoreLease.acquire(store: store, identity: here, length: 30, clock: clock.now) else {
             Issue.record("expired lease not taken over"); return
         }
         #expect(!remote.renew(), "the expired holder finds it lost")
@@ -381,9 +388,13 @@ final class FleetTests: Sendable {
 
         // Never renewed (a stalled renewal, a paused process): lost a sixth of its length before
         // it expires, so its holder stops before another task may take the store.
-        guard case .acquired(let unrenewed) = try StoreLease.acquire(store: store, identity: here, length: 1.2) else { Issue.record("not acquired"); return }
+        guard case .acquired(let unrenewed) = try StoreLease.acquire(store: store, identity: here, length: 1.2, clock: clock.now) else {
+            Issue.record("not acquired"); return
+        }
         #expect(!unrenewed.isLost)
-        usleep(1_050_000)
+        clock.advance(by: 0.95)
+        #expect(!unrenewed.isLost, "a lease is not lost before five sixths of its length")
+        clock.advance(by: 0.1)
         #expect(unrenewed.isLost)
         #expect(!unrenewed.renew(), "too late to renew")
         unrenewed.release()
@@ -417,4 +428,13 @@ final class ShardFinals: @unchecked Sendable {
     init(count: Int) { values = Array(repeating: nil, count: count) }
     func set(_ index: Int, _ status: Int32) { lock.lock(); values[index] = status; lock.unlock() }
     func status(_ index: Int) -> Int32? { lock.lock(); defer { lock.unlock() }; return values[index] }
+}
+
+/// A clock for leases that moves only when told: lease expiry tested without sleeping.
+final class ManualClock: Sendable {
+    private let seconds = Mutex(Date().timeIntervalSince1970)
+
+    var now: @Sendable () -> Double { { [self] in seconds.withLock { $0 } } }
+
+    func advance(by interval: Double) { seconds.withLock { $0 += interval } }
 }

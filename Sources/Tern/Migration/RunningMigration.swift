@@ -34,9 +34,13 @@ extension StoreMigration {
 /// ```
 public final class RunningMigration: Sendable {
     /// The run's events as they happen (the ones `tern migrate --progress json` prints); the
-    /// sequence ends when the run does. Events wait here until read, one per committed batch at
-    /// most, so an unread sequence costs little; read it from one task only.
+    /// sequence ends when the run does; read it from one task only. Events wait here until read,
+    /// at most `bufferedEvents` of them (a few per committed batch): a reader that falls further
+    /// behind loses the oldest, and sees the latest and the end; `report` is the whole account.
     public let events: AsyncStream<MigrationEvent>
+
+    /// The most unread events `events` keeps: about a megabyte.
+    public static let bufferedEvents = 10_000
     private let stopRequested = Atomic<Bool>(false)
     private let outcome = Mutex<Outcome>(.running(waiting: []))
 
@@ -46,7 +50,7 @@ public final class RunningMigration: Sendable {
     }
 
     init(_ migration: StoreMigration, plan: StoreMigration.Plan, output: String?, resume: Bool) {
-        let (events, sink) = AsyncStream.makeStream(of: MigrationEvent.self, bufferingPolicy: .unbounded)
+        let (events, sink) = AsyncStream.makeStream(of: MigrationEvent.self, bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
         self.events = events
         var migration = migration
         let userProgress = migration.options.progress

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Tern
 import TernLoop
 
@@ -6,41 +7,45 @@ import TernLoop
 /// runs, beside the objects its progress reports and where each pass and stage begins or ends,
 /// for `tern migrate --report FILE.svg`. Sampling from outside the engine sees the set-based SQL
 /// passes too, which report progress only per batch.
-final class MemorySampler: @unchecked Sendable {
-    private let lock = NSLock()
+final class MemorySampler: Sendable {
+    private struct State {
+        var samples: [MemoryChart.Sample] = []
+        var marks: [MemoryChart.Mark] = []
+        var objects = 0
+        var step = 1
+        var stopped = false
+    }
+
     private let started = ContinuousClock.now
-    private var samples: [MemoryChart.Sample] = []
-    private var marks: [MemoryChart.Mark] = []
-    private var objects = 0
-    private var step = 1
-    private var stopped = false
+    private let state = Mutex(State())
 
     init() {
-        let thread = Thread { [self] in
+        let thread = try? OSThread(stackSize: 1 << 20) { [self] in
             while true {
                 let resident = (try? ProcessStats.residentMemory()) ?? 0
-                let done = lock.withLock { () -> Bool in
-                    samples.append(.init(seconds: elapsed, residentBytes: resident, objects: objects))
-                    return stopped
+                let done = state.withLock { state -> Bool in
+                    state.samples.append(.init(seconds: elapsed, residentBytes: resident, objects: state.objects))
+                    return state.stopped
                 }
                 if done { return }
-                Thread.sleep(forTimeInterval: 0.05)
+                usleep(50_000)
             }
         }
-        thread.start()
+        // The sampler stops itself when `chart` is drawn; a thread that could not start samples nothing.
+        thread?.detach()
     }
 
     private var elapsed: Double { (ContinuousClock.now - started).seconds }
 
     /// Counts objects written and marks where passes end and stages begin.
     func observe(_ event: MigrationEvent) {
-        lock.withLock {
+        state.withLock { state in
             switch event {
-            case .stepStarted(let number, _, _, _, _): step = number
-            case .batchCommitted(_, _, let rows, _, _): objects += rows
+            case .stepStarted(let number, _, _, _, _): state.step = number
+            case .batchCommitted(_, _, let rows, _, _): state.objects += rows
             case .passFinished(let pass):
-                marks.append(.init(seconds: elapsed, label: "step \(step) pass \(pass.pass)"))
-            case .stepStage(let stage): marks.append(.init(seconds: elapsed, label: "\(stage)"))
+                state.marks.append(.init(seconds: elapsed, label: "step \(state.step) pass \(pass.pass)"))
+            case .stepStage(let stage): state.marks.append(.init(seconds: elapsed, label: "\(stage)"))
             default: break
             }
         }
@@ -48,10 +53,10 @@ final class MemorySampler: @unchecked Sendable {
 
     /// Stops sampling and draws the chart.
     func chart(title: String) -> String {
-        let (taken, marked) = lock.withLock { () -> ([MemoryChart.Sample], [MemoryChart.Mark]) in
-            stopped = true
-            samples.append(.init(seconds: elapsed, residentBytes: (try? ProcessStats.residentMemory()) ?? 0, objects: objects))
-            return (samples, marks)
+        let (taken, marked) = state.withLock { state -> ([MemoryChart.Sample], [MemoryChart.Mark]) in
+            state.stopped = true
+            state.samples.append(.init(seconds: elapsed, residentBytes: (try? ProcessStats.residentMemory()) ?? 0, objects: state.objects))
+            return (state.samples, state.marks)
         }
         return MemoryChart.svg(title: title, samples: taken, marks: marked)
     }

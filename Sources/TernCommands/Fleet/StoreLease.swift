@@ -75,6 +75,14 @@ final class StoreLease: Sendable {
     let length: Double
     private let lost = Atomic<Bool>(false)
     private let expires: Mutex<Double>
+    /// Seconds since 1970: the wall clock, or a test's, which it moves on by hand.
+    private let clock: Clock
+
+    /// What a lease reads the time from.
+    typealias Clock = @Sendable () -> Double
+
+    /// The time every lease of every task compares: seconds since 1970.
+    static let wallClock: Clock = { Date().timeIntervalSince1970 }
 
     /// The longest a lease may last, in seconds: a day.
     static let longest = 86_400.0
@@ -86,33 +94,34 @@ final class StoreLease: Sendable {
         return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tern-lease").path
     }
 
-    private init(path: String, identity: LeaseIdentity, length: Double, expires: Double) {
+    private init(path: String, identity: LeaseIdentity, length: Double, expires: Double, clock: @escaping Clock) {
         self.path = path
         self.identity = identity
         self.length = length
         self.expires = Mutex(expires)
+        self.clock = clock
     }
 
     /// Takes the lease of `store` for `length` seconds, or says who holds it. Each lease gets an
     /// owner of its own, so two leases of one task (a store and a link to it) never pass for one.
-    static func acquire(store: String, identity task: LeaseIdentity, length: Double) throws -> Acquisition {
+    static func acquire(store: String, identity task: LeaseIdentity, length: Double, clock: @escaping Clock = wallClock) throws -> Acquisition {
         let path = path(for: store)
         var identity = task
         identity.owner = UUID().uuidString
         var holder: LeaseHolder?
         for _ in 0..<8 {
-            let now = Date().timeIntervalSince1970
+            let now = clock()
             let mine = identity.holder(now: now, length: length)
             if try create(path, holding: mine, scratch: "\(path).\(identity.owner).new") {
-                return .acquired(StoreLease(path: path, identity: identity, length: length, expires: mine.expires))
+                return .acquired(StoreLease(path: path, identity: identity, length: length, expires: mine.expires, clock: clock))
             }
             guard let current = try read(path, length: length) else { continue }  // released meanwhile
             guard identity.isStale(current, now: now) else { return .held(current) }
-            try breakStale(path, seen: current, identity: identity, length: length)
+            try breakStale(path, seen: current, identity: identity, length: length, now: clock)
             holder = current
         }
         // Eight rounds lost to other tasks breaking, taking and releasing it: busy; try later.
-        let now = Date().timeIntervalSince1970
+        let now = clock()
         return .held(
             try read(path, length: length) ?? holder
                 ?? LeaseHolder(owner: "unknown", task: "other tasks, taking and releasing it", host: "", pid: 0, processSpace: "", acquired: now, expires: now))
@@ -124,7 +133,7 @@ final class StoreLease: Sendable {
     /// True once the lease was found gone or taken, or is about to expire unrenewed: the
     /// migration under it must stop.
     var isLost: Bool {
-        lost.load(ordering: .relaxed) || Date().timeIntervalSince1970 >= expires.withLock { $0 } - margin
+        lost.load(ordering: .relaxed) || clock() >= expires.withLock { $0 } - margin
     }
 
     /// Extends the lease by its length. Returns false, and marks it lost, when it is no longer
@@ -134,7 +143,7 @@ final class StoreLease: Sendable {
         // Under the lock `release` takes too: a renewal racing a release would rename a new
         // lease file into the place the release just emptied.
         expires.withLock { expires in
-            let now = Date().timeIntervalSince1970
+            let now = clock()
             // Too late: another task may be taking it over this moment.
             guard !lost.load(ordering: .relaxed), now < expires - margin else {
                 lost.store(true, ordering: .relaxed)
@@ -230,7 +239,7 @@ final class StoreLease: Sendable {
 
     /// Removes a stale lease so it can be created again; only one of the tasks breaking it at once
     /// moves it aside, and a lease renewed in the meantime is put back.
-    private static func breakStale(_ path: String, seen: LeaseHolder, identity: LeaseIdentity, length: Double) throws {
+    private static func breakStale(_ path: String, seen: LeaseHolder, identity: LeaseIdentity, length: Double, now: Clock) throws {
         let aside = "\(path).\(identity.owner).stale"
         guard rename(path, aside) == 0 else {
             guard errno == ENOENT else { throw TernError(.io, "cannot take over an expired lease: \(String(cString: strerror(errno)))", path: path) }
@@ -238,7 +247,7 @@ final class StoreLease: Sendable {
         }
         defer { unlink(aside); rmdir(aside) }  // a directory in the lease's place goes too, if empty
         let moved = try read(aside, length: length)
-        if let moved, moved != seen, !identity.isStale(moved, now: Date().timeIntervalSince1970) {
+        if let moved, moved != seen, !identity.isStale(moved, now: now()) {
             _ = link(aside, path)  // renewed just now: its holder keeps it
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Tern
+import TernLoop
 
 /// Runs `body(slot)` on `count` threads of their own (at least one), each with an 8 MiB stack —
 /// planning and migrating recurse through expressions, deeper than a secondary thread's default
@@ -8,17 +9,14 @@ import Tern
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let environment = CommandEnvironment.current
     let wording = RecoveryWording.current
-    let finished = DispatchGroup()
-    for slot in 0..<max(1, count) {
-        finished.enter()
-        let thread = Thread {
+    do {
+        try OSThread.run(count) { slot in
             RecoveryWording.$current.withValue(wording) {
                 CommandEnvironment.$current.withValue(environment) { body(slot) }
             }
-            finished.leave()
         }
-        thread.stackSize = 8 << 20
-        thread.start()
+    } catch {
+        // No thread could be made (the process is at its limit): run the slots here, in turn.
+        for slot in 0..<max(1, count) { body(slot) }
     }
-    finished.wait()
 }
