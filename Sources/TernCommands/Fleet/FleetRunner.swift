@@ -91,7 +91,7 @@ struct FleetRunner: Sendable {
         let path = manifest.storePath(entry)
         // A hand-made manifest may name what `fleet plan` leaves out: never migrate a backup.
         if let reason = StoreList.ternsOwnFile(path) {
-            return .done(withoutLease(entry, FleetError(class: "permanent", kind: "badInput", message: "\(path): not a store but \(reason)")))
+            return .done(withoutLease(entry, FleetError(class: .permanent, kind: "badInput", message: "\(path): not a store but \(reason)")))
         }
         let lease: StoreLease
         do {
@@ -120,7 +120,7 @@ struct FleetRunner: Sendable {
                 outcome.error =
                     lease.isLost
                     ? FleetError(
-                        class: "retryable", kind: "leaseLost",
+                        class: .retryable, kind: "leaseLost",
                         message: "the store's lease was lost (taken over after it expired, or removed): stopped so two tasks never migrate it at once")
                     : FleetError(error)
                 outcome.status = outcome.error!.isPermanent ? .failed : .interrupted
@@ -135,7 +135,7 @@ struct FleetRunner: Sendable {
                 unrecorded(
                     entry,
                     FleetError(
-                        class: "retryable", kind: "leaseLost",
+                        class: .retryable, kind: "leaseLost",
                         message: "the store's lease was lost before its outcome was recorded: the next attempt records it")))
         }
         do { try results.append(outcome) } catch {

@@ -76,3 +76,20 @@ public struct Relationship: Sendable, Equatable, Codable {
     /// The identity that survives renames: the renaming identifier, else the name.
     public var renamingKey: String { renamingIdentifier ?? name }
 }
+
+/// A relationship by name, with the entity it is named on: how the engine keeps sets of
+/// relationships (those a policy linked, say) without spelling them as text.
+public struct RelationshipIdentity: Hashable, Sendable, CustomStringConvertible {
+    /// The entity the relationship is named on (its own or inherited).
+    public let entity: String
+    /// The relationship's name.
+    public let relationship: String
+
+    /// `relationship` of `entity`.
+    public init(entity: String, relationship: String) {
+        self.entity = entity
+        self.relationship = relationship
+    }
+
+    public var description: String { "\(entity).\(relationship)" }
+}

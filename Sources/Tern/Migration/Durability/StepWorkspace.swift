@@ -113,11 +113,11 @@ final class StepWorkspace {
         return writers
     }
 
-    /// Every unit a policy linked objects through ("Entity.relationship"), across resumes.
-    var policyLinkedRelationships: Set<String> {
+    /// Every relationship a policy linked objects through, across resumes.
+    var policyLinkedRelationships: Set<RelationshipIdentity> {
         Set(
             progress.keys.compactMap { unit in
-                if case .policyLinks(_, let entity, let relationship) = unit { return "\(entity).\(relationship)" }
+                if case .policyLinks(_, let entity, let relationship) = unit { return RelationshipIdentity(entity: entity, relationship: relationship) }
                 return nil
             })
     }

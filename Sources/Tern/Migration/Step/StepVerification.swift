@@ -9,7 +9,7 @@ import TernMapping
 struct StepVerification {
     let inputs: StepInputs
     /// "Entity.relationship" of every relationship a policy linked objects through.
-    let policyLinked: Set<String>
+    let policyLinked: Set<RelationshipIdentity>
     /// The entity mappings that wrote objects in Swift, by root table.
     let swiftWriters: [String: Set<Int>]
     /// The step's report: each mapping's count and what was proven are added to it.
@@ -47,8 +47,8 @@ struct StepVerification {
                     let pairs = inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: last)
                 else { continue }
                 let touched =
-                    policyLinked.contains("\(mapping.destinationEntity!).\(relationship.name)")
-                    || relationship.inverse.map { policyLinked.contains("\(relationship.destination).\($0)") } == true
+                    policyLinked.contains(RelationshipIdentity(entity: mapping.destinationEntity!, relationship: relationship.name))
+                    || relationship.inverse.map { policyLinked.contains(RelationshipIdentity(entity: relationship.destination, relationship: $0)) } == true
                 contributions.append(
                     LinkContribution(
                         entry: entry, relationship: relationship, storage: storage, pairs: pairs,
