@@ -19,6 +19,15 @@ struct PlanFileTests {
         #expect(outcome.status == 0, "\(outcome.standardError)")
     }
 
+    /// `tern migrate --plan` of `plan` fails with 65, saying `words`, and writes nothing.
+    fileprivate static func expectRefused(plan: String, store: String, in directory: Scratch, saying words: String) throws {
+        let out = directory.path("out.sqlite")
+        let outcome = try TernProcess.run(["migrate", "--plan", plan, store, "--out", out])
+        #expect(outcome.status == 65, "\(words): \(outcome.standardError)")
+        #expect(outcome.standardError.contains(words), "\(words): \(outcome.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     static func savePlan(model: String, store: String, to path: String, extra: [String] = []) throws {
         let outcome = try TernProcess.run(["plan", "--model", model, store, "--json"] + extra)
         #expect(outcome.status == 0, "\(outcome.standardError)")
@@ -162,11 +171,7 @@ struct PlanFileTests {
             ),
         ]
         for (words, change) in cases {
-            let out = directory.path("out.sqlite")
-            let outcome = try TernProcess.run(["migrate", "--plan", try edited(change), store, "--out", out])
-            #expect(outcome.status == 65, "\(words): \(outcome.standardError)")
-            #expect(outcome.standardError.contains(words), "\(words): \(outcome.standardError)")
-            #expect(!FileManager.default.fileExists(atPath: out))
+            try Self.expectRefused(plan: try edited(change), store: store, in: directory, saying: words)
         }
     }
 
@@ -213,11 +218,7 @@ struct PlanFileTests {
             ),
         ]
         for (words, change) in cases {
-            let out = directory.path("out.sqlite")
-            let outcome = try TernProcess.run(["migrate", "--plan", try edited(change), store, "--out", out])
-            #expect(outcome.status == 65, "\(words): \(outcome.standardError)")
-            #expect(outcome.standardError.contains(words), "\(words): \(outcome.standardError)")
-            #expect(!FileManager.default.fileExists(atPath: out))
+            try Self.expectRefused(plan: try edited(change), store: store, in: directory, saying: words)
         }
         step = [:]
         let mixed = try TernProcess.run(["migrate", "--plan", plan, "--model", model, store])
