@@ -42,7 +42,9 @@ struct StatusCommand: ParsableCommand {
                     "    \(unit.stage) — \(unit.name): \(unit.done ? "done," : "stopped at") \(unit.count)\(unit.stage == "create instances" ? " objects" : " links")\(place)"
                 )
             }
-            print("Continue with: tern migrate \(status.store) --model …\(status.output.map { " --out \($0)" } ?? "") --resume")
+            // The record holds the plan: --resume alone runs it; with --model, the model and
+            // mappings are checked against it first.
+            print("Continue with: tern migrate \(status.store)\(status.output.map { " --out \($0)" } ?? "") --resume")
         }
     }
 }

@@ -180,7 +180,7 @@ struct StoreInUseTests {
         let status = try TernProcess.run(["status", path, "--out", output])
         #expect(status.status == 0, "\(status.standardError)")
         #expect(status.standardOutput.contains("An unfinished migration of \(path) to BookStore 5"), "\(status.standardOutput)")
-        #expect(status.standardOutput.contains("Continue with: tern migrate \(path) --model … --out \(output) --resume"), "\(status.standardOutput)")
+        #expect(status.standardOutput.contains("Continue with: tern migrate \(path) --out \(output) --resume"), "\(status.standardOutput)")
 
         // A damaged checkpoint is an error that says so, not a crash.
         try SQLiteShell.run(

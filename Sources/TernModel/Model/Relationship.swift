@@ -77,19 +77,20 @@ public struct Relationship: Sendable, Equatable, Codable {
     public var renamingKey: String { renamingIdentifier ?? name }
 }
 
-/// A relationship by name, with the entity it is named on: how the engine keeps sets of
-/// relationships (those a policy linked, say) without spelling them as text.
-public struct RelationshipIdentity: Hashable, Sendable, CustomStringConvertible {
-    /// The entity the relationship is named on (its own or inherited).
+/// A property (attribute or relationship) by name, with the entity it is named on: how the
+/// engine keeps sets of properties (relationships a policy linked, derived attributes with
+/// triggers) without spelling them as text.
+public struct PropertyIdentity: Hashable, Sendable, CustomStringConvertible {
+    /// The entity the property is named on (its own or inherited).
     public let entity: String
-    /// The relationship's name.
-    public let relationship: String
+    /// The property's name.
+    public let property: String
 
-    /// `relationship` of `entity`.
-    public init(entity: String, relationship: String) {
+    /// `property` of `entity`.
+    public init(entity: String, property: String) {
         self.entity = entity
-        self.relationship = relationship
+        self.property = property
     }
 
-    public var description: String { "\(entity).\(relationship)" }
+    public var description: String { "\(entity).\(property)" }
 }

@@ -18,7 +18,7 @@ extension StoreLayout {
                     untriggeredDerivations.append("\(entity.name).\(attribute.name) (\(derivation))")
                     continue
                 }
-                triggeredDerivations.insert("\(entity.name).\(attribute.name)")
+                triggeredDerivations.insert(PropertyIdentity(entity: entity.name, property: attribute.name))
                 countTriggers(entity: entity.name, attribute: attribute.name, table: own.table, column: column, parameterTable: parameterTable, key: key)
                 let holders = model.descendants(of: entity.name).compactMap { entities[$0.name]?.number }.map(String.init).joined(separator: ", ")
                 derivedValueStatements.append(
@@ -31,7 +31,7 @@ extension StoreLayout {
     /// Whether attribute `name` of `entity` (its own or inherited) is derived and kept by triggers:
     /// its values are its derivation's, whatever a mapping says.
     public func isKeptByTriggers(_ name: String, of entity: String) -> Bool {
-        model.lineage(of: entity).contains { triggeredDerivations.contains("\($0.name).\(name)") }
+        model.lineage(of: entity).contains { triggeredDerivations.contains(PropertyIdentity(entity: $0.name, property: name)) }
     }
 
     /// Core Data's five triggers for `attribute = relationship.@count`, where the relationship's

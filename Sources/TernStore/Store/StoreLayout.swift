@@ -107,8 +107,8 @@ public struct StoreLayout: Sendable {
     public internal(set) var triggerStatements: [String] = []
     /// `UPDATE` statements giving every derived attribute the value its triggers would keep.
     public internal(set) var derivedValueStatements: [String] = []
-    /// Derived attributes kept by triggers, as "Entity.attribute" of the entity declaring them.
-    public internal(set) var triggeredDerivations: Set<String> = []
+    /// Derived attributes kept by triggers, named on the entity declaring them.
+    public internal(set) var triggeredDerivations: Set<PropertyIdentity> = []
     /// Derived attributes Tern makes no triggers for, as "Entity.attribute (expression)": their
     /// values are what the mapping gives.
     public internal(set) var untriggeredDerivations: [String] = []

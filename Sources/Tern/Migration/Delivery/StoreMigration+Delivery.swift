@@ -197,3 +197,22 @@ final class SourceHold {
         try? connection.close()
     }
 }
+
+extension StoreMigration {
+    /// Makes the last step's store what the app opens: Core Data's `user_version`, the run's
+    /// fingerprint, the app's own metadata carried over, Core Data's hashes where a plist gave
+    /// them, no cached model of the old version, and nothing left in its `-wal`.
+    static func finishLastStore(_ final: String, plan: Plan, run: MigrationRun, source: String) throws {
+        let connection = try Connection(path: final, configuration: .init(mode: .readWrite))
+        try connection.setPragma("user_version", .integer(0))  // a finished store looks like Core Data's
+        if let inputs = run.inputs { try StoreFile.setMetadata(StoreFile.migratedFromKey, to: inputs.fingerprint, in: connection, path: final) }
+        try StoreFile.carryAppMetadata(from: source, into: connection, path: final)
+        if let apple = plan.targetAppleHashes { try StoreFile.useAppleHashes(apple, in: connection, path: final) }
+        // The source's cached model describes the old version: neither Tern nor Core Data
+        // may take it for the migrated store's (Core Data writes a new one when it opens it).
+        try connection.execute("DROP TABLE IF EXISTS Z_MODELCACHE")
+        // The main file alone is delivered (a hard link): nothing may stay in its -wal.
+        try connection.checkpointWAL()
+        try connection.close()
+    }
+}

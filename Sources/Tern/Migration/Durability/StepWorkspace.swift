@@ -114,10 +114,10 @@ final class StepWorkspace {
     }
 
     /// Every relationship a policy linked objects through, across resumes.
-    var policyLinkedRelationships: Set<RelationshipIdentity> {
+    var policyLinkedRelationships: Set<PropertyIdentity> {
         Set(
             progress.keys.compactMap { unit in
-                if case .policyLinks(_, let entity, let relationship) = unit { return RelationshipIdentity(entity: entity, relationship: relationship) }
+                if case .policyLinks(_, let entity, let relationship) = unit { return PropertyIdentity(entity: entity, property: relationship) }
                 return nil
             })
     }

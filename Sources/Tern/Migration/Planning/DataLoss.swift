@@ -154,7 +154,7 @@ enum DataLoss {
         let isRead = { (entity: String, key: String) in
             ([entity] + step.source.descendants(of: entity).map(\.name)).contains { (read[$0] ?? []).contains(key) }
         }
-        var linkSets: Set<String> = []
+        var linkSets: Set<Set<PropertyIdentity>> = []
         for entity in read.keys.sorted() {
             dropped += step.source.allAttributes(of: entity).filter { !$0.isTransient && !read[entity]!.contains($0.name) }
                 .map { DroppedData(entity: entity, property: $0.name, values: nil) }
@@ -170,16 +170,20 @@ enum DataLoss {
                     continue
                 }
                 let owner = step.source.entityDeclaring(relationship: relationship.name, from: entity)
-                let pair = [owner + "." + relationship.name, relationship.destination + "." + (relationship.inverse ?? "")].sorted().joined(separator: "|")
+                let pair: Set = [
+                    PropertyIdentity(entity: owner, property: relationship.name),
+                    PropertyIdentity(entity: relationship.destination, property: relationship.inverse ?? ""),
+                ]
                 guard !relationship.isToMany || linkSets.insert(pair).inserted else { continue }
                 dropped.append(
                     DroppedData(entity: relationship.isToMany ? owner : entity, property: relationship.name, links: relationship.isToMany ? .all : nil))
             }
         }
         dropped += linksNoSideCarries(
-            step, mappings: mappings, read: read, reported: Set(dropped.compactMap { element in element.property.map { "\(element.entity).\($0)" } }))
+            step, mappings: mappings, read: read,
+            reported: Set(dropped.compactMap { element in element.property.map { PropertyIdentity(entity: element.entity, property: $0) } }))
         // A to-many read into a to-one keeps one link of each object.
-        var cut: Set<String> = []
+        var cut: Set<PropertyIdentity> = []
         for mapping in mappings {
             guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { continue }
             let destinationRelationships = step.destination.allRelationships(of: destinationEntity)
@@ -204,14 +208,18 @@ enum DataLoss {
                                     }
                             }
                     } ?? false
-                let inverseKey = inverse.map { step.source.entityDeclaring(relationship: $0.name, from: source.destination) + "." + $0.name }
-                guard cut.insert(owner + "." + source.name).inserted, !(inverseKey.map(cut.contains) ?? false) else { continue }
+                let inverseKey = inverse.map {
+                    PropertyIdentity(entity: step.source.entityDeclaring(relationship: $0.name, from: source.destination), property: $0.name)
+                }
+                guard cut.insert(PropertyIdentity(entity: owner, property: source.name)).inserted, !(inverseKey.map(cut.contains) ?? false) else {
+                    continue
+                }
                 dropped.append(DroppedData(entity: owner, property: source.name, links: inverseCut ? .oneToOne : .beyondFirst))
             }
         }
         // A to-many with no inverse keeps one owner per destination object: read from a
         // relationship whose objects have several, it keeps the first.
-        var owned: Set<String> = []
+        var owned: Set<PropertyIdentity> = []
         let sourceLayout = step.sourceLayout
         for mapping in mappings {
             guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { continue }
@@ -223,13 +231,13 @@ enum DataLoss {
                     sourceLayout.reachesSharedObjects(source)
                 else { continue }
                 let owner = step.source.entityDeclaring(relationship: source.name, from: sourceEntity)
-                if owned.insert(owner + "." + source.name).inserted {
+                if owned.insert(PropertyIdentity(entity: owner, property: source.name)).inserted {
                     dropped.append(DroppedData(entity: owner, property: source.name, links: .beyondFirstOwner))
                 }
             }
         }
         // An ordered to-many read into an unordered one loses its order.
-        var unordered: Set<String> = []
+        var unordered: Set<PropertyIdentity> = []
         for mapping in mappings {
             guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { continue }
             for relationshipMapping in mapping.relationshipMappings {
@@ -239,7 +247,7 @@ enum DataLoss {
                     let source = step.source.allRelationships(of: sourceEntity).first(where: { $0.name == key }), source.isToMany, source.isOrdered
                 else { continue }
                 let owner = step.source.entityDeclaring(relationship: source.name, from: sourceEntity)
-                if unordered.insert(owner + "." + source.name).inserted {
+                if unordered.insert(PropertyIdentity(entity: owner, property: source.name)).inserted {
                     dropped.append(DroppedData(entity: owner, property: source.name, links: .order))
                 }
             }
@@ -252,7 +260,7 @@ enum DataLoss {
     /// destination is `T`'s new entity (or an ancestor of it), or `T`'s mapping does so with the
     /// inverse. Moving a relationship down to one subentity, or narrowing its destination, keeps
     /// the others' links on neither side. Relationships already reported whole are left out.
-    private static func linksNoSideCarries(_ step: MigrationStep, mappings: [EntityMapping], read: [String: Set<String>], reported: Set<String>)
+    private static func linksNoSideCarries(_ step: MigrationStep, mappings: [EntityMapping], read: [String: Set<String>], reported: Set<PropertyIdentity>)
         -> [DroppedData]
     {
         // A source entity may be mapped more than once (an old name reused by a new entity).
@@ -277,18 +285,27 @@ enum DataLoss {
             }
             return false
         }
-        var seen: Set<String> = []
+        /// Links of a relationship to the objects of one entity; the same links seen from the
+        /// other side are the pair's other element.
+        struct Reach: Hashable {
+            let relationship: PropertyIdentity
+            let target: String
+        }
+        var seen: Set<Set<Reach>> = []
         var lost: [DroppedData] = []
         for owner in step.source.entitiesInStoreOrder where !owner.isAbstract && mappingsOf[owner.name] != nil {
             for relationship in step.source.allRelationships(of: owner.name) where !relationship.isTransient {
                 // Reported whole already, from this side or the other (named by either entity).
                 let names =
                     [
-                        "\(owner.name).\(relationship.name)",
-                        "\(step.source.entityDeclaring(relationship: relationship.name, from: owner.name)).\(relationship.name)",
+                        PropertyIdentity(entity: owner.name, property: relationship.name),
+                        PropertyIdentity(entity: step.source.entityDeclaring(relationship: relationship.name, from: owner.name), property: relationship.name),
                     ]
                     + (relationship.inverse.map {
-                        ["\(relationship.destination).\($0)", "\(step.source.entityDeclaring(relationship: $0, from: relationship.destination)).\($0)"]
+                        [
+                            PropertyIdentity(entity: relationship.destination, property: $0),
+                            PropertyIdentity(entity: step.source.entityDeclaring(relationship: $0, from: relationship.destination), property: $0),
+                        ]
                     } ?? [])
                 guard !names.contains(where: reported.contains) else { continue }
                 let targets = ([step.source.entity(named: relationship.destination)].compactMap { $0 } + step.source.descendants(of: relationship.destination))
@@ -297,10 +314,10 @@ enum DataLoss {
                     !carries(owner.name, relationship.name, to: target) && !(relationship.inverse.map { carries(target, $0, to: owner.name) } ?? false)
                 }.filter { target in
                     // The same links seen from the other side are named once.
-                    seen.insert(
-                        [owner.name + "." + relationship.name + ">" + target, target + "." + (relationship.inverse ?? "") + ">" + owner.name].sorted().joined(
-                            separator: "|")
-                    ).inserted
+                    seen.insert([
+                        Reach(relationship: PropertyIdentity(entity: owner.name, property: relationship.name), target: target),
+                        Reach(relationship: PropertyIdentity(entity: target, property: relationship.inverse ?? ""), target: owner.name),
+                    ]).inserted
                 }
                 if !missed.isEmpty { lost.append(DroppedData(entity: owner.name, property: relationship.name, links: .between, targets: missed)) }
             }

@@ -35,12 +35,14 @@ struct StepPlan {
             let sourceEntities = group.map { $0.mapping.sourceEntity! }
             return sourceTables.count == 1 && Set(sourceEntities).count == sourceEntities.count && group.allSatisfy { $0.filter == nil }
         }
-        mappings = all.enumerated().map { number, element in
+        mappings = all.enumerated().compactMap { number, element in
+            // `MappingOrder.copying` gives only mappings with both entities.
+            guard let source = element.entity.mapping.sourceEntity, let destination = element.entity.mapping.destinationEntity else { return nil }
             let runsInSwift = registry.runsInSwift(element.entity.mapping)
             let follows = keysFollowSource(element.entity)
             return PlannedMapping(
-                pass: element.pass, number: number + 1, mapping: element.entity, keepsKeys: follows && !runsInSwift,
-                policyMayKeepKeys: follows && runsInSwift, runsInSwift: runsInSwift,
+                pass: element.pass, number: number + 1, mapping: element.entity, sourceEntity: source, destinationEntity: destination,
+                keepsKeys: follows && !runsInSwift, policyMayKeepKeys: follows && runsInSwift, runsInSwift: runsInSwift,
                 valuesFollowExpressions: registry.valuesFollowExpressions(element.entity.mapping))
         }
     }
@@ -59,6 +61,12 @@ struct PlannedMapping {
     /// Position across all passes: names the association table `TERN_ASSOC_<number>`.
     let number: Int
     let mapping: ValidatedMapping.Entity
+    /// The entity its objects are read from (a mapping that copies objects names both).
+    let sourceEntity: String
+    /// The entity its objects are made of.
+    let destinationEntity: String
+    /// The entity mapping as written.
+    var entityMapping: EntityMapping { mapping.mapping }
     /// Destination keys equal source keys: no association table is needed.
     let keepsKeys: Bool
     /// A policy's first object of the destination table for each source object gets the source

@@ -46,14 +46,14 @@ struct AssociationTables {
     /// Every entry of an entity mapping name in the given pass or an earlier one, in pass order
     /// (a plan may cut one mapping into several passes by predicate).
     func entries(named name: String, pass: Int) -> [PlannedMapping] {
-        entries.filter { $0.mapping.mapping.name == name && $0.pass <= pass }
+        entries.filter { $0.entityMapping.name == name && $0.pass <= pass }
     }
 
     /// Entries whose source entity lies in `entity`'s tree below it (inclusive): what
     /// `destinationInstancesForSourceRelationshipNamed:` consults.
     func entries(coveringSourceEntity entity: String, pass: Int) -> [PlannedMapping] {
         let covered = Set(source.model.descendants(of: entity).map(\.name))
-        return entries.filter { $0.pass <= pass && covered.contains($0.mapping.mapping.sourceEntity!) }
+        return entries.filter { $0.pass <= pass && covered.contains($0.sourceEntity) }
     }
 
     /// The index on `source`, built when the mapping's objects are all created (`StepWorkspace`
@@ -66,7 +66,7 @@ struct AssociationTables {
     /// SQL giving the destination key that `entry` made from the source object whose key is the
     /// SQL `key`, or NULL when it made none.
     func lookup(_ entry: PlannedMapping, key: String) -> String {
-        let sourceEntity = entry.mapping.mapping.sourceEntity!
+        let sourceEntity = entry.sourceEntity
         if keepsKeys(entry) {
             let layout = source.entities[sourceEntity]!
             // The key is the same; it only counts if the source object is of the mapped entity.
@@ -86,7 +86,7 @@ struct AssociationTables {
 
     /// The destination entity numbers of `entry`'s destination entity and its descendants.
     private func entityNumbers(below entry: PlannedMapping) -> String {
-        destination.model.descendants(of: entry.mapping.mapping.destinationEntity!)
+        destination.model.descendants(of: entry.destinationEntity)
             .compactMap { destination.entities[$0.name]?.number }.map(String.init).joined(separator: ", ")
     }
 
@@ -95,7 +95,7 @@ struct AssociationTables {
     /// per such object (no join where keys are kept, one object per source object).
     func owners(_ entry: PlannedMapping, key: String) -> (expression: String, join: String) {
         guard !keepsKeys(entry) else { return (lookup(entry, key: key), "") }
-        let owner = destination.entities[entry.mapping.mapping.destinationEntity!]!
+        let owner = destination.entities[entry.destinationEntity]!
         // SQL makes objects of the destination entity only; a policy may make others too.
         let ofOwner = entry.runsInSwift ? " AND o.entity = \(owner.number)" : ""
         return ("o.destination", " JOIN \(quoteIdentifier(entry.table)) o ON o.source = \(key)\(ofOwner)")
@@ -103,7 +103,7 @@ struct AssociationTables {
 
     /// SQL for the destination entity number of what `lookup` finds, over several entries.
     func entityNumber(_ entries: [PlannedMapping], key: String) -> String {
-        let cases = entries.map { "WHEN \(lookup($0, key: key)) IS NOT NULL THEN \(destination.entities[$0.mapping.mapping.destinationEntity!]!.number)" }
+        let cases = entries.map { "WHEN \(lookup($0, key: key)) IS NOT NULL THEN \(destination.entities[$0.destinationEntity]!.number)" }
         return "(CASE \(cases.joined(separator: " ")) END)"
     }
 

@@ -35,11 +35,11 @@ final class RelationshipRecreation {
     /// order in one insert, and its unordered other side finds them written (five times faster
     /// than setting the order afterwards).
     func recreate(_ relationships: [String], of entry: PlannedMapping, ordered: Bool) throws {
-        let mapping = entry.mapping.mapping
+        let mapping = entry.entityMapping
         for name in relationships {
-            let relationship = step.destination.allRelationships(of: mapping.destinationEntity!).first { $0.name == name }!
+            let relationship = step.destination.allRelationships(of: entry.destinationEntity).first { $0.name == name }!
             let (_, targets) = inputs.targets(of: relationship, in: entry)
-            guard !targets.isEmpty, let storage = destinationLayout.storage(ofRelationship: name, of: mapping.destinationEntity!),
+            guard !targets.isEmpty, let storage = destinationLayout.storage(ofRelationship: name, of: entry.destinationEntity),
                 (storage.orderColumn != nil) == ordered
             else { continue }
             // Both sides of a relationship may be mapped and are stored in one place: write the
@@ -68,11 +68,11 @@ final class RelationshipRecreation {
     func catchUpLinksToLaterPasses() throws {
         let last = step.passes.count - 1
         for entry in associations.entries where entry.pass < last {
-            let mapping = entry.mapping.mapping
-            for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
+            let mapping = entry.entityMapping
+            for relationship in step.destination.allRelationships(of: entry.destinationEntity) where entry.mapping.relationships[relationship.name] != nil {
                 let now = inputs.targets(of: relationship, in: entry).1.map(\.number)
                 let all = inputs.targets(of: relationship, in: entry, throughPass: last).1.map(\.number)
-                guard all.count > now.count, let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!) else {
+                guard all.count > now.count, let storage = destinationLayout.storage(ofRelationship: relationship.name, of: entry.destinationEntity) else {
                     continue
                 }
                 let unit = WorkUnit.laterLinks(mapping: entry.number, name: mapping.name, relationship: relationship.name)
@@ -124,10 +124,10 @@ final class RelationshipRecreation {
     /// side's column is written from the mapped side's links (Core Data sets an inverse whenever
     /// it sets a relationship).
     func mirrorOneToOnes(_ entry: PlannedMapping) throws {
-        let mapping = entry.mapping.mapping
-        let owner = destinationLayout.entities[mapping.destinationEntity!]!
-        for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
-            guard let pair = destinationLayout.oneToOne(relationship.name, of: mapping.destinationEntity!) else { continue }
+        let mapping = entry.entityMapping
+        let owner = destinationLayout.entities[entry.destinationEntity]!
+        for relationship in step.destination.allRelationships(of: entry.destinationEntity) where entry.mapping.relationships[relationship.name] != nil {
+            guard let pair = destinationLayout.oneToOne(relationship.name, of: entry.destinationEntity) else { continue }
             let (column, target, inverseName, inverseColumn) = (pair.column, pair.target, pair.inverse, pair.inverseColumn)
             let (_, targets) = inputs.targets(of: relationship, in: entry)
             guard !targets.isEmpty else { continue }
@@ -154,7 +154,7 @@ final class RelationshipRecreation {
     ) throws {
         guard let mapped = inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: throughPass) else { return }
         try apply(
-            pairs: mapped, relationship: relationship, ownerEntity: entry.mapping.mapping.destinationEntity!, storage: storage, orderOnly: orderOnly, unit: unit
+            pairs: mapped, relationship: relationship, ownerEntity: entry.destinationEntity, storage: storage, orderOnly: orderOnly, unit: unit
         )
     }
 
@@ -245,7 +245,7 @@ final class RelationshipRecreation {
     func callRelationshipHook(_ entry: PlannedMapping, policy: any EntityMigrationPolicy) throws {
         let unit = WorkUnit.relationshipHook(mapping: entry.number)
         guard policy.createsRelationships, !workspace[unit].done else { return }
-        let mapping = entry.mapping.mapping
+        let mapping = entry.entityMapping
         let context = RelationshipContext(mapping: mapping) { [connection, associations] name, key in
             guard let target = associations.entry(named: name, pass: entry.pass) else { return [] }
             let value = try connection.scalar("SELECT \(associations.lookup(target, key: "?"))", key)
@@ -284,7 +284,7 @@ final class RelationshipRecreation {
             if !workspace[unit].done {
                 let targetNumbers = destinationLayout.entities.values.map { "WHEN \(quoteLiteral($0.name)) THEN \($0.number)" }.joined(separator: " ")
                 let resolved = associations.entries.filter { $0.pass <= pass }.map {
-                    "WHEN \(quoteLiteral($0.mapping.mapping.name)) THEN \(associations.lookup($0, key: "l.target"))"
+                    "WHEN \(quoteLiteral($0.entityMapping.name)) THEN \(associations.lookup($0, key: "l.target"))"
                 }.joined(separator: " ")
                 let pairs = """
                     SELECT owner, target, CASE target_entity \(targetNumbers) END AS target_entity,

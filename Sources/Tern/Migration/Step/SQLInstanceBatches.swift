@@ -20,9 +20,8 @@ struct SQLInstanceBatches: InstanceBatchWriter {
 
     init(_ entry: PlannedMapping, migrator: StepMigrator) throws {
         self.migrator = migrator
-        let mapping = entry.mapping.mapping
-        let sourceEntity = migrator.sourceLayout.entities[mapping.sourceEntity!]!
-        let destinationEntity = migrator.destinationLayout.entities[mapping.destinationEntity!]!
+        let sourceEntity = migrator.sourceLayout.entities[entry.sourceEntity]!
+        let destinationEntity = migrator.destinationLayout.entities[entry.destinationEntity]!
         var compiler = SQLCompiler(layout: migrator.sourceLayout, schema: "src")
         selection = migrator.inputs.sourceSelection(entry, compiler: &compiler)
         batchSize = migrator.options.batchSize
@@ -32,12 +31,12 @@ struct SQLInstanceBatches: InstanceBatchWriter {
         var values: [SQLFragment] = [
             SQLFragment(entry.keepsKeys ? "s.\"Z_PK\"" : "a.destination"), SQLFragment("\(destinationEntity.number)"), SQLFragment("1"),
         ]
-        for attribute in migrator.step.destination.allAttributes(of: mapping.destinationEntity!) where !attribute.isTransient {
+        for attribute in migrator.step.destination.allAttributes(of: entry.destinationEntity) where !attribute.isTransient {
             columns.append(destinationEntity.attributeColumns[attribute.name]!)
             values.append(migrator.inputs.storedValue(attribute, in: entry, compiler: &compiler))
         }
         var deferred: [String] = []
-        for relationship in migrator.step.destination.allRelationships(of: mapping.destinationEntity!) {
+        for relationship in migrator.step.destination.allRelationships(of: entry.destinationEntity) {
             guard entry.mapping.relationships[relationship.name] != nil else { continue }
             if let fused = migrator.fusedForeignKey(relationship, entry: entry, destination: destinationEntity) {
                 columns += fused.columns

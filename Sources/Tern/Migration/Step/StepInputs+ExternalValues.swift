@@ -16,13 +16,13 @@ extension StepInputs {
     /// mapping of a source entity, and in it the first attribute copying a column, copies the
     /// stored form; any other copy is written anew (a file of its own when it is large).
     func storedFormCopy(_ attribute: Attribute, in entry: PlannedMapping) -> String? {
-        storedFormSource(attribute, in: entry).map { sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.attributeColumns[$0]! }
+        storedFormSource(attribute, in: entry).map { sourceLayout.entities[entry.sourceEntity]!.attributeColumns[$0]! }
     }
 
     /// The source attribute whose stored form `attribute` copies (`storedFormCopy`), by name.
     func storedFormSource(_ attribute: Attribute, in entry: PlannedMapping) -> String? {
         guard readsItsSourceFirst(entry), let source = copiedAttribute(attribute, in: entry) else { return nil }
-        let earlier = step.destination.allAttributes(of: entry.mapping.mapping.destinationEntity!).prefix { $0.name != attribute.name }
+        let earlier = step.destination.allAttributes(of: entry.destinationEntity).prefix { $0.name != attribute.name }
         return earlier.contains { copiedAttribute($0, in: entry) == source } ? nil : source
     }
 
@@ -30,7 +30,7 @@ extension StepInputs {
     /// copies: what a policy's unchanged values may be written back as (`StoredForms`).
     func storedFormSources(of entry: PlannedMapping) -> [String: String] {
         var sources: [String: String] = [:]
-        for attribute in step.destination.allAttributes(of: entry.mapping.mapping.destinationEntity!) {
+        for attribute in step.destination.allAttributes(of: entry.destinationEntity) {
             sources[attribute.name] = storedFormSource(attribute, in: entry)
         }
         return sources
@@ -39,14 +39,14 @@ extension StepInputs {
     /// Whether `entry` is the step's first entity mapping to read its source entity: only it
     /// may copy a reference to a file as it is (`storedFormCopy`).
     func readsItsSourceFirst(_ entry: PlannedMapping) -> Bool {
-        let source = entry.mapping.mapping.sourceEntity
-        return associations.entries.first { $0.mapping.mapping.sourceEntity == source }?.number == entry.number
+        let source = entry.entityMapping.sourceEntity
+        return associations.entries.first { $0.entityMapping.sourceEntity == source }?.number == entry.number
     }
 
     /// The source attribute whose value `attribute`'s expression is, as it is, when both allow
     /// external storage.
     private func copiedAttribute(_ attribute: Attribute, in entry: PlannedMapping) -> String? {
-        let sourceEntity = entry.mapping.mapping.sourceEntity!
+        let sourceEntity = entry.sourceEntity
         guard attribute.allowsExternalStorage, let compiled = entry.mapping.attributes[attribute.name],
             case .input(0) = compiled.expression, compiled.inputs.count == 1, compiled.inputs[0].relationships.isEmpty,
             case .attribute(let name) = compiled.inputs[0].final,
@@ -70,7 +70,7 @@ extension StepInputs {
 
     /// SQL over destination rows `d`: the attribute's column as verification compares it.
     func comparedColumn(_ attribute: Attribute, in entry: PlannedMapping) -> String {
-        let column = "d.\(quoteIdentifier(destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.attributeColumns[attribute.name]!))"
+        let column = "d.\(quoteIdentifier(destinationLayout.entities[entry.destinationEntity]!.attributeColumns[attribute.name]!))"
         return attribute.allowsExternalStorage && storedFormCopy(attribute, in: entry) == nil ? "tern_external_bytes(\(column))" : column
     }
 

@@ -21,7 +21,7 @@ extension StepInputs {
         return sides.contains { side, holder, other in
             entries(mapping: side.name, of: holder).contains { entry, mapped in
                 let (sourceName, _) = targets(of: mapped, in: entry)
-                guard let source = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceName }) else {
+                guard let source = step.source.allRelationships(of: entry.sourceEntity).first(where: { $0.name == sourceName }) else {
                     return true
                 }
                 if !side.isToMany && source.isToMany { return true }
@@ -38,10 +38,10 @@ extension StepInputs {
     func matched(_ pairs: String, _ relationship: Relationship, of entity: String) -> String {
         let columns = "owner, target, target_entity, ord, order_key, source_owner, inverse_ord"
         let otherSide = entries(mapping: relationship.inverse!, of: relationship.destination).compactMap { entry, inverse -> (number: Int, pairs: String)? in
-            guard let storage = destinationLayout.storage(ofRelationship: inverse.name, of: entry.mapping.mapping.destinationEntity!),
+            guard let storage = destinationLayout.storage(ofRelationship: inverse.name, of: entry.destinationEntity),
                 let pairs = mappedPairs(entry, relationship: inverse, storage: storage, matching: false)
             else { return nil }
-            return (destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.number, pairs)
+            return (destinationLayout.entities[entry.destinationEntity]!.number, pairs)
         }
         guard !otherSide.isEmpty else {
             return
@@ -63,7 +63,7 @@ extension StepInputs {
     private func entries(mapping name: String, of holder: String) -> [(PlannedMapping, Relationship)] {
         let root = step.destination.root(of: holder)?.name
         return associations.entries.compactMap { entry in
-            let destination = entry.mapping.mapping.destinationEntity!
+            let destination = entry.destinationEntity
             guard entry.mapping.relationships[name] != nil, step.destination.root(of: destination)?.name == root,
                 let relationship = step.destination.allRelationships(of: destination).first(where: { $0.name == name })
             else { return nil }

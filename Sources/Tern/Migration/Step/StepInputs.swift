@@ -21,7 +21,7 @@ struct StepInputs {
 
 extension StepInputs {
     func sourceSelection(_ entry: PlannedMapping, compiler: inout SQLCompiler) -> SQLFragment {
-        SourceBatches.selection(of: sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!, filter: entry.mapping.filter, compiler: &compiler)
+        SourceBatches.selection(of: sourceLayout.entities[entry.sourceEntity]!, filter: entry.mapping.filter, compiler: &compiler)
     }
 
     /// The source relationship a relationship mapping of `entry` reads, and the entity mappings
@@ -40,17 +40,17 @@ extension StepInputs {
         case .entityMapping(let mapping, let source):
             (name, candidates) = (source, associations.entries(named: mapping, pass: pass))
         case .sourceRelationship(let source):
-            let destination = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first { $0.name == source }!.destination
+            let destination = step.source.allRelationships(of: entry.sourceEntity).first { $0.name == source }!.destination
             (name, candidates) = (source, associations.entries(coveringSourceEntity: destination, pass: pass))
         }
-        return (name, candidates.filter { holdable.contains($0.mapping.mapping.destinationEntity!) })
+        return (name, candidates.filter { holdable.contains($0.destinationEntity) })
     }
 
     /// The destination rows `entry` created, as an SQL condition on alias `d`.
     func created(_ entry: PlannedMapping) -> String {
-        let destination = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
+        let destination = destinationLayout.entities[entry.destinationEntity]!
         if associations.keepsKeys(entry) {
-            let source = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!
+            let source = sourceLayout.entities[entry.sourceEntity]!
             return
                 "d.\"Z_ENT\" = \(destination.number) AND d.\"Z_PK\" IN (SELECT \"Z_PK\" FROM \"src\".\(quoteIdentifier(source.table)) WHERE \"Z_ENT\" = \(source.number))"
         }
@@ -65,7 +65,7 @@ extension StepInputs {
         switch storage {
         case .foreignKey(let column):
             ends = LinkEnds(
-                place: "\(destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table).\(column)", holders: own, referents: others,
+                place: "\(destinationLayout.entities[entry.destinationEntity]!.table).\(column)", holders: own, referents: others,
                 ownerHolds: true)
         case .inverseForeignKey(let table, let column, _):
             ends = LinkEnds(place: "\(table).\(column)", holders: others, referents: own, ownerHolds: false)
@@ -73,7 +73,7 @@ extension StepInputs {
             let ownerHolds = ownColumn < destinationColumn
             ends = LinkEnds(place: table, holders: ownerHolds ? own : others, referents: ownerHolds ? others : own, ownerHolds: ownerHolds)
         }
-        let sourceEntities = targets.map { $0.mapping.mapping.sourceEntity! }
+        let sourceEntities = targets.map { $0.sourceEntity }
         ends.exhaustive = Set(sourceEntities).count == sourceEntities.count
         return ends
     }
@@ -115,10 +115,9 @@ extension StepInputs {
         _ entry: PlannedMapping, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil, matching: Bool = true,
         rankingOrder: Bool = true
     ) -> String? {
-        let mapping = entry.mapping.mapping
         let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: throughPass)
-        guard !targets.isEmpty, let pairs = sourcePairs(sourceName, of: mapping.sourceEntity!),
-            let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName })
+        guard !targets.isEmpty, let pairs = sourcePairs(sourceName, of: entry.sourceEntity),
+            let source = step.source.allRelationships(of: entry.sourceEntity).first(where: { $0.name == sourceName })
         else { return nil }
         // Kept in the targets' rows, a link has one owner per target: a source whose targets
         // have several keeps the first.
@@ -131,7 +130,7 @@ extension StepInputs {
         let ord = ranked ? "1024 * (row_number() OVER (PARTITION BY owner ORDER BY source_ord, source_target) + 1)" : "2048"
         // Order keys written are the source's own where it kept them: every side that writes a
         // list's order then agrees, whichever objects it covers.
-        let sourceOrdered = sourceLayout.storage(ofRelationship: sourceName, of: mapping.sourceEntity!)?.orderColumn != nil
+        let sourceOrdered = sourceLayout.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn != nil
         let (owner, ownerJoin) = associations.owners(entry, key: "p.owner")
         var sql = """
             SELECT owner, target, target_entity, \(ord) AS ord, \(sourceOrdered ? "source_ord" : ord) AS order_key, source_owner, inverse_ord FROM (
@@ -140,7 +139,7 @@ extension StepInputs {
                      p.owner AS source_owner, p.inverse_ord AS inverse_ord
               FROM (\(pairs)) p\(ownerJoin)) WHERE owner IS NOT NULL AND target IS NOT NULL
             """
-        let matches = matching && needsMatching(relationship, of: mapping.destinationEntity!)
+        let matches = matching && needsMatching(relationship, of: entry.destinationEntity)
         // Where the to-one inverse chooses among the owners, `matched` keeps its choice instead.
         if manyOwnersPerTarget && !matches {
             sql =
@@ -150,7 +149,7 @@ extension StepInputs {
             sql = "SELECT * FROM (\(sql)) WHERE ord = 2048"
         }
         if matches {
-            sql = matched(sql, relationship, of: mapping.destinationEntity!)
+            sql = matched(sql, relationship, of: entry.destinationEntity)
         }
         return sql
     }

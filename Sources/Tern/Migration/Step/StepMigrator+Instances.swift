@@ -12,13 +12,13 @@ extension StepMigrator {
     /// checkpoint, then reported, then a stop request honoured; last, the mapping's association
     /// index and its finished mark commit together.
     func createInstances(_ entry: PlannedMapping, writer: some InstanceBatchWriter) throws {
-        let mapping = entry.mapping.mapping
+        let mapping = entry.entityMapping
         let unit = WorkUnit.createInstances(mapping: entry.number, name: mapping.name)
         pending[entry.number] = writer.deferredRelationships
         let recorded = workspace[unit]
         var swiftTimes: StepReport.SwiftTimes?
         if !recorded.done {
-            let sourceTable = sourceLayout.entities[mapping.sourceEntity!]!.table
+            let sourceTable = sourceLayout.entities[entry.sourceEntity]!.table
             var batches = try SourceBatches(
                 connection: connection, table: sourceTable, selection: writer.selection, size: writer.batchSize,
                 weight: writer.batchWeight, after: recorded.lastKey)
@@ -66,8 +66,8 @@ extension StepMigrator {
     /// relationship mappings would have linked them to: said as a warning and in the report's
     /// dropped data, and refused with `refuseDataLoss` (Core Data is silent about it).
     private func reportUnassociated(_ count: Int, of entry: PlannedMapping) throws {
-        let mapping = entry.mapping.mapping
-        var dropped = DroppedData(entity: mapping.destinationEntity!, values: count)
+        let mapping = entry.entityMapping
+        var dropped = DroppedData(entity: entry.destinationEntity, values: count)
         dropped.createdUnassociatedBy = policies[mapping.name].map { $0.name(in: mapping) } ?? "the manager hook"
         dropped.entityMapping = mapping.name
         if options.refuseDataLoss {
@@ -84,8 +84,8 @@ extension StepMigrator {
     /// never handed out again either, so a URI saved with it can never name another object.
     func raiseKeyCountersAboveSourceKeys() throws {
         for entry in associations.entries where entry.keepsKeys || entry.policyMayKeepKeys {
-            let root = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table
-            let sourceTable = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.table
+            let root = destinationLayout.entities[entry.destinationEntity]!.table
+            let sourceTable = sourceLayout.entities[entry.sourceEntity]!.table
             let highest =
                 try connection.scalar(
                     """
@@ -101,7 +101,7 @@ extension StepMigrator {
     /// (`SwiftBatchWriter` gives it when it can): then its association table is the identity.
     private func policyKeptEveryKey(_ entry: PlannedMapping, selected: Int) throws -> Bool {
         let table = quoteIdentifier(entry.table)
-        let destination = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
+        let destination = destinationLayout.entities[entry.destinationEntity]!
         guard try connection.scalar("SELECT EXISTS (SELECT 1 FROM \(table) WHERE source <> destination)") == .integer(0) else { return false }
         let kept = try connection.scalar(
             """
@@ -124,13 +124,13 @@ extension StepMigrator {
         destination: StoreLayout.EntityLayout
     ) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
         guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name],
-            !inputs.needsMatching(relationship, of: entry.mapping.mapping.destinationEntity!)
+            !inputs.needsMatching(relationship, of: entry.destinationEntity)
         else { return nil }
         let (sourceRelationshipName, targets) = inputs.targets(of: relationship, in: entry)
         guard
-            let sourceRelationship = step.source.allRelationships(of: entry.mapping.mapping.sourceEntity!).first(where: { $0.name == sourceRelationshipName }),
+            let sourceRelationship = step.source.allRelationships(of: entry.sourceEntity).first(where: { $0.name == sourceRelationshipName }),
             !sourceRelationship.isToMany,
-            let sourceColumn = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.foreignKeyColumns[sourceRelationshipName],
+            let sourceColumn = sourceLayout.entities[entry.sourceEntity]!.foreignKeyColumns[sourceRelationshipName],
             !targets.isEmpty, targets.allSatisfy({ $0.keepsKeys || completed.contains($0.number) })
         else { return nil }
         let key = "s.\(quoteIdentifier(sourceColumn))"
@@ -143,7 +143,7 @@ extension StepMigrator {
         let ends = inputs.linkEnds(entry, storage: .foreignKey(column: column), targets: targets)
         var written = [ends]
         if let orderColumn = destination.orderColumns[relationship.name],
-            let sourceOrder = sourceLayout.entities[entry.mapping.mapping.sourceEntity!]!.orderColumns[sourceRelationshipName]
+            let sourceOrder = sourceLayout.entities[entry.sourceEntity]!.orderColumns[sourceRelationshipName]
         {
             // The inverse to-many is ordered and so was the source's: keep its order. Otherwise
             // the to-many side's mapping numbers them in stage 2.

@@ -60,7 +60,7 @@ final class StepMigrator {
             connection: connection, sourceAttachURI: sourceAttachURI, externalData: externalData, options: options)
         var policies: [String: any EntityMigrationPolicy] = [:]
         for planned in plan.mappings where planned.runsInSwift {
-            let mapping = planned.mapping.mapping
+            let mapping = planned.entityMapping
             policies[mapping.name] = try options.registry.policy(for: mapping) ?? DefaultMigrationPolicy()
         }
         self.policies = policies
@@ -83,39 +83,39 @@ final class StepMigrator {
             let entries = associations.entries.filter { $0.pass == pass }
             emit(.passStarted(pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.mapping.mapping.name)))
             for entry in entries {
-                try policyHook(entry) { try $0.beginEntityMapping(entry.mapping.mapping) }
-                if entry.runsInSwift, let policy = policies[entry.mapping.mapping.name] {
+                try policyHook(entry) { try $0.beginEntityMapping(entry.entityMapping) }
+                if entry.runsInSwift, let policy = policies[entry.entityMapping.name] {
                     try createInstances(entry, writer: SwiftInstanceBatches(entry, policy: policy, migrator: self))
                 } else {
                     try createInstances(entry, writer: SQLInstanceBatches(entry, migrator: self))
                 }
-                try policyHook(entry) { try $0.endInstanceCreation(entry.mapping.mapping) }
+                try policyHook(entry) { try $0.endInstanceCreation(entry.entityMapping) }
             }
             for entry in entries {
                 try relationships.recreate(pending[entry.number] ?? [], of: entry, ordered: true)
             }
             for entry in entries {
                 try relationships.recreate(pending[entry.number] ?? [], of: entry, ordered: false)
-                if let policy = policies[entry.mapping.mapping.name] {
+                if let policy = policies[entry.entityMapping.name] {
                     try relationships.callRelationshipHook(entry, policy: policy)
                 }
             }
             try relationships.applyPolicyLinks(pass: pass)
             for entry in entries {
-                try policyHook(entry) { try $0.endRelationshipCreation(entry.mapping.mapping) }
+                try policyHook(entry) { try $0.endRelationshipCreation(entry.entityMapping) }
             }
             var violations: [ValidationViolation] = []
             for entry in entries where violations.count < options.violationLimit {
                 violations += try StepValidation(inputs: inputs).violations(of: entry, limit: options.violationLimit - violations.count)
-                if let policy = policies[entry.mapping.mapping.name] {
+                if let policy = policies[entry.entityMapping.name] {
                     // Policies report what they find; they read the store, never change it.
                     let reader = try Connection(path: connection.path, configuration: .init(mode: .readOnly))
                     defer { try? reader.close() }
                     // As the writer reads: Tern's SQL functions, and the source as `src`.
                     try SQLCompiler.prepare(reader, externalData: inputs.externalData)
                     try reader.execute("ATTACH DATABASE \(quoteLiteral(inputs.sourceAttachURI)) AS src")
-                    let context = ValidationContext(mapping: entry.mapping.mapping, connection: reader, layout: destinationLayout)
-                    try MigrationError.inPolicy(policy.name(in: entry.mapping.mapping), mapping: entry.mapping.mapping) {
+                    let context = ValidationContext(mapping: entry.entityMapping, connection: reader, layout: destinationLayout)
+                    try MigrationError.inPolicy(policy.name(in: entry.entityMapping), mapping: entry.entityMapping) {
                         try policy.performCustomValidation(context)
                     }
                     violations += context.violations.prefix(options.violationLimit - violations.count)
@@ -125,7 +125,7 @@ final class StepMigrator {
                 throw MigrationFailure.validation(violations)
             }
             for entry in entries {
-                try policyHook(entry) { try $0.endEntityMapping(entry.mapping.mapping) }
+                try policyHook(entry) { try $0.endEntityMapping(entry.entityMapping) }
             }
             let objects = report.mappings.filter { $0.pass == pass + 1 }.reduce(0) { $0 + $1.created }
             let passReport = PassReport(
@@ -159,8 +159,8 @@ final class StepMigrator {
 
     /// Runs one hook of the entry's policy, if it has one, naming the policy in what it throws.
     func policyHook(_ entry: PlannedMapping, _ hook: (any EntityMigrationPolicy) throws -> Void) throws {
-        guard let policy = policies[entry.mapping.mapping.name] else { return }
-        try MigrationError.inPolicy(policy.name(in: entry.mapping.mapping), mapping: entry.mapping.mapping) { try hook(policy) }
+        guard let policy = policies[entry.entityMapping.name] else { return }
+        try MigrationError.inPolicy(policy.name(in: entry.entityMapping), mapping: entry.entityMapping) { try hook(policy) }
     }
 
     /// Reports progress; every report is also a moment to sample memory.

@@ -37,7 +37,7 @@ struct StepValidation {
     /// Up to `limit` violations among the objects `entry` created: the objects with the lowest
     /// keys first, each with every rule it breaks.
     func violations(of entry: PlannedMapping, limit: Int) throws -> [ValidationViolation] {
-        let entityName = entry.mapping.mapping.destinationEntity!
+        let entityName = entry.destinationEntity
         let destination = destinationLayout.entities[entityName]!
         var rules: [(condition: String, rule: String)] = []
         for attribute in step.destination.allAttributes(of: entityName) where !attribute.isTransient {

@@ -9,7 +9,7 @@ import TernMapping
 struct StepVerification {
     let inputs: StepInputs
     /// "Entity.relationship" of every relationship a policy linked objects through.
-    let policyLinked: Set<RelationshipIdentity>
+    let policyLinked: Set<PropertyIdentity>
     /// The entity mappings that wrote objects in Swift, by root table.
     let swiftWriters: [String: Set<Int>]
     /// The step's report: each mapping's count and what was proven are added to it.
@@ -38,17 +38,16 @@ struct StepVerification {
         // both sides of a relationship write one set of links.
         var contributions: [LinkContribution] = []
         for entry in associations.entries {
-            let mapping = entry.mapping.mapping
-            for relationship in step.destination.allRelationships(of: mapping.destinationEntity!) where entry.mapping.relationships[relationship.name] != nil {
+            for relationship in step.destination.allRelationships(of: entry.destinationEntity) where entry.mapping.relationships[relationship.name] != nil {
                 // Every pass has run: links reach objects of any pass (see catchUpLinksToLaterPasses).
                 let last = step.passes.count - 1
                 let (_, targets) = inputs.targets(of: relationship, in: entry, throughPass: last)
-                guard let storage = destinationLayout.storage(ofRelationship: relationship.name, of: mapping.destinationEntity!),
+                guard let storage = destinationLayout.storage(ofRelationship: relationship.name, of: entry.destinationEntity),
                     let pairs = inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: last)
                 else { continue }
                 let touched =
-                    policyLinked.contains(RelationshipIdentity(entity: mapping.destinationEntity!, relationship: relationship.name))
-                    || relationship.inverse.map { policyLinked.contains(RelationshipIdentity(entity: relationship.destination, relationship: $0)) } == true
+                    policyLinked.contains(PropertyIdentity(entity: entry.destinationEntity, property: relationship.name))
+                    || relationship.inverse.map { policyLinked.contains(PropertyIdentity(entity: relationship.destination, property: $0)) } == true
                 contributions.append(
                     LinkContribution(
                         entry: entry, relationship: relationship, storage: storage, pairs: pairs,
@@ -63,7 +62,7 @@ struct StepVerification {
         var proven: [Int: [String]] = [:]
         var folded: Set<String> = []
         for entry in associations.entries {
-            let mapping = entry.mapping.mapping
+            let mapping = entry.entityMapping
             if entry.valuesFollowExpressions {
                 let foldable = Set(contributions.filter { $0.entry.number == entry.number && agreed.contains($0.ends.place) }.map(\.relationship.name))
                 let (attributes, toOnes) = try verifyObjects(entry, folding: foldable)
@@ -107,7 +106,7 @@ struct StepVerification {
             var lines = proven[entry.number] ?? []
             if let names = exact[entry.number] { lines.append("relationships \(names.sorted().joined(separator: ", "))") }
             if let names = included[entry.number] { lines.append("links of \(names.sorted().joined(separator: ", ")) present (policies add more)") }
-            if let index = report.mappings.firstIndex(where: { $0.name == entry.mapping.mapping.name && $0.pass == entry.pass + 1 }) {
+            if let index = report.mappings.firstIndex(where: { $0.name == entry.entityMapping.name && $0.pass == entry.pass + 1 }) {
                 report.mappings[index].verified = lines
             }
         }
@@ -149,7 +148,7 @@ struct StepVerification {
     /// compared them, unless stage 2 counted them as it wrote them: links stage 1 wrote in its
     /// INSERTs (a to-one whose targets were known) are reported too.
     private mutating func countLinks(_ name: String, _ count: Int, sharedWith group: [LinkContribution] = []) {
-        let names = [name] + group.map { "\($0.entry.mapping.mapping.name).\($0.relationship.name)" }
+        let names = [name] + group.map { "\($0.entry.entityMapping.name).\($0.relationship.name)" }
         if names.allSatisfy({ report.links[$0] == nil }) { report.links[name] = count }
     }
 
@@ -178,7 +177,7 @@ struct StepVerification {
         let actual: String
         switch group[0].storage {
         case .foreignKey(let column):
-            let table = destinationLayout.entities[group[0].entry.mapping.mapping.destinationEntity!]!.table
+            let table = destinationLayout.entities[group[0].entry.destinationEntity]!.table
             actual = "SELECT \"Z_PK\" AS a, \(quoteIdentifier(column)) AS b FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(column)) IS NOT NULL"
         case .inverseForeignKey(let table, let column, _):
             actual = "SELECT \"Z_PK\" AS a, \(quoteIdentifier(column)) AS b FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(column)) IS NOT NULL"
@@ -190,10 +189,10 @@ struct StepVerification {
             expected: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(expected))"),
             actual: SQLFragment("SELECT count(*), tern_checksum('NN', a, b) FROM (\(actual))"))
         guard want != have else {
-            countLinks("\(group[0].entry.mapping.mapping.name).\(group[0].relationship.name)", Int(have.count), sharedWith: group)
+            countLinks("\(group[0].entry.entityMapping.name).\(group[0].relationship.name)", Int(have.count), sharedWith: group)
             return
         }
-        let names = group.map { "\($0.entry.mapping.mapping.name).\($0.relationship.name)" }.joined(separator: " and ")
+        let names = group.map { "\($0.entry.entityMapping.name).\($0.relationship.name)" }.joined(separator: " and ")
         for (from, to, what) in [(expected, actual, "is missing"), (actual, expected, "is not in the source")] {
             let statement = try connection.prepare("SELECT a, b FROM (\(from)) EXCEPT SELECT a, b FROM (\(to)) ORDER BY 1, 2 LIMIT 1")
             if try statement.step() {
@@ -210,7 +209,8 @@ struct StepVerification {
     /// computed them, run as a comparison.
     private func verifyDerivedValues() throws {
         for entity in step.destination.entities {
-            for attribute in entity.attributes where destinationLayout.triggeredDerivations.contains("\(entity.name).\(attribute.name)") {
+            for attribute in entity.attributes
+            where destinationLayout.triggeredDerivations.contains(PropertyIdentity(entity: entity.name, property: attribute.name)) {
                 guard case .count(let relationship)? = attribute.derivation,
                     case .inverseForeignKey(let table, let key, _)? = destinationLayout.storage(ofRelationship: relationship, of: entity.name),
                     let own = destinationLayout.entities[entity.name], let column = own.attributeColumns[attribute.name]
@@ -236,8 +236,8 @@ struct StepVerification {
     /// mapping maps into the table, and no policy wrote objects there (a policy may make objects
     /// of any entity: the writer records where, `StepWorkspace.swiftWriters`).
     private func soleWriter(_ entry: PlannedMapping) -> Bool {
-        let table = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table
-        let mapped = associations.entries.filter { destinationLayout.entities[$0.mapping.mapping.destinationEntity!]!.table == table }.map(\.number)
+        let table = destinationLayout.entities[entry.destinationEntity]!.table
+        let mapped = associations.entries.filter { destinationLayout.entities[$0.destinationEntity]!.table == table }.map(\.number)
         return Set(mapped).union(swiftWriters[table] ?? []) == [entry.number]
     }
 
@@ -255,9 +255,9 @@ struct StepVerification {
     /// its to-ones that hold one link per object in its own row (compared like values, in the
     /// same scan). Returns how many attributes were compared, and those to-ones.
     private mutating func verifyObjects(_ entry: PlannedMapping, folding: Set<String>) throws -> (attributes: Int, toOnes: [String]) {
-        let mapping = entry.mapping.mapping
-        let sourceTable = quoteIdentifier(sourceLayout.entities[mapping.sourceEntity!]!.table)
-        let destination = destinationLayout.entities[mapping.destinationEntity!]!
+        let mapping = entry.entityMapping
+        let sourceTable = quoteIdentifier(sourceLayout.entities[entry.sourceEntity]!.table)
+        let destination = destinationLayout.entities[entry.destinationEntity]!
         var compiler = SQLCompiler(layout: sourceLayout, schema: "src")
         let selection = inputs.sourceSelection(entry, compiler: &compiler)
         // Each value as the source gives it, and the destination column as compared with it.
@@ -265,15 +265,15 @@ struct StepVerification {
         var affinities = "N"
         // A derived attribute Core Data keeps with triggers holds its derivation, whatever the
         // mapping says: `verifyDerivedValues` checks it.
-        for attribute in step.destination.allAttributes(of: mapping.destinationEntity!)
+        for attribute in step.destination.allAttributes(of: entry.destinationEntity)
         where !attribute.isTransient
-            && !destinationLayout.isKeptByTriggers(attribute.name, of: mapping.destinationEntity!)
+            && !destinationLayout.isKeptByTriggers(attribute.name, of: entry.destinationEntity)
         {
             columns.append((attribute.name, inputs.comparedColumn(attribute, in: entry), inputs.expectedValue(attribute, in: entry, compiler: &compiler)))
             affinities.append(ColumnAffinity(declaredType: attribute.type.columnDeclaration).rawValue)
         }
         let attributeCount = columns.count
-        let toOnes = step.destination.allRelationships(of: mapping.destinationEntity!).filter { relationship in
+        let toOnes = step.destination.allRelationships(of: entry.destinationEntity).filter { relationship in
             guard folding.contains(relationship.name),
                 let column = destination.foreignKeyColumns[relationship.name], destination.orderColumns[relationship.name] == nil,
                 let link = foreignKeyValue(entry, relationship)
@@ -318,7 +318,7 @@ struct StepVerification {
         let missing = try firstKey(joined + SQLFragment(" AND d.\"Z_PK\" IS NULL ORDER BY s.\"Z_PK\" LIMIT 1"))
         if let missing {
             throw MigrationFailure.verification(
-                "\(mapping.name): source \(mapping.sourceEntity!) \(missing) has no destination \(mapping.destinationEntity!) (\(want.count) selected, \(have.count) written)"
+                "\(mapping.name): source \(entry.sourceEntity) \(missing) has no destination \(entry.destinationEntity) (\(want.count) selected, \(have.count) written)"
             )
         }
         for column in columns {
@@ -327,12 +327,12 @@ struct StepVerification {
                 let what =
                     columns.firstIndex { $0.column == column.column }! < attributeCount
                     ? "the destination value differs from its value expression" : "the link differs from the source's"
-                throw MigrationFailure.verification("\(mapping.name).\(column.name): \(what) over source \(mapping.sourceEntity!) \(key)")
+                throw MigrationFailure.verification("\(mapping.name).\(column.name): \(what) over source \(entry.sourceEntity) \(key)")
             }
         }
         guard want.count == have.count else {
             throw MigrationFailure.verification(
-                "\(mapping.name): \(want.count) source objects selected, \(have.count) destination objects of \(mapping.destinationEntity!) written")
+                "\(mapping.name): \(want.count) source objects selected, \(have.count) destination objects of \(entry.destinationEntity) written")
         }
         throw MigrationFailure.verification(
             "\(mapping.name): the destination objects' checksum differs from the source's, though no single value compares unequal")
@@ -342,11 +342,10 @@ struct StepVerification {
     /// key and entity number its link must hold — what stage 1 or 2 wrote. Nil where links are
     /// chosen among several (a to-many read into a to-one).
     private func foreignKeyValue(_ entry: PlannedMapping, _ relationship: Relationship) -> (target: String, entity: String)? {
-        let mapping = entry.mapping.mapping
-        guard !inputs.needsMatching(relationship, of: mapping.destinationEntity!) else { return nil }
+        guard !inputs.needsMatching(relationship, of: entry.destinationEntity) else { return nil }
         let (sourceName, targets) = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
-        guard let source = step.source.allRelationships(of: mapping.sourceEntity!).first(where: { $0.name == sourceName }), !source.isToMany,
-            let sourceColumn = sourceLayout.entities[mapping.sourceEntity!]!.foreignKeyColumns[sourceName]
+        guard let source = step.source.allRelationships(of: entry.sourceEntity).first(where: { $0.name == sourceName }), !source.isToMany,
+            let sourceColumn = sourceLayout.entities[entry.sourceEntity]!.foreignKeyColumns[sourceName]
         else { return nil }
         guard !targets.isEmpty else { return ("NULL", "NULL") }
         let key = "s.\(quoteIdentifier(sourceColumn))"
@@ -362,10 +361,10 @@ struct StepVerification {
     /// A policy may make any number of objects, of any entity, and set any value; what must
     /// hold is that every association points at an object that was written, of its entity.
     private func verifyAssociations(_ entry: PlannedMapping) throws {
-        let mapping = entry.mapping.mapping
+        let mapping = entry.entityMapping
         let table = quoteIdentifier(entry.table)
         // SQL leaves `entity` NULL: its objects are all of the mapping's destination entity.
-        let mappedEntity = Int64(destinationLayout.entities[mapping.destinationEntity!]!.number)
+        let mappedEntity = Int64(destinationLayout.entities[entry.destinationEntity]!.number)
         var entities = try connection.prepare("SELECT DISTINCT coalesce(entity, \(mappedEntity)) FROM \(table)").rows()
         while let row = try entities.next() {
             let number = row.int64(at: 0)
@@ -375,7 +374,7 @@ struct StepVerification {
             let ofEntity = "coalesce(a.entity, \(mappedEntity)) = \(number)"
             if let dangling = try connection.scalar("SELECT a.source FROM \(table) a WHERE \(ofEntity) AND NOT \(written) LIMIT 1")?.int64 {
                 throw MigrationFailure.verification(
-                    "\(mapping.name): the association of source \(mapping.sourceEntity!) \(dangling) points at an object that was not written")
+                    "\(mapping.name): the association of source \(entry.sourceEntity) \(dangling) points at an object that was not written")
             }
         }
     }
@@ -387,7 +386,7 @@ struct StepVerification {
     /// (policies also link through it), every expected link must be there, and others may be.
     private mutating func verifyRelationship(_ contribution: LinkContribution, allowingMore: Bool, sharedWith group: [LinkContribution] = []) throws {
         let (entry, relationship, storage) = (contribution.entry, contribution.relationship, contribution.storage)
-        let mapping = entry.mapping.mapping
+        let mapping = entry.entityMapping
         let inverseOrdered = isInverseOrdered(relationship)
         // Positions: the target's among the owner's where the relationship is ordered, the owner's
         // among the target's where its inverse is. A list written with the source's own order
@@ -419,7 +418,7 @@ struct StepVerification {
         if try missing.step() {
             let owner = missing.row.int64(at: 0)
             throw MigrationFailure.verification(
-                "\(name): the link of source \(mapping.sourceEntity!) \(try sourceKey(of: owner, entry)) (destination \(owner)) to destination \(relationship.destination) \(missing.row.int64(at: 1))\(positions(missing.row)) is missing"
+                "\(name): the link of source \(entry.sourceEntity) \(try sourceKey(of: owner, entry)) (destination \(owner)) to destination \(relationship.destination) \(missing.row.int64(at: 1))\(positions(missing.row)) is missing"
             )
         }
         guard !allowingMore else { return }
@@ -429,7 +428,7 @@ struct StepVerification {
         if try extra.step() {
             let owner = extra.row.int64(at: 0)
             throw MigrationFailure.verification(
-                "\(name): destination \(mapping.destinationEntity!) \(owner) (source \(try sourceKey(of: owner, entry))) links to \(relationship.destination) \(extra.row.int64(at: 1))\(positions(extra.row)), which the source does not"
+                "\(name): destination \(entry.destinationEntity) \(owner) (source \(try sourceKey(of: owner, entry))) links to \(relationship.destination) \(extra.row.int64(at: 1))\(positions(extra.row)), which the source does not"
             )
         }
         throw MigrationFailure.verification("\(name): links are duplicated in the destination")
@@ -454,12 +453,12 @@ struct StepVerification {
     private func keepsSourceOrderKeys(_ contribution: LinkContribution) -> Bool {
         let (entry, relationship) = (contribution.entry, contribution.relationship)
         guard relationship.isOrdered, !isInverseOrdered(relationship), contribution.storage.orderColumn != nil,
-            !inputs.needsMatching(relationship, of: entry.mapping.mapping.destinationEntity!)
+            !inputs.needsMatching(relationship, of: entry.destinationEntity)
         else { return false }
         if case .foreignKey = contribution.storage { return false }
         let (sourceName, targets) = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
         return targets.allSatisfy(\.keepsKeys)
-            && sourceLayout.storage(ofRelationship: sourceName, of: entry.mapping.mapping.sourceEntity!)?.orderColumn != nil
+            && sourceLayout.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn != nil
     }
 
     /// The destination's links of `relationship` held by the entry's objects: `(owner, target,
@@ -468,7 +467,7 @@ struct StepVerification {
     private func actualLinks(_ relationship: Relationship, of entry: PlannedMapping, storage: RelationshipStorage, inverseOrdered: Bool, rawOrder: Bool = false)
         -> String
     {
-        let owner = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!
+        let owner = destinationLayout.entities[entry.destinationEntity]!
         let ownerTable = quoteIdentifier(owner.table)
         let ownedBy: (String) -> String = { [self] key in
             // The owners listed once (SQLite builds their index once), not looked up per link.
@@ -494,7 +493,7 @@ struct StepVerification {
                 "SELECT \(key) AS owner, t.\"Z_PK\" AS target, \(position) AS position, NULL AS inverse_position FROM \(quoteIdentifier(table)) t WHERE \(key) IS NOT NULL AND t.\"Z_ENT\" IN (\(targets.map(String.init).joined(separator: ", "))) AND \(ownedBy(key))"
         case .joinTable(let table, let own, let destination, let orderColumn):
             let (ownKey, targetKey) = ("j.\(quoteIdentifier(own))", "j.\(quoteIdentifier(destination))")
-            let inverseOrder = destinationLayout.inverseOrderColumn(ofRelationship: relationship.name, of: entry.mapping.mapping.destinationEntity!)
+            let inverseOrder = destinationLayout.inverseOrderColumn(ofRelationship: relationship.name, of: entry.destinationEntity)
             let position =
                 rawOrder
                 ? orderColumn.map { "j.\(quoteIdentifier($0))" } ?? "NULL"

@@ -50,7 +50,7 @@ extension StepMigrator {
     /// Counts the batch's objects of the mapping's destination entity that have no source object
     /// and no link of the policy's: the mapping's relationship mappings cannot reach them.
     private func countUnassociated(_ batch: TransformedBatch, of entry: PlannedMapping) {
-        let mapping = entry.mapping.mapping
+        let mapping = entry.entityMapping
         guard mapping.relationshipMappings.contains(where: { $0.valueExpression != nil }) else { return }
         var reached = Set(batch.associations.map(\.1))
         for (owner, _, target) in batch.links {
@@ -66,7 +66,7 @@ extension StepMigrator {
     /// existing object for `findOrCreate`, the source key where `sourceKeys` gives it, else the
     /// next key in creation order), then associations, then links.
     func write(_ batch: TransformedBatch, of entry: PlannedMapping, with statements: SwiftBatchStatements) throws {
-        let mapping = entry.mapping.mapping
+        let mapping = entry.entityMapping
         let sourceKeys = sourceKeys(batch, of: entry)
         var keys: [Int64] = []
         keys.reserveCapacity(batch.objects.count)
@@ -125,7 +125,7 @@ extension StepMigrator {
                 guard let target = associations.entry(named: name, pass: entry.pass) else {
                     throw TernError(.badInput, "entity mapping \(mapping.name): the policy linked to objects of entity mapping \(name), which does not exist")
                 }
-                (targetKey, targetEntity, targetMapping) = (sourceKey, target.mapping.mapping.destinationEntity!, name)
+                (targetKey, targetEntity, targetMapping) = (sourceKey, target.destinationEntity, name)
             }
             try statements.link.bind([keys[owner], batch.objects[owner].entity, relationship, targetKey, targetEntity, targetMapping])
             try statements.link.run()
@@ -138,7 +138,7 @@ extension StepMigrator {
     /// the key counter starts above every source key, so no other object can hold one.
     private func sourceKeys(_ batch: TransformedBatch, of entry: PlannedMapping) -> [Int: Int64] {
         guard entry.policyMayKeepKeys else { return [:] }
-        let table = destinationLayout.entities[entry.mapping.mapping.destinationEntity!]!.table
+        let table = destinationLayout.entities[entry.destinationEntity]!.table
         var given: [Int: Int64] = [:]
         var taken: Set<Int64> = []
         for (source, index) in batch.associations where batch.after < source && source <= batch.end && given[index] == nil && !taken.contains(source) {

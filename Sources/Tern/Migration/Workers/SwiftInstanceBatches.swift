@@ -24,15 +24,14 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
     init(_ entry: PlannedMapping, policy: any EntityMigrationPolicy, migrator: StepMigrator) throws {
         self.entry = entry
         self.migrator = migrator
-        let mapping = entry.mapping.mapping
         var compiler = SQLCompiler(layout: migrator.sourceLayout, schema: "src")
         selection = migrator.inputs.sourceSelection(entry, compiler: &compiler)
         transform = migrator.swiftTransform(entry, policy: policy, selection: selection, compiler: &compiler)
         statements = try SwiftBatchStatements(connection: migrator.connection, layout: migrator.destinationLayout, associationTable: entry.table)
         batchSize = migrator.options.batchSize
         // Values from files are held whole in a batch: their size bounds it too.
-        let sourceEntity = migrator.sourceLayout.entities[mapping.sourceEntity!]!
-        let external = migrator.step.source.allAttributes(of: mapping.sourceEntity!).filter { $0.allowsExternalStorage && !$0.isTransient }
+        let sourceEntity = migrator.sourceLayout.entities[entry.sourceEntity]!
+        let external = migrator.step.source.allAttributes(of: entry.sourceEntity).filter { $0.allowsExternalStorage && !$0.isTransient }
         batchWeight =
             external.isEmpty
             ? nil
@@ -42,7 +41,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
             )
         // Every relationship mapping is recreated in stage 2, through this mapping's
         // associations, whatever the policy does with the objects' values.
-        deferredRelationships = migrator.step.destination.allRelationships(of: mapping.destinationEntity!).map(\.name).filter {
+        deferredRelationships = migrator.step.destination.allRelationships(of: entry.destinationEntity).map(\.name).filter {
             entry.mapping.relationships[$0] != nil
         }
     }
@@ -142,10 +141,10 @@ extension StepMigrator {
     /// entity, then the inputs of each value expression, for the default destination object).
     func swiftTransform(_ entry: PlannedMapping, policy: any EntityMigrationPolicy, selection: SQLFragment, compiler: inout SQLCompiler) -> SwiftBatchTransform
     {
-        let mapping = entry.mapping.mapping
-        let sourceEntity = sourceLayout.entities[mapping.sourceEntity!]!
-        let attributes = step.source.allAttributes(of: mapping.sourceEntity!).filter { !$0.isTransient }
-        let toOnes = step.source.allRelationships(of: mapping.sourceEntity!).filter { sourceEntity.foreignKeyColumns[$0.name] != nil }.map(\.name)
+        let mapping = entry.entityMapping
+        let sourceEntity = sourceLayout.entities[entry.sourceEntity]!
+        let attributes = step.source.allAttributes(of: entry.sourceEntity).filter { !$0.isTransient }
+        let toOnes = step.source.allRelationships(of: entry.sourceEntity).filter { sourceEntity.foreignKeyColumns[$0.name] != nil }.map(\.name)
         // A policy sees a value stored outside the store as the app does: its bytes (and the
         // reader notes the object's own stored forms, to write unchanged values back as they were).
         var columns =

@@ -1,0 +1,90 @@
+import Foundation
+import TernMapping
+import TernModel
+import TernStore
+
+/// A run's record, before any step runs: for a new run, made after the checks that come before
+/// anything is written (the store is the one planned, has no rows Core Data never writes, and
+/// refers to no missing file); for a resume, taken up after checking that the store, the model
+/// and the mappings are what it recorded — and then its recorded plan is what runs.
+struct RunStart {
+    var run: MigrationRun
+    /// The plan that runs: the one given, or for a resume the one the record holds.
+    var plan: StoreMigration.Plan
+    var stepPlans: [StepPlan]
+    /// Where the record is kept (`MigrationRun.path(for:)`).
+    var manifestPath: String
+    /// Where the original goes, in place; nil with an output path.
+    var backup: String?
+    /// Time spent reading the source's content digest.
+    var checkingSource: Duration
+
+    static func open(
+        _ migration: StoreMigration, plan given: StoreMigration.Plan, store: String, output: String?, finalPath: String, resume: Bool,
+        registry: PolicyRegistry
+    ) throws -> RunStart {
+        var plan = given
+        var stepPlans = plan.steps.map { StepPlan($0, registry: registry) }
+        let manifestPath = MigrationRun.path(for: finalPath)
+        let backup = output == nil ? StoreMigration.backupPath(for: store) : nil
+        var checkingSource = Duration.zero
+        let inputs = {
+            let reading = ContinuousClock.now
+            defer { checkingSource += ContinuousClock.now - reading }
+            return MigrationRun.Inputs.of(source: try migration.digest(of: store), plans: stepPlans, model: migration.model)
+        }
+
+        var run: MigrationRun
+        if let existing = try MigrationRun.load(at: manifestPath) {
+            guard resume else { throw MigrationError.unfinished(existing, manifest: manifestPath) }
+            guard existing.store == store else {
+                throw MigrationError.resumeMismatch(
+                    existing, manifest: manifestPath,
+                    differences: [
+                        "it migrates another source, \(existing.store), into \(finalPath) (resume it with that store)"
+                    ])
+            }
+            guard existing.steps == plan.steps.map(\.identity), let recorded = existing.inputs else {
+                throw MigrationError.resumeMismatch(
+                    existing, manifest: manifestPath, differences: ["the steps (then \(existing.steps.map(\.description).joined(separator: ", ")))"])
+            }
+            let differences = try inputs().differences(from: recorded)
+            guard differences.isEmpty else { throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: differences) }
+            // The same inputs: the run goes on with the plan it recorded, not one made anew.
+            if let recordedPlan = existing.plan {
+                plan = recordedPlan
+                stepPlans = plan.steps.map { StepPlan($0, registry: registry) }
+            }
+            // The digest equals the one taken when the record was made, after the scan for rows
+            // Core Data never writes found none: the scan would find none again.
+            // A file the source refers to may have gone since: say so, and keep the work.
+            try migration.checkExternalData(plan)
+            run = existing
+            migration.logger.info("resuming", metadata: ["completedSteps": "\(run.completed)", "steps": "\(run.steps.count)"])
+        } else {
+            if let output, FileManager.default.fileExists(atPath: output) {
+                // Killed after the record was removed? Say so, but never take the store as ours.
+                if resume, (try? StoreMetadata.read(storeAt: output))?.migratedFrom == (try inputs()).fingerprint {
+                    throw MigrationError.finishedEarlier(output)
+                }
+                throw MigrationError.destinationExists(output)
+            }
+            // A backup's stale -wal would be read into the backup made here; a support folder
+            // already there would mix someone else's files with the ones carried here.
+            let inTheWay = [backup, backup.map { $0 + "-wal" }, backup.map(ExternalBinaryData.supportFolder), output.map(ExternalBinaryData.supportFolder)]
+            for file in inTheWay.compactMap({ $0 }) where StoreMigration.exists(file) {
+                throw MigrationError.destinationExists(file)
+            }
+            try migration.checkPlanned(plan, store: store)
+            try migration.refuseAnomalies(plan)
+            try migration.checkExternalData(plan)
+            run = MigrationRun(
+                inputs: try inputs(), store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(\.identity),
+                stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0, plan: plan)
+            for file in run.stepFiles { StoreMigration.removeStepStore(file) }  // leftovers of a run whose record is gone
+            try run.save(at: manifestPath)
+        }
+
+        return RunStart(run: run, plan: plan, stepPlans: stepPlans, manifestPath: manifestPath, backup: backup, checkingSource: checkingSource)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import TernMapping
+import TernModel
+import TernSQLite
+import TernStore
+
+/// The checks a run makes before it writes anything: the store is the one planned, holds no
+/// rows Core Data never writes, and refers to no missing file.
+extension StoreMigration {
+    /// Every file the source refers to is a regular file in its folder (exit 7 naming the first
+    /// that is not), before any work.
+    func checkExternalData(_ plan: Plan) throws {
+        guard let first = plan.steps.first else { return }
+        try ExternalDataCarrier.checkReferences(
+            in: Self.resolvingLinks(store), model: first.source,
+            folders: [ExternalBinaryData.folder(forStore: Self.resolvingLinks(store))], shouldStop: options.shouldStop)
+    }
+
+    /// A plan runs on a store with the schema and version hashes it was made from (a saved plan
+    /// may be run on another store of that version), and with the policies it names registered.
+    func checkPlanned(_ plan: Plan, store: String) throws {
+        if let origin = plan.origin, try Plan.Origin.schema(ofStoreAt: store) != origin.storeSchema {
+            throw TernError(
+                .badInput,
+                "the store's tables or version hashes are not those the plan was made from (\(plan.storeVersion) of \(origin.modelName)): "
+                    + "plan the migration again", path: store)
+        }
+        // The first step's version is the store's: its hashes are the store's, or its layout is
+        // the store's tables (a plan's versions are values like any other, and could be edited).
+        if let first = plan.steps.first {
+            let (metadata, signature) = try Self.shape(ofStoreAt: store)
+            let hashes = metadata.hasCoreDataHashes && first.source.versionHashes.mapValues(VersionHash.hex) == metadata.versionHashes
+            let differences = VersionMatch.differences(of: first.source, rules: first.sourceRules, from: metadata, signature: signature)
+            guard hashes || differences.isEmpty else {
+                throw TernError(
+                    .badInput,
+                    "the plan's first step reads version \(first.source.versionName)\(first.sourceRules == .earlierTern ? " as an earlier Tern laid it out" : ""), "
+                        + "but the store is not of it: \(differences.joined(separator: "; "))", path: store)
+            }
+        }
+        try registry.checkPolicies(of: plan.steps)
+    }
+
+    /// The store's metadata and tables, read without leaving files beside it.
+    static func shape(ofStoreAt store: String) throws -> (StoreMetadata, LayoutSignature) {
+        try StoreMetadata.reading(store) {
+            let reader = try ReadOnlyStore(path: store)
+            let connection = try reader.connect()
+            return (try StoreMetadata.read(from: connection, path: store), try LayoutSignature(connection: connection))
+        }
+    }
+
+    /// The plan an unfinished migration into `finalPath` recorded (nil when there is none, or
+    /// its record predates recorded plans): what `--resume` runs again.
+    public static func unfinishedPlan(into finalPath: String) throws -> Plan? {
+        try TernFailure.wrapping { try MigrationRun.load(at: MigrationRun.path(for: resolvingLinks(finalPath)))?.plan }
+    }
+
+    /// Refuses a store with rows a migration would drop or change silently, before anything is
+    /// written: every path (SQL, Swift, in place) then treats them the same way.
+    func refuseAnomalies(_ plan: Plan) throws {
+        guard let first = plan.steps.first else { return }
+        let source = try ReadOnlyStore(path: store)
+        let started = ContinuousClock.now
+        let anomalies = try StoreAnomalies.find(in: source.attachPath, model: first.source, rules: first.sourceRules, workers: options.workers)
+        logger.debug(
+            "scanned the source for rows Core Data never writes",
+            metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "found": "\(anomalies.count)"])
+        guard anomalies.isEmpty else { throw MigrationError.sourceAnomalies(anomalies, store: store) }
+    }
+}

@@ -1,0 +1,26 @@
+import TernStore
+
+/// A run's hold on its store, taken before anything else: one tern per store (a second run,
+/// `--resume` or `--restart` waits its turn on the lock), and, in place, no app with the store
+/// open, which would write on into the backup. Released when the run ends, however it ends.
+struct StoreOwnership {
+    let lock: StoreLock
+    /// Who else has the store open, watched until delivery (in place only). Made before every
+    /// connection of the run, so its descriptors outlive them.
+    let users: StoreUsers?
+
+    init(store: String, finalPath: String, inPlace: Bool) throws {
+        lock = try StoreLock(store: finalPath)
+        users = inPlace ? StoreUsers(store: store) : nil
+        if let users, case let others = users.others(), !others.isEmpty {
+            lock.release()
+            throw MigrationError.openElsewhere(store: store, processes: others, resumable: false)
+        }
+    }
+
+    /// Lets the store go: the users' watch, then the lock.
+    func release() {
+        withExtendedLifetime(users) {}
+        lock.release()
+    }
+}

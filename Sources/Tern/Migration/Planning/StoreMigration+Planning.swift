@@ -1,0 +1,106 @@
+import Foundation
+import TernMapping
+import TernModel
+import TernStore
+
+/// Recognise and plan: which version wrote the store, the steps to the target, and every
+/// decision about them, made once (`StoreMigration.plan(to:mappingFiles:mappings:appleHashes:)`).
+extension StoreMigration {
+    func makePlan(
+        to target: String?, mappingFiles extra: [String], mappings models: [MappingModel],
+        appleHashes: [String: [String: String]]
+    ) throws -> Plan {
+        // A compiled model's bundle says what Core Data's hashes of each version are.
+        var appleHashes = appleHashes
+        if appleHashes.isEmpty, model.path.hasSuffix(".momd") {
+            appleHashes = (try? VersionMatch.appleHashes(versionInfoAt: model.path + "/VersionInfo.plist")) ?? [:]
+        }
+        let match = try VersionMatch.find(in: model, storeAt: store, appleHashes: appleHashes)
+        var version: String
+        let targetVersion = target ?? model.currentVersionName
+        var chainModel = model
+        var fromStoreModel = false
+        var earlierTern = false
+        switch match.verdict {
+        case .compatible(let name, _):
+            version = name
+        case .migrationNeeded(let from, _, let evidence):
+            version = from
+            earlierTern = evidence == .earlierTern
+        case .noMatch(let closest, let differences):
+            // The store's own model, when it carries one whose layout is its schema: one step
+            // from it to the target, inferred or by a mapping file naming it as its source.
+            let carried = try StoreModelCache.read(storeAt: store, versionName: StoreModelCache.versionName)
+            guard let cached = carried, try StoreModelCache.describes(cached, storeAt: store), let destination = model.version(named: targetVersion) else {
+                // Say why the store's own model was not taken either, when it has one.
+                let note = carried.map { _ in ["the model the store carries (Z_MODELCACHE) does not match its tables and entities either"] } ?? []
+                throw MigrationError.noVersionMatches(closest: closest, differences: differences + note, store: store)
+            }
+            chainModel = VersionedModel(name: model.name, versions: [cached, destination], currentVersionName: targetVersion, path: model.path)
+            version = cached.versionName
+            fromStoreModel = true
+            logger.notice("no version of the model wrote the store: migrating from the model the store carries", metadata: ["store": "\(store)"])
+        }
+        guard version != targetVersion || earlierTern else {
+            return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
+        }
+        let files = MigrationPlanner.mappingFiles(for: model)
+        var steps =
+            version == targetVersion
+            ? [try MigrationPlanner.relayout(of: chainModel.version(named: version)!, now: options.now)]
+            : try MigrationPlanner.chain(
+                in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
+                composing: options.composeSteps, now: options.now)
+        if earlierTern {
+            // The first step reads the earlier Tern's tables (where they are not Core Data's
+            // already: then only its hashes were its own); every step writes Core Data's.
+            let (metadata, signature) = try Self.shape(ofStoreAt: store)
+            if !VersionMatch.differences(of: steps[0].source, from: metadata, signature: signature).isEmpty {
+                steps[0].readEarlierTernLayout()
+            }
+            logger.notice(
+                "an earlier Tern laid the store out: the migration copies it into Core Data's layout",
+                metadata: ["store": "\(store)", "version": "\(version)"])
+        }
+        try registry.checkPolicies(of: steps)
+        if let source = chainModel.version(named: version) {
+            try NothingCarried.check(steps, store: store, storeVersion: source)
+        }
+        try AppSchemaObjects.check(steps, store: store)
+        for index in try InPlaceRehearsal.stepsToCopy(steps, store: store) {
+            steps[index].copy(
+                because: "its schema changes, rehearsed on the store's schema, do not give \(steps[index].destination.versionName)'s tables "
+                    + "(the store has tables or columns the model does not lay out): the store is copied")
+        }
+        var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
+        plan.fromStoreModel = fromStoreModel
+        plan.origin = try Plan.Origin.of(model: model, storeAt: store)
+        if let first = chainModel.versions.firstIndex(where: { $0.versionName == version }),
+            let last = chainModel.versions.firstIndex(where: { $0.versionName == targetVersion }), first <= last
+        {
+            plan.versions = Array(chainModel.versions[first...last])
+        }
+        if let hashes = appleHashes[targetVersion], let destination = model.version(named: targetVersion) {
+            try Self.checkAppleHashes(hashes, describe: destination)
+            plan.targetAppleHashes = hashes
+        }
+        return plan
+    }
+
+    /// Apple's hashes are written into the migrated store as they are, for Core Data to compare
+    /// with its model: hashes of another model's version of the same name (or with an entity
+    /// missing) would make a store Core Data refuses, so they must name exactly its entities.
+    private static func checkAppleHashes(_ hashes: [String: String], describe version: ObjectModel) throws {
+        let (given, entities) = (Set(hashes.keys), Set(version.entities.map(\.name)))
+        guard given != entities else { return }
+        let only = given.subtracting(entities).sorted(), missing = entities.subtracting(given).sorted()
+        throw TernError(
+            .badInput,
+            "the Apple version hashes given for \(version.versionName) (VersionInfo.plist) do not describe it: "
+                + [
+                    only.isEmpty ? nil : "they name \(only.joined(separator: ", ")), which it does not have",
+                    missing.isEmpty ? nil : "they lack \(missing.joined(separator: ", "))",
+                ].compactMap { $0 }.joined(separator: "; ")
+                + " — they belong to another model, or to another version of it")
+    }
+}
