@@ -66,6 +66,21 @@ struct ProgressTrackerTests {
         #expect(next.step == 2)
     }
 
+    @Test("a pass whose first entity mapping is small moves by the rows of the whole store, not to half the pass at its first batch")
+    func smallFirstMapping() {
+        let tracker = ProgressTracker()
+        tracker.record(
+            .started(MigrationOutline(steps: [StepIdentity(source: "1", destination: "2")], inPlace: [false], completedSteps: 0, objects: 4_001_000)))
+        tracker.record(.stepStarted(step: 1, steps: 1, passes: 1, source: "1", destination: "2"))
+        let share = ProgressTracker.passShare
+        let categories = tracker.record(.batchCommitted(mapping: "Categories", pass: 1, rows: 1000, done: 1000, total: 1000))
+        #expect(categories.fraction < 0.001)
+        let books = tracker.record(.batchCommitted(mapping: "Books", pass: 1, rows: 1_000_000, done: 1_000_000, total: 1_000_000))
+        #expect(abs(books.fraction - share * 1_001_000 / 8_002_000) < 1e-9)
+        let pages = tracker.record(.batchCommitted(mapping: "Pages", pass: 1, rows: 3_000_000, done: 3_000_000, total: 3_000_000))
+        #expect(abs(pages.fraction - share / 2) < 1e-9)
+    }
+
     @Test("a resumed run starts at the steps it had finished, and its rate counts only its own rows")
     func resumed() {
         let tracker = ProgressTracker()

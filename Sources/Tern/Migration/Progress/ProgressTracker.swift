@@ -147,10 +147,12 @@ public final class ProgressTracker: Sendable {
             case .indexing: current = passShare + verifyingShare
             case nil:
                 // Each pass an equal part; within one, its rows counted twice (created, then
-                // related and validated, which its end marks).
+                // related and validated, which its end marks). Entity mappings not begun yet
+                // are not in `totals`: the pass is taken to read at least its share of the
+                // store's objects, so a small first mapping does not pass for half the pass.
                 let passes = Double(max(state.passes ?? 1, 1))
-                let rows = state.totals.values.reduce(0, +)
-                let inPass = rows > 0 ? min(1, Double(state.done.values.reduce(0, +)) / Double(2 * rows)) : 0
+                let rows = max(Double(state.totals.values.reduce(0, +)), Double(objects) / passes)
+                let inPass = rows > 0 ? min(1, Double(state.done.values.reduce(0, +)) / (2 * rows)) : 0
                 current = passShare * min(1, (Double(state.finishedPasses) + inPass) / passes)
             }
         }
