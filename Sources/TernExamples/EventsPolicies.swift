@@ -14,7 +14,10 @@ public enum EventsExample {
         /// at its default when the time stamp is NULL). Throws `TernError(.badInput)` for one no calendar
         /// can print.
         public func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
-            var object = DestinationObject(entity: context.mapping.destinationEntity!)
+            guard let entity = context.mapping.destinationEntity else {
+                throw TernError(.badInput, "entity mapping \(context.mapping.name) names no destination entity for \(Self.self) to create")
+            }
+            var object = DestinationObject(entity: entity)
             if let seconds = try source["timeStamp"].double {
                 guard let text = Self.printed(seconds) else {
                     throw TernError(

@@ -88,7 +88,7 @@ public struct MigrationRun: Codable, Sendable {
                     let definition = (try? ModelExporter.yaml(version)) ?? ""
                     inputs.definitions?[version.versionName] = Data(SHA256.hash(data: Data(definition.utf8))).base64EncodedString()
                 }
-                inputs.inSwift += plan.mappings.filter(\.runsInSwift).map(\.mapping.mapping.name)
+                inputs.inSwift += plan.mappings.filter(\.runsInSwift).map(\.entityMapping.name)
                 // The mapping as it runs (not its file's bytes): a plan saved or recorded runs
                 // the model it holds, whatever its file says since.
                 let encoder = JSONEncoder()

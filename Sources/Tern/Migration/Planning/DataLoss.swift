@@ -264,7 +264,7 @@ enum DataLoss {
         -> [DroppedData]
     {
         // A source entity may be mapped more than once (an old name reused by a new entity).
-        let mappingsOf = Dictionary(grouping: mappings.filter { $0.sourceEntity != nil }, by: { $0.sourceEntity! })
+        let mappingsOf = Dictionary(grouping: mappings.compactMap { mapping in mapping.sourceEntity.map { ($0, mapping) } }, by: \.0).mapValues { $0.map(\.1) }
         // Whether a mapping of `owner` reads `relationship` into one reaching the new entity of a
         // mapping of `target` — and, where its expression names the entity mappings whose
         // objects it takes (a composed step's), that mapping is one of them.

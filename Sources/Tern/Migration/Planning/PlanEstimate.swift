@@ -147,7 +147,7 @@ extension StoreMigration {
                 for (entity, planned) in stepPlan.entityMappings(inPass: number) {
                     let mapping = entity.mapping
                     var rows = 0
-                    if let sourceName = mapping.sourceEntity, mapping.destinationEntity != nil, let layout = sourceLayout.entities[sourceName] {
+                    if let sourceName = mapping.sourceEntity, let destinationName = mapping.destinationEntity, let layout = sourceLayout.entities[sourceName] {
                         if index == 0 {
                             var compiler = SQLCompiler(layout: sourceLayout, schema: "main")
                             let selection = SourceBatches.selection(of: layout, filter: entity.filter, compiler: &compiler)
@@ -158,7 +158,7 @@ extension StoreMigration {
                         } else {
                             rows = objects[sourceName, default: 0]
                         }
-                        created[mapping.destinationEntity!, default: 0] += rows
+                        created[destinationName, default: 0] += rows
                     }
                     let engine: PlanEstimate.Engine = planned?.runsInSwift == true ? .swift : .sql
                     let properties =

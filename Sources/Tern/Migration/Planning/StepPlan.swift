@@ -16,32 +16,32 @@ struct StepPlan {
     init(_ step: MigrationStep, registry: PolicyRegistry) {
         self.step = step
         inPlace = step.schemaChanges
-        var all: [(pass: Int, entity: ValidatedMapping.Entity)] = []
+        // `MappingOrder.copying` gives only mappings with both entities.
+        var all: [(pass: Int, entity: ValidatedMapping.Entity, source: String, destination: String)] = []
         for (pass, mapping) in step.passes.enumerated() {
-            all += MappingOrder.copying(mapping, destination: step.destination, runsInSwift: registry.runsInSwift).map { (pass, $0) }
+            all += MappingOrder.copying(mapping, destination: step.destination, runsInSwift: registry.runsInSwift).compactMap { entity in
+                guard let source = entity.mapping.sourceEntity, let destination = entity.mapping.destinationEntity else { return nil }
+                return (pass, entity, source, destination)
+            }
         }
         let source = step.sourceLayout
         let destination = StoreLayout(model: step.destination)
         // Keys can follow the source's when every mapping into a destination table reads one
         // source table and has no filter: each source key then names at most one destination object.
-        var groups: [String: [ValidatedMapping.Entity]] = [:]
-        for (_, entity) in all {
-            groups[destination.entities[entity.mapping.destinationEntity!]!.table, default: []].append(entity)
-        }
-        let keysFollowSource: (ValidatedMapping.Entity) -> Bool = { entity in
-            let group = groups[destination.entities[entity.mapping.destinationEntity!]!.table]!
-            let sourceTables = Set(group.map { source.entities[$0.mapping.sourceEntity!]!.table })
+        let table = { (entity: String) in destination.entities[entity]?.table ?? entity }
+        let groups = Dictionary(grouping: all, by: { table($0.destination) })
+        let keysFollowSource = { (element: (pass: Int, entity: ValidatedMapping.Entity, source: String, destination: String)) -> Bool in
+            let group = groups[table(element.destination)] ?? []
+            let sourceTables = Set(group.map { source.entities[$0.source]?.table ?? $0.source })
             // Two mappings of one source entity into one table would give two objects one key.
-            let sourceEntities = group.map { $0.mapping.sourceEntity! }
-            return sourceTables.count == 1 && Set(sourceEntities).count == sourceEntities.count && group.allSatisfy { $0.filter == nil }
+            let sourceEntities = group.map(\.source)
+            return sourceTables.count == 1 && Set(sourceEntities).count == sourceEntities.count && group.allSatisfy { $0.entity.filter == nil }
         }
-        mappings = all.enumerated().compactMap { number, element in
-            // `MappingOrder.copying` gives only mappings with both entities.
-            guard let source = element.entity.mapping.sourceEntity, let destination = element.entity.mapping.destinationEntity else { return nil }
+        mappings = all.enumerated().map { number, element in
             let runsInSwift = registry.runsInSwift(element.entity.mapping)
-            let follows = keysFollowSource(element.entity)
+            let follows = keysFollowSource(element)
             return PlannedMapping(
-                pass: element.pass, number: number + 1, mapping: element.entity, sourceEntity: source, destinationEntity: destination,
+                pass: element.pass, number: number + 1, mapping: element.entity, sourceEntity: element.source, destinationEntity: element.destination,
                 keepsKeys: follows && !runsInSwift, policyMayKeepKeys: follows && runsInSwift, runsInSwift: runsInSwift,
                 valuesFollowExpressions: registry.valuesFollowExpressions(element.entity.mapping))
         }

@@ -81,7 +81,7 @@ final class StepMigrator {
             let passStarted = ContinuousClock.now
             passMemory = PeakMemoryMeter()
             let entries = associations.entries.filter { $0.pass == pass }
-            emit(.passStarted(pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.mapping.mapping.name)))
+            emit(.passStarted(pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.entityMapping.name)))
             for entry in entries {
                 try policyHook(entry) { try $0.beginEntityMapping(entry.entityMapping) }
                 if entry.runsInSwift, let policy = policies[entry.entityMapping.name] {
@@ -129,7 +129,7 @@ final class StepMigrator {
             }
             let objects = report.mappings.filter { $0.pass == pass + 1 }.reduce(0) { $0 + $1.created }
             let passReport = PassReport(
-                pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.mapping.mapping.name), objects: objects,
+                pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.entityMapping.name), objects: objects,
                 seconds: (ContinuousClock.now - passStarted).seconds, peakResidentMemory: passMemory.peak())
             report.passes.append(passReport)
             emit(.passFinished(passReport))

@@ -15,6 +15,9 @@ struct SwiftBatchTransform: Sendable {
     /// The mapping's value expressions, by destination attribute, with the column their inputs start at.
     var expressions: [(name: String, expression: CompiledExpression, offset: Int)]
     var mapping: EntityMapping
+    /// The entities it reads and makes (`PlannedMapping`'s).
+    var sourceEntity: String
+    var destinationEntity: String
     var policy: any EntityMigrationPolicy
     var delegate: (any MigrationManagerDelegate)?
     /// Where values stored outside the stores are read and new files written.
@@ -75,6 +78,7 @@ final class SourceBatchReader {
     /// stops between objects once `isCancelled` (another batch failed: this one will not be written).
     func transformBatch(after last: Int64, through end: Int64, isCancelled: () -> Bool = { false }) throws -> TransformedBatch {
         let mapping = transform.mapping
+        let destinationEntity = transform.destinationEntity
         try read.bind(transform.selectionArguments + [SQLiteValue.integer(last), .integer(end)])
         defer { read.reset() }
         var rows = read.rows()
@@ -89,9 +93,9 @@ final class SourceBatchReader {
             // Sized once: growing a dictionary rehashes it, for every object.
             var properties: [String: SQLiteValue] = Dictionary(minimumCapacity: transform.sourceProperties.count)
             for (index, name) in transform.sourceProperties.enumerated() { properties[name] = values[index + 1] }
-            let source = SourceObject(key: values[0].int64!, entity: mapping.sourceEntity!, values: properties)
+            let source = SourceObject(key: values[0].int64!, entity: transform.sourceEntity, values: properties)
             let context = InstanceCreationContext(mapping: mapping) { [programs] _ in
-                var object = DestinationObject(entity: mapping.destinationEntity!)
+                var object = DestinationObject(entity: destinationEntity)
                 object.values.reserveCapacity(programs.count)
                 for (name, program, offset) in programs {
                     object.values[name] = try program.evaluate(Array(values[(offset + 1)..<(offset + 1 + program.compiled.inputs.count)]))

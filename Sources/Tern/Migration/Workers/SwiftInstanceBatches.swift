@@ -164,7 +164,8 @@ extension StepMigrator {
             + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? ORDER BY s.\"Z_PK\"")
         return SwiftBatchTransform(
             readSQL: read.sql, selectionArguments: selection.arguments, sourceProperties: attributes.map(\.name) + toOnes, expressions: expressions,
-            mapping: mapping, policy: policy, delegate: options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil },
+            mapping: mapping, sourceEntity: entry.sourceEntity, destinationEntity: entry.destinationEntity, policy: policy,
+            delegate: options.registry.delegate.flatMap { $0.observes(mapping) ? $0 : nil },
             externalData: inputs.externalData, externallyStored: inputs.externallyStoredAttributes,
             storedFormSources: inputs.storedFormSources(of: entry),
             settableAttributes: Dictionary(
