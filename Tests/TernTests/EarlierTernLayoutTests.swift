@@ -78,6 +78,20 @@ struct EarlierTernLayoutTests {
         }
     }
 
+    @Test("an earlier Tern's store that matches no version is compared with that release's layout: one extra table is named, not every join table")
+    func extraTable() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Self.store(1, in: directory)
+        try Connection(path: store).execute("CREATE TABLE Z_9FOO (Z_2BOOK INTEGER, Z_9FOO INTEGER)")
+        guard case .noMatch(let closest, let differences) = try VersionMatch.find(in: try Self.model(), storeAt: store).verdict else {
+            Issue.record("a store with a join table no version has was taken for a version")
+            return
+        }
+        #expect(closest == "Shelves 1")
+        #expect(differences.contains { $0.hasPrefix("by the earlier Tern's rules: ") && $0.contains("Z_9FOO") }, "\(differences)")
+        #expect(!differences.contains { $0.contains("Z2RELATED") }, "\(differences)")
+    }
+
     @Test(
         "migrated into Core Data's layout with Core Data's hashes: every object and many-to-many link carried, a hidden key keeping each object's first owner, the other owners counted as dropped",
         arguments: [1, 2])

@@ -81,8 +81,12 @@ public struct VersionMatch: Sendable, Equatable {
             if differences.isEmpty {
                 return metadata.hashScheme == nil ? verdict(version.versionName, .schema) : earlierTern(version)
             }
-            if metadata.hashScheme != nil, laidOutByEarlierTern(version) {
-                return earlierTern(version)
+            if metadata.hashScheme != nil {
+                if laidOutByEarlierTern(version) { return earlierTern(version) }
+                // An earlier Tern's store is compared with that release's layout too: the
+                // closer of the two says what differs (one extra table, not every join table).
+                let earlier = Self.differences(of: version, rules: .earlierTern, from: metadata, signature: signature)
+                if earlier.count < differences.count { differences = earlier.map { "by the earlier Tern's rules: " + $0 } }
             }
             if metadata.hasCoreDataHashes {
                 let computed = version.versionHashes.mapValues(VersionHash.hex)
