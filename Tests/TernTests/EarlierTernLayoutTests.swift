@@ -93,14 +93,16 @@ struct EarlierTernLayoutTests {
     }
 
     @Test(
-        "migrated into Core Data's layout with Core Data's hashes: every object and many-to-many link carried, a hidden key keeping each object's first owner, the other owners counted as dropped",
-        arguments: [1, 2])
-    func migrated(number: Int) throws {
+        "migrated into Core Data's layout with Core Data's hashes, in SQL and through Swift batches: every object and many-to-many link carried, a hidden key keeping each object's first owner, the other owners counted as dropped",
+        arguments: [1, 2], [false, true])
+    func migrated(number: Int, inSwift: Bool) throws {
         let directory = try TemporaryDirectory()
         let model = try Self.model()
         let source = try Self.store(number, in: directory)
         let before = try Data(contentsOf: URL(fileURLWithPath: source))
-        let migration = StoreMigration(store: source, model: model)
+        // Both paths: inside SQLite, and every entity mapping through Swift batches.
+        let registry = inSwift ? PolicyRegistry().sendingEveryMappingThroughSwift() : PolicyRegistry()
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 7, workers: 2, registry: registry))
         let plan = try migration.plan()
         #expect(plan.steps.count == 1)
         #expect(plan.steps[0].sourceRules == .earlierTern)

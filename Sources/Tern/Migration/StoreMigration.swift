@@ -129,7 +129,7 @@ public struct StoreMigration: Sendable {
         let started = ContinuousClock.now
         // A link to the store: migrate the real file, keep the backup beside it, and the link
         // then leads to the migrated store.
-        let store = Self.resolvingLinks(self.store)
+        let store = StoreFile.resolvingLinks(self.store)
         guard !plan.steps.isEmpty else {
             // The store is at its target. A run killed right after its swap left its record.
             try Self.removeFinishedRecord(for: output ?? store)

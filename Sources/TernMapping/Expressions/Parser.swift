@@ -22,8 +22,6 @@ public struct ExpressionParser {
     public static let maximumDepth = 24
 
     /// Words that cannot be keys unless escaped with `#`.
-    static var reserved: Set<String> { ExpressionText.reservedWords }
-
     private init(_ text: String) throws(ExpressionError) {
         self.text = text
         tokens = try Lexer.tokenize(text)
@@ -268,7 +266,7 @@ public struct ExpressionParser {
 
     private mutating func keyName() throws(ExpressionError) -> String {
         guard case .identifier(let name, let escaped) = current else { throw unexpected("a key name") }
-        if !escaped && Self.reserved.contains(name.uppercased()) && !name.hasPrefix("@") {
+        if !escaped && ExpressionText.reservedWords.contains(name.uppercased()) && !name.hasPrefix("@") {
             throw error("\(name) is a reserved word: write #\(name) to use it as a key")
         }
         advance()

@@ -68,9 +68,6 @@ extension StoreMigration {
         return digest
     }
 
-    /// The real file behind `path` when it is a symbolic link (or lies under one), else `path`.
-    static func resolvingLinks(_ path: String) -> String { StoreFile.resolvingLinks(path) }
-
     /// `--out` must name a place in an existing directory, and not a symbolic link: renaming the
     /// migrated store onto a link would replace the link, not what it points to.
     static func checkOutputPlace(_ output: String) throws {

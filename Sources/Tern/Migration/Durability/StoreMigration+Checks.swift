@@ -12,14 +12,15 @@ extension StoreMigration {
     func checkExternalData(_ plan: Plan) throws {
         guard let first = plan.steps.first else { return }
         try ExternalDataCarrier.checkReferences(
-            in: Self.resolvingLinks(store), model: first.source,
-            folders: [ExternalBinaryData.folder(forStore: Self.resolvingLinks(store))], shouldStop: options.shouldStop)
+            in: StoreFile.resolvingLinks(store), model: first.source,
+            folders: [ExternalBinaryData.folder(forStore: StoreFile.resolvingLinks(store))], shouldStop: options.shouldStop)
     }
 
     /// A plan runs on a store with the schema and version hashes it was made from (a saved plan
     /// may be run on another store of that version), and with the policies it names registered.
     func checkPlanned(_ plan: Plan, store: String) throws {
-        if let origin = plan.origin, try Plan.Origin.schema(ofStoreAt: store) != origin.storeSchema {
+        let (metadata, signature) = try Self.shape(ofStoreAt: store)
+        if let origin = plan.origin, Plan.Origin.schema(metadata: metadata, signature: signature) != origin.storeSchema {
             throw TernError(
                 .badInput,
                 "the store's tables or version hashes are not those the plan was made from (\(plan.storeVersion) of \(origin.modelName)): "
@@ -28,7 +29,6 @@ extension StoreMigration {
         // The first step's version is the store's: its hashes are the store's, or its layout is
         // the store's tables (a plan's versions are values like any other, and could be edited).
         if let first = plan.steps.first {
-            let (metadata, signature) = try Self.shape(ofStoreAt: store)
             let hashes = metadata.hasCoreDataHashes && first.source.versionHashes.mapValues(VersionHash.hex) == metadata.versionHashes
             let differences = VersionMatch.differences(of: first.source, rules: first.sourceRules, from: metadata, signature: signature)
             guard hashes || differences.isEmpty else {
@@ -53,7 +53,7 @@ extension StoreMigration {
     /// The plan an unfinished migration into `finalPath` recorded (nil when there is none, or
     /// its record predates recorded plans): what `--resume` runs again.
     public static func unfinishedPlan(into finalPath: String) throws -> Plan? {
-        try TernFailure.wrapping { try MigrationRun.load(at: MigrationRun.path(for: resolvingLinks(finalPath)))?.plan }
+        try TernFailure.wrapping { try MigrationRun.load(at: MigrationRun.path(for: StoreFile.resolvingLinks(finalPath)))?.plan }
     }
 
     /// Refuses a store with rows a migration would drop or change silently, before anything is

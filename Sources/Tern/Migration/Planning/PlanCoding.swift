@@ -89,21 +89,16 @@ extension StoreMigration.Plan {
 
 extension StoreMigration.Plan.Origin {
     /// The origin of a plan made from `model` for the store at `path`.
-    static func of(model: VersionedModel, storeAt path: String) throws -> Self {
-        Self(modelName: model.name, modelPath: model.path, storeSchema: try schema(ofStoreAt: path))
+    static func of(model: VersionedModel, metadata: StoreMetadata, signature: LayoutSignature) -> Self {
+        Self(modelName: model.name, modelPath: model.path, storeSchema: schema(metadata: metadata, signature: signature))
     }
 
     /// SHA-256 of the store's layout signature and version hashes: what a plan depends on.
-    static func schema(ofStoreAt path: String) throws -> String {
-        try StoreMetadata.reading(path) {
-            let reader = try ReadOnlyStore(path: path)
-            let connection = try reader.connect()
-            let metadata = try StoreMetadata.read(from: connection, path: path)
-            let text =
-                try LayoutSignature(connection: connection).description + "\n"
-                + metadata.versionHashes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\n")
-            return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
-        }
+    static func schema(metadata: StoreMetadata, signature: LayoutSignature) -> String {
+        let text =
+            signature.description + "\n"
+            + metadata.versionHashes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\n")
+        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 }
 

@@ -15,7 +15,10 @@ extension StoreMigration {
         if appleHashes.isEmpty, model.path.hasSuffix(".momd") {
             appleHashes = (try? VersionMatch.appleHashes(versionInfoAt: model.path + "/VersionInfo.plist")) ?? [:]
         }
-        let match = try VersionMatch.find(in: model, storeAt: store, appleHashes: appleHashes)
+        // The store's metadata and tables, read once: recognition, the earlier Tern's layout and
+        // the plan's origin all look at them.
+        let (metadata, signature) = try Self.shape(ofStoreAt: store)
+        let match = VersionMatch.find(in: model, metadata: metadata, signature: signature, appleHashes: appleHashes)
         var version: String
         let targetVersion = target ?? model.currentVersionName
         var chainModel = model
@@ -54,7 +57,6 @@ extension StoreMigration {
         if earlierTern {
             // The first step reads the earlier Tern's tables (where they are not Core Data's
             // already: then only its hashes were its own); every step writes Core Data's.
-            let (metadata, signature) = try Self.shape(ofStoreAt: store)
             if !VersionMatch.differences(of: steps[0].source, from: metadata, signature: signature).isEmpty {
                 steps[0].readEarlierTernLayout()
             }
@@ -74,7 +76,7 @@ extension StoreMigration {
         }
         var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
         plan.fromStoreModel = fromStoreModel
-        plan.origin = try Plan.Origin.of(model: model, storeAt: store)
+        plan.origin = Plan.Origin.of(model: model, metadata: metadata, signature: signature)
         if let first = chainModel.versions.firstIndex(where: { $0.versionName == version }),
             let last = chainModel.versions.firstIndex(where: { $0.versionName == targetVersion }), first <= last
         {
