@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(name: "TernSQLiteTests", dependencies: ["TernSQLite", "TernLoop"]),
         .testTarget(name: "TernLoopTests", dependencies: ["TernLoop"]),
         .testTarget(name: "TernInflateTests", dependencies: ["TernInflate"]),
-        .testTarget(name: "TernTests", dependencies: ["Tern", "TernExamples", "TernGenerate", "TernSQLite", "TernTesting", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TernTests", dependencies: ["Tern", "TernExamples", "TernGenerate", "TernLoop", "TernSQLite", "TernTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TernCLITests", dependencies: ["TernCLI", "TernCommands", "TernSQLite"]),
     ],
     swiftLanguageModes: [.v6]

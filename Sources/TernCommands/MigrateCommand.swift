@@ -185,7 +185,7 @@ enum MigrationSummary {
         lines += ["The store is at \(plan.storeVersion); migrating to \(plan.targetVersion) in \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s"):"]
         for (index, step) in plan.steps.enumerated() {
             let origin =
-                step.composedFrom.map { "inferred mappings of \($0), composed: the store is copied once" }
+                step.composedFrom.map { "inferred mappings of \($0.joined(separator: " → ")), composed: the store is copied once" }
                 ?? (step.isInferred ? "inferred mapping" : step.origins.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then "))
             lines.append("  \(index + 1). \(step.source.versionName) → \(step.destination.versionName) (\(origin))")
             if let reason = step.copiedInstead { lines.append("       not in place: \(reason)") }

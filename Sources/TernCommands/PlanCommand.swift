@@ -46,7 +46,7 @@ struct PlanCommand: ParsableCommand {
             lines.append("")
             let how = step.schemaChanges == nil ? "the store is copied once" : "applied in place at once"
             let origin =
-                step.composedFrom.map { "inferred mappings of \($0), composed: \(how)" }
+                step.composedFrom.map { "inferred mappings of \($0.joined(separator: " → ")), composed: \(how)" }
                 ?? step.origin.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
             lines.append("Step \(index + 1), \(step.source) → \(step.destination) (\(origin)):")
             if let reason = step.copiedInstead { lines.append("  not in place: \(reason)") }

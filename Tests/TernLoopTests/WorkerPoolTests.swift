@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import TernLoop
+@_spi(Testing) import TernLoop
 
 /// Counts jobs running at the same moment, from worker threads.
 final class ConcurrencyGauge: Sendable {
@@ -20,18 +20,6 @@ final class ConcurrencyGauge: Sendable {
 
     func leave() { current.subtract(1, ordering: .sequentiallyConsistent) }
     var peak: Int { highest.load(ordering: .sequentiallyConsistent) }
-}
-
-/// A gate worker threads wait at until the test opens it.
-final class Gate: Sendable {
-    private let open = Atomic<Bool>(false)
-    func wait() { while !open.load(ordering: .acquiring) { sleepBriefly() } }
-    func release() { open.store(true, ordering: .releasing) }
-}
-
-func sleepBriefly() {
-    var request = timespec(tv_sec: 0, tv_nsec: 200_000)
-    nanosleep(&request, nil)
 }
 
 @Suite("libuv worker pool")
@@ -121,7 +109,7 @@ struct WorkerPoolTests {
     @Test("queued jobs are cancelled without running; running jobs see the request")
     func cancellation() throws {
         let loop = try EventLoop()
-        let gate = Gate()
+        let gate = Turnstile()
         let ran = Atomic<Int>(0)
         let pool = try WorkerPool<Void>(loop: loop, workers: 1, maxInFlight: 2) { _ in () }
         var outcomes: [Int: String] = [:]
@@ -131,7 +119,7 @@ struct WorkerPoolTests {
                 { (_: inout Void, context) -> Int in
                     ran.add(1, ordering: .relaxed)
                     if number == 0 {
-                        gate.wait()
+                        gate.pass()
                         if context.isCancelled { throw CancellationError() }
                     }
                     return number
@@ -146,34 +134,35 @@ struct WorkerPoolTests {
                 })
             ids.append(id)
         }
-        // Job 0 is running (or about to), job 1 is queued for the worker, 2–4 wait in the backlog.
+        // Job 0 is running, job 1 is queued for the worker, 2–4 wait in the backlog.
+        gate.waitForArrival()
         pool.cancel(ids[3])
         #expect(outcomes[3] == "cancelled")  // delivered before cancel returns
         pool.cancel(ids[1])
         pool.cancel(ids[0])
-        gate.release()
+        gate.open()
         loop.run()
         try loop.close()
         #expect(outcomes[1] == "cancelled")
         #expect(outcomes[3] == "cancelled")
         #expect(outcomes[2] == "done")
         #expect(outcomes[4] == "done")
-        // Job 0 was either still queued (cancelled, never ran) or running (saw the request).
-        #expect(outcomes[0] == "stopped" || outcomes[0] == "cancelled")
-        #expect(ran.load(ordering: .relaxed) == (outcomes[0] == "stopped" ? 3 : 2))
+        // Job 0 was running: it saw the request.
+        #expect(outcomes[0] == "stopped")
+        #expect(ran.load(ordering: .relaxed) == 3)
     }
 
     @Test("cancelAll then shutdown drops everything not started and leaves no open handle")
     func cancelAllAndShutdown() throws {
         let loop = try EventLoop()
-        let gate = Gate()
+        let gate = Turnstile()
         let pool = try WorkerPool<Void>(loop: loop, workers: 2) { _ in () }
         var cancelled = 0
         var completed = 0
         var shutDown = false
         for _ in 0..<100 {
             try pool.submit(
-                { (_: inout Void, _) in gate.wait() },
+                { (_: inout Void, _) in gate.pass() },
                 completion: { result in
                     if case .cancelled = result { cancelled += 1 } else { completed += 1 }
                 })
@@ -181,7 +170,7 @@ struct WorkerPoolTests {
         pool.cancelAll()
         pool.shutdown { shutDown = true }
         #expect(throws: UVError.self) { try pool.submit({ (_: inout Void, _) in }, completion: { _ in }) }
-        gate.release()
+        gate.open()
         loop.run()
         #expect(shutDown)
         #expect(cancelled + completed == 100)

@@ -2,9 +2,10 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
-import Tern
+@_spi(Testing) import Tern
 import TernExamples
 import TernGenerate
+@_spi(Testing) import TernLoop
 import TernSQLite
 import TernTesting
 
@@ -74,36 +75,22 @@ struct LibraryAPITests {
 
     @Test("cancelling the awaiting task stops the run with the work saved; resuming gives the store an uninterrupted run gives")
     func cancelAndResume() async throws {
-        // A policy that holds its objects past the first batches until the test has cancelled,
-        // so the run is surely still going when it is cancelled.
-        final class Gate: Sendable {
-            let open = Atomic<Bool>(false)
-        }
-        struct Held: EntityMigrationPolicy {
-            let gate: Gate
-            func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
-                let deadline = ContinuousClock.now + .seconds(30)
-                while source.key > 300, !gate.open.load(ordering: .relaxed), ContinuousClock.now < deadline { usleep(1000) }
-                context.associate(source, with: context.create(try context.defaultDestination(for: source)))
-            }
-        }
-        let gate = Gate()
-        var registry = PolicyRegistry()
-        registry.register(Held(gate: gate), as: "AuthorSplitPolicy")
-        let options = MigrationOptions(batchSize: 100, workers: 1, registry: registry)
+        // The run is held at its first committed batch until the test has cancelled it, so it is
+        // surely still going when it is cancelled.
+        let options = MigrationOptions(batchSize: 100, workers: 1, registry: .builtIn)
         let migration = StoreMigration(store: source, model: model, options: options)
         let mapping = [Configs.path("bench") + "/policy/1-to-2.yaml"]
         let plan = try migration.plan(to: "Bench 2", mappingFiles: mapping)
         let output = directory.path("cancelled.sqlite")
 
-        let started = Mutex(false)
-        var watching = options
-        watching.progress = { event in if case .batchCommitted = event { started.withLock { $0 = true } } }
-        let watched = StoreMigration(store: source, model: model, options: watching)
-        let task = Task { try await watched.run(plan, output: output) }
-        while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        let firstBatch = Turnstile()
+        var stepped = options
+        stepped.reached = { milestone in if milestone == .batchCommitted { firstBatch.pass() } }
+        let held = StoreMigration(store: source, model: model, options: stepped)
+        let task = Task { try await held.run(plan, output: output) }
+        await firstBatch.arrival()
         task.cancel()
-        gate.open.store(true, ordering: .relaxed)
+        firstBatch.open()
         let failure = try await #require(throws: TernFailure.self) { try await task.value }
         #expect(failure.kind == .interrupted && failure.isResumable)
         #expect(failure.underlying is MigrationInterrupted)

@@ -31,7 +31,7 @@ struct RunInputsTests {
         _ = try StoreFile.create(at: store, model: before.versions[0])
         let inputs = try [before, after].map { model in
             let plan = try StoreMigration(store: store, model: model, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }).plan()
-            #expect(plan.steps.count == 1 && plan.steps[0].composedFrom == "Ranks 1 → Ranks 2 → Ranks 3")
+            #expect(plan.steps.count == 1 && plan.steps[0].composedFrom == ["Ranks 1", "Ranks 2", "Ranks 3"])
             return MigrationRun.Inputs.of(source: StoreDigest(tables: [:]), plans: plan.steps.map { StepPlan($0, registry: PolicyRegistry()) }, model: model)
         }
         #expect(
@@ -39,5 +39,20 @@ struct RunInputsTests {
                 "model version Ranks 2 changed (in what its version hashes leave out: a default, a validation rule, a renaming identifier or another detail)"
             ])
         #expect(inputs[0].differences(from: inputs[0]).isEmpty)
+    }
+
+    @Test("entity mappings sent through Swift are recorded by step, pass and name: a resume that would send others is refused, naming them")
+    func swiftPathsNamedByStepAndPass() throws {
+        let (model, folder) = try model(maximum: nil)
+        defer { withExtendedLifetime(folder) {} }
+        let store = folder.path("Ranks.sqlite")
+        _ = try StoreFile.create(at: store, model: model.versions[0])
+        let plan = try StoreMigration(store: store, model: model, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }).plan()
+        let inputs = [PolicyRegistry(), PolicyRegistry().sendingEveryMappingThroughSwift()].map { registry in
+            MigrationRun.Inputs.of(source: StoreDigest(tables: [:]), plans: plan.steps.map { StepPlan($0, registry: registry) }, model: model)
+        }
+        #expect(inputs[0].inSwift.isEmpty)
+        #expect(inputs[1].inSwift == [EntityMappingIdentity(step: StepIdentity(source: "Ranks 1", destination: "Ranks 3"), pass: 1, name: "PersonToPerson")])
+        #expect(inputs[1].differences(from: inputs[0]) == ["other entity mappings run in Swift (then: none; now: PersonToPerson (Ranks 1 → Ranks 3, pass 1))"])
     }
 }

@@ -83,7 +83,7 @@ struct StepCompositionTests {
             plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" } == [
                 "BookStore 1 → BookStore 3", "BookStore 3 → BookStore 4", "BookStore 4 → BookStore 5",
             ])
-        #expect(plan.steps[0].composedFrom == "BookStore 1 → BookStore 2 → BookStore 3")
+        #expect(plan.steps[0].composedFrom == ["BookStore 1", "BookStore 2", "BookStore 3"])
         let result = try Self.compare(source: source, model: model, scratch: scratch, rows: 60)
         #expect(result.difference == nil)
     }

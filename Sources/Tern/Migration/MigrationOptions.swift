@@ -52,6 +52,8 @@ public struct MigrationOptions: Sendable {
 
     /// The points `reached` is told of.
     @_spi(Testing) public enum Milestone: String, Sendable, CaseIterable {
+        /// A batch of instances is committed, before the run looks for a stop request.
+        case batchCommitted = "batch-committed"
         case stepCommitted = "step-committed"
         case backupLinked = "backup-linked"
         case renamed

@@ -3,6 +3,7 @@ import TernModel
 import TernStore
 import TernMapping
 import Synchronization
+import TernLoop
 
 extension StoreMigration {
     /// Runs the plan without blocking the caller: the migration runs on a thread of its own (its
@@ -61,15 +62,21 @@ public final class RunningMigration: Sendable {
         }
         migration.options.shouldStop = { [unowned self] in stopRequested.load(ordering: .relaxed) || userStop() }
         let configured = migration
-        let thread = Thread { [self] in
-            let result = Result { try configured.runBlocking(plan, output: output, resume: resume) }
+        // Task-local values do not cross onto a thread: the run's wording goes with it by hand.
+        let wording = RecoveryWording.current
+        do {
+            // Detached: the run ends itself, and nothing waits for its thread, only for its report.
+            try OSThread { [self] in
+                let result = RecoveryWording.$current.withValue(wording) {
+                    Result { try configured.runBlocking(plan, output: output, resume: resume) }
+                }
+                sink.finish()
+                finish(with: result)
+            }.detach()
+        } catch {
             sink.finish()
-            finish(with: result)
+            finish(with: .failure(error))
         }
-        // As much stack as a main thread: expressions and policies recurse as they would there.
-        thread.stackSize = 8 << 20
-        thread.name = "tern-migration"
-        thread.start()
     }
 
     /// Asks the run to stop at its next batch boundary (or inside the statement it is running);

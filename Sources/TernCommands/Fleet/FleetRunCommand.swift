@@ -90,7 +90,7 @@ struct FleetRunCommand: ParsableCommand {
             print(
                 "Shard \(shard) (from \(shard.source)): \(Formatting.count(stores)) of \(Formatting.count(manifest.entries.count)) stores, \(parallel) at once; outcomes in \(folder.path)"
             )
-            let summary = runner.run()
+            let summary = try runner.run()
             let counts = StoreOutcome.Status.allCases.filter { $0 != .started }.map { "\(summary.counts[$0] ?? 0) \($0.rawValue)" }
             print("Shard \(shard): " + counts.joined(separator: ", ") + (summary.retryable > 0 ? "; \(summary.retryable) left for a retry" : ""))
             return summary

@@ -42,11 +42,11 @@ struct FleetRunner: Sendable {
     let logger: Logger
 
     /// Runs the shard to its end, or until a stop is asked for.
-    func run() -> Summary {
+    func run() throws -> Summary {
         let stores = shard.stores(of: manifest)
         let queue = Mutex(StoreQueue(stores: stores))
         let summary = Mutex(Summary())
-        let keeper = LeaseKeeper(interval: settings.leaseLength / 3)
+        let keeper = try LeaseKeeper(interval: settings.leaseLength / 3)
         onThreads(min(settings.parallel, stores.count)) { _ in
             while !shouldStop() {
                 guard let next = queue.withLock({ $0.next(now: Date().timeIntervalSince1970) }) else { return }

@@ -1,15 +1,34 @@
 import Foundation
 import Synchronization
+import TernLoop
 
 /// Renews the leases a task holds, every third of their length, on a thread of its own: a
 /// migration busy in one long statement still keeps its lease.
 final class LeaseKeeper: Sendable {
-    private let leases = Mutex<[String: StoreLease]>([:])
-    private let stopped = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let renewal = Renewal()
+    private let thread: Mutex<OSThread?>
 
-    init(interval: Double) {
-        let thread = Thread { [self] in
+    init(interval: Double) throws {
+        let renewal = self.renewal
+        thread = Mutex(try OSThread(stackSize: 1 << 20) { renewal.run(every: interval) })
+    }
+
+    func hold(_ lease: StoreLease) { renewal.leases.withLock { $0[lease.path] = lease } }
+
+    func drop(_ lease: StoreLease) { _ = renewal.leases.withLock { $0.removeValue(forKey: lease.path) } }
+
+    /// Stops renewing, and returns once the thread has ended.
+    func stop() {
+        renewal.stopped.store(true, ordering: .relaxed)
+        thread.withLock { $0.take() }?.join()
+    }
+
+    /// What the renewing thread shares with the keeper: the leases held, and whether to stop.
+    private final class Renewal: Sendable {
+        let leases = Mutex<[String: StoreLease]>([:])
+        let stopped = Atomic<Bool>(false)
+
+        func run(every interval: Double) {
             // By the clock, not by turns of the loop: a process paused for minutes renews at once.
             var due = Date().timeIntervalSince1970 + interval
             while !stopped.load(ordering: .relaxed) {
@@ -18,18 +37,6 @@ final class LeaseKeeper: Sendable {
                 due = Date().timeIntervalSince1970 + interval
                 for lease in leases.withLock({ Array($0.values) }) { lease.renew() }
             }
-            finished.signal()
         }
-        thread.start()
-    }
-
-    func hold(_ lease: StoreLease) { leases.withLock { $0[lease.path] = lease } }
-
-    func drop(_ lease: StoreLease) { _ = leases.withLock { $0.removeValue(forKey: lease.path) } }
-
-    /// Stops renewing, and returns once the thread has ended.
-    func stop() {
-        stopped.store(true, ordering: .relaxed)
-        finished.wait()
     }
 }

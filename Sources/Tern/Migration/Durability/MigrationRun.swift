@@ -74,7 +74,7 @@ public struct MigrationRun: Codable, Sendable {
         public var mappings: [String: String]
         /// The entity mappings that run in Swift: they decide destination keys, so a resume must
         /// take the same paths.
-        public var inSwift: [String]
+        public var inSwift: [EntityMappingIdentity]
 
         /// The inputs of migrating `source` along `plans`, with the versions of `model` a
         /// composed step passes through (their defaults and renames are baked into its mapping).
@@ -82,13 +82,15 @@ public struct MigrationRun: Codable, Sendable {
             var inputs = Inputs(source: source, versions: [:], definitions: [:], mappings: [:], inSwift: [])
             for plan in plans {
                 let step = plan.step
-                let passedThrough = (step.composedFrom?.components(separatedBy: " → ") ?? []).compactMap { model?.version(named: $0) }
+                let passedThrough = (step.composedFrom ?? []).compactMap { model?.version(named: $0) }
                 for version in [step.source, step.destination] + passedThrough {
                     inputs.versions[version.versionName] = version.versionChecksum
                     let definition = (try? ModelExporter.yaml(version)) ?? ""
                     inputs.definitions?[version.versionName] = Data(SHA256.hash(data: Data(definition.utf8))).base64EncodedString()
                 }
-                inputs.inSwift += plan.mappings.filter(\.runsInSwift).map(\.entityMapping.name)
+                inputs.inSwift += plan.mappings.filter(\.runsInSwift).map {
+                    EntityMappingIdentity(step: step.identity, pass: $0.pass + 1, name: $0.entityMapping.name)
+                }
                 // The mapping as it runs (not its file's bytes): a plan saved or recorded runs
                 // the model it holds, whatever its file says since.
                 let encoder = JSONEncoder()
@@ -136,8 +138,8 @@ public struct MigrationRun: Codable, Sendable {
             return lines
         }
 
-        private static func list(_ names: [String]) -> String {
-            names.isEmpty ? "none" : names.sorted().joined(separator: ", ")
+        private static func list(_ mappings: [EntityMappingIdentity]) -> String {
+            mappings.isEmpty ? "none" : mappings.map(\.description).sorted().joined(separator: ", ")
         }
     }
 }

@@ -15,8 +15,8 @@ public struct MigrationStep: Sendable {
     public let isInferred: Bool
     /// Where each pass's mapping came from, for reports ("inferred" for an inferred one).
     public let origins: [String]
-    /// The versions of the inferred steps this one was composed of ("V1 → V2 → V3"), if any.
-    public let composedFrom: String?
+    /// The versions, in order, of the inferred steps this one was composed of (V1, V2, V3), if any.
+    public let composedFrom: [String]?
     /// Why this step was not composed with the next one, when both are inferred.
     public internal(set) var notComposed: String?
     /// Why a step that qualifies to run in place is planned as a copy of the store: its schema
@@ -36,7 +36,7 @@ public struct MigrationStep: Sendable {
     /// A step running `passes` in order; see the properties for what each argument means.
     public init(
         source: ObjectModel, destination: ObjectModel, passes: [ValidatedMapping], isInferred: Bool, origins: [String],
-        composedFrom: String? = nil
+        composedFrom: [String]? = nil
     ) {
         self.source = source
         self.destination = destination
@@ -97,7 +97,7 @@ extension MigrationStep: Codable {
         }
         isInferred = try container.decode(Bool.self, forKey: .isInferred)
         origins = try container.decode([String].self, forKey: .origins)
-        composedFrom = try container.decodeIfPresent(String.self, forKey: .composedFrom)
+        composedFrom = try container.decodeIfPresent([String].self, forKey: .composedFrom)
         notComposed = try container.decodeIfPresent(String.self, forKey: .notComposed)
         copiedInstead = try container.decodeIfPresent(String.self, forKey: .copiedInstead)
         sourceRules = try container.decode(StoreLayout.Rules.self, forKey: .sourceRules)
@@ -164,6 +164,26 @@ public struct StepIdentity: Hashable, Sendable, Codable, CustomStringConvertible
         var container = encoder.singleValueContainer()
         try container.encode(description)
     }
+}
+
+/// An entity mapping of a plan: its step, its pass, and its name, which Core Data keeps unique
+/// only in one mapping model — two steps, or two passes of a step split by a filter, may each
+/// have a `BookToBook`.
+public struct EntityMappingIdentity: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The step whose mapping models hold it.
+    public let step: StepIdentity
+    /// Its pass in the step, from 1.
+    public let pass: Int
+    /// Its name in the pass's mapping model.
+    public let name: String
+
+    public init(step: StepIdentity, pass: Int, name: String) {
+        self.step = step
+        self.pass = pass
+        self.name = name
+    }
+
+    public var description: String { "\(name) (\(step), pass \(pass))" }
 }
 
 extension MigrationStep {

@@ -34,8 +34,8 @@ public struct PlanEstimate: Sendable, Codable {
         public var destination: String
         /// Where the mapping comes from: file names, or "inferred".
         public var origin: [String]
-        /// The versions of the inferred steps composed into this one ("V1 → V2 → V3").
-        public var composedFrom: String?
+        /// The versions, in order, of the inferred steps composed into this one.
+        public var composedFrom: [String]?
         /// Why this inferred step was not composed with the next.
         public var notComposed: String?
         /// Why a step that qualifies to run in place copies the store (`MigrationStep.copiedInstead`).

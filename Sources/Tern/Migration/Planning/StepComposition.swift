@@ -28,7 +28,7 @@ enum StepComposition {
         do {
             let model = try chain.mappingModel(to: last.destination)
             let validated = try model.validate(source: first.source, destination: last.destination, now: now)
-            let versions = ([first.source] + steps.map(\.destination)).map(\.versionName).joined(separator: " → ")
+            let versions = ([first.source] + steps.map(\.destination)).map(\.versionName)
             return .success(
                 MigrationStep(
                     source: first.source, destination: last.destination, passes: [validated], isInferred: true,

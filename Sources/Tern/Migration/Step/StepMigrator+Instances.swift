@@ -31,6 +31,7 @@ extension StepMigrator {
                     return StepWorkspace.Progress(lastKey: end, count: selected)
                 }
                 emit(.batchCommitted(mapping: mapping.name, pass: entry.pass + 1, rows: selected - before, done: selected, total: total))
+                options.reached?(.batchCommitted)
                 try stopIfAsked()
             }
             try workspace.commit(unit, done: true) {
@@ -68,7 +69,7 @@ extension StepMigrator {
     private func reportUnassociated(_ count: Int, of entry: PlannedMapping) throws {
         let mapping = entry.entityMapping
         var dropped = DroppedData(entity: entry.destinationEntity, values: count)
-        dropped.createdUnassociatedBy = policies[mapping.name].map { $0.name(in: mapping) } ?? "the manager hook"
+        dropped.createdUnassociatedBy = policies[entry.number].map { $0.name(in: mapping) } ?? "the manager hook"
         dropped.entityMapping = mapping.name
         if options.refuseDataLoss {
             throw MigrationError.dataLoss(step: step.identity, dropped: [dropped])

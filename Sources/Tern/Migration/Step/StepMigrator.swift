@@ -35,8 +35,9 @@ final class StepMigrator {
     /// Relationship mappings left for stage 2, per entity mapping number.
     var pending: [Int: [String]] = [:]
     var completed: Set<Int> = []
-    /// The policy of each entity mapping that runs in Swift, by mapping name.
-    let policies: [String: any EntityMigrationPolicy]
+    /// The policy of each entity mapping that runs in Swift, by its number in the step (names
+    /// repeat across passes).
+    let policies: [Int: any EntityMigrationPolicy]
     var report = StepReport()
     /// Per entity mapping number: objects of its destination entity a policy created without
     /// associating them with a source object, nor linking them (this run's batches).
@@ -58,10 +59,9 @@ final class StepMigrator {
         inputs = StepInputs(
             step: step, sourceLayout: sourceLayout, destinationLayout: destinationLayout, associations: associations,
             connection: connection, sourceAttachURI: sourceAttachURI, externalData: externalData, options: options)
-        var policies: [String: any EntityMigrationPolicy] = [:]
+        var policies: [Int: any EntityMigrationPolicy] = [:]
         for planned in plan.mappings where planned.runsInSwift {
-            let mapping = planned.entityMapping
-            policies[mapping.name] = try options.registry.policy(for: mapping) ?? DefaultMigrationPolicy()
+            policies[planned.number] = try options.registry.policy(for: planned.entityMapping) ?? DefaultMigrationPolicy()
         }
         self.policies = policies
         try SQLCompiler.prepare(connection, externalData: externalData)
@@ -84,7 +84,7 @@ final class StepMigrator {
             emit(.passStarted(pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.entityMapping.name)))
             for entry in entries {
                 try policyHook(entry) { try $0.beginEntityMapping(entry.entityMapping) }
-                if entry.runsInSwift, let policy = policies[entry.entityMapping.name] {
+                if entry.runsInSwift, let policy = policies[entry.number] {
                     try createInstances(entry, writer: SwiftInstanceBatches(entry, policy: policy, migrator: self))
                 } else {
                     try createInstances(entry, writer: SQLInstanceBatches(entry, migrator: self))
@@ -96,7 +96,7 @@ final class StepMigrator {
             }
             for entry in entries {
                 try relationships.recreate(pending[entry.number] ?? [], of: entry, ordered: false)
-                if let policy = policies[entry.entityMapping.name] {
+                if let policy = policies[entry.number] {
                     try relationships.callRelationshipHook(entry, policy: policy)
                 }
             }
@@ -107,7 +107,7 @@ final class StepMigrator {
             var violations: [ValidationViolation] = []
             for entry in entries where violations.count < options.violationLimit {
                 violations += try StepValidation(inputs: inputs).violations(of: entry, limit: options.violationLimit - violations.count)
-                if let policy = policies[entry.entityMapping.name] {
+                if let policy = policies[entry.number] {
                     // Policies report what they find; they read the store, never change it.
                     let reader = try Connection(path: connection.path, configuration: .init(mode: .readOnly))
                     defer { try? reader.close() }
@@ -159,7 +159,7 @@ final class StepMigrator {
 
     /// Runs one hook of the entry's policy, if it has one, naming the policy in what it throws.
     func policyHook(_ entry: PlannedMapping, _ hook: (any EntityMigrationPolicy) throws -> Void) throws {
-        guard let policy = policies[entry.entityMapping.name] else { return }
+        guard let policy = policies[entry.number] else { return }
         try MigrationError.inPolicy(policy.name(in: entry.entityMapping), mapping: entry.entityMapping) { try hook(policy) }
     }
 
