@@ -10,6 +10,7 @@
     private var hasArrival = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
+    /// A closed turnstile no thread has reached yet.
     public init() {}
 
     /// Called on the thread to hold: wakes whoever awaits `arrival()`, then returns once `open()`

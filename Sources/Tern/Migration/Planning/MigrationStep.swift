@@ -177,6 +177,7 @@ public struct EntityMappingIdentity: Hashable, Sendable, Codable, CustomStringCo
     /// Its name in the pass's mapping model.
     public let name: String
 
+    /// The entity mapping `name` of `pass` (from 1) in `step`.
     public init(step: StepIdentity, pass: Int, name: String) {
         self.step = step
         self.pass = pass
