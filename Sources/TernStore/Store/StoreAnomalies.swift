@@ -56,30 +56,24 @@ public enum StoreAnomalies {
             // Checks of every row, as one scan of the table cut into rowid ranges (the workers
             // share a large table); each is counted on its own only if that scan finds anything.
             var conditions = [("whose Z_ENT is not one of the table's entities (\(numbers))", "Z_ENT IS NULL OR Z_ENT NOT IN (\(numbers))")]
+            /// Rows where a column of a `type` attribute holds a value of storage class `foreign`.
+            func holding(_ foreign: String, in type: AttributeType, _ what: String) {
+                let columns = model.descendants(of: root.name).flatMap { entity in
+                    entity.attributes.filter { $0.type == type && !$0.isTransient }.map { layout.entities[entity.name]!.attributeColumns[$0.name]! }
+                }
+                guard !columns.isEmpty else { return }
+                conditions.append(
+                    (
+                        "holding \(what) (\(columns.joined(separator: ", ")))",
+                        columns.map { "typeof(\(quoteIdentifier($0))) = '\(foreign)'" }.joined(separator: " OR ")
+                    ))
+            }
             // A string attribute's column holds text (numbers become text as they are stored):
             // binary data there is not Core Data's, and no text function can read it.
-            let strings = model.descendants(of: root.name).flatMap { entity in
-                entity.attributes.filter { $0.type == .string && !$0.isTransient }.map { layout.entities[entity.name]!.attributeColumns[$0.name]! }
-            }
-            if !strings.isEmpty {
-                conditions.append(
-                    (
-                        "holding binary data in a string attribute (\(strings.joined(separator: ", ")))",
-                        strings.map { "typeof(\(quoteIdentifier($0))) = 'blob'" }.joined(separator: " OR ")
-                    ))
-            }
+            holding("blob", in: .string, "binary data in a string attribute")
             // And a binary attribute's column holds blobs: text there would cross a migration
             // unlike the bytes it looks like (it gets no marker where values may live outside).
-            let binaries = model.descendants(of: root.name).flatMap { entity in
-                entity.attributes.filter { $0.type == .binary && !$0.isTransient }.map { layout.entities[entity.name]!.attributeColumns[$0.name]! }
-            }
-            if !binaries.isEmpty {
-                conditions.append(
-                    (
-                        "holding text in a binary attribute (\(binaries.joined(separator: ", ")))",
-                        binaries.map { "typeof(\(quoteIdentifier($0))) = 'text'" }.joined(separator: " OR ")
-                    ))
-            }
+            holding("text", in: .binary, "text in a binary attribute")
             let any = conditions.map { "(\($0.1))" }.joined(separator: " OR ")
             let ranges = try RowidRanges.conditions(of: table, columns: columns[table] ?? [], in: connection, rowidsPerScan: rowidsPerScan)
             rowScans.append(

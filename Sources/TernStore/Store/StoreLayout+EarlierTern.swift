@@ -50,26 +50,12 @@ extension StoreLayout {
                 let table = "Z_\(ownerNumber)\(owner.relationship.name.uppercased())"
                 let destinationColumn = "Z_\(destinationNumber)\(owner.relationship.name.uppercased())"
                 let ownerColumn = "Z_\(ownerNumber)\((other?.relationship.name ?? owner.entity).uppercased())"
-                var columns = [Column(name: ownerColumn, declaration: "INTEGER"), Column(name: destinationColumn, declaration: "INTEGER")]
                 var join = JoinTable(
                     table: table, entity: owner.entity, relationship: owner.relationship.name, ownerColumn: ownerColumn,
                     destinationColumn: destinationColumn, inverseEntity: other?.entity, inverseRelationship: other?.relationship.name)
-                if owner.relationship.isOrdered {
-                    join.orderColumn = "Z_FOK_\(destinationNumber)\(owner.relationship.name.uppercased())"
-                    columns.append(Column(name: join.orderColumn!, declaration: "INTEGER"))
-                }
-                if let other, other.relationship.isOrdered {
-                    join.inverseOrderColumn = "Z_FOK_\(ownerNumber)\(other.relationship.name.uppercased())"
-                    columns.append(Column(name: join.inverseOrderColumn!, declaration: "INTEGER"))
-                }
-                tables.append(
-                    Table(
-                        name: table, columns: columns,
-                        constraints: ["PRIMARY KEY (\(quoteIdentifier(ownerColumn)), \(quoteIdentifier(destinationColumn)))"]))
-                indexStatements.append(
-                    "CREATE INDEX \(quoteIdentifier("\(table)_\(destinationColumn)_INDEX")) ON \(quoteIdentifier(table)) "
-                        + "(\(quoteIdentifier(destinationColumn)), \(quoteIdentifier(ownerColumn)))")
-                joinTables.append(join)
+                if owner.relationship.isOrdered { join.orderColumn = "Z_FOK_\(destinationNumber)\(owner.relationship.name.uppercased())" }
+                if let other, other.relationship.isOrdered { join.inverseOrderColumn = "Z_FOK_\(ownerNumber)\(other.relationship.name.uppercased())" }
+                add(join, index: "\(table)_\(destinationColumn)_INDEX")
             }
         }
     }

@@ -274,6 +274,18 @@ public struct StoreLayout: Sendable {
         }
     }
 
+    /// Adds `join`'s table — its two key columns, together its primary key, then the order
+    /// column of each ordered side — and its index named `index` on the destination column,
+    /// whichever rules named them.
+    mutating func add(_ join: JoinTable, index: String) {
+        let orders = [join.orderColumn, join.inverseOrderColumn].compactMap { $0 }
+        let columns = ([join.ownerColumn, join.destinationColumn] + orders).map { Column(name: $0, declaration: "INTEGER") }
+        let key = [join.ownerColumn, join.destinationColumn].map(quoteIdentifier).joined(separator: ", ")
+        tables.append(Table(name: join.table, columns: columns, constraints: ["PRIMARY KEY (\(key))"]))
+        indexStatements.append(Self.createIndex(index, on: join.table, [quoteIdentifier(join.destinationColumn), quoteIdentifier(join.ownerColumn)]))
+        joinTables.append(join)
+    }
+
     private static func createIndex(_ name: String, unique: Bool = false, on table: String, _ columns: [String]) -> String {
         "CREATE \(unique ? "UNIQUE " : "")INDEX \(quoteIdentifier(name)) ON \(quoteIdentifier(table)) (\(columns.joined(separator: ", ")))"
     }
@@ -355,28 +367,13 @@ public struct StoreLayout: Sendable {
                     CoreDataNames.joinColumn(forRelationship: other.relationship.name, destinationNumber: ownerNumber), in: &takenColumns)
                 let destinationColumn = CoreDataNames.unique(
                     CoreDataNames.joinColumn(forRelationship: owner.relationship.name, destinationNumber: destinationNumber), in: &takenColumns)
-                var columns = [Column(name: ownerColumn, declaration: "INTEGER"), Column(name: destinationColumn, declaration: "INTEGER")]
                 var join = JoinTable(
                     table: table, entity: owner.entity, relationship: owner.relationship.name,
                     ownerColumn: ownerColumn, destinationColumn: destinationColumn,
                     inverseEntity: other.entity, inverseRelationship: other.relationship.name)
-                if owner.relationship.isOrdered {
-                    join.orderColumn = CoreDataNames.joinOrderColumn(ordering: destinationColumn)
-                    columns.append(Column(name: join.orderColumn!, declaration: "INTEGER"))
-                }
-                if other.relationship.isOrdered {
-                    join.inverseOrderColumn = CoreDataNames.joinOrderColumn(ordering: ownerColumn)
-                    columns.append(Column(name: join.inverseOrderColumn!, declaration: "INTEGER"))
-                }
-                tables.append(
-                    Table(
-                        name: table, columns: columns,
-                        constraints: ["PRIMARY KEY (\(quoteIdentifier(ownerColumn)), \(quoteIdentifier(destinationColumn)))"]))
-                indexStatements.append(
-                    Self.createIndex(
-                        CoreDataNames.columnIndex(table: table, column: destinationColumn), on: table,
-                        [quoteIdentifier(destinationColumn), quoteIdentifier(ownerColumn)]))
-                joinTables.append(join)
+                if owner.relationship.isOrdered { join.orderColumn = CoreDataNames.joinOrderColumn(ordering: destinationColumn) }
+                if other.relationship.isOrdered { join.inverseOrderColumn = CoreDataNames.joinOrderColumn(ordering: ownerColumn) }
+                add(join, index: CoreDataNames.columnIndex(table: table, column: destinationColumn))
             }
         }
     }

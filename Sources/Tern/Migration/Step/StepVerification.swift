@@ -412,20 +412,20 @@ struct StepVerification {
                 return
             }
         }
-        let missing = try connection.prepare(
-            "SELECT owner, target, position, inverse_position FROM (\(expected)) EXCEPT SELECT owner, target, position, inverse_position FROM (\(actual)) ORDER BY 1, 2 LIMIT 1"
-        )
-        if try missing.step() {
+        /// The first link of `links` that `others` lacks, on its statement's row; nil when none.
+        func firstLink(of links: String, notIn others: String) throws -> Statement? {
+            let columns = "owner, target, position, inverse_position"
+            let statement = try connection.prepare("SELECT \(columns) FROM (\(links)) EXCEPT SELECT \(columns) FROM (\(others)) ORDER BY 1, 2 LIMIT 1")
+            return try statement.step() ? statement : nil
+        }
+        if let missing = try firstLink(of: expected, notIn: actual) {
             let owner = missing.row.int64(at: 0)
             throw MigrationFailure.verification(
                 "\(name): the link of source \(entry.sourceEntity) \(try sourceKey(of: owner, entry)) (destination \(owner)) to destination \(relationship.destination) \(missing.row.int64(at: 1))\(positions(missing.row)) is missing"
             )
         }
         guard !allowingMore else { return }
-        let extra = try connection.prepare(
-            "SELECT owner, target, position, inverse_position FROM (\(actual)) EXCEPT SELECT owner, target, position, inverse_position FROM (\(expected)) ORDER BY 1, 2 LIMIT 1"
-        )
-        if try extra.step() {
+        if let extra = try firstLink(of: actual, notIn: expected) {
             let owner = extra.row.int64(at: 0)
             throw MigrationFailure.verification(
                 "\(name): destination \(entry.destinationEntity) \(owner) (source \(try sourceKey(of: owner, entry))) links to \(relationship.destination) \(extra.row.int64(at: 1))\(positions(extra.row)), which the source does not"
