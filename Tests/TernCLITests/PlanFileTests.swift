@@ -102,6 +102,30 @@ struct PlanFileTests {
     }
 
     @Test(
+        "an in-place run of a saved plan killed at a step's commit or inside the swap: --resume without --model finishes it, the original kept as the backup",
+        arguments: ["step-committed", "backup-linked", "renamed"])
+    func inPlacePlanKilledResumes(point: String) throws {
+        let directory = try Scratch()
+        let model = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/chain").path
+        let store = directory.path("chain.sqlite")
+        try Self.generate(model, version: "Chain 1", rows: 30, at: store)
+        let original = try Data(contentsOf: URL(fileURLWithPath: store))
+        let plan = directory.path("plan.json")
+        try Self.savePlan(model: model, store: store, to: plan, extra: ["--step-by-step"])
+        let whole = directory.path("whole.sqlite")
+        #expect(try TernProcess.run(["migrate", "--plan", plan, store, "--out", whole]).status == 0)
+
+        let killed = try TernProcess.run(["migrate", "--plan", plan, store], environment: ["TERN_CRASH_AT": point])
+        #expect(killed.status != 0)
+        let now = try Data(contentsOf: URL(fileURLWithPath: store))
+        if now != original { #expect(try StoreDump.lines(store) == StoreDump.lines(whole)) }
+        let resumed = try TernProcess.run(["migrate", store, "--resume", "--progress", "none"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(try StoreDump.lines(store) == StoreDump.lines(whole))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path("chain~.sqlite"))) == original)
+    }
+
+    @Test(
         "a plan whose origin is gone, whose steps do not chain from the store's version to the target, or whose first version is not the store's is refused (65), nothing written"
     )
     func plansThatDoNotFitTheStore() throws {
