@@ -7,11 +7,12 @@ import Testing
 @Suite("Bounded memory")
 struct BoundedMemoryTests {
     static let bench = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-memory-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-memory")
     }
 
     /// The highest per-pass peak resident memory `tern migrate --progress json` reports.

@@ -7,11 +7,12 @@ struct CheckAndGenerateCommandTests {
     static let bookStore = repository.appendingPathComponent("configs/bookstore").path
     static let fixtures = repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures/coredata").path
 
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-cli")
     }
 
     private func generate(version: String) throws -> String {

@@ -10,11 +10,12 @@ struct CrashResumeTests {
     /// At least this many kills per run; `TERN_CRASH_KILLS` asks for more in a longer local run.
     static let kills = Int(ProcessInfo.processInfo.environment["TERN_CRASH_KILLS"] ?? "") ?? 30
 
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-crash-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-crash")
     }
 
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }

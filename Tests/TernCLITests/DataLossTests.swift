@@ -5,11 +5,12 @@ import Testing
 /// `--no-data-loss` refuses it.
 @Suite("Data an inferred step drops is never dropped silently")
 struct DataLossTests {
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-loss-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-loss")
         // Version 2 drops an entity, an attribute, and a relationship from both of its ends.
         let files = [
             "model.yaml": "name: Notes\ncurrent: Notes 2\nversions: [v1.yaml, v2.yaml]\n",

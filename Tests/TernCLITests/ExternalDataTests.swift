@@ -7,11 +7,12 @@ import Testing
 @Suite("External binary data travels with the store")
 struct ExternalDataTests {
     static let attachments = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/attachments").path
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-external-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-external")
     }
 
     private func store(_ name: String, rows: Int = 120) throws -> String {

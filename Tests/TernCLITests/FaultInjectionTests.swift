@@ -39,11 +39,12 @@ struct FaultInjectionTests {
         static let attachmentsInPlace = Scenario(model: "configs/attachments", version: "Attachments 1", rows: 40, options: ["--in-swift"], inPlace: true)
     }
 
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-faults-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-faults")
     }
 
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }

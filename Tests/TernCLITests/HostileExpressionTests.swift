@@ -7,11 +7,12 @@ import Testing
 @Suite("Hostile expressions in mapping files")
 struct HostileExpressionTests {
     static let bookStore = CheckAndGenerateCommandTests.bookStore
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-hostile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-hostile")
     }
 
     /// BookStore 3 → 4 in value expressions, with `firstName`'s expression and a filter on the

@@ -4,11 +4,12 @@ import Testing
 /// Values a mapping makes that its destination cannot hold as they are: never stored with exit 0.
 @Suite("Values that do not fit their attribute")
 struct HostileValueTests {
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-values-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-values")
     }
 
     /// A one-entity model in two versions and a store of version 1 with `rows` objects.

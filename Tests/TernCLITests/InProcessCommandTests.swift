@@ -6,11 +6,12 @@ import TernCommands
 /// would exit with and what it printed, and never exits or touches the process's streams.
 @Suite("tern commands run in-process")
 struct InProcessCommandTests {
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-inprocess-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-inprocess")
     }
 
     private func store(_ version: String) -> String {

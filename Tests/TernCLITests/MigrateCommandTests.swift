@@ -5,11 +5,12 @@ import TernSQLite
 @Suite("tern migrate, run as a process")
 struct MigrateCommandTests {
     static let bookStore = CheckAndGenerateCommandTests.bookStore
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-migrate-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-migrate")
     }
 
     private func store(_ name: String = "Books.sqlite") throws -> String {

@@ -9,11 +9,12 @@ import TernSQLite
 @Suite("Stores in use, stores that change, stores that are not what they seem")
 struct StoreInUseTests {
     static let bookStore = CheckAndGenerateCommandTests.bookStore
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-in-use-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-in-use")
     }
 
     private func store(_ name: String = "Books.sqlite", rows: Int = 50) throws -> String {

@@ -6,13 +6,14 @@ import Testing
 /// from it to a version written for it.
 @Suite("A store migrated from the model it carries")
 struct StoreModelTests {
-    let directory: URL
+    /// Removed with the suite's instance, whatever the test did.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
     let store: String
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-storemodel-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = directory.appendingPathComponent("SampleModel2_V2.sqlite").path
+        scratch = try ScratchFolder("tern-storemodel")
+        store = scratch.url.appendingPathComponent("SampleModel2_V2.sqlite").path
         try FileManager.default.copyItem(
             atPath: CheckAndGenerateCommandTests.fixtures + "/alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite",
             toPath: store)
