@@ -42,6 +42,47 @@ struct StoreInUseTests {
         #expect(try SQLiteShell.run(path, "SELECT ZTITLE FROM ZBOOK WHERE Z_PK = 90001;") == "committed meanwhile\n")
     }
 
+    @Test(
+        "with --out and in place: unchanged since the start, the source is proved so by SQLite's commit counter, not read again; a commit that changed nothing is read and passes; one that changed a row is refused (9)",
+        arguments: [true, false])
+    func commitsCountedThenCompared(inPlace: Bool) throws {
+        let path = try store(rows: 3000)
+        // With --out, a rollback-journal store (a WAL store with no -shm is read immutable, and
+        // compared by content only).
+        if !inPlace { try SQLiteShell.run(path, "PRAGMA journal_mode = DELETE;") }
+        let reference = directory.appendingPathComponent("reference.sqlite").path
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", reference, "--progress", "none"]).status == 0)
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        func migrate(_ name: String, committing sql: String?) throws -> (status: Int32, digests: Int, output: String) {
+            let output = inPlace ? path : directory.appendingPathComponent(name).path
+            let arguments = ["migrate", path, "--model", Self.bookStore, "--batch-size", "10", "--log-level", "info"] + (inPlace ? [] : ["--out", output])
+            let run = try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"stepStarted\"")
+            if let sql { try SQLiteShell.run(path, sql) }
+            let outcome = run.resume()
+            return (outcome.status, outcome.standardError.components(separatedBy: "read the source's digest").count - 1, output)
+        }
+        func restore() throws {
+            guard inPlace else { return }
+            for file in try files() where file != "reference.sqlite" { try FileManager.default.removeItem(atPath: directory.appendingPathComponent(file).path) }
+            try original.write(to: URL(fileURLWithPath: path))
+        }
+
+        let untouched = try migrate("untouched.sqlite", committing: nil)
+        #expect(untouched.status == 0 && untouched.digests == 1, "\(untouched.status) \(untouched.digests)")
+        #expect(try StoreDump.lines(untouched.output) == StoreDump.lines(reference))
+        try restore()
+        // Two commits that undo each other (SQLite skips a write of the same bytes altogether).
+        let sameContent = try migrate(
+            "same.sqlite",
+            committing: "INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZTITLE) VALUES (90001, 1, 1, 'briefly'); DELETE FROM ZBOOK WHERE Z_PK = 90001;")
+        #expect(sameContent.status == 0 && sameContent.digests == 2, "\(sameContent.status) \(sameContent.digests)")
+        #expect(try StoreDump.lines(sameContent.output) == StoreDump.lines(reference))
+        try restore()
+        let changed = try migrate("changed.sqlite", committing: "UPDATE ZBOOK SET ZTITLE = 'edited meanwhile' WHERE Z_PK = 1;")
+        #expect(changed.status == 9 && changed.digests == 2, "\(changed.status) \(changed.digests)")
+        #expect(try TernProcess.run(["check", path, "--model", Self.bookStore]).standardOutput.contains("BookStore 1"))
+    }
+
     @Test("an app holds the store open: in place is refused (8, naming its pid) before any work and again before the swap; --resume finishes once it quits")
     func appHoldsTheStoreOpen() throws {
         let path = try store(rows: 3000)

@@ -161,7 +161,7 @@ public struct StoreMigration: Sendable {
                 start.checkingSource += try deliver(
                     final, at: plan.steps[plan.steps.count - 1].destination, from: store, to: finalPath, keepingOriginalAt: start.backup,
                     externalData: Self.externalData(of: run, from: store, step: plan.steps.count - 1).lookup, recorded: run.inputs?.source,
-                    users: ownership.users)
+                    users: ownership.users, commits: ownership.commits)
             }
             for file in run.stepFiles { Self.removeStepStore(file) }
             // Otherwise the rename happened before a crash: the migrated store is already in place.

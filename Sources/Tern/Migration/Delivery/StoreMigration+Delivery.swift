@@ -15,21 +15,23 @@ extension StoreMigration {
     /// - Parameter externalData: the folders the migrated store's external references name files in.
     func deliver(
         _ migrated: String, at version: ObjectModel, from store: String, to finalPath: String, keepingOriginalAt backup: String?,
-        externalData: [String], recorded: StoreDigest?, users: StoreUsers?
+        externalData: [String], recorded: StoreDigest?, users: StoreUsers?, commits: SourceCommits?
     ) throws -> Duration {
         var hold: SourceHold?
         var busy: (any Error)?
         if backup != nil {
-            do { hold = try SourceHold(store: store, users: users) } catch { busy = error }
+            do { hold = try SourceHold(store: store, users: users, connection: commits?.connection) } catch { busy = error }
         }
         defer { hold?.release() }
-        // A change outranks a busy store: waiting for the app to quit cannot help then.
+        // A change outranks a busy store: waiting for the app to quit cannot help then. No
+        // commit since the start digest proves it unchanged; otherwise its content is compared.
         let reading = ContinuousClock.now
-        let current = try digest(of: store)
-        let checking = ContinuousClock.now - reading
-        if let recorded, case let changes = current.changes(since: recorded), !changes.isEmpty {
+        if let recorded, commits?.noneSinceStart(store: store) != true, case let changes = try digest(of: store).changes(since: recorded),
+            !changes.isEmpty
+        {
             throw MigrationError.changedDuringMigration(store: store, changes: changes)
         }
+        let checking = ContinuousClock.now - reading
         if let busy { throw busy }
         if let users, case let others = users.others(), !others.isEmpty {
             throw MigrationError.openElsewhere(store: store, processes: others, resumable: true)
@@ -161,9 +163,11 @@ final class SourceHold {
 
     /// Checkpoints the source's `-wal` into its main file, then takes the write lock; a commit
     /// that slips in between is checkpointed on the next try.
-    init(store: String, users: StoreUsers?) throws {
+    /// - Parameter connection: an open read-write connection to the store to take the lock on
+    ///   (`SourceCommits`'), or nil to open one.
+    init(store: String, users: StoreUsers?, connection given: Connection? = nil) throws {
         let busy = { MigrationError.openElsewhere(store: store, processes: users?.others() ?? [], resumable: true) }
-        connection = try Connection(path: store, configuration: .init(mode: .readWrite, busyTimeout: .seconds(2)))
+        connection = try given ?? Connection(path: store, configuration: .init(mode: .readWrite, busyTimeout: .seconds(2)))
         do {
             for _ in 0..<5 {
                 let checkpoint = try connection.prepare("PRAGMA wal_checkpoint(TRUNCATE)")

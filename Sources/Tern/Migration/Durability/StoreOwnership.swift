@@ -8,6 +8,9 @@ struct StoreOwnership {
     /// Who else has the store open, watched until delivery (in place only). Made before every
     /// connection of the run, so its descriptors outlive them.
     let users: StoreUsers?
+    /// SQLite's count of commits to the source, from before the run reads its digest: at
+    /// delivery, a count that stood still proves the source unchanged without reading it again.
+    let commits: SourceCommits?
 
     init(store: String, finalPath: String, inPlace: Bool) throws {
         lock = try StoreLock(store: finalPath)
@@ -16,10 +19,12 @@ struct StoreOwnership {
             lock.release()
             throw MigrationError.openElsewhere(store: store, processes: others, resumable: false)
         }
+        commits = SourceCommits(store: store, inPlace: inPlace)
     }
 
-    /// Lets the store go: the users' watch, then the lock.
+    /// Lets the store go: the commit counter's connection, the users' watch, then the lock.
     func release() {
+        commits?.close()
         withExtendedLifetime(users) {}
         lock.release()
     }
