@@ -13,8 +13,10 @@ struct SQLInstanceBatches: InstanceBatchWriter {
     let batchWeight: (sql: String, budget: Int)? = nil
     let deferredRelationships: [String]
     private let insert: Statement
-    private let insertArguments: [SQLiteValue]
+    private let valueArguments: [SQLiteValue]
     private let associate: Statement?
+    /// The association table's last rowid before a batch: the batch's own rows follow it.
+    private let lastAssociation: String?
     private let root: String
     private unowned let migrator: StepMigrator
 
@@ -50,16 +52,19 @@ struct SQLInstanceBatches: InstanceBatchWriter {
 
         root = destinationEntity.table
         if migrator.nextKeys[root] == nil { migrator.nextKeys[root] = 1 }
+        // With new keys, the batch reads its own association rows (the rowids after the last one
+        // before it: the table has no index on `source` until the mapping is done), each joined
+        // to its source row by key, rather than joining the whole, growing table per batch.
         let from =
             entry.keepsKeys
-            ? "FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s"
-            : "FROM \(quoteIdentifier(entry.table)) a JOIN \"src\".\(quoteIdentifier(sourceEntity.table)) s ON s.\"Z_PK\" = a.source"
+            ? "FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? AND "
+            : "FROM \(quoteIdentifier(entry.table)) a JOIN \"src\".\(quoteIdentifier(sourceEntity.table)) s ON s.\"Z_PK\" = a.source WHERE a.rowid > ? AND "
         let insert =
             SQLFragment("INSERT INTO \(quoteIdentifier(destinationEntity.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) SELECT ")
             + values.dropFirst().reduce(values[0]) { $0 + SQLFragment(", ") + $1 }
-            + SQLFragment(" \(from) WHERE ") + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ?")
+            + SQLFragment(" \(from)") + selection
         self.insert = try migrator.connection.prepare(insert.sql)
-        insertArguments = values.flatMap(\.arguments) + selection.arguments
+        valueArguments = values.flatMap(\.arguments)
         associate =
             entry.keepsKeys
             ? nil
@@ -68,18 +73,22 @@ struct SQLInstanceBatches: InstanceBatchWriter {
                     "INSERT INTO \(quoteIdentifier(entry.table)) (source, destination) SELECT s.\"Z_PK\", ? + row_number() OVER (ORDER BY s.\"Z_PK\") - 1 FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE "
                 )
                     + selection + SQLFragment(" AND s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? ORDER BY s.\"Z_PK\"")).sql)
+        lastAssociation = entry.keepsKeys ? nil : "SELECT coalesce(max(rowid), 0) FROM \(quoteIdentifier(entry.table))"
     }
 
     func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws -> StepReport.SwiftTimes? {
         let connection = migrator.connection
         while let (after, end) = try batches.next() {
             try commit(end) {
-                if let associate {
+                var range: [SQLiteValue] = [.integer(after), .integer(end)]
+                if let associate, let lastAssociation {
+                    let last = try connection.scalar(lastAssociation)?.int64 ?? 0
                     try associate.bind([SQLiteValue.integer(migrator.nextKeys[root]!)] + selection.arguments + [.integer(after), .integer(end)])
                     try associate.run()
                     migrator.nextKeys[root]! += Int64(connection.changes)
+                    range = [.integer(last)]
                 }
-                try insert.bind(insertArguments + [.integer(after), .integer(end)])
+                try insert.bind(valueArguments + range + selection.arguments)
                 try insert.run()
                 return connection.changes
             }
