@@ -306,6 +306,11 @@ struct FinishedLine: Encodable {
         var seconds: Double
         var verifyingSeconds: Double
         var indexingSeconds: Double
+        /// "Mapping.relationship" → links the step wrote for it.
+        var links: [String: Int]
+        /// "Mapping.relationship" → seconds spent recreating its links after the objects, for
+        /// those recreated apart (the rest are written with their rows).
+        var linkSeconds: [String: Double]
         /// Per entity mapping: what it selected and created, and what verification proved.
         var mappings: [Mapping]
         /// What an inferred step dropped, with its non-NULL values.
@@ -342,7 +347,7 @@ struct FinishedLine: Encodable {
         steps = report.steps.enumerated().map { index, step in
             Step(
                 step: index + 1, stepName: names[index], seconds: step.duration.seconds, verifyingSeconds: step.verifying.seconds,
-                indexingSeconds: step.indexing.seconds,
+                indexingSeconds: step.indexing.seconds, links: step.links, linkSeconds: step.linkSeconds,
                 mappings: step.mappings.map {
                     Mapping(
                         name: $0.name, pass: $0.pass, selected: $0.selected, created: $0.created, keptKeys: $0.keptKeys, swiftTimes: $0.swiftTimes,

@@ -73,6 +73,7 @@ struct BenchReport: Codable {
         if let one = result("tern: CPU-heavy Swift policy, --workers 1"), let two = result("tern: CPU-heavy Swift policy, --workers 2") {
             lines.append("- --workers 2 over --workers 1 (CPU-heavy Swift policy): \(String(format: "%.2f×", one.seconds / two.seconds))")
         }
+        lines += linkRateLines(bookResults)
         let sizes = Set(bookResults.filter { $0.name.hasPrefix("tern: all pushed down") }.map(\.books)).sorted()
         if sizes.count > 1 {
             for prefix in ["tern: all pushed down", "tern: author split"] {
@@ -89,6 +90,14 @@ struct BenchReport: Codable {
                     }
                 }
                 lines.append("- growth, all pushed down: " + growth.joined(separator: ", "))
+                let shares = sizes.compactMap { size in
+                    result("tern: all pushed down", books: size).flatMap { run in
+                        run.verifyingSeconds.map {
+                            "\(count(run.objects)) objects \(String(format: "%.2f s of %.2f s (%.0f%%)", $0, run.seconds, 100 * $0 / run.seconds))"
+                        }
+                    }
+                }
+                lines.append("- verification's share of the run by size, all pushed down: " + shares.joined(separator: ", "))
             }
         }
         lines += charts()
@@ -114,7 +123,19 @@ struct BenchReport: Codable {
         if let tern = result("chain: tern, 3"), let steps = result("chain: tern, step by step") {
             lines.append("- composed / step by step: \(String(format: "%.2f×", tern.seconds / steps.seconds)) the time")
         }
-        return lines
+        return lines + linkRateLines(chainResults)
+    }
+
+    /// Links recreated after the objects (a to-many through its inverse foreign key, a join
+    /// table, an ordered list's keys), per run that recreated any: links per second.
+    private func linkRateLines(_ runs: [BenchResult]) -> [String] {
+        runs.filter { $0.books == runs.first?.books || $0.name.hasPrefix(Self.chain) }.compactMap { run in
+            guard let rates = run.recreatedLinks, !rates.isEmpty else { return nil }
+            let each = rates.map {
+                "\($0.relationship) \(Formatting.count($0.links)) links in \(String(format: "%.2f s", $0.seconds)) (\(Formatting.count(Int($0.perSecond))) links/s)"
+            }
+            return "- links recreated after the objects, \(run.name): " + each.joined(separator: "; ")
+        }
     }
 
     /// The attachments benchmark: its table and its ratios.

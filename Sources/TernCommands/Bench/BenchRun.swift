@@ -80,7 +80,12 @@ struct BenchRun {
             BenchResult(
                 name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
                 peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes,
-                verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +), checkingSourceSeconds: finished.checkingSourceSeconds))
+                verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +), checkingSourceSeconds: finished.checkingSourceSeconds,
+                recreatedLinks: finished.steps.flatMap { step in
+                    step.linkSeconds.compactMap { name, seconds in
+                        step.links[name].map { BenchResult.LinkRate(relationship: name, links: $0, seconds: seconds) }
+                    }
+                }.sorted { $0.relationship < $1.relationship }))
     }
 
     /// `tern migrate` killed with SIGKILL once its progress passes `fraction`, then run again
@@ -156,7 +161,11 @@ struct BenchRun {
 
     private struct Finished: Decodable {
         struct Pass: Decodable { var report: PassReport }
-        struct Step: Decodable { var verifyingSeconds: Double }
+        struct Step: Decodable {
+            var verifyingSeconds: Double
+            var links: [String: Int]
+            var linkSeconds: [String: Double]
+        }
         var passes: [Pass]
         var steps: [Step]
         var checkingSourceSeconds: Double
@@ -187,6 +196,16 @@ struct BenchResult: Codable {
     var verifyingSeconds: Double? = nil
     /// Reading the source's content digest at the start and at delivery (tern runs only).
     var checkingSourceSeconds: Double? = nil
+    /// Relationships whose links were recreated after the objects, with how fast.
+    var recreatedLinks: [LinkRate]? = nil
+
+    /// One relationship's links recreated apart from the objects, and the time they took.
+    struct LinkRate: Codable {
+        var relationship: String
+        var links: Int
+        var seconds: Double
+        var perSecond: Double { seconds > 0 ? Double(links) / seconds : 0 }
+    }
 
     var objectsPerSecond: Double { seconds > 0 ? Double(objects) / seconds : 0 }
 }
