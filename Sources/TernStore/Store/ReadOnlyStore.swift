@@ -43,16 +43,12 @@ public final class ReadOnlyStore: Sendable {
             }
         }
         self.path = path
-        let isWAL = try Self.isWALMode(path)
-        let hasWAL = fileManager.fileExists(atPath: path + "-wal")
-        let hasSHM = fileManager.fileExists(atPath: path + "-shm")
-        switch (isWAL, hasWAL, hasSHM) {
-        case (true, false, false):
-            access = .immutable
+        access = try Self.access(toStoreAt: path)
+        switch access {
+        case .immutable:
             readPath = Self.uri(path, query: "immutable=1")
             snapshotDirectory = nil
-        case (true, true, false):
-            access = .snapshot
+        case .snapshot:
             let directory = fileManager.temporaryDirectory.appendingPathComponent("tern-snapshot-\(UUID().uuidString)")
             let copy = directory.appendingPathComponent("store.sqlite").path
             do {
@@ -66,10 +62,21 @@ public final class ReadOnlyStore: Sendable {
             }
             readPath = copy
             snapshotDirectory = directory
-        default:
-            access = .inPlace
+        case .inPlace:
             readPath = path
             snapshotDirectory = nil
+        }
+    }
+
+    /// How a store at `path` is read, decided without reading it through SQLite or copying it:
+    /// immutable for a WAL store nobody has open (no `-wal`, no `-shm`), a copy for one with a
+    /// `-wal` but no `-shm`, in place otherwise. Throws when it is not an SQLite file.
+    public static func access(toStoreAt path: String) throws -> Access {
+        let fileManager = FileManager.default
+        switch (try isWALMode(path), fileManager.fileExists(atPath: path + "-wal"), fileManager.fileExists(atPath: path + "-shm")) {
+        case (true, false, false): return .immutable
+        case (true, true, false): return .snapshot
+        default: return .inPlace
         }
     }
 
