@@ -127,10 +127,12 @@ extension StepInputs {
         }
         // Positions cost a sort: only where the order is kept or a first link is chosen.
         let ranked = (relationship.isOrdered && rankingOrder) || (!relationship.isToMany && source.isToMany) || manyOwnersPerTarget
-        let ord = ranked ? "1024 * (row_number() OVER (PARTITION BY owner ORDER BY source_ord, source_target) + 1)" : "2048"
         // Order keys written are the source's own where it kept them: every side that writes a
         // list's order then agrees, whichever objects it covers.
         let sourceOrdered = sourceLayout.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn != nil
+        // Without the source's order, `source_ord` is NULL on every row: left out of the window,
+        // SQLite can rank in the order of an index on the pairs instead of sorting them.
+        let ord = ranked ? "1024 * (row_number() OVER (PARTITION BY owner ORDER BY \(sourceOrdered ? "source_ord, " : "")source_target) + 1)" : "2048"
         let (owner, ownerJoin) = associations.owners(entry, key: "p.owner")
         var sql = """
             SELECT owner, target, target_entity, \(ord) AS ord, \(sourceOrdered ? "source_ord" : ord) AS order_key, source_owner, inverse_ord FROM (
