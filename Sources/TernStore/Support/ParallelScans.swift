@@ -9,6 +9,12 @@ package struct ScanResult: Equatable, Sendable {
     /// Counts a query adds after its two columns (verification's links per to-one, counted in
     /// the scan that compares them).
     package var counts: [Int64] = []
+
+    package init(count: Int64, value: Int64?, counts: [Int64] = []) {
+        self.count = count
+        self.value = value
+        self.counts = counts
+    }
 }
 
 /// Read-only queries over whole tables, run side by side on libuv worker threads, each worker

@@ -249,6 +249,32 @@ struct StepVerification {
         return (both[0], both[1])
     }
 
+    /// The same two checksums — of queries that each end in a parenthesized `WHERE` condition —
+    /// each side cut into ranges of its key (`expectedKey` of the table `expectedTable`, and the
+    /// actual side's likewise) and every range of both run on the workers at once, then added
+    /// up (counts and checksums add): one side costlier than the other no longer leaves a worker
+    /// idle, and a large table is read by both.
+    private func compare(
+        expected: SQLFragment, cutBy expectedKey: String, of expectedTable: String, actual: SQLFragment, cutBy actualKey: String, of actualTable: String
+    ) throws -> (want: ScanResult, have: ScanResult) {
+        let keys = options.verificationKeysPerScan ?? RowidRanges.rowidsPerScan
+        let wantRanges = try RowidRanges.conditions(on: expectedKey, of: expectedTable, in: connection, rowidsPerScan: keys)
+        let haveRanges = try RowidRanges.conditions(on: actualKey, of: actualTable, in: connection, rowidsPerScan: keys)
+        let queries =
+            wantRanges.map { expected + SQLFragment(" AND (\($0))") } + haveRanges.map { actual + SQLFragment(" AND (\($0))") }
+        let results = try ParallelScans.run(
+            queries, store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData,
+            preparing: { try SQLCompiler.prepare($0, externalData: $1) }, shouldStop: options.shouldStop)
+        func sum(_ parts: ArraySlice<ScanResult>) -> ScanResult {
+            parts.reduce(into: ScanResult(count: 0, value: 0, counts: parts.first?.counts.map { _ in 0 } ?? [])) { total, part in
+                total.count += part.count
+                total.value = total.value! &+ (part.value ?? 0)
+                total.counts = zip(total.counts, part.counts).map { $0 + $1 }
+            }
+        }
+        return (sum(results.prefix(wantRanges.count)), sum(results.dropFirst(wantRanges.count)))
+    }
+
     // MARK: Objects and values
 
     /// Counts and every value of a mapping whose values are its expressions', with the links of
@@ -294,13 +320,15 @@ struct StepVerification {
             text: { SQLFragment($0) }, join: { $0.reduce(SQLFragment(""), +) })
         let expected =
             SQLFragment("SELECT count(*), tern_checksum(") + expectedArguments
-            + SQLFragment(") FROM \"src\".\(sourceTable) s\(association) WHERE ") + selection
+            + SQLFragment(") FROM \"src\".\(sourceTable) s\(association) WHERE (") + selection + SQLFragment(")")
         let actualArguments = ChecksumArguments.of(affinities: affinities, values: ["d.\"Z_PK\""] + columns.map(\.column))
         // The folded to-ones' links, counted in the same scan for the report.
         let linkCounts = toOnes.map { ", count(d.\(quoteIdentifier(destination.foreignKeyColumns[$0.name]!)))" }.joined()
         let actual =
-            "SELECT count(*), tern_checksum(\(actualArguments))\(linkCounts) FROM \(quoteIdentifier(destination.table)) d WHERE \(objectsCondition(entry))"
-        let (want, have) = try compare(expected: expected, actual: SQLFragment(actual))
+            "SELECT count(*), tern_checksum(\(actualArguments))\(linkCounts) FROM \(quoteIdentifier(destination.table)) d WHERE (\(objectsCondition(entry)))"
+        let (want, have) = try compare(
+            expected: expected, cutBy: "s.\"Z_PK\"", of: "\"src\".\(sourceTable)", actual: SQLFragment(actual), cutBy: "d.\"Z_PK\"",
+            of: quoteIdentifier(destination.table))
         if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass + 1 }) {
             report.mappings[index].selected = Int(want.count)
         }
