@@ -80,6 +80,20 @@ struct BenchCommandTests {
         }
         try? FileManager.default.removeItem(at: directory)
     }
+
+    @Test("a kept --directory runs again: the benchmark store is reused, the attachments and chain stores made anew")
+    func keptDirectoryRunsAgain() throws {
+        let directory = try ScratchFolder("tern-bench-again")
+        let arguments = [
+            "bench", "--books", "200", "--memory-sizes", "100", "--documents", "100", "--chain-objects", "200",
+            "--directory", directory.url.appendingPathComponent("work").path, "--results", directory.url.appendingPathComponent("results").path,
+            "--model", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path,
+        ]
+        for run in 1...2 {
+            let outcome = try TernProcess.run(arguments)
+            #expect(outcome.status == 0, "run \(run): \(outcome.standardError)")
+        }
+    }
 }
 
 /// An SVG file tern wrote, read back with an XML parser: it must be well-formed, and its

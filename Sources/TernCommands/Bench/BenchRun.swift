@@ -40,6 +40,8 @@ struct BenchRun {
     /// linked many-to-many.
     mutating func generateChain(objects: Int, model: String) throws -> Store {
         let store = Store(path: "\(work)/Chain-\(objects).sqlite", books: objects, model: model)
+        // Made anew each run in a kept --directory: its generation's report gives the links.
+        Self.remove(store.path)
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: store.path, rows: objects / 2, seed: 1)
         results.append(
@@ -54,6 +56,8 @@ struct BenchRun {
     /// documents, a quarter of their attachments in files of 100–160 KiB, and 100 folders.
     mutating func generateAttachments(documents: Int, model: String) throws -> Store {
         let store = Store(path: "\(work)/Attachments-\(documents).sqlite", books: documents, model: model)
+        // Made anew each run in a kept --directory, its files beside it with it.
+        Self.remove(store.path)
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: store.path, rows: documents, counts: ["Folder": 100], seed: 1)
         results.append(
