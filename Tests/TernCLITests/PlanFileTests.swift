@@ -6,6 +6,8 @@ import Testing
 /// fresh plan gives, even when the files it was made from changed since.
 @Suite("Saved plans: the plan is the program")
 struct PlanFileTests {
+    static let chain = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/chain").path
+
     /// A copy of one of Tern's example configurations, which the tests may change.
     static func copyOfConfig(_ name: String, into directory: URL) throws -> String {
         let source = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/\(name)")
@@ -20,7 +22,7 @@ struct PlanFileTests {
     }
 
     /// `tern migrate --plan` of `plan` fails with 65, saying `words`, and writes nothing.
-    fileprivate static func expectRefused(plan: String, store: String, in directory: Scratch, saying words: String) throws {
+    static func expectRefused(plan: String, store: String, in directory: ScratchFolder, saying words: String) throws {
         let out = directory.path("out.sqlite")
         let outcome = try TernProcess.run(["migrate", "--plan", plan, store, "--out", out])
         #expect(outcome.status == 65, "\(words): \(outcome.standardError)")
@@ -36,7 +38,7 @@ struct PlanFileTests {
 
     @Test("a saved plan (two passes of mapping files) runs as it is, the files gone since, and gives the store a fresh plan gives")
     func savedPlanRuns() throws {
-        let directory = try Scratch()
+        let directory = try ScratchFolder("tern-plan")
         let model = try Self.copyOfConfig("library", into: directory.url)
         let store = directory.path("library.sqlite")
         try Self.generate(model, version: "Library 1", rows: 40, at: store)
@@ -59,7 +61,7 @@ struct PlanFileTests {
 
     @Test("a saved plan runs on another store of the same version and schema, and refuses one of another schema, naming the version")
     func otherStores() throws {
-        let directory = try Scratch()
+        let directory = try ScratchFolder("tern-plan")
         let model = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/library").path
         let store = directory.path("one.sqlite")
         try Self.generate(model, version: "Library 1", rows: 10, at: store)
@@ -81,8 +83,8 @@ struct PlanFileTests {
 
     @Test("killed after a step, --resume without --model runs the plan the run recorded, to the store an uninterrupted run gives")
     func resumeRunsRecordedPlan() throws {
-        let directory = try Scratch()
-        let model = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/chain").path
+        let directory = try ScratchFolder("tern-plan")
+        let model = Self.chain
         let store = directory.path("chain.sqlite")
         try Self.generate(model, version: "Chain 1", rows: 30, at: store)
         let copy = directory.path("copy.sqlite")
@@ -105,8 +107,8 @@ struct PlanFileTests {
         "an in-place run of a saved plan killed at a step's commit or inside the swap: --resume without --model finishes it, the original kept as the backup",
         arguments: ["step-committed", "backup-linked", "renamed"])
     func inPlacePlanKilledResumes(point: String) throws {
-        let directory = try Scratch()
-        let model = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/chain").path
+        let directory = try ScratchFolder("tern-plan")
+        let model = Self.chain
         let store = directory.path("chain.sqlite")
         try Self.generate(model, version: "Chain 1", rows: 30, at: store)
         let original = try Data(contentsOf: URL(fileURLWithPath: store))
@@ -129,8 +131,8 @@ struct PlanFileTests {
         "a plan whose origin is gone, whose steps do not chain from the store's version to the target, or whose first version is not the store's is refused (65), nothing written"
     )
     func plansThatDoNotFitTheStore() throws {
-        let directory = try Scratch()
-        let model = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/chain").path
+        let directory = try ScratchFolder("tern-plan")
+        let model = Self.chain
         let store = directory.path("c.sqlite")
         try Self.generate(model, version: "Chain 1", rows: 20, at: store)
         let plan = directory.path("plan.json")
@@ -203,8 +205,8 @@ struct PlanFileTests {
         "a plan file is refused (65), nothing written, when edited: an unknown key, a value of another type, schema changes of its own, a mapping that does not validate"
     )
     func editedPlans() throws {
-        let directory = try Scratch()
-        let model = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/chain").path
+        let directory = try ScratchFolder("tern-plan")
+        let model = Self.chain
         let store = directory.path("c.sqlite")
         try Self.generate(model, version: "Chain 3", rows: 5, at: store)
         let plan = directory.path("plan.json")
@@ -248,15 +250,4 @@ struct PlanFileTests {
         let mixed = try TernProcess.run(["migrate", "--plan", plan, "--model", model, store])
         #expect(mixed.status == 64, "\(mixed.standardError)")
     }
-}
-
-/// A fresh directory per test, removed when released.
-private final class Scratch {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("tern-plan-\(UUID().uuidString)")
-
-    init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
 }

@@ -10,5 +10,8 @@ final class ScratchFolder: Sendable {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
+    /// The path of `name` inside the folder.
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
     deinit { try? FileManager.default.removeItem(at: url) }
 }
