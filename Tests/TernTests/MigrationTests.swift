@@ -224,6 +224,24 @@ struct MigrationFaultTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["Books.sqlite"])
     }
 
+    @Test("objects breaking rules in several key ranges are all found, lowest keys first, up to the limit", arguments: [false, true])
+    func validationAcrossRanges(inSwift: Bool) throws {
+        let (path, _) = try source()
+        let connection = try Connection(path: path)
+        try connection.execute("UPDATE ZBOOK SET ZTITLE = '' WHERE Z_PK IN (47, 38, 29)")  // none among the first 8 keys
+        try connection.close()
+        var options = MigrationOptions(violationLimit: 2, registry: .builtIn(inSwift: inSwift))
+        options.keysPerScan = 8
+        let migration = StoreMigration(store: path, model: Self.bookStore, options: options)
+        let error = try requireUnderlying(MigrationFailure.self) { _ = try migration.runBlocking(try migration.plan()) }
+        guard case .validation(let violations) = error else { Issue.record("\(error)"); return }
+        #expect(
+            violations == [
+                ValidationViolation(entity: "Publication", key: 29, rule: "title is shorter than 1"),
+                ValidationViolation(entity: "Publication", key: 38, rule: "title is shorter than 1"),
+            ])
+    }
+
     @Test("an existing destination or backup is refused before anything is written")
     func destinationExists() throws {
         let (path, before) = try source()

@@ -73,7 +73,7 @@ struct VerificationTests {
         let output = directory.path("migrated.sqlite")
         var options = MigrationOptions(batchSize: 40, workers: 2, registry: .builtIn(inSwift: inSwift))
         // Values are compared range by range (ranges of 16 keys), as a large table's are.
-        options.verificationKeysPerScan = 16
+        options.keysPerScan = 16
         let (sql, rows) = (tampering.sql, tampering.rows)
         options.beforeVerification = { connection in
             try connection.execute(sql)

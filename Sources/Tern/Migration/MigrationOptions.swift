@@ -45,9 +45,9 @@ public struct MigrationOptions: Sendable {
     /// Tests only: caps each step's store at this many pages beyond its empty schema (SQLite's
     /// `max_page_count`), so the disk is "full" at a chosen point.
     var extraPages: Int?
-    /// Tests only: keys per range when verification cuts a table's scan (`RowidRanges`), so a
-    /// small store is compared range by range too.
-    var verificationKeysPerScan: Int64?
+    /// Tests only: keys per range when verification and validation cut a table's scan
+    /// (`RowidRanges`), so a small store is read range by range too.
+    var keysPerScan: Int64?
     /// Told when the run passes a point a crash is hardest to survive (between a step's last
     /// commit and its record; inside the final swap), on the thread running it: crash tests kill
     /// the process exactly there. A test hook, not API: `@_spi(Testing) import Tern` sees it.

@@ -57,6 +57,15 @@ extension StepInputs {
         return "d.\"Z_PK\" IN (SELECT destination FROM \(quoteIdentifier(entry.table)))"
     }
 
+    /// Whether every row of the entry's destination table is one of its objects: no other entity
+    /// mapping maps into the table, and no policy wrote objects there (a policy may make objects
+    /// of any entity: the writer records where, `StepWorkspace.swiftWriters`, by root table).
+    func soleWriter(_ entry: PlannedMapping, swiftWriters: [String: Set<Int>]) -> Bool {
+        let table = destinationLayout.entities[entry.destinationEntity]!.table
+        let mapped = associations.entries.filter { destinationLayout.entities[$0.destinationEntity]!.table == table }.map(\.number)
+        return Set(mapped).union(swiftWriters[table] ?? []) == [entry.number]
+    }
+
     /// The ends of relationship mapping `relationship` of `entry`, whose targets are `targets`.
     func linkEnds(_ entry: PlannedMapping, storage: RelationshipStorage, targets: [PlannedMapping]) -> LinkEnds {
         let own: Set<Int> = [entry.number]

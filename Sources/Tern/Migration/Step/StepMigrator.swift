@@ -105,8 +105,9 @@ final class StepMigrator {
                 try policyHook(entry) { try $0.endRelationshipCreation(entry.entityMapping) }
             }
             var violations: [ValidationViolation] = []
-            for entry in entries where violations.count < options.violationLimit {
-                violations += try StepValidation(inputs: inputs).violations(of: entry, limit: options.violationLimit - violations.count)
+            let broken = try StepValidation(inputs: inputs, swiftWriters: try workspace.swiftWriters()).violations(of: entries, limit: options.violationLimit)
+            for (entry, broken) in zip(entries, broken) where violations.count < options.violationLimit {
+                violations += broken.prefix(options.violationLimit - violations.count)
                 if let policy = policies[entry.number] {
                     // Policies report what they find; they read the store, never change it.
                     let reader = try Connection(path: connection.path, configuration: .init(mode: .readOnly))

@@ -232,13 +232,8 @@ struct StepVerification {
         soleWriter(entry) ? "1" : inputs.created(entry)
     }
 
-    /// Whether every row of the entry's destination table is one of its objects: no other entity
-    /// mapping maps into the table, and no policy wrote objects there (a policy may make objects
-    /// of any entity: the writer records where, `StepWorkspace.swiftWriters`).
     private func soleWriter(_ entry: PlannedMapping) -> Bool {
-        let table = destinationLayout.entities[entry.destinationEntity]!.table
-        let mapped = associations.entries.filter { destinationLayout.entities[$0.destinationEntity]!.table == table }.map(\.number)
-        return Set(mapped).union(swiftWriters[table] ?? []) == [entry.number]
+        inputs.soleWriter(entry, swiftWriters: swiftWriters)
     }
 
     /// The checksums of what the source says and of what the store holds, computed side by side.
@@ -257,7 +252,7 @@ struct StepVerification {
     private func compare(
         expected: SQLFragment, cutBy expectedKey: String, of expectedTable: String, actual: SQLFragment, cutBy actualKey: String, of actualTable: String
     ) throws -> (want: ScanResult, have: ScanResult) {
-        let keys = options.verificationKeysPerScan ?? RowidRanges.rowidsPerScan
+        let keys = options.keysPerScan ?? RowidRanges.rowidsPerScan
         let wantRanges = try RowidRanges.conditions(on: expectedKey, of: expectedTable, in: connection, rowidsPerScan: keys)
         let haveRanges = try RowidRanges.conditions(on: actualKey, of: actualTable, in: connection, rowidsPerScan: keys)
         let queries =
