@@ -122,6 +122,14 @@ public enum DataGenerator {
         let first = targets.firstKeys[entity.name]!
         var values = [SQLiteValue](repeating: .null, count: slots.count)
         var chosen = [Target?](repeating: nil, count: relationships.count)
+        // Rows go to the writer a thousand at a time, which inserts several per statement.
+        var keys: [Int64] = []
+        var pending: [SQLiteValue] = []
+        func insertPending() throws {
+            try writer.insert(entity.name, keys: keys[...], values: pending[...])
+            keys.removeAll(keepingCapacity: true)
+            pending.removeAll(keepingCapacity: true)
+        }
         for row in 0..<rows {
             for index in plans.indices {
                 chosen[index] = plans[index].pick(row: row, using: &rng)
@@ -144,8 +152,11 @@ public enum DataGenerator {
                         } ?? .null
                 }
             }
-            try writer.insert(entity.name, key: first + Int64(row), values: values)
+            keys.append(first + Int64(row))
+            pending += values
+            if keys.count == 1_000 { try insertPending() }
         }
+        try insertPending()
     }
 
     private static func writeLinks(_ join: StoreLayout.JoinTable, model: ObjectModel, writer: ObjectWriter, targets: Targets, rng: inout SplitMix64) throws

@@ -147,4 +147,25 @@ struct PolicyKeptKeysTests {
             try rows(output, "SELECT ZNAME FROM ZCATEGORY WHERE ZNAME LIKE 'made for %' ORDER BY 1")
                 == rows(original, "SELECT 'made for ' || ZTITLE FROM ZBOOK WHERE Z_PK % 2 = 0 ORDER BY 1"))
     }
+
+    /// Associates each book's publication with the next book (by key) instead: Core Data lets a
+    /// policy associate any source object.
+    struct AssociatesNextBook: EntityMigrationPolicy {
+        func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+            let next = SourceObject(key: source.key + 1, entity: source.entity, values: [:])
+            context.associate(next, with: context.create(try context.defaultDestination(for: source)))
+        }
+    }
+
+    @Test("an object associated with another source object than its own takes that object's to-ones", arguments: [9, 1000])
+    func associatedWithAnotherSource(batchSize: Int) throws {
+        let (output, _) = try migrate(AssociatesNextBook(), batchSize: batchSize)
+        let original = try Connection(path: source, configuration: .init(mode: .readOnly))
+        #expect(
+            try rows(output, "SELECT p.ZTITLE, c.ZNAME FROM ZPUBLICATION p LEFT JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY ORDER BY 1, 2")
+                == rows(
+                    original,
+                    "SELECT b.ZTITLE, c.ZNAME FROM ZBOOK b LEFT JOIN ZBOOK n ON n.Z_PK = b.Z_PK + 1 LEFT JOIN ZCATEGORY c ON c.Z_PK = n.ZCATEGORY ORDER BY 1, 2"
+                ))
+    }
 }

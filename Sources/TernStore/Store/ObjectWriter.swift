@@ -13,6 +13,8 @@ public final class ObjectWriter {
     /// Next `Z_PK` per root table.
     private var nextKey: [String: Int64] = [:]
     private var inserts: [String: (statement: Statement, columns: [String])] = [:]
+    /// Per entity, the statement inserting `rowsPerInsert(columns:)` objects at once.
+    private var groupInserts: [String: Statement] = [:]
     private var links: [String: Statement] = [:]
 
     /// - Parameters:
@@ -53,6 +55,52 @@ public final class ObjectWriter {
             try value.bind(to: statement, at: index + 2)
         }
         try statement.run()
+    }
+
+    /// Objects one statement inserts: as many as keep its parameters within 999, SQLite's
+    /// smallest limit, and at most 64 — beyond that the statement's own work, paid once per
+    /// run, is a small part of its rows' already.
+    public static func rowsPerInsert(columns: Int) -> Int {
+        max(1, min(64, 999 / (columns + 1)))
+    }
+
+    /// Inserts objects of one entity: `keys[i]` with `values[i * n ..< (i + 1) * n]`, `n` being
+    /// the entity's `insertColumns` count. Groups of `rowsPerInsert` objects go in one
+    /// multi-row `INSERT`, the rest one by one: a writer of many small objects spends much of
+    /// its time starting and ending statements otherwise.
+    public func insert(_ entity: String, keys: ArraySlice<Int64>, values: ArraySlice<SQLiteValue>) throws {
+        let (single, columns) = try insertStatement(for: entity)
+        let width = columns.count
+        guard values.count == keys.count * width else {
+            throw TernError(.badInput, "entity \(entity): \(values.count) values for \(keys.count) objects of \(width) columns")
+        }
+        let group = Self.rowsPerInsert(columns: width)
+        var key = keys.startIndex
+        var value = values.startIndex
+        if keys.count >= group {
+            let statement = try groupInsertStatement(for: entity, rows: group, columns: columns)
+            while keys.endIndex - key >= group {
+                var parameter = 1
+                for _ in 0..<group {
+                    try statement.bind(keys[key], at: parameter)
+                    parameter += 1
+                    key += 1
+                    for _ in 0..<width {
+                        try values[value].bind(to: statement, at: parameter)
+                        parameter += 1
+                        value += 1
+                    }
+                }
+                try statement.run()
+            }
+        }
+        while key < keys.endIndex {
+            try single.bind(keys[key], at: 1)
+            for column in 0..<width { try values[value + column].bind(to: single, at: column + 2) }
+            try single.run()
+            key += 1
+            value += width
+        }
     }
 
     /// Inserts one object from property values (attribute name → value, to-one relationship
@@ -141,8 +189,10 @@ public final class ObjectWriter {
     ///   are not in the store computed them itself).
     public func finish(derivingValues: Bool = true) throws {
         inserts.values.forEach { $0.statement.finalize() }
+        groupInserts.values.forEach { $0.finalize() }
         links.values.forEach { $0.finalize() }
         inserts.removeAll()
+        groupInserts.removeAll()
         links.removeAll()
         let update = try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_SUPER = 0 AND Z_NAME = ?")
         for (table, next) in nextKey.sorted(by: { $0.key < $1.key }) {
@@ -171,12 +221,23 @@ public final class ObjectWriter {
                 if let column = map[relationship.name] { columns.append(column) }
             }
         }
-        let all = ["Z_PK", "Z_ENT", "Z_OPT"] + columns
-        let placeholders = ["?", String(entityLayout.number), "1"] + columns.map { _ in "?" }
-        let sql =
-            "INSERT INTO \(quoteIdentifier(entityLayout.table)) (\(all.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
-        let prepared = (try connection.prepare(sql), columns)
+        let prepared = (try connection.prepare(insertSQL(entityLayout, columns: columns, rows: 1)), columns)
         inserts[entity] = prepared
         return prepared
+    }
+
+    private func groupInsertStatement(for entity: String, rows: Int, columns: [String]) throws -> Statement {
+        if let cached = groupInserts[entity] { return cached }
+        let prepared = try connection.prepare(insertSQL(try entityLayout(entity), columns: columns, rows: rows))
+        groupInserts[entity] = prepared
+        return prepared
+    }
+
+    /// `INSERT` of `rows` objects of the entity: each its key, then `columns`.
+    private func insertSQL(_ entityLayout: StoreLayout.EntityLayout, columns: [String], rows: Int) -> String {
+        let all = ["Z_PK", "Z_ENT", "Z_OPT"] + columns
+        let row = "(" + (["?", String(entityLayout.number), "1"] + columns.map { _ in "?" }).joined(separator: ", ") + ")"
+        return
+            "INSERT INTO \(quoteIdentifier(entityLayout.table)) (\(all.map(quoteIdentifier).joined(separator: ", "))) VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))"
     }
 }

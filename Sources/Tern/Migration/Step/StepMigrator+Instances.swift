@@ -119,10 +119,12 @@ extension StepMigrator {
     }
 
     /// A destination to-one relationship computed inside the INSERT, when every possible target
-    /// is known: its targets keep their keys, or were created already.
+    /// is known: its targets keep their keys, or were created already. With `readingOnlySource`,
+    /// only targets that keep their keys: the values are then SQL over the source row `s` and
+    /// the source alone, which a worker reading the source computes too.
     func fusedForeignKey(
         _ relationship: Relationship, entry: PlannedMapping,
-        destination: StoreLayout.EntityLayout
+        destination: StoreLayout.EntityLayout, readingOnlySource: Bool = false
     ) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
         guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name],
             !inputs.needsMatching(relationship, of: entry.destinationEntity)
@@ -132,7 +134,7 @@ extension StepMigrator {
             let sourceRelationship = step.source.allRelationships(of: entry.sourceEntity).first(where: { $0.name == sourceRelationshipName }),
             !sourceRelationship.isToMany,
             let sourceColumn = sourceLayout.entities[entry.sourceEntity]!.foreignKeyColumns[sourceRelationshipName],
-            !targets.isEmpty, targets.allSatisfy({ $0.keepsKeys || completed.contains($0.number) })
+            !targets.isEmpty, targets.allSatisfy({ readingOnlySource ? associations.keepsKeys($0) : $0.keepsKeys || completed.contains($0.number) })
         else { return nil }
         let key = "s.\(quoteIdentifier(sourceColumn))"
         var columns = [column]

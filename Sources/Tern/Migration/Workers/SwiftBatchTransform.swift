@@ -33,6 +33,11 @@ struct SwiftBatchTransform: Sendable {
     /// leave the attribute NULL without a word, and a value of another kind is refused as Core
     /// Data's validation refuses an object of the wrong class.
     var settableAttributes: [String: [String: AttributeType]]
+    /// The mapping's to-ones computed in the read query (`StepMigrator.fusedForeignKey`), for
+    /// every object of its destination entity associated with the source object: the column
+    /// their values start at and how many there are, or nil; and the query giving the same
+    /// values for one source key (an object associated with another source object).
+    var foreignKeys: (offset: Int, count: Int, byKeySQL: String)?
 }
 
 /// A batch the policy turned into destination objects, waiting for the writer to give them keys.
@@ -51,6 +56,9 @@ struct TransformedBatch: Sendable {
     var links: [(Int, String, InstanceCreationContext.LinkTarget)] = []
     /// Object index → the attributes that identify it (`findOrCreate`).
     var identities: [Int: [String]] = [:]
+    /// Per object, the values of the mapping's fused to-one columns (`SwiftBatchTransform.foreignKeys`),
+    /// or nil: none fused, or the object is not one of the mapping's associated objects.
+    var foreignKeys: [[SQLiteValue]?] = []
 }
 
 /// One worker's reader: its own connection to the source (attached as `src`, as on the writer),
@@ -60,6 +68,7 @@ final class SourceBatchReader {
     private let read: Statement
     private let transform: SwiftBatchTransform
     private let programs: [(name: String, program: ExpressionProgram, offset: Int)]
+    private let foreignKeysByKey: Statement?
     /// The stored forms of the object being transformed, so unchanged values keep theirs.
     private let storedForms: StoredForms
 
@@ -72,6 +81,8 @@ final class SourceBatchReader {
         read = try connection.prepare(transform.readSQL)
         self.transform = transform
         programs = transform.expressions.map { ($0.name, ExpressionProgram($0.expression), $0.offset) }
+        let connection = connection
+        foreignKeysByKey = try transform.foreignKeys.map { try connection.prepare($0.byKeySQL) }
     }
 
     /// Reads source keys in `(after, end]` and runs the policy on each object, in key order;
@@ -117,6 +128,9 @@ final class SourceBatchReader {
             batch.objects += try context.objects.map(storedInCoreDataForm)
             for (index, keys) in context.identities { batch.identities[base + index] = keys }
             batch.associations += context.associations.map { ($0.source.key, base + $0.object.index) }
+            if let fused = transform.foreignKeys {
+                try fuseForeignKeys(fused, into: &batch, from: context, base: base, row: values, source: source.key)
+            }
             batch.links += context.links.map { owner, relationship, target in
                 if case .created(let handle) = target { return (base + owner.index, relationship, .created(CreatedObject(index: base + handle.index))) }
                 return (base + owner.index, relationship, target)
@@ -125,6 +139,27 @@ final class SourceBatchReader {
         }
         batch.seconds = (ContinuousClock.now - started).seconds
         return batch
+    }
+
+    /// Gives each object of the mapping's destination entity associated with a source object
+    /// the fused to-one values of that source object, as stage 2 would link it: the row's own
+    /// values, or for another source object a policy associated, that object's, read by key.
+    private func fuseForeignKeys(
+        _ fused: (offset: Int, count: Int, byKeySQL: String), into batch: inout TransformedBatch, from context: InstanceCreationContext, base: Int,
+        row: [SQLiteValue], source: Int64
+    ) throws {
+        batch.foreignKeys += repeatElement(nil, count: context.objects.count)
+        let own = Array(row[(fused.offset + 1)..<(fused.offset + 1 + fused.count)])
+        for (associated, object) in context.associations where context.objects[object.index].entity == transform.destinationEntity {
+            guard associated.key != source else {
+                batch.foreignKeys[base + object.index] = own
+                continue
+            }
+            guard let byKey = foreignKeysByKey else { continue }
+            try byKey.bind([SQLiteValue.integer(associated.key)])
+            defer { byKey.reset() }
+            batch.foreignKeys[base + object.index] = try byKey.step() ? (0..<fused.count).map { byKey.row.value(at: $0) } : nil
+        }
     }
 
     /// Refuses an object of an entity the destination lacks, or with a value (or identifying

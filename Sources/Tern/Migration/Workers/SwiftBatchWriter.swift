@@ -7,27 +7,55 @@ import TernMapping
 /// which attribute (and default) fills each inserted column, worked out once.
 final class SwiftBatchStatements {
     let objects: ObjectWriter
-    let associate: Statement
     let link: Statement
     let findUnique: Statement
     let recordUnique: Statement
     let recordWriter: Statement
+    /// Association rows, `rowsPerInsert` at a time, and one at a time for the rest.
+    private let associateGroup: Statement
+    private let associateOne: Statement
+    static let associationsPerInsert = ObjectWriter.rowsPerInsert(columns: 2)
+    /// The entity the fused to-ones are written for, and where their values go in its columns.
+    let foreignKeysEntity: String
+    private let foreignKeyColumns: [String]
+    private(set) var foreignKeyPositions: [Int] = []
 
-    init(connection: Connection, layout: StoreLayout, associationTable: String) throws {
+    /// What fills one destination entity's inserted columns.
+    struct Columns {
+        let layout: StoreLayout.EntityLayout
+        /// Per inserted column, the attribute it holds (nil for a to-one's columns) and its default.
+        let sources: [(attribute: String?, defaultValue: SQLiteValue)]
+    }
+
+    init(connection: Connection, layout: StoreLayout, associationTable: String, foreignKeys: (entity: String, columns: [String])) throws {
         objects = try ObjectWriter(connection: connection, layout: layout)
-        associate = try connection.prepare("INSERT INTO \(quoteIdentifier(associationTable)) (source, destination, entity) VALUES (?, ?, ?)")
+        let association = "INSERT INTO \(quoteIdentifier(associationTable)) (source, destination, entity) VALUES "
+        associateGroup = try connection.prepare(association + Array(repeating: "(?, ?, ?)", count: Self.associationsPerInsert).joined(separator: ", "))
+        associateOne = try connection.prepare(association + "(?, ?, ?)")
         link = try connection.prepare(
             "INSERT INTO \(StepWorkspace.linksTable) (owner, owner_entity, relationship, target, target_entity, target_mapping) VALUES (?, ?, ?, ?, ?, ?)")
         findUnique = try connection.prepare("SELECT destination FROM \(StepWorkspace.uniqueTable) WHERE entity = ? AND identity = ?")
         recordUnique = try connection.prepare("INSERT INTO \(StepWorkspace.uniqueTable) (entity, identity, destination) VALUES (?, ?, ?)")
         recordWriter = try connection.prepare("INSERT OR IGNORE INTO \(StepWorkspace.writersTable) (entry, root) VALUES (?, ?)")
+        (foreignKeysEntity, foreignKeyColumns) = foreignKeys
+        if !foreignKeyColumns.isEmpty {
+            let inserted = try objects.insertColumns(for: foreignKeysEntity)
+            foreignKeyPositions = foreignKeyColumns.map { inserted.firstIndex(of: $0)! }
+        }
     }
 
-    private var columnSources: [String: [(attribute: String?, defaultValue: SQLiteValue)]] = [:]
+    private var columnSources: [String: Columns] = [:]
+    /// The last entity asked for: a batch's objects are mostly of one entity.
+    private var last: (entity: String, columns: Columns)?
 
     /// For each column `objects` inserts for `entity`: the attribute it holds and its default.
-    func columns(of entity: String, layout: StoreLayout.EntityLayout, model: ObjectModel) throws -> [(attribute: String?, defaultValue: SQLiteValue)] {
-        if let known = columnSources[entity] { return known }
+    func columns(of entity: String, layout: StoreLayout, model: ObjectModel) throws -> Columns? {
+        if let last, last.entity == entity { return last.columns }
+        if let known = columnSources[entity] {
+            last = (entity, known)
+            return known
+        }
+        guard let entityLayout = layout.entities[entity] else { return nil }
         let defaults = Dictionary(
             uniqueKeysWithValues: model.allAttributes(of: entity).map { attribute in
                 // A default kept outside the store is too large to be one: stored inline, behind its marker.
@@ -36,13 +64,34 @@ final class SwiftBatchStatements {
                 }
                 return (attribute.name, SQLiteValue.blob(ExternalBinaryData.inlineValue(bytes)))
             })
-        let attributeOfColumn = Dictionary(layout.attributeColumns.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        let attributeOfColumn = Dictionary(entityLayout.attributeColumns.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
         let sources = try objects.insertColumns(for: entity).map { column -> (attribute: String?, defaultValue: SQLiteValue) in
             let attribute = attributeOfColumn[column]
             return (attribute, attribute.flatMap { defaults[$0] } ?? .null)
         }
-        columnSources[entity] = sources
-        return sources
+        let columns = Columns(layout: entityLayout, sources: sources)
+        columnSources[entity] = columns
+        last = (entity, columns)
+        return columns
+    }
+
+    /// Inserts association rows `(source, destination, entity)`, several per statement.
+    func associate(_ rows: [(source: Int64, destination: Int64, entity: Int64)]) throws {
+        var index = 0
+        while rows.count - index >= Self.associationsPerInsert {
+            for row in 0..<Self.associationsPerInsert {
+                let (source, destination, entity) = rows[index + row]
+                try associateGroup.bind(source, at: 3 * row + 1)
+                try associateGroup.bind(destination, at: 3 * row + 2)
+                try associateGroup.bind(entity, at: 3 * row + 3)
+            }
+            try associateGroup.run()
+            index += Self.associationsPerInsert
+        }
+        for (source, destination, entity) in rows[index...] {
+            try associateOne.bind([source, destination, entity])
+            try associateOne.run()
+        }
     }
 }
 
@@ -64,15 +113,26 @@ extension StepMigrator {
 
     /// Writes one transformed batch inside the caller's transaction: destination keys (the
     /// existing object for `findOrCreate`, the source key where `sourceKeys` gives it, else the
-    /// next key in creation order), then associations, then links.
+    /// next key in creation order), then associations, then links. Objects of one entity in a
+    /// row are inserted together, several per statement (`ObjectWriter.insert(_:keys:values:)`).
     func write(_ batch: TransformedBatch, of entry: PlannedMapping, with statements: SwiftBatchStatements) throws {
         let mapping = entry.entityMapping
         let sourceKeys = sourceKeys(batch, of: entry)
         var keys: [Int64] = []
         keys.reserveCapacity(batch.objects.count)
         var tables: Set<String> = []
+        /// Objects not yet inserted, all of `pendingEntity`: their keys and their columns' values.
+        var pendingEntity = ""
+        var pendingKeys: [Int64] = []
+        var pendingValues: [SQLiteValue] = []
+        func insertPending() throws {
+            guard !pendingKeys.isEmpty else { return }
+            try statements.objects.insert(pendingEntity, keys: pendingKeys[...], values: pendingValues[...])
+            pendingKeys.removeAll(keepingCapacity: true)
+            pendingValues.removeAll(keepingCapacity: true)
+        }
         for (index, object) in batch.objects.enumerated() {
-            guard let layout = destinationLayout.entities[object.entity] else {
+            guard let columns = try statements.columns(of: object.entity, layout: destinationLayout, model: step.destination) else {
                 throw TernError(
                     .badInput,
                     "entity mapping \(mapping.name): the policy created an object of \(object.entity), which is not in \(step.destination.versionName)")
@@ -89,33 +149,46 @@ extension StepMigrator {
                     continue
                 }
             }
+            let table = columns.layout.table
             let key: Int64
             if let sourceKey = sourceKeys[index] {
                 key = sourceKey
             } else {
-                key = nextKeys[layout.table, default: 1]
-                nextKeys[layout.table] = key + 1
+                key = nextKeys[table, default: 1]
+                nextKeys[table] = key + 1
             }
             keys.append(key)
-            let values = try statements.columns(of: object.entity, layout: layout, model: step.destination).map { column in
-                column.attribute.flatMap { object.values[$0] } ?? column.defaultValue
+            if object.entity != pendingEntity {
+                try insertPending()
+                pendingEntity = object.entity
+                tables.insert(table)
             }
-            try statements.objects.insert(object.entity, key: key, values: values)
-            tables.insert(layout.table)
+            pendingKeys.append(key)
+            let first = pendingValues.count
+            for column in columns.sources {
+                pendingValues.append(column.attribute.flatMap { object.values[$0] } ?? column.defaultValue)
+            }
+            if !batch.foreignKeys.isEmpty, let foreignKeys = batch.foreignKeys[index] {
+                for (position, value) in zip(statements.foreignKeyPositions, foreignKeys) { pendingValues[first + position] = value }
+            }
             if let identity {
                 try statements.recordUnique.bind([object.entity, identity, key])
                 try statements.recordUnique.run()
             }
         }
+        try insertPending()
         for table in tables {
             try statements.recordWriter.bind([Int64(entry.number), table])
             try statements.recordWriter.run()
         }
         countUnassociated(batch, of: entry)
-        for (source, index) in batch.associations {
-            try statements.associate.bind([source, keys[index], Int64(destinationLayout.entities[batch.objects[index].entity]!.number)])
-            try statements.associate.run()
-        }
+        var entityNumbers: (entity: String, number: Int64) = ("", 0)
+        try statements.associate(
+            batch.associations.map { source, index in
+                let entity = batch.objects[index].entity
+                if entity != entityNumbers.entity { entityNumbers = (entity, Int64(destinationLayout.entities[entity]!.number)) }
+                return (source, keys[index], entityNumbers.number)
+            })
         for (owner, relationship, target) in batch.links {
             let (targetKey, targetEntity, targetMapping): (Int64, String, String?)
             switch target {
@@ -132,17 +205,19 @@ extension StepMigrator {
         }
     }
 
-    /// Object index → the source key it takes (`PlannedMapping.policyMayKeepKeys`): for each
+    /// Per object index, the source key it takes, or nil (`PlannedMapping.policyMayKeepKeys`): for each
     /// source object of this batch, the first object of the mapping's destination table it was
     /// associated with. Decided by source object, so the same whatever the batch boundaries;
     /// the key counter starts above every source key, so no other object can hold one.
-    private func sourceKeys(_ batch: TransformedBatch, of entry: PlannedMapping) -> [Int: Int64] {
-        guard entry.policyMayKeepKeys else { return [:] }
+    private func sourceKeys(_ batch: TransformedBatch, of entry: PlannedMapping) -> [Int64?] {
+        var given = [Int64?](repeating: nil, count: batch.objects.count)
+        guard entry.policyMayKeepKeys else { return given }
         let table = destinationLayout.entities[entry.destinationEntity]!.table
-        var given: [Int: Int64] = [:]
         var taken: Set<Int64> = []
+        taken.reserveCapacity(batch.associations.count)
         for (source, index) in batch.associations where batch.after < source && source <= batch.end && given[index] == nil && !taken.contains(source) {
-            guard destinationLayout.entities[batch.objects[index].entity]?.table == table else { continue }
+            let entity = batch.objects[index].entity
+            guard entity == entry.destinationEntity || destinationLayout.entities[entity]?.table == table else { continue }
             given[index] = source
             taken.insert(source)
         }

@@ -26,8 +26,28 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         self.migrator = migrator
         var compiler = SQLCompiler(layout: migrator.sourceLayout, schema: "src")
         selection = migrator.inputs.sourceSelection(entry, compiler: &compiler)
-        transform = migrator.swiftTransform(entry, policy: policy, selection: selection, compiler: &compiler)
-        statements = try SwiftBatchStatements(connection: migrator.connection, layout: migrator.destinationLayout, associationTable: entry.table)
+        // A to-one whose targets keep their keys is read with the source row and written with
+        // the object, as the SQL path writes it inside its INSERT; the others in stage 2.
+        let destinationEntity = migrator.destinationLayout.entities[entry.destinationEntity]!
+        var fused: (columns: [String], values: [SQLFragment]) = ([], [])
+        var deferred: [String] = []
+        for relationship in migrator.step.destination.allRelationships(of: entry.destinationEntity) where entry.mapping.relationships[relationship.name] != nil
+        {
+            if let written = migrator.fusedForeignKey(relationship, entry: entry, destination: destinationEntity, readingOnlySource: true),
+                written.values.allSatisfy({ $0.arguments.isEmpty })
+            {
+                fused.columns += written.columns
+                fused.values += written.values
+                migrator.relationships.writtenLinks += written.written
+            } else {
+                deferred.append(relationship.name)
+            }
+        }
+        deferredRelationships = deferred
+        transform = migrator.swiftTransform(entry, policy: policy, selection: selection, foreignKeys: fused.values.map(\.sql), compiler: &compiler)
+        statements = try SwiftBatchStatements(
+            connection: migrator.connection, layout: migrator.destinationLayout, associationTable: entry.table,
+            foreignKeys: (entry.destinationEntity, fused.columns))
         batchSize = migrator.options.batchSize
         // Values from files are held whole in a batch: their size bounds it too.
         let sourceEntity = migrator.sourceLayout.entities[entry.sourceEntity]!
@@ -39,11 +59,6 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
                 external.map { "tern_external_size(s.\(quoteIdentifier(sourceEntity.attributeColumns[$0.name]!)))" }.joined(separator: " + "),
                 Self.externalDataBudget
             )
-        // Every relationship mapping is recreated in stage 2, through this mapping's
-        // associations, whatever the policy does with the objects' values.
-        deferredRelationships = migrator.step.destination.allRelationships(of: entry.destinationEntity).map(\.name).filter {
-            entry.mapping.relationships[$0] != nil
-        }
     }
 
     func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws -> StepReport.SwiftTimes? {
@@ -139,8 +154,9 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
 extension StepMigrator {
     /// What workers need: the read query (every stored attribute and to-one key of the source
     /// entity, then the inputs of each value expression, for the default destination object).
-    func swiftTransform(_ entry: PlannedMapping, policy: any EntityMigrationPolicy, selection: SQLFragment, compiler: inout SQLCompiler) -> SwiftBatchTransform
-    {
+    func swiftTransform(
+        _ entry: PlannedMapping, policy: any EntityMigrationPolicy, selection: SQLFragment, foreignKeys: [String], compiler: inout SQLCompiler
+    ) -> SwiftBatchTransform {
         let mapping = entry.entityMapping
         let sourceEntity = sourceLayout.entities[entry.sourceEntity]!
         let attributes = step.source.allAttributes(of: entry.sourceEntity).filter { !$0.isTransient }
@@ -157,6 +173,8 @@ extension StepMigrator {
             expressions.append((name, compiled, columns.count))
             columns += compiled.inputs.map { compiler.sql($0, alias: "s") }
         }
+        let fused = foreignKeys.isEmpty ? nil : (offset: columns.count, count: foreignKeys.count)
+        columns += foreignKeys
         let read =
             SQLFragment(
                 "SELECT s.\"Z_PK\"\(columns.isEmpty ? "" : ", " + columns.joined(separator: ", ")) FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE "
@@ -176,6 +194,12 @@ extension StepMigrator {
                             step.destination.allAttributes(of: entity.name).filter { !$0.isTransient }.map { ($0.name, $0.type) },
                             uniquingKeysWith: { first, _ in first })
                     )
-                }))
+                }),
+            foreignKeys: fused.map {
+                (
+                    $0.offset, $0.count,
+                    "SELECT \(foreignKeys.joined(separator: ", ")) FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE s.\"Z_PK\" = ?"
+                )
+            })
     }
 }
