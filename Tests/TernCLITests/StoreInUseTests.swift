@@ -49,6 +49,9 @@ struct StoreInUseTests {
         let inPlace = kind == "in place"
         let path = try store(rows: 3000)
         if kind == "rollback journal" { try SQLiteShell.run(path, "PRAGMA journal_mode = DELETE;") }
+        // A main file proves nothing until it has been still for a while (a write in the same
+        // tick of the file system's clock would leave the same times).
+        if kind == "WAL at rest" { Thread.sleep(forTimeInterval: Self.stillFor) }
         #expect(FileManager.default.fileExists(atPath: path + "-shm") == false, "a generated store is at rest")
         let reference = directory.appendingPathComponent("reference.sqlite").path
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", reference, "--progress", "none"]).status == 0)
@@ -81,6 +84,39 @@ struct StoreInUseTests {
         let changed = try migrate("changed.sqlite", committing: "UPDATE ZBOOK SET ZTITLE = 'edited meanwhile' WHERE Z_PK = 1;")
         #expect(changed.status == 9 && changed.digests == 2, "\(changed.status) \(changed.digests)")
         #expect(try TernProcess.run(["check", path, "--model", Self.bookStore]).standardOutput.contains("BookStore 1"))
+    }
+
+    /// Longer than a store file must have been still for its state to prove anything.
+    static let stillFor = 2.5
+
+    @Test(
+        "a resumed run whose source is still the file it began with (unwritten for a while, no -wal frames) takes the recorded digest without reading it; a source written since is read, and refused when it changed"
+    )
+    func resumeTrustsAStillSource() throws {
+        let path = try store(rows: 3000)
+        Thread.sleep(forTimeInterval: Self.stillFor)
+        let reference = directory.appendingPathComponent("reference.sqlite").path
+        #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", reference, "--progress", "none"]).status == 0)
+        let output = directory.appendingPathComponent("out.sqlite").path
+        let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--log-level", "info"]
+        func killedThenResumed(committing sql: String?) throws -> (outcome: TernProcess.Outcome, digests: Int) {
+            try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"batchCommitted\"").kill()
+            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(".out.sqlite.tern-migration.json").path))
+            if let sql { try SQLiteShell.run(path, sql) }
+            let outcome = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
+            return (outcome, outcome.standardError.components(separatedBy: "read the source's digest").count - 1)
+        }
+
+        let still = try killedThenResumed(committing: nil)
+        #expect(still.outcome.status == 0 && still.digests == 0, "\(still.outcome.standardError)")
+        #expect(still.outcome.standardError.contains("the source is the file the run began with, unchanged"))
+        #expect(try StoreDump.lines(output) == StoreDump.lines(reference))
+        try FileManager.default.removeItem(atPath: output)
+
+        let changed = try killedThenResumed(committing: "UPDATE ZBOOK SET ZTITLE = 'edited meanwhile' WHERE Z_PK = 1;")
+        #expect(changed.outcome.status != 0 && changed.digests == 1, "\(changed.outcome.standardError)")
+        #expect(changed.outcome.standardError.contains("the source store changed"), "\(changed.outcome.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: output))
     }
 
     @Test("an app holds the store open: in place is refused (8, naming its pid) before any work and again before the swap; --resume finishes once it quits")

@@ -19,11 +19,11 @@ import TernStore
 final class SourceCommits {
     private enum Evidence {
         case counter(Connection, atStart: SQLiteValue)
-        case wholeFile(FileState)
+        case wholeFile(StoreFileState)
     }
 
     private let evidence: Evidence
-    private let file: FileState
+    private let file: StoreFileState
 
     /// The connection the counter is read on, if there is one; in place, the swap's hold takes
     /// its lock here.
@@ -36,7 +36,7 @@ final class SourceCommits {
     /// store on it); otherwise a read-only connection's, or for a store Tern reads immutable, the
     /// main file's state. Nil when the store is read through a copy or cannot be opened.
     init?(store: String, inPlace: Bool) {
-        guard let file = FileState(of: store) else { return nil }
+        guard let file = StoreFileState(of: store) else { return nil }
         let access = inPlace ? ReadOnlyStore.Access.inPlace : try? ReadOnlyStore.access(toStoreAt: store)
         switch access {
         case .inPlace:
@@ -46,6 +46,7 @@ final class SourceCommits {
             else { return nil }
             evidence = .counter(connection, atStart: version)
         case .immutable:
+            guard file.isStill() else { return nil }
             evidence = .wholeFile(file)
         case .snapshot, nil:
             return nil
@@ -56,39 +57,14 @@ final class SourceCommits {
     /// True when no one else has committed to the store since the evidence was taken, and the
     /// same file is still at `store`.
     func noneSinceStart(store: String) -> Bool {
-        guard let now = FileState(of: store), now.isSameFile(as: file) else { return false }
+        guard let now = StoreFileState(of: store), now.isSameFile(as: file) else { return false }
         switch evidence {
         case .counter(let connection, let atStart):
             return (try? connection.pragma("data_version")) == atStart
         case .wholeFile(let then):
-            let wal = FileState(of: store + "-wal")
-            return now == then && (wal == nil || wal?.size == 0)
+            return now == then && StoreFileState.hasNoWALFrames(store)
         }
     }
 
     func close() { try? connection?.close() }
-
-    /// A file's identity (device and inode: a store replaced by another file is another file
-    /// even where its counter would match), size and modification time.
-    private struct FileState: Equatable {
-        let device: UInt64
-        let inode: UInt64
-        let size: Int64
-        let modified: timespec
-
-        init?(of path: String) {
-            var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
-            size = Int64(info.st_size)
-            modified = info.st_mtim
-        }
-
-        func isSameFile(as other: FileState) -> Bool { device == other.device && inode == other.inode }
-
-        static func == (a: FileState, b: FileState) -> Bool {
-            a.isSameFile(as: b) && a.size == b.size && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
-        }
-    }
 }

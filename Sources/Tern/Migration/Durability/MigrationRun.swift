@@ -26,6 +26,9 @@ public struct MigrationRun: Codable, Sendable {
     /// The plan the run runs: a resume runs it again, never a plan made anew (nil in a record an
     /// older tern wrote).
     public var plan: StoreMigration.Plan?
+    /// The source file as its digest was read, when it had been still and had no `-wal` frames:
+    /// a resume that finds it so again knows the digest without reading it (nil: read it).
+    var sourceFile: StoreFileState?
 
     /// Where the record of a migration into `finalPath` is kept.
     public static func path(for finalPath: String) -> String {

@@ -17,6 +17,9 @@ enum WorkUnit: Hashable, Sendable {
     /// The links policies made in one pass, per relationship, then the pass as a whole.
     case policyLinks(pass: Int, entity: String, relationship: String)
     case policyLinksApplied(pass: Int)
+    /// Stage 3 of a pass: every object its entity mappings created met the destination model's
+    /// rules and the policies' own validation.
+    case validated(pass: Int)
 
     /// The stored form.
     var key: String {
@@ -28,6 +31,7 @@ enum WorkUnit: Hashable, Sendable {
         case .relationshipHook(let number): "hook:\(number)"
         case .policyLinks(let pass, let entity, let relationship): "policylinks:\(pass):\(entity).\(relationship)"
         case .policyLinksApplied(let pass): "policylinks:\(pass)"
+        case .validated(let pass): "validated:\(pass)"
         }
     }
 
@@ -47,6 +51,7 @@ enum WorkUnit: Hashable, Sendable {
         case "mirror": guard let (name, relationship) = named() else { return nil }; self = .mirror(mapping: number, name: name, relationship: relationship)
         case "hook" where parts.count == 2: self = .relationshipHook(mapping: number)
         case "policylinks" where parts.count == 2: self = .policyLinksApplied(pass: number)
+        case "validated" where parts.count == 2: self = .validated(pass: number)
         case "policylinks":
             guard let (entity, relationship) = named() else { return nil }; self = .policyLinks(pass: number, entity: entity, relationship: relationship)
         default: return nil
@@ -62,6 +67,7 @@ enum WorkUnit: Hashable, Sendable {
         case .links, .laterLinks, .mirror: "recreate relationships"
         case .relationshipHook: "policy relationships"
         case .policyLinks, .policyLinksApplied: "apply policy links"
+        case .validated: "validate"
         }
     }
 
@@ -73,7 +79,7 @@ enum WorkUnit: Hashable, Sendable {
             "\(name).\(relationship)"
         case .relationshipHook(let number): "entity mapping \(number)"
         case .policyLinks(_, let entity, let relationship): "\(entity).\(relationship)"
-        case .policyLinksApplied(let pass): "pass \(pass + 1)"
+        case .policyLinksApplied(let pass), .validated(let pass): "pass \(pass + 1)"
         }
     }
 }

@@ -104,26 +104,11 @@ final class StepMigrator {
             for entry in entries {
                 try policyHook(entry) { try $0.endRelationshipCreation(entry.entityMapping) }
             }
-            var violations: [ValidationViolation] = []
-            let broken = try StepValidation(inputs: inputs, swiftWriters: try workspace.swiftWriters()).violations(of: entries, limit: options.violationLimit)
-            for (entry, broken) in zip(entries, broken) where violations.count < options.violationLimit {
-                violations += broken.prefix(options.violationLimit - violations.count)
-                if let policy = policies[entry.number] {
-                    // Policies report what they find; they read the store, never change it.
-                    let reader = try Connection(path: connection.path, configuration: .init(mode: .readOnly))
-                    defer { try? reader.close() }
-                    // As the writer reads: Tern's SQL functions, and the source as `src`.
-                    try SQLCompiler.prepare(reader, externalData: inputs.externalData)
-                    try reader.execute("ATTACH DATABASE \(quoteLiteral(inputs.sourceAttachURI)) AS src")
-                    let context = ValidationContext(mapping: entry.entityMapping, connection: reader, layout: destinationLayout)
-                    try MigrationError.inPolicy(policy.name(in: entry.entityMapping), mapping: entry.entityMapping) {
-                        try policy.performCustomValidation(context)
-                    }
-                    violations += context.violations.prefix(options.violationLimit - violations.count)
-                }
-            }
-            if !violations.isEmpty {
-                throw MigrationFailure.validation(violations)
+            // A resumed run whose pass was validated before it stopped has nothing new to check.
+            let validated = WorkUnit.validated(pass: pass)
+            if !workspace[validated].done {
+                try validate(entries)
+                try workspace.commit(validated, done: true) { StepWorkspace.Progress() }
             }
             for entry in entries {
                 try policyHook(entry) { try $0.endEntityMapping(entry.entityMapping) }
@@ -156,6 +141,32 @@ final class StepMigrator {
         report.verifying = finishing - verifying
         report.indexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started
+    }
+
+    /// Stage 3 of a pass: the destination model's rules over every object its entity mappings
+    /// created, then each policy's own validation; throws the violations, up to the limit.
+    private func validate(_ entries: [PlannedMapping]) throws {
+        var violations: [ValidationViolation] = []
+        let broken = try StepValidation(inputs: inputs, swiftWriters: try workspace.swiftWriters()).violations(of: entries, limit: options.violationLimit)
+        for (entry, broken) in zip(entries, broken) where violations.count < options.violationLimit {
+            violations += broken.prefix(options.violationLimit - violations.count)
+            if let policy = policies[entry.number] {
+                // Policies report what they find; they read the store, never change it.
+                let reader = try Connection(path: connection.path, configuration: .init(mode: .readOnly))
+                defer { try? reader.close() }
+                // As the writer reads: Tern's SQL functions, and the source as `src`.
+                try SQLCompiler.prepare(reader, externalData: inputs.externalData)
+                try reader.execute("ATTACH DATABASE \(quoteLiteral(inputs.sourceAttachURI)) AS src")
+                let context = ValidationContext(mapping: entry.entityMapping, connection: reader, layout: destinationLayout)
+                try MigrationError.inPolicy(policy.name(in: entry.entityMapping), mapping: entry.entityMapping) {
+                    try policy.performCustomValidation(context)
+                }
+                violations += context.violations.prefix(options.violationLimit - violations.count)
+            }
+        }
+        if !violations.isEmpty {
+            throw MigrationFailure.validation(violations)
+        }
     }
 
     /// Runs one hook of the entry's policy, if it has one, naming the policy in what it throws.
