@@ -111,7 +111,7 @@ struct BenchReport: Codable {
         guard let chainObjects, !chainResults.isEmpty else { return [] }
         let count = Formatting.count
         var lines = Self.table(
-            "Chain: \(count(chainObjects)) objects (authors and books)\(chainLinks.map { " with \(count($0)) many-to-many links" } ?? ""), Chain 1 → 4 through three inferred steps: Book renamed Publication, its notes dropped; its authors made ordered, an edition added with a default; an author's name renamed (configs/chain).",
+            "Chain: \(count(chainObjects)) objects (authors and books)\(chainLinks.map { " with \(count($0)) many-to-many links" } ?? ""), Chain 1 → 4 through three inferred steps: Book renamed Publication, its notes dropped; its authors made ordered, and so each author's edited publications (a list kept in their editor key, recreated through it), an edition added with a default; an author's name renamed (configs/chain).",
             chainResults, prefix: Self.chain, script: result("chain: hand-written"), naive: result("chain: naive"))
         if let tern = result("chain: tern, 3"), let ceiling = result("chain: hand-written") {
             lines.append("- tern (composed) / hand-written SQL in one pass: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")

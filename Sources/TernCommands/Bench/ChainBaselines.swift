@@ -4,28 +4,35 @@ import Tern
 import TernSQLite
 
 /// The chain benchmark's stores (`configs/chain`): Chain 1's join table of book authors and
-/// Chain 4's, ordered on the publication's side, named as the layouts store them.
+/// Chain 4's, ordered on the publication's side, named as the layouts store them; and the
+/// editor key, whose list (an author's edited publications) Chain 4 orders.
 private struct ChainLayouts {
-    let source: (table: String, book: String, author: String)
-    let destination: (table: String, publication: String, author: String, order: String)
+    let source: (table: String, book: String, author: String, editor: String)
+    let destination: (table: String, publication: String, author: String, order: String, editor: String, editorOrder: String)
 
     init(model: String) throws {
         let versioned = try ModelLoader.load(model)
         let first = StoreLayout(model: versioned.versions[0])
         let last = StoreLayout(model: versioned.current)
         guard case .joinTable(let table, let book, let author, _)? = first.storage(ofRelationship: "authors", of: "Book"),
-            case .joinTable(let newTable, let publication, let newAuthor, let order?)? = last.storage(ofRelationship: "authors", of: "Publication")
+            case .joinTable(let newTable, let publication, let newAuthor, let order?)? = last.storage(ofRelationship: "authors", of: "Publication"),
+            case .foreignKey(let editor)? = first.storage(ofRelationship: "editor", of: "Book"),
+            case .inverseForeignKey(_, let newEditor, let editorOrder?)? = last.storage(ofRelationship: "edited", of: "Author")
         else {
-            throw TernError(.badInput, "not the chain benchmark's model: Book.authors and Publication.authors (ordered) must be many-to-many", path: model)
+            throw TernError(
+                .badInput,
+                "not the chain benchmark's model: Book.authors and Publication.authors (ordered) must be many-to-many, Author.edited an ordered to-many with a to-one inverse",
+                path: model)
         }
-        source = (table, book, author)
-        destination = (newTable, publication, newAuthor, order)
+        source = (table, book, author, editor)
+        destination = (newTable, publication, newAuthor, order, newEditor, editorOrder)
     }
 }
 
 /// The chain benchmark's ceiling: Chain 1 → 4 as one hand-written SQL pass — authors with their
-/// name renamed, books as publications without notes and with edition 1, the authors' links
-/// numbered in key order (as tern orders a list that had no order) — keys kept, indexes after.
+/// name renamed, books as publications without notes and with edition 1 and their editor, the
+/// authors' links and each editor's publications numbered in key order (as tern orders a list
+/// that had no order) — keys kept, indexes after.
 struct ChainCeilingCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chain-sql-ceiling", abstract: "Run the chain benchmark's hand-written SQL baseline (used by tern bench).", shouldDisplay: false)
@@ -39,8 +46,12 @@ struct ChainCeilingCommand: ParsableCommand {
             try connection.execute(
                 "INSERT INTO ZAUTHOR (Z_PK, Z_ENT, Z_OPT, ZFULLNAME, ZBORN) SELECT Z_PK, \(number("Author")), 1, ZNAME, ZBORN FROM src.ZAUTHOR")
             try connection.execute(
-                "INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE, ZEDITION) SELECT Z_PK, \(number("Publication")), 1, ZTITLE, ZPRICE, 1 FROM src.ZBOOK"
-            )
+                """
+                INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE, ZEDITION, \(to.editor), \(to.editorOrder))
+                SELECT Z_PK, \(number("Publication")), 1, ZTITLE, ZPRICE, 1, \(from.editor),
+                       CASE WHEN \(from.editor) IS NOT NULL THEN 1024 * (row_number() OVER (PARTITION BY \(from.editor) ORDER BY Z_PK) + 1) END
+                FROM src.ZBOOK ORDER BY Z_PK
+                """)
             try connection.execute(
                 """
                 INSERT INTO \(to.table) (\(to.publication), \(to.author), \(to.order))
@@ -72,10 +83,18 @@ struct ChainNaiveCommand: ParsableCommand {
             "SELECT Z_PK, ZNAME, ZBORN FROM ZAUTHOR",
             into: "INSERT INTO ZAUTHOR (Z_PK, Z_ENT, Z_OPT, ZFULLNAME, ZBORN) VALUES (?, \(layout.entities["Author"]!.number), 1, ?, ?)"
         ) { [$0[1], $0[2]] }
+        // Each editor's publications numbered as they come, in key order.
+        var edited: [Int64: Int64] = [:]
         let publications = try copy(
-            "SELECT Z_PK, ZTITLE, ZPRICE FROM ZBOOK",
-            into: "INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE, ZEDITION) VALUES (?, \(layout.entities["Publication"]!.number), 1, ?, ?, 1)"
-        ) { [$0[1], $0[2]] }
+            "SELECT Z_PK, ZTITLE, ZPRICE, \(from.editor) FROM ZBOOK ORDER BY Z_PK",
+            into:
+                "INSERT INTO ZPUBLICATION (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE, ZEDITION, \(to.editor), \(to.editorOrder)) VALUES (?, \(layout.entities["Publication"]!.number), 1, ?, ?, 1, ?, ?)"
+        ) { row in
+            guard let editor = row[3].int64, let author = authors[editor] else { return [row[1], row[2], .null, .null] }
+            let position = edited[editor, default: 0] + 1
+            edited[editor] = position
+            return [row[1], row[2], .integer(author), .integer(1024 * (position + 1))]
+        }
         // The statements end with this function, before the store is closed.
         func copyLinks() throws {
             let link = try connection.prepare("INSERT INTO \(to.table) (\(to.publication), \(to.author), \(to.order)) VALUES (?, ?, ?)")

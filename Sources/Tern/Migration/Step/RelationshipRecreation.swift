@@ -167,19 +167,19 @@ final class RelationshipRecreation {
     /// a join table's order keys, whose primary key may start with either side).
     func apply(pairs: String, relationship: Relationship, ownerEntity: String, storage: RelationshipStorage, orderOnly: Bool = false, unit: WorkUnit) throws {
         let destinationEntity = destinationLayout.entities[ownerEntity]!
-        let column: String, landing: String
+        let column: String, landing: String, kept: String
         switch storage {
         case .joinTable(let table, let own, let destination, let order):
             try insertJoinRows(
                 pairs: pairs, into: table, own: own, destination: destination, order: order, relationship: relationship, ownerEntity: ownerEntity, unit: unit)
             return
-        case .foreignKey(let own): (column, landing) = (own, "owner")
-        case .inverseForeignKey(_, let inverse, _): (column, landing) = (inverse, "target")
+        case .foreignKey(let own): (column, landing, kept) = (own, "owner", "owner, target, target_entity, ord, inverse_ord")
+        case .inverseForeignKey(_, let inverse, _): (column, landing, kept) = (inverse, "target", "owner, target, order_key")
         }
         // Foreign keys are set by UPDATE … FROM, which joins the pairs: they are sorted into a
-        // table first, once.
+        // table first, once, with only the columns the update reads (a smaller sort).
         try connection.execute("DROP TABLE IF EXISTS temp.tern_pairs")
-        try connection.execute("CREATE TEMP TABLE tern_pairs AS SELECT * FROM (\(pairs)) ORDER BY \(landing)")
+        try connection.execute("CREATE TEMP TABLE tern_pairs AS SELECT \(kept) FROM (\(pairs)) ORDER BY \(landing)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.tern_pairs") }
         let count = Int(try connection.scalar("SELECT count(*) FROM temp.tern_pairs")?.int64 ?? 0)
         try workspace.commit(unit, done: true) {
