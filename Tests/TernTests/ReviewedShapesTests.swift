@@ -7,6 +7,7 @@ import Testing
 import TernGenerate
 import TernExamples
 import TernSQLite
+import Synchronization
 
 /// Shapes a hostile review found losing links or failing: each migrates by content, on the SQL
 /// and the Swift path.
@@ -203,6 +204,59 @@ struct ReviewedShapesTests {
         #expect(
             try rows(migrated, "SELECT ZBOOK, Z_PK FROM ZCHAPTER WHERE ZBOOK IS NOT NULL ORDER BY ZBOOK, Z_FOK_BOOK")
                 == rows(migrated, "SELECT ZBOOK, Z_PK FROM ZCHAPTER WHERE ZBOOK IS NOT NULL ORDER BY ZBOOK, Z_PK"))
+    }
+
+    @Test(
+        "an ordered list made from an unordered one with both sides mapped: numbered ahead on the SQL path, each object takes its place as it is written, as stage 2 numbers it on the Swift path"
+    )
+    func orderedListNumberedAhead() throws {
+        let v1 = """
+            entities:
+              Book:
+                attributes: { title: string }
+                relationships: { chapters: { destination: Chapter, toMany: true, inverse: book } }
+              Chapter:
+                attributes: { title: string }
+                relationships: { book: { destination: Book, inverse: chapters } }
+            """
+        let model = try model(
+            "AHEAD", v1, v1.replacingOccurrences(of: "toMany: true, inverse: book", with: "toMany: true, ordered: true, inverse: book"),
+            mappings: [
+                "m.yaml": """
+                entityMappings:
+                  - { name: BookToBook, type: copy, source: Book, destination: Book, attributes: { title: $source.title }, relationships: { chapters: $source.chapters } }
+                  - { name: ChapterToChapter, type: copy, source: Chapter, destination: Chapter, attributes: { title: $source.title }, relationships: { book: $source.book } }
+                """
+            ])
+        // Gaps in the keys, and chapters of no book.
+        let edit = "DELETE FROM ZCHAPTER WHERE Z_PK % 7 = 0; UPDATE ZCHAPTER SET ZBOOK = NULL WHERE Z_PK % 5 = 0"
+        let (source, sql) = try migrate(model, rows: 60, edit: edit, inSwift: false)
+        let (_, swift) = try migrate(model, rows: 60, edit: edit, inSwift: true)
+        let places = "SELECT Z_PK, ZBOOK, Z_FOK_BOOK FROM ZCHAPTER ORDER BY Z_PK"
+        #expect(try rows(sql, places) == rows(swift, places))
+        #expect(
+            try rows(sql, places)
+                == rows(
+                    source,
+                    "SELECT Z_PK, ZBOOK, CASE WHEN ZBOOK IS NOT NULL THEN 1024 * (row_number() OVER (PARTITION BY ZBOOK ORDER BY Z_PK) + 1) END FROM ZCHAPTER ORDER BY Z_PK"
+                ))
+        #expect(try sql.scalar("SELECT count(*) FROM ZCHAPTER WHERE ZBOOK IS NOT NULL") != .integer(0))
+
+        // Stopped after three batches of chapters and resumed: numbered ahead again, the same places.
+        let interrupted = directory.path("AHEAD-resumed.sqlite")
+        let chapterBatches = Mutex(0)
+        var options = MigrationOptions(batchSize: 7, workers: 2, registry: .builtIn)
+        options.progress = { event in
+            if case .batchCommitted(let mapping, _, _, _, _) = event, mapping == "ChapterToChapter" { chapterBatches.withLock { $0 += 1 } }
+        }
+        options.shouldStop = { chapterBatches.withLock { $0 >= 3 } }
+        let stopping = StoreMigration(store: directory.path("AHEAD-false.sqlite"), model: model, options: options)
+        #expect(throws: (any Error).self) { _ = try stopping.runBlocking(try stopping.plan(), output: interrupted) }
+        #expect(!FileManager.default.fileExists(atPath: interrupted))
+        options.shouldStop = { false }
+        let resuming = StoreMigration(store: directory.path("AHEAD-false.sqlite"), model: model, options: options)
+        _ = try resuming.runBlocking(try resuming.plan(), output: interrupted, resume: true)
+        #expect(try rows(Connection(path: interrupted, configuration: .init(mode: .readOnly)), places) == rows(sql, places))
     }
 
     @Test("every book copied by two mappings keeps its category, with categories' books mapped too", arguments: [false, true])

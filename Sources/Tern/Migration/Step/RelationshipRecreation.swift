@@ -24,6 +24,13 @@ final class RelationshipRecreation {
     private var destinationLayout: StoreLayout { inputs.destinationLayout }
     private var associations: AssociationTables { inputs.associations }
 
+    /// Records the links of an ordered list numbered ahead of its objects (`ListRanks`), which
+    /// took their places as they were written: `name` is the list's own mapping's.
+    func numberedAhead(_ name: String, links count: Int, in time: Duration) {
+        links[name] = count
+        linkTimes[name, default: .zero] += time
+    }
+
     init(inputs: StepInputs, workspace: StepWorkspace) {
         self.inputs = inputs
         self.workspace = workspace

@@ -18,6 +18,8 @@ struct SQLInstanceBatches: InstanceBatchWriter {
     /// The association table's last rowid before a batch: the batch's own rows follow it.
     private let lastAssociation: String?
     private let root: String
+    /// Ordered lists' places the objects take as they are inserted, numbered before the first batch.
+    private let ranks: [ListRanks]
     private unowned let migrator: StepMigrator
 
     init(_ entry: PlannedMapping, migrator: StepMigrator) throws {
@@ -38,17 +40,21 @@ struct SQLInstanceBatches: InstanceBatchWriter {
             values.append(migrator.inputs.storedValue(attribute, in: entry, compiler: &compiler))
         }
         var deferred: [String] = []
+        var ranks: [ListRanks] = []
         for relationship in migrator.step.destination.allRelationships(of: entry.destinationEntity) {
             guard entry.mapping.relationships[relationship.name] != nil else { continue }
             if let fused = migrator.fusedForeignKey(relationship, entry: entry, destination: destinationEntity) {
                 columns += fused.columns
                 values += fused.values
                 migrator.relationships.writtenLinks += fused.written
+                ranks += fused.ranks
             } else {
                 deferred.append(relationship.name)
             }
         }
         deferredRelationships = deferred
+        self.ranks = ranks
+        for list in ranks { try migrator.connection.execute(list.create) }
 
         root = destinationEntity.table
         if migrator.nextKeys[root] == nil { migrator.nextKeys[root] = 1 }
@@ -78,6 +84,12 @@ struct SQLInstanceBatches: InstanceBatchWriter {
 
     func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws -> StepReport.SwiftTimes? {
         let connection = migrator.connection
+        for list in ranks {
+            let started = ContinuousClock.now
+            for statement in list.fill { try connection.execute(statement) }
+            migrator.relationships.numberedAhead(list.name, links: connection.changes, in: ContinuousClock.now - started)
+        }
+        defer { for list in ranks { try? connection.execute(list.drop) } }
         while let (after, end) = try batches.next() {
             try commit(end) {
                 var range: [SQLiteValue] = [.integer(after), .integer(end)]

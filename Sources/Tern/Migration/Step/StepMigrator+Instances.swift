@@ -125,7 +125,7 @@ extension StepMigrator {
     func fusedForeignKey(
         _ relationship: Relationship, entry: PlannedMapping,
         destination: StoreLayout.EntityLayout, readingOnlySource: Bool = false
-    ) -> (columns: [String], values: [SQLFragment], written: [LinkEnds])? {
+    ) -> (columns: [String], values: [SQLFragment], written: [LinkEnds], ranks: [ListRanks])? {
         guard !relationship.isToMany, let column = destination.foreignKeyColumns[relationship.name],
             !inputs.needsMatching(relationship, of: entry.destinationEntity)
         else { return nil }
@@ -145,15 +145,62 @@ extension StepMigrator {
         }
         let ends = inputs.linkEnds(entry, storage: .foreignKey(column: column), targets: targets)
         var written = [ends]
-        if let orderColumn = destination.orderColumns[relationship.name],
-            let sourceOrder = sourceLayout.entities[entry.sourceEntity]!.orderColumns[sourceRelationshipName]
-        {
-            // The inverse to-many is ordered and so was the source's: keep its order. Otherwise
-            // the to-many side's mapping numbers them in stage 2.
-            columns.append(orderColumn)
-            values.append(SQLFragment("s.\(quoteIdentifier(sourceOrder))"))
-            written.append(ends.order(orderColumn))
+        var ranks: [ListRanks] = []
+        if let orderColumn = destination.orderColumns[relationship.name] {
+            if let sourceOrder = sourceLayout.entities[entry.sourceEntity]!.orderColumns[sourceRelationshipName] {
+                // The inverse to-many is ordered and so was the source's: keep its order.
+                columns.append(orderColumn)
+                values.append(SQLFragment("s.\(quoteIdentifier(sourceOrder))"))
+                written.append(ends.order(orderColumn))
+            } else if !readingOnlySource, let listed = listRanks(relationship, of: entry, owner: targets) {
+                // The list's order is numbered before the objects are written, and each object
+                // takes its place as it is inserted. Otherwise the to-many side's mapping
+                // numbers them in stage 2, rewriting every object.
+                columns.append(orderColumn)
+                values.append(SQLFragment("(SELECT r.order_key FROM temp.\(quoteIdentifier(listed.table)) r WHERE r.target = s.\"Z_PK\")"))
+                written.append(ends.order(orderColumn))
+                ranks.append(listed)
+            }
         }
-        return (columns, values, written)
+        return (columns, values, written, ranks)
     }
+
+    /// The places in an ordered list of the objects `entry` creates, where the list is kept in
+    /// their foreign key of `relationship` and the source kept no order: the pairs the list's
+    /// own mapping would number in stage 2 (`StepInputs.mappedPairs`), numbered ahead into a
+    /// temporary table by destination key. Only where those pairs and this mapping's objects
+    /// are one set: `entry` keeps its keys and is the list's only target mapping, and the list's
+    /// owner mapping, in the same pass, is the relationship's only target.
+    private func listRanks(_ relationship: Relationship, of entry: PlannedMapping, owner targets: [PlannedMapping]) -> ListRanks? {
+        guard entry.keepsKeys, targets.count == 1, let owner = targets.first, owner.pass == entry.pass, let inverseName = relationship.inverse,
+            owner.mapping.relationships[inverseName] != nil,
+            let list = step.destination.allRelationships(of: owner.destinationEntity).first(where: { $0.name == inverseName }),
+            list.isToMany, list.isOrdered, !inputs.needsMatching(list, of: owner.destinationEntity),
+            inputs.targets(of: list, in: owner).1.map(\.number) == [entry.number],
+            let storage = destinationLayout.storage(ofRelationship: inverseName, of: owner.destinationEntity),
+            case .inverseForeignKey = storage,
+            let pairs = inputs.mappedPairs(owner, relationship: list, storage: storage)
+        else { return nil }
+        return ListRanks(name: "\(owner.entityMapping.name).\(inverseName)", table: "tern_list_\(entry.number)_\(relationship.name)", pairs: pairs)
+    }
+}
+
+/// An ordered list's places, numbered ahead of the objects that take them (`listRanks`): a
+/// temporary table of destination key → order key, filled from the list's pairs.
+struct ListRanks {
+    /// The list's own relationship mapping, "Mapping.relationship", as stage 2 names its links.
+    let name: String
+    let table: String
+    let pairs: String
+
+    /// Creates the table, empty: the objects' INSERT refers to it when it is prepared.
+    var create: String { "CREATE TEMP TABLE IF NOT EXISTS \(quoteIdentifier(table)) (target INTEGER PRIMARY KEY, order_key INTEGER)" }
+    /// Fills it, in key order (appended, not inserted at random): a target's first pair only.
+    var fill: [String] {
+        [
+            "DELETE FROM temp.\(quoteIdentifier(table))",
+            "INSERT OR IGNORE INTO temp.\(quoteIdentifier(table)) SELECT target, order_key FROM (\(pairs)) ORDER BY target",
+        ]
+    }
+    var drop: String { "DROP TABLE IF EXISTS temp.\(quoteIdentifier(table))" }
 }

@@ -34,7 +34,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         for relationship in migrator.step.destination.allRelationships(of: entry.destinationEntity) where entry.mapping.relationships[relationship.name] != nil
         {
             if let written = migrator.fusedForeignKey(relationship, entry: entry, destination: destinationEntity, readingOnlySource: true),
-                written.values.allSatisfy({ $0.arguments.isEmpty })
+                written.values.allSatisfy({ $0.arguments.isEmpty }), written.ranks.isEmpty
             {
                 fused.columns += written.columns
                 fused.values += written.values
