@@ -104,4 +104,39 @@ struct VerificationTests {
         #expect(verified["ChapterToChapter"] == ["count", "values of 1 attribute", "relationships book"])
         #expect(verified["TagToLabel"] == ["count", "values of 1 attribute"])
     }
+
+    @Test(
+        "a list kept in its objects' foreign key with the source's order keys is compared in the objects' own scan: two places swapped, or a place lost, are caught",
+        arguments: [
+            "UPDATE ZPAGE SET Z_FOK_BOOK = -Z_FOK_BOOK WHERE ZBOOK = (SELECT ZBOOK FROM ZPAGE WHERE ZBOOK IS NOT NULL GROUP BY ZBOOK HAVING count(*) >= 2 ORDER BY ZBOOK LIMIT 1)",
+            // The last page of a list of several loses its order key (a list's first page keeps its place without one).
+            """
+            UPDATE ZPAGE SET Z_FOK_BOOK = NULL WHERE Z_PK = (SELECT p.Z_PK FROM ZPAGE p WHERE p.ZBOOK IS NOT NULL
+              AND p.Z_FOK_BOOK = (SELECT max(q.Z_FOK_BOOK) FROM ZPAGE q WHERE q.ZBOOK = p.ZBOOK) AND (SELECT count(*) FROM ZPAGE q WHERE q.ZBOOK = p.ZBOOK) >= 2
+              ORDER BY p.Z_PK LIMIT 1)
+            """,
+        ], [false, true])
+    func listOrderInTheObjectsScan(_ sql: String, inSwift: Bool) throws {
+        let bench = try ModelLoader.load(Configs.path("bench"))
+        let source = directory.path("bench.sqlite")
+        _ = try DataGenerator.generate(model: bench.versions[0], at: source, rows: 200, counts: ["Page": 600, "Category": 10], seed: 5)
+        var options = MigrationOptions(batchSize: 40, workers: 2, registry: .builtIn(inSwift: inSwift))
+        options.keysPerScan = 64
+        let untouched = StoreMigration(store: source, model: bench, options: options)
+        let report = try untouched.runBlocking(try untouched.plan(), output: directory.path("untouched.sqlite"))
+        // The pages' list compared with their values: no scan of its own.
+        #expect(report.steps[0].mappings.first { $0.name == "PageToPage" }?.verified == ["count", "values of 2 attributes", "relationships book"])
+        options.beforeVerification = { connection in
+            try connection.execute(sql)
+            #expect(connection.changes >= 1, "the tampering changed a page")
+        }
+        let migration = StoreMigration(store: source, model: bench, options: options)
+        let error = try requireUnderlying(MigrationFailure.self) { _ = try migration.runBlocking(try migration.plan(), output: directory.path("out.sqlite")) }
+        guard case .verification(let message) = error else {
+            Issue.record("expected a verification failure, got \(error)")
+            return
+        }
+        // Compared with the pages' values on the SQL path; as links where a policy wrote the pages.
+        #expect(message.contains(inSwift ? "BookToPublication.pages" : "PageToPage.book"), "\(message)")
+    }
 }

@@ -58,14 +58,23 @@ struct StepVerification {
         // A storage whose every writer joins the same entity mappings holds what any one of them
         // says: compared once, through one of them (a to-one in its owner's row, with the values).
         let agreed = Set(groups.filter { _, group in group.allSatisfy { $0.ends.joinsSameObjects(as: group[0].ends) && !$0.touchedByPolicy } }.keys)
+        // A list kept in its objects' foreign key, whose every ordered side keeps the source's
+        // order keys: each object's key is compared with its source object's, in the same scan.
+        let ordersKeptBySource = Set(
+            groups.filter { place, group in
+                let ordered = group.filter { $0.storage.orderColumn != nil }
+                return agreed.contains(place) && !ordered.isEmpty && ordered.allSatisfy(keepsSourceOrderKeys)
+            }.keys)
 
         var proven: [Int: [String]] = [:]
         var folded: Set<String> = []
         for entry in associations.entries {
             let mapping = entry.entityMapping
             if entry.valuesFollowExpressions {
-                let foldable = Set(contributions.filter { $0.entry.number == entry.number && agreed.contains($0.ends.place) }.map(\.relationship.name))
-                let (attributes, toOnes) = try verifyObjects(entry, folding: foldable)
+                let own = contributions.filter { $0.entry.number == entry.number && agreed.contains($0.ends.place) }
+                let (attributes, toOnes) = try verifyObjects(
+                    entry, folding: Set(own.map(\.relationship.name)),
+                    withSourceOrder: Set(own.filter { ordersKeptBySource.contains($0.ends.place) }.map(\.relationship.name)))
                 proven[entry.number] = ["count", attributes == 1 ? "values of 1 attribute" : "values of \(attributes) attributes"]
                 folded.formUnion(contributions.filter { $0.entry.number == entry.number && toOnes.contains($0.relationship.name) }.map(\.ends.place))
             } else {
@@ -275,7 +284,9 @@ struct StepVerification {
     /// Counts and every value of a mapping whose values are its expressions', with the links of
     /// its to-ones that hold one link per object in its own row (compared like values, in the
     /// same scan). Returns how many attributes were compared, and those to-ones.
-    private mutating func verifyObjects(_ entry: PlannedMapping, folding: Set<String>) throws -> (attributes: Int, toOnes: [String]) {
+    private mutating func verifyObjects(_ entry: PlannedMapping, folding: Set<String>, withSourceOrder: Set<String>) throws -> (
+        attributes: Int, toOnes: [String]
+    ) {
         let mapping = entry.entityMapping
         let sourceTable = quoteIdentifier(sourceLayout.entities[entry.sourceEntity]!.table)
         let destination = destinationLayout.entities[entry.destinationEntity]!
@@ -295,14 +306,30 @@ struct StepVerification {
         }
         let attributeCount = columns.count
         let toOnes = step.destination.allRelationships(of: entry.destinationEntity).filter { relationship in
-            guard folding.contains(relationship.name),
-                let column = destination.foreignKeyColumns[relationship.name], destination.orderColumns[relationship.name] == nil,
+            guard folding.contains(relationship.name), let column = destination.foreignKeyColumns[relationship.name],
                 let link = foreignKeyValue(entry, relationship)
             else { return false }
+            // The object's place in the list its inverse keeps: the source object's order key,
+            // where every side of the list keeps the source's keys (`keepsSourceOrderKeys`).
+            var place: (actual: String, expected: String)?
+            if let orderColumn = destination.orderColumns[relationship.name] {
+                let sourceName = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1).0
+                guard withSourceOrder.contains(relationship.name),
+                    let sourceOrder = sourceLayout.entities[entry.sourceEntity]!.orderColumns[sourceName]
+                else { return false }
+                place = (
+                    "CASE WHEN d.\(quoteIdentifier(column)) IS NOT NULL THEN d.\(quoteIdentifier(orderColumn)) END",
+                    "CASE WHEN (\(link.target)) IS NOT NULL THEN s.\(quoteIdentifier(sourceOrder)) END"
+                )
+            }
             columns.append((relationship.name, "d.\(quoteIdentifier(column))", SQLFragment(link.target)))
             affinities.append("N")
             if let entityColumn = destination.entityColumns[relationship.name] {
                 columns.append((relationship.name, "d.\(quoteIdentifier(entityColumn))", SQLFragment(link.entity)))
+                affinities.append("N")
+            }
+            if let place {
+                columns.append((relationship.name, place.actual, SQLFragment(place.expected)))
                 affinities.append("N")
             }
             return true
