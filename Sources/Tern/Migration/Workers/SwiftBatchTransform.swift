@@ -56,9 +56,10 @@ struct TransformedBatch: Sendable {
     var links: [(Int, String, InstanceCreationContext.LinkTarget)] = []
     /// Object index → the attributes that identify it (`findOrCreate`).
     var identities: [Int: [String]] = [:]
-    /// Per object, the values of the mapping's fused to-one columns (`SwiftBatchTransform.foreignKeys`),
-    /// or nil: none fused, or the object is not one of the mapping's associated objects.
-    var foreignKeys: [[SQLiteValue]?] = []
+    /// The values of the mapping's fused to-one columns (`SwiftBatchTransform.foreignKeys`), as
+    /// many per object, in one flat array (no array per object held in memory): NULL for an
+    /// object that is not one of the mapping's associated objects. Empty when none are fused.
+    var foreignKeys: [SQLiteValue] = []
 }
 
 /// One worker's reader: its own connection to the source (attached as `src`, as on the writer),
@@ -148,17 +149,19 @@ final class SourceBatchReader {
         _ fused: (offset: Int, count: Int, byKeySQL: String), into batch: inout TransformedBatch, from context: InstanceCreationContext, base: Int,
         row: [SQLiteValue], source: Int64
     ) throws {
-        batch.foreignKeys += repeatElement(nil, count: context.objects.count)
-        let own = Array(row[(fused.offset + 1)..<(fused.offset + 1 + fused.count)])
+        batch.foreignKeys += repeatElement(.null, count: context.objects.count * fused.count)
+        let own = row[(fused.offset + 1)..<(fused.offset + 1 + fused.count)]
         for (associated, object) in context.associations where context.objects[object.index].entity == transform.destinationEntity {
+            let first = (base + object.index) * fused.count
             guard associated.key != source else {
-                batch.foreignKeys[base + object.index] = own
+                batch.foreignKeys.replaceSubrange(first..<first + fused.count, with: own)
                 continue
             }
             guard let byKey = foreignKeysByKey else { continue }
             try byKey.bind([SQLiteValue.integer(associated.key)])
             defer { byKey.reset() }
-            batch.foreignKeys[base + object.index] = try byKey.step() ? (0..<fused.count).map { byKey.row.value(at: $0) } : nil
+            let values = try byKey.step() ? (0..<fused.count).map { byKey.row.value(at: $0) } : Array(repeating: .null, count: fused.count)
+            batch.foreignKeys.replaceSubrange(first..<first + fused.count, with: values)
         }
     }
 

@@ -168,8 +168,11 @@ extension StepMigrator {
             for column in columns.sources {
                 pendingValues.append(column.attribute.flatMap { object.values[$0] } ?? column.defaultValue)
             }
-            if !batch.foreignKeys.isEmpty, let foreignKeys = batch.foreignKeys[index] {
-                for (position, value) in zip(statements.foreignKeyPositions, foreignKeys) { pendingValues[first + position] = value }
+            if !batch.foreignKeys.isEmpty, object.entity == statements.foreignKeysEntity {
+                let fused = statements.foreignKeyPositions.count
+                for (offset, position) in statements.foreignKeyPositions.enumerated() {
+                    pendingValues[first + position] = batch.foreignKeys[index * fused + offset]
+                }
             }
             if let identity {
                 try statements.recordUnique.bind([object.entity, identity, key])
