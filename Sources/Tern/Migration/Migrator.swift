@@ -37,7 +37,7 @@ public enum Migrator {
                 if resume { StoreMigration.remove(destination) }  // cut before its schema was committed
                 // The store keeps its identity: object URIs an app saved (x-coredata://UUID/…) go on
                 // naming its objects, as after Core Data's own migration.
-                let uuid = try StoreMetadata.read(storeAt: source).uuid.flatMap(UUID.init(uuidString:)) ?? UUID()
+                let uuid = try StoreMetadata.read(storeAt: source, countingRows: false).uuid.flatMap(UUID.init(uuidString:)) ?? UUID()
                 connection = try StoreFile.create(at: destination, model: plan.step.destination, uuid: uuid)
             }
             if let extraPages = options.extraPages, let used = try connection.pragma("page_count")?.int64 {

@@ -14,7 +14,7 @@ extension ModelLoader {
         let parts = try paths.map { try load($0) }
         var start: [String?]?
         if let store, FileManager.default.fileExists(atPath: store),
-            let metadata = try? StoreMetadata.read(storeAt: store), metadata.hasCoreDataHashes
+            let metadata = try? StoreMetadata.read(storeAt: store, countingRows: false), metadata.hasCoreDataHashes
         {
             start = VersionedModel.versionsWriting(metadata.versionHashes, parts: parts)
         }

@@ -20,7 +20,8 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         public var maxPrimaryKey: Int64
         /// The table holding the entity's rows (`Z` + uppercased root name).
         public var table: String
-        /// Rows whose `Z_ENT` is this entity; nil when the table is missing.
+        /// Rows whose `Z_ENT` is this entity; nil when the table is missing, or when the
+        /// metadata was read without counting rows.
         public var rowCount: Int64?
     }
 
@@ -57,14 +58,16 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
     public var entities: [Entity]
 
     /// Reads the metadata of the store at `path` without leaving any file beside it
-    /// (see `ReadOnlyStore`); rows that live only in a `-wal` file are counted.
+    /// (see `ReadOnlyStore`); rows that live only in a `-wal` file are counted. Without
+    /// `countingRows`, each entity's `rowCount` is left nil: counting reads every table, which
+    /// what only needs the store's version and shape should not pay for.
     ///
     /// - Throws: `TernError` `.missingInput` when there is no file, `.badInput` when it is not an
     ///   SQLite database or not in Core Data's layout (no `Z_METADATA` or `Z_PRIMARYKEY`).
-    public static func read(storeAt path: String) throws -> StoreMetadata {
+    public static func read(storeAt path: String, countingRows: Bool = true) throws -> StoreMetadata {
         try reading(path) {
             let store = try ReadOnlyStore(path: path)
-            return try read(from: store.connect(), path: path)
+            return try read(from: store.connect(), path: path, countingRows: countingRows)
         }
     }
 
@@ -94,8 +97,25 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         }
     }
 
+    /// Every object of the store at `path`: the rows of each entity table, counted along the
+    /// table's smallest index rather than by entity. Equal to the entities' `rowCount`s summed
+    /// in a store with no row of an entity its table does not hold (a migration has refused
+    /// any such store before it counts).
+    public static func objectCount(storeAt path: String) throws -> Int {
+        try reading(path) {
+            let store = try ReadOnlyStore(path: path)
+            let connection = try store.connect()
+            let tables = try Set(Self.tableNames(connection))
+            var count = 0
+            for table in Set(try readEntities(connection, countingRowsIn: []).map(\.table)) where tables.contains(table) {
+                count += Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
+            }
+            return count
+        }
+    }
+
     /// Reads the metadata through an open connection; `path` names the store in errors.
-    public static func read(from connection: Connection, path: String) throws -> StoreMetadata {
+    public static func read(from connection: Connection, path: String, countingRows: Bool = true) throws -> StoreMetadata {
         let tables = try Set(Self.tableNames(connection))
         for required in ["Z_METADATA", "Z_PRIMARYKEY"] where !tables.contains(required) {
             throw TernError(.badInput, "not a Core Data–layout store: it has no \(required) table", path: path)
@@ -109,7 +129,7 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
                 try metadata.apply(plist: Data(bytes), path: path)
             }
         }
-        metadata.entities = try readEntities(connection, tables: tables)
+        metadata.entities = try readEntities(connection, countingRowsIn: countingRows ? tables : [])
         return metadata
     }
 
@@ -155,7 +175,8 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         return hashes
     }
 
-    private static func readEntities(_ connection: Connection, tables: Set<String>) throws -> [Entity] {
+    /// The entities `Z_PRIMARYKEY` lists, with the rows of those whose table is among `tables` counted.
+    private static func readEntities(_ connection: Connection, countingRowsIn tables: Set<String>) throws -> [Entity] {
         let statement = try connection.prepare("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
         var rows = statement.rows()
         var entities: [Entity] = []

@@ -30,7 +30,7 @@ public enum StoreModelCache {
         let store = try ReadOnlyStore(path: path)
         let (metadata, schema) = try withExtendedLifetime(store) {
             let connection = try store.connect()
-            return (try StoreMetadata.read(from: connection, path: path), try LayoutSignature(connection: connection))
+            return (try StoreMetadata.read(from: connection, path: path, countingRows: false), try LayoutSignature(connection: connection))
         }
         return VersionMatch.differences(of: cached, from: metadata, signature: schema).isEmpty
     }

@@ -144,7 +144,7 @@ public struct VersionMatch: Sendable, Equatable {
             let reader = try ReadOnlyStore(path: path)
             let connection = try reader.connect()
             return find(
-                in: model, metadata: try StoreMetadata.read(from: connection, path: path),
+                in: model, metadata: try StoreMetadata.read(from: connection, path: path, countingRows: false),
                 signature: try LayoutSignature(connection: connection), appleHashes: appleHashes)
         }
     }

@@ -69,7 +69,7 @@ struct RunStart {
         } else {
             if let output, FileManager.default.fileExists(atPath: output) {
                 // Killed after the record was removed? Say so, but never take the store as ours.
-                if resume, (try? StoreMetadata.read(storeAt: output))?.migratedFrom == (try inputs()).fingerprint {
+                if resume, (try? StoreMetadata.read(storeAt: output, countingRows: false))?.migratedFrom == (try inputs()).fingerprint {
                     throw MigrationError.finishedEarlier(output)
                 }
                 throw MigrationError.destinationExists(output)

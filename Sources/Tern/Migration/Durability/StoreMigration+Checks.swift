@@ -46,7 +46,7 @@ extension StoreMigration {
         try StoreMetadata.reading(store) {
             let reader = try ReadOnlyStore(path: store)
             let connection = try reader.connect()
-            return (try StoreMetadata.read(from: connection, path: store), try LayoutSignature(connection: connection))
+            return (try StoreMetadata.read(from: connection, path: store, countingRows: false), try LayoutSignature(connection: connection))
         }
     }
 

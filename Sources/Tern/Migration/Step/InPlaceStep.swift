@@ -81,7 +81,7 @@ enum InPlaceStep {
             let signature = try? LayoutSignature(connection: connection)
         else { return false }
         return signature == LayoutSignature(layout: StoreLayout(model: step.destination))
-            && (try? StoreMetadata.read(from: connection, path: file).versionName) == step.destination.versionName
+            && (try? StoreMetadata.read(from: connection, path: file, countingRows: false).versionName) == step.destination.versionName
     }
 
     private static func isAtSource(_ file: String, step: MigrationStep) throws -> Bool {

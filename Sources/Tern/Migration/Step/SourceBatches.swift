@@ -9,9 +9,13 @@ import TernMapping
 /// (or the one object that alone weighs more).
 struct SourceBatches {
     /// The source objects an entity mapping selects, as a condition on source rows `s`: those of
-    /// exactly its source entity, its filter applied.
+    /// exactly its source entity, its filter applied. An entity alone in its table needs no
+    /// `Z_ENT` test: a migration has refused a store with a row of an entity its table does not
+    /// hold before it reads a batch (`StoreAnomalies`), so every row there is one of its objects,
+    /// and counting them reads the table's smallest index instead of every row.
     static func selection(of entity: StoreLayout.EntityLayout, filter: CompiledPredicate?, compiler: inout SQLCompiler) -> SQLFragment {
-        var selection = SQLFragment("s.\"Z_ENT\" = \(entity.number)")
+        let alone = compiler.layout.entities.values.filter { $0.table == entity.table }.count == 1
+        var selection = SQLFragment(alone ? "1" : "s.\"Z_ENT\" = \(entity.number)")
         if let filter {
             selection = selection + SQLFragment(" AND ") + compiler.sql(filter, alias: "s")
         }

@@ -16,7 +16,8 @@ struct StepSequence {
     let manifestPath: String
     let options: MigrationOptions
     let logger: Logger
-    /// Objects in the store, as `Z_PRIMARYKEY` counts them: what an in-place step reports.
+    /// Objects in the store (`StoreMetadata.objectCount`): the run's outline, and what an
+    /// in-place step reports.
     let sourceObjects: Int
 
     init(
@@ -30,7 +31,7 @@ struct StepSequence {
         self.manifestPath = manifestPath
         self.options = options
         self.logger = logger
-        sourceObjects = Int(try StoreMetadata.read(storeAt: store).entities.reduce(0) { $0 + ($1.rowCount ?? 0) })
+        sourceObjects = try StoreMetadata.objectCount(storeAt: store)
     }
 
     /// Runs step `index` (from 0) and records it done.
