@@ -29,6 +29,7 @@ struct BenchRun {
         let path = store.path
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: path, rows: books, counts: ["Page": 3 * books, "Category": 1_000], seed: 1)
+        Self.settle()
         results.append(
             BenchResult(
                 name: "generate the benchmark store", books: books, seconds: report.duration.seconds,
@@ -44,6 +45,7 @@ struct BenchRun {
         Self.remove(store.path)
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: store.path, rows: objects / 2, seed: 1)
+        Self.settle()
         results.append(
             BenchResult(
                 name: "chain: generate the store", books: objects, seconds: report.duration.seconds,
@@ -60,11 +62,19 @@ struct BenchRun {
         Self.remove(store.path)
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: store.path, rows: documents, counts: ["Folder": 100], seed: 1)
+        Self.settle()
         results.append(
             BenchResult(
                 name: "attachments: generate the store", books: documents, seconds: report.duration.seconds,
                 objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
         return store
+    }
+
+    /// Leaves a store just generated still for a while before it is migrated, as a store at rest
+    /// on a server is: a migration proves a source that was still unchanged at its end without
+    /// reading it again (`StoreFileState`), and one written a moment ago it reads twice.
+    static func settle() {
+        Thread.sleep(forTimeInterval: 2.5)
     }
 
     /// `tern migrate` as a child process; its per-pass peaks come from `--progress json`.
