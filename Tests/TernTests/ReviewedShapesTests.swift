@@ -178,19 +178,23 @@ struct ReviewedShapesTests {
         #expect("\(error)".contains("ZTAG: 1 row holding binary data in a string attribute (ZLABEL) (first: Z_PK 2)"), "\(error)")
     }
 
+    /// Books and their chapters, a to-many with a to-one inverse; and the same with the to-many
+    /// made an ordered list (kept in the chapters' rows).
+    static let chapters = """
+        entities:
+          Book:
+            attributes: { title: string }
+            relationships: { chapters: { destination: Chapter, toMany: true, inverse: book } }
+          Chapter:
+            attributes: { title: string }
+            relationships: { book: { destination: Book, inverse: chapters } }
+        """
+    static let orderedChapters = chapters.replacingOccurrences(of: "toMany: true, inverse: book", with: "toMany: true, ordered: true, inverse: book")
+
     @Test("an ordered to-many filled only from its to-one side gets order keys, in key order", arguments: [false, true])
     func orderedListFromItsToOneSide(inSwift: Bool) throws {
-        let v1 = """
-            entities:
-              Book:
-                attributes: { title: string }
-                relationships: { chapters: { destination: Chapter, toMany: true, inverse: book } }
-              Chapter:
-                attributes: { title: string }
-                relationships: { book: { destination: Book, inverse: chapters } }
-            """
         let model = try model(
-            "ORD", v1, v1.replacingOccurrences(of: "toMany: true, inverse: book", with: "toMany: true, ordered: true, inverse: book"),
+            "ORD", Self.chapters, Self.orderedChapters,
             mappings: [
                 "m.yaml": """
                 entityMappings:
@@ -210,17 +214,8 @@ struct ReviewedShapesTests {
         "an ordered list made from an unordered one with both sides mapped: numbered ahead on the SQL path, each object takes its place as it is written, as stage 2 numbers it on the Swift path"
     )
     func orderedListNumberedAhead() throws {
-        let v1 = """
-            entities:
-              Book:
-                attributes: { title: string }
-                relationships: { chapters: { destination: Chapter, toMany: true, inverse: book } }
-              Chapter:
-                attributes: { title: string }
-                relationships: { book: { destination: Book, inverse: chapters } }
-            """
         let model = try model(
-            "AHEAD", v1, v1.replacingOccurrences(of: "toMany: true, inverse: book", with: "toMany: true, ordered: true, inverse: book"),
+            "AHEAD", Self.chapters, Self.orderedChapters,
             mappings: [
                 "m.yaml": """
                 entityMappings:
