@@ -39,21 +39,11 @@ struct SQLInstanceBatches: InstanceBatchWriter {
             columns.append(destinationEntity.attributeColumns[attribute.name]!)
             values.append(migrator.inputs.storedValue(attribute, in: entry, compiler: &compiler))
         }
-        var deferred: [String] = []
-        var ranks: [ListRanks] = []
-        for relationship in migrator.step.destination.allRelationships(of: entry.destinationEntity) {
-            guard entry.mapping.relationships[relationship.name] != nil else { continue }
-            if let fused = migrator.fusedForeignKey(relationship, entry: entry, destination: destinationEntity) {
-                columns += fused.columns
-                values += fused.values
-                migrator.relationships.writtenLinks += fused.written
-                ranks += fused.ranks
-            } else {
-                deferred.append(relationship.name)
-            }
-        }
-        deferredRelationships = deferred
-        self.ranks = ranks
+        let fused = migrator.fusedForeignKeys(of: entry)
+        columns += fused.columns
+        values += fused.values
+        deferredRelationships = fused.deferred
+        ranks = fused.ranks
         for list in ranks { try migrator.connection.execute(list.create) }
 
         root = destinationEntity.table

@@ -118,10 +118,32 @@ extension StepMigrator {
         Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(entry.table))")?.int64 ?? 0)
     }
 
+    /// The to-ones `entry` writes inside its objects' inserts (`fusedForeignKey`), their links
+    /// recorded as written (stage 2 then leaves them alone); and its relationship mappings left
+    /// for stage 2.
+    func fusedForeignKeys(of entry: PlannedMapping, readingOnlySource: Bool = false) -> (
+        columns: [String], values: [SQLFragment], ranks: [ListRanks], deferred: [String]
+    ) {
+        let destination = destinationLayout.entities[entry.destinationEntity]!
+        var fused: (columns: [String], values: [SQLFragment], ranks: [ListRanks], deferred: [String]) = ([], [], [], [])
+        for relationship in step.destination.allRelationships(of: entry.destinationEntity) where entry.mapping.relationships[relationship.name] != nil {
+            guard let written = fusedForeignKey(relationship, entry: entry, destination: destination, readingOnlySource: readingOnlySource) else {
+                fused.deferred.append(relationship.name)
+                continue
+            }
+            fused.columns += written.columns
+            fused.values += written.values
+            fused.ranks += written.ranks
+            relationships.writtenLinks += written.written
+        }
+        return fused
+    }
+
     /// A destination to-one relationship computed inside the INSERT, when every possible target
     /// is known: its targets keep their keys, or were created already. With `readingOnlySource`,
-    /// only targets that keep their keys: the values are then SQL over the source row `s` and
-    /// the source alone, which a worker reading the source computes too.
+    /// only targets that keep their keys, and no list numbered ahead: the values are then SQL
+    /// over the source row `s` and the source alone, which a worker reading the source computes
+    /// too.
     func fusedForeignKey(
         _ relationship: Relationship, entry: PlannedMapping,
         destination: StoreLayout.EntityLayout, readingOnlySource: Bool = false

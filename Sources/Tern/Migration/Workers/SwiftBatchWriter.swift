@@ -17,8 +17,7 @@ final class SwiftBatchStatements {
     static let associationsPerInsert = ObjectWriter.rowsPerInsert(columns: 2)
     /// The entity the fused to-ones are written for, and where their values go in its columns.
     let foreignKeysEntity: String
-    private let foreignKeyColumns: [String]
-    private(set) var foreignKeyPositions: [Int] = []
+    let foreignKeyPositions: [Int]
 
     /// What fills one destination entity's inserted columns.
     struct Columns {
@@ -37,11 +36,9 @@ final class SwiftBatchStatements {
         findUnique = try connection.prepare("SELECT destination FROM \(StepWorkspace.uniqueTable) WHERE entity = ? AND identity = ?")
         recordUnique = try connection.prepare("INSERT INTO \(StepWorkspace.uniqueTable) (entity, identity, destination) VALUES (?, ?, ?)")
         recordWriter = try connection.prepare("INSERT OR IGNORE INTO \(StepWorkspace.writersTable) (entry, root) VALUES (?, ?)")
-        (foreignKeysEntity, foreignKeyColumns) = foreignKeys
-        if !foreignKeyColumns.isEmpty {
-            let inserted = try objects.insertColumns(for: foreignKeysEntity)
-            foreignKeyPositions = foreignKeyColumns.map { inserted.firstIndex(of: $0)! }
-        }
+        foreignKeysEntity = foreignKeys.entity
+        let inserted = foreignKeys.columns.isEmpty ? [] : try objects.insertColumns(for: foreignKeys.entity)
+        foreignKeyPositions = foreignKeys.columns.map { inserted.firstIndex(of: $0)! }
     }
 
     private var columnSources: [String: Columns] = [:]

@@ -28,22 +28,8 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         selection = migrator.inputs.sourceSelection(entry, compiler: &compiler)
         // A to-one whose targets keep their keys is read with the source row and written with
         // the object, as the SQL path writes it inside its INSERT; the others in stage 2.
-        let destinationEntity = migrator.destinationLayout.entities[entry.destinationEntity]!
-        var fused: (columns: [String], values: [SQLFragment]) = ([], [])
-        var deferred: [String] = []
-        for relationship in migrator.step.destination.allRelationships(of: entry.destinationEntity) where entry.mapping.relationships[relationship.name] != nil
-        {
-            if let written = migrator.fusedForeignKey(relationship, entry: entry, destination: destinationEntity, readingOnlySource: true),
-                written.values.allSatisfy({ $0.arguments.isEmpty }), written.ranks.isEmpty
-            {
-                fused.columns += written.columns
-                fused.values += written.values
-                migrator.relationships.writtenLinks += written.written
-            } else {
-                deferred.append(relationship.name)
-            }
-        }
-        deferredRelationships = deferred
+        let fused = migrator.fusedForeignKeys(of: entry, readingOnlySource: true)
+        deferredRelationships = fused.deferred
         transform = migrator.swiftTransform(entry, policy: policy, selection: selection, foreignKeys: fused.values.map(\.sql), compiler: &compiler)
         statements = try SwiftBatchStatements(
             connection: migrator.connection, layout: migrator.destinationLayout, associationTable: entry.table,
