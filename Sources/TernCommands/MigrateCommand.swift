@@ -333,7 +333,7 @@ struct FinishedLine: Encodable {
     var destination: String
     var backup: String?
     var seconds: Double
-    /// Reading the source's content digest, at the start and at delivery.
+    /// Waiting for the source's checks and digest, at the start and at delivery.
     var checkingSourceSeconds: Double
     var steps: [Step]
     var passes: [Pass]

@@ -31,7 +31,10 @@ struct StoreInUseTests {
     func writerDuringInPlaceMigration() throws {
         let path = try store(rows: 3000)
         let before = try files()
-        let run = try PausedTern(["migrate", path, "--model", Self.bookStore, "--batch-size", "10", "--progress", "json"], pausedAt: "\"stepStarted\"")
+        // One worker: the start digest is read before the pass, so the commit lands after it
+        // (StartChecksTests put one beside the pass).
+        let run = try PausedTern(
+            ["migrate", path, "--model", Self.bookStore, "--batch-size", "10", "--workers", "1", "--progress", "json"], pausedAt: "\"stepStarted\"")
         try SQLiteShell.run(path, "INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPRICE) VALUES (90001, 1, 1, 'committed meanwhile', 1.5);")
         let outcome = run.resume()
         #expect(outcome.status == 9, "\(outcome.standardError)")
@@ -58,7 +61,10 @@ struct StoreInUseTests {
         let original = try Data(contentsOf: URL(fileURLWithPath: path))
         func migrate(_ name: String, committing sql: String?) throws -> (status: Int32, digests: Int, output: String) {
             let output = inPlace ? path : directory.appendingPathComponent(name).path
-            let arguments = ["migrate", path, "--model", Self.bookStore, "--batch-size", "10", "--log-level", "info"] + (inPlace ? [] : ["--out", output])
+            // One worker: the start digest is read before the pass, and the commit lands after it.
+            let arguments =
+                ["migrate", path, "--model", Self.bookStore, "--batch-size", "10", "--workers", "1", "--log-level", "info"]
+                + (inPlace ? [] : ["--out", output])
             let run = try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"stepStarted\"")
             if let sql { try SQLiteShell.run(path, sql) }
             let outcome = run.resume()
@@ -98,7 +104,8 @@ struct StoreInUseTests {
         let reference = directory.appendingPathComponent("reference.sqlite").path
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", reference, "--progress", "none"]).status == 0)
         let output = directory.appendingPathComponent("out.sqlite").path
-        let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--log-level", "info"]
+        // One worker: the record, digest and all, is written before the first batch.
+        let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--workers", "1", "--log-level", "info"]
         func killedThenResumed(committing sql: String?) throws -> (outcome: TernProcess.Outcome, digests: Int) {
             try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"batchCommitted\"").kill()
             #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(".out.sqlite.tern-migration.json").path))

@@ -58,6 +58,11 @@ public struct MigrationOptions: Sendable {
     @_spi(Testing) public enum Milestone: String, Sendable, CaseIterable {
         /// A batch of instances is committed, before the run looks for a stop request.
         case batchCommitted = "batch-committed"
+        /// A new run is about to read its source's digest (`StartChecks`), on the thread reading
+        /// it: beside the first pass when the run has a second worker.
+        case readingStartDigest = "reading-start-digest"
+        /// Those checks have ended, on the same thread: the run's record follows.
+        case startChecksEnded = "start-checks-ended"
         case stepCommitted = "step-committed"
         case backupLinked = "backup-linked"
         case renamed

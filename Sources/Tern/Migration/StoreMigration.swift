@@ -50,8 +50,9 @@ public struct StoreMigration: Sendable {
         public var backup: String?
         /// The run's wall time.
         public var duration: Duration
-        /// Time spent reading the source's content digest (`StoreDigest`), at the start and at
-        /// delivery.
+        /// Time the run waited for its source's checks: the scan for rows Core Data never writes
+        /// and the content digest (`StoreDigest`) at the start — beside the first pass, only
+        /// what outlasts it — and the digest at delivery.
         public var checkingSource: Duration = .zero
     }
 
@@ -142,7 +143,8 @@ public struct StoreMigration: Sendable {
         var start = try RunStart.open(self, plan: plan, store: store, output: output, finalPath: finalPath, resume: resume, registry: options.registry)
         let plan = start.plan
         var steps = try StepSequence(
-            plan: plan, stepPlans: start.stepPlans, store: store, run: start.run, manifestPath: start.manifestPath, options: options, logger: logger)
+            plan: plan, stepPlans: start.stepPlans, store: store, run: start.run, manifestPath: start.manifestPath, options: options, logger: logger,
+            startChecks: start.pendingChecks)
         options.progress?(
             .started(
                 MigrationOutline(
@@ -155,6 +157,7 @@ public struct StoreMigration: Sendable {
             for index in start.run.completed..<plan.steps.count {
                 reports.append(try steps.run(index))
             }
+            start.checkingSource += start.pendingChecks?.waited ?? .zero
             let final = run.stepFiles[plan.steps.count - 1]
             if FileManager.default.fileExists(atPath: final) {
                 try Self.finishLastStore(final, plan: plan, run: run, source: store)

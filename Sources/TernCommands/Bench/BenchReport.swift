@@ -59,7 +59,7 @@ struct BenchReport: Codable {
         }
         if let tern = result("tern: all pushed down"), let checking = tern.checkingSourceSeconds {
             lines.append(
-                "- the source's content digest (read at the start and at delivery, to refuse a source changed meanwhile): \(String(format: "%.2f s of %.2f s", checking, tern.seconds))"
+                "- waiting for the source's checks (its scan for rows Core Data never writes and its content digest, read beside the first pass; at delivery, read again only if the source moved): \(String(format: "%.2f s of %.2f s", checking, tern.seconds))"
             )
         }
         if let tern = result("tern: all pushed down"), let naive = result("naive") {

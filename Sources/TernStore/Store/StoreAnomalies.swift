@@ -33,13 +33,16 @@ public enum StoreAnomalies {
 
     /// Scans the store at `path` (a path or an SQLite URI) of `model`'s layout (by Core Data's
     /// rules, or an earlier Tern's), on up to `workers` threads.
-    public static func find(in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int = 2) throws -> [StoreAnomaly] {
-        try find(in: path, model: model, rules: rules, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan)
+    public static func find(
+        in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int = 2, shouldStop: @escaping @Sendable () -> Bool = { false }
+    ) throws -> [StoreAnomaly] {
+        try find(in: path, model: model, rules: rules, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan, shouldStop: shouldStop)
     }
 
-    static func find(in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int, rowidsPerScan: Int64) throws
-        -> [StoreAnomaly]
-    {
+    static func find(
+        in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int, rowidsPerScan: Int64,
+        shouldStop: @escaping @Sendable () -> Bool = { false }
+    ) throws -> [StoreAnomaly] {
         let layout = StoreLayout(model: model, rules: rules)
         var checks: [Check] = []
         /// A table's checks of every row, and the scans (one per rowid range) that find any.
@@ -139,7 +142,8 @@ public enum StoreAnomalies {
             }
         }
         let rowScanQueries = rowScans.flatMap(\.scans)
-        let detected = try ParallelScans.run((checks.map { $0.detect ?? $0.query } + rowScanQueries).map { SQLFragment($0) }, store: path, workers: workers)
+        let detected = try ParallelScans.run(
+            (checks.map { $0.detect ?? $0.query } + rowScanQueries).map { SQLFragment($0) }, store: path, workers: workers, shouldStop: shouldStop)
         var found = zip(checks, detected).filter { $1.count > 0 }.map(\.0)
         var rowResults = detected.dropFirst(checks.count)
         for table in rowScans {
@@ -147,7 +151,7 @@ public enum StoreAnomalies {
             rowResults = rowResults.dropFirst(table.scans.count)
             if scanned.contains(where: { $0.count > 0 }) { found += table.checks }
         }
-        let results = try ParallelScans.run(found.map { SQLFragment($0.query) }, store: path, workers: workers)
+        let results = try ParallelScans.run(found.map { SQLFragment($0.query) }, store: path, workers: workers, shouldStop: shouldStop)
         return zip(found, results).compactMap { check, result in
             result.count == 0 ? nil : StoreAnomaly(place: check.place, problem: check.problem, count: result.count, example: result.value)
         }

@@ -4,9 +4,10 @@ import TernModel
 import TernStore
 
 /// A run's record, before any step runs: for a new run, made after the checks that come before
-/// anything is written (the store is the one planned, has no rows Core Data never writes, and
-/// refers to no missing file); for a resume, taken up after checking that the store, the model
-/// and the mappings are what it recorded — and then its recorded plan is what runs.
+/// anything is written (the store is the one planned and refers to no missing file), and written
+/// once the source's reads of every row end (`StartChecks`: no rows Core Data never writes, its
+/// digest), perhaps beside the first pass; for a resume, taken up after checking that the store,
+/// the model and the mappings are what it recorded — and then its recorded plan is what runs.
 struct RunStart {
     var run: MigrationRun
     /// The plan that runs: the one given, or for a resume the one the record holds.
@@ -16,8 +17,11 @@ struct RunStart {
     var manifestPath: String
     /// Where the original goes, in place; nil with an output path.
     var backup: String?
-    /// Time spent reading the source's content digest.
+    /// Time spent waiting for the source's content digest.
     var checkingSource: Duration
+    /// A new run's checks of its source, still reading beside the first pass: its record is
+    /// written once they end (`StartChecks`).
+    var pendingChecks: StartChecks?
 
     static func open(
         _ migration: StoreMigration, plan given: StoreMigration.Plan, store: String, output: String?, finalPath: String, resume: Bool,
@@ -36,6 +40,7 @@ struct RunStart {
         }
 
         var run: MigrationRun
+        var pending: StartChecks?
         if let existing = try MigrationRun.load(at: manifestPath) {
             guard resume else { throw MigrationError.unfinished(existing, manifest: manifestPath) }
             guard existing.store == store else {
@@ -81,19 +86,26 @@ struct RunStart {
                 throw MigrationError.destinationExists(file)
             }
             try migration.checkPlanned(plan, store: store)
-            try migration.refuseAnomalies(plan)
             try migration.checkExternalData(plan)
-            let file = StoreFileState(of: store)
-            let still = file?.isStill() == true && StoreFileState.hasNoWALFrames(store)
-            run = MigrationRun(
-                inputs: try inputs(), store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(\.identity),
+            let record = MigrationRun(
+                inputs: nil, store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(\.identity),
                 stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0, plan: plan)
-            // Evidence only if nothing moved while the digest was read.
-            if still, StoreFileState(of: store) == file, StoreFileState.hasNoWALFrames(store) { run.sourceFile = file }
-            for file in run.stepFiles { StoreMigration.removeStepStore(file) }  // leftovers of a run whose record is gone
-            try run.save(at: manifestPath)
+            for file in record.stepFiles { StoreMigration.removeStepStore(file) }  // leftovers of a run whose record is gone
+            // Beside the first pass when a second worker is free for them and every commit from
+            // now on would be seen; an in-place first step changes a copy at once instead.
+            let overlapping = migration.options.workers > 1 && stepPlans.first?.inPlace == nil
+            let checks = try StartChecks(
+                migration, plan: plan, stepPlans: stepPlans, store: store, run: record, manifestPath: manifestPath,
+                overlappingWith: overlapping ? SourceCommits(store: store, inPlace: false) : nil)
+            if !checks.overlapping {
+                try checks.settle()
+                checkingSource += checks.waited
+            }
+            run = checks.run
+            pending = checks.settled ? nil : checks
         }
 
-        return RunStart(run: run, plan: plan, stepPlans: stepPlans, manifestPath: manifestPath, backup: backup, checkingSource: checkingSource)
+        return RunStart(
+            run: run, plan: plan, stepPlans: stepPlans, manifestPath: manifestPath, backup: backup, checkingSource: checkingSource, pendingChecks: pending)
     }
 }

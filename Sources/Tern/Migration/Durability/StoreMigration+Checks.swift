@@ -55,17 +55,4 @@ extension StoreMigration {
     public static func unfinishedPlan(into finalPath: String) throws -> Plan? {
         try TernFailure.wrapping { try MigrationRun.load(at: MigrationRun.path(for: StoreFile.resolvingLinks(finalPath)))?.plan }
     }
-
-    /// Refuses a store with rows a migration would drop or change silently, before anything is
-    /// written: every path (SQL, Swift, in place) then treats them the same way.
-    func refuseAnomalies(_ plan: Plan) throws {
-        guard let first = plan.steps.first else { return }
-        let source = try ReadOnlyStore(path: store)
-        let started = ContinuousClock.now
-        let anomalies = try StoreAnomalies.find(in: source.attachPath, model: first.source, rules: first.sourceRules, workers: options.workers)
-        logger.debug(
-            "scanned the source for rows Core Data never writes",
-            metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "found": "\(anomalies.count)"])
-        guard anomalies.isEmpty else { throw MigrationError.sourceAnomalies(anomalies, store: store) }
-    }
 }

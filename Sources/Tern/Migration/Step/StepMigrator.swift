@@ -46,12 +46,16 @@ final class StepMigrator {
     let workspace: StepWorkspace
     /// The current pass's peak memory.
     var passMemory = PeakMemoryMeter()
+    /// A new run's checks of the source, reading beside the first pass (`StartChecks`): the
+    /// record is written at the first batch boundary after they end, and validation waits for them.
+    let startChecks: StartChecks?
 
     init(
         plan: StepPlan, connection: Connection, sourceAttachURI: String, externalData: ExternalDataFolders,
-        options: MigrationOptions, logger: Logger
+        options: MigrationOptions, logger: Logger, startChecks: StartChecks? = nil
     ) throws {
         self.logger = logger
+        self.startChecks = startChecks
         let step = plan.step
         let sourceLayout = step.sourceLayout
         let destinationLayout = StoreLayout(model: step.destination)
@@ -106,6 +110,8 @@ final class StepMigrator {
             }
             // A resumed run whose pass was validated before it stopped has nothing new to check.
             let validated = WorkUnit.validated(pass: pass)
+            // Rules broken by rows Core Data never writes are reported as those rows.
+            try startChecks?.settle()
             if !workspace[validated].done {
                 try validate(entries)
                 try workspace.commit(validated, done: true) { StepWorkspace.Progress() }
@@ -181,8 +187,10 @@ final class StepMigrator {
         options.progress?(event)
     }
 
-    /// Throws when asked to stop; called at batch boundaries, right after a commit.
+    /// Throws when asked to stop; called at batch boundaries, right after a commit. The run's
+    /// record is written here once the start checks end.
     func stopIfAsked() throws {
         if options.shouldStop() { throw MigrationInterrupted() }
+        try startChecks?.settleIfEnded()
     }
 }

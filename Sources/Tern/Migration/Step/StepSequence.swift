@@ -19,11 +19,14 @@ struct StepSequence {
     /// Objects in the store (`StoreMetadata.objectCount`): the run's outline, and what an
     /// in-place step reports.
     let sourceObjects: Int
+    /// A new run's checks of the source, reading beside the first step; they write the record.
+    let startChecks: StartChecks?
 
     init(
         plan: StoreMigration.Plan, stepPlans: [StepPlan], store: String, run: MigrationRun, manifestPath: String, options: MigrationOptions,
-        logger: Logger
+        logger: Logger, startChecks: StartChecks? = nil
     ) throws {
+        self.startChecks = startChecks
         self.plan = plan
         self.stepPlans = stepPlans
         self.store = store
@@ -71,9 +74,19 @@ struct StepSequence {
                     "step \(step.identity) was planned in place, but its schema changes no longer give the new version's tables: "
                         + "the store's schema changed since it was planned; plan the migration again", path: input)
             }
-            report = try Migrator.migrate(
-                stepPlans[index], from: input, to: file, options: options, logger: logger,
-                externalData: StoreMigration.externalData(of: run, from: store, step: index), resume: true)
+            let checks = index == 0 ? startChecks : nil
+            do {
+                report = try Migrator.migrate(
+                    stepPlans[index], from: input, to: file, options: options, logger: logger,
+                    externalData: StoreMigration.externalData(of: run, from: store, step: index), resume: true, startChecks: checks)
+            } catch let error where !(error is MigrationInterrupted) {
+                // A store with rows Core Data never writes may fail a pass in its own way first.
+                throw checks?.failure() ?? error
+            }
+            if let checks {
+                try checks.settle()
+                run = checks.run
+            }
         }
         // What the step found while it ran (objects a policy left unassociated) follows.
         report.dropped = dropped + report.dropped

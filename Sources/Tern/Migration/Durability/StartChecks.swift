@@ -1,0 +1,138 @@
+import Foundation
+import Synchronization
+import TernLoop
+import TernStore
+
+/// A new run's reads of its whole source before its record can be written: the scan for rows
+/// Core Data never writes (`StoreAnomalies`) and the content digest the record holds
+/// (`StoreDigest`). Together about a second per four million objects on two cores — while the
+/// first pass's SQL writer keeps a single core busy. So, when the run has a second worker and
+/// can see every commit to the source (`SourceCommits`), they read on a thread of their own
+/// beside the first pass, and the record is written at the first batch boundary after they end.
+///
+/// What that costs: a run killed before its record is written starts over on `--resume`, and a
+/// commit to the source between the start and the digest's end refuses the run, since the pass
+/// may have read the source before it and the digest after. A store with rows Core Data never
+/// writes is refused as before; what the pass wrote meanwhile is discarded with the run.
+final class StartChecks {
+    /// What the checks found: the digest, and whether no one committed from before the first
+    /// pass began until it was read.
+    private struct Outcome: Sendable {
+        var digest: StoreDigest
+        var unchanged: Bool
+    }
+
+    /// What the checking thread hands over: its outcome, once it has one.
+    private final class Shared: Sendable {
+        let outcome = Mutex<Result<Outcome, any Error>?>(nil)
+        let cancelled = Atomic<Bool>(false)
+    }
+
+    private let shared = Shared()
+    private var thread: OSThread?
+    private let migration: StoreMigration
+    private let store: String
+    private let stepPlans: [StepPlan]
+    private let manifestPath: String
+    /// The source file before its digest was read, when it had been still with no `-wal` frames.
+    private let stillFile: StoreFileState?
+    /// The run's record, written once the checks have passed.
+    private(set) var run: MigrationRun
+    /// Whether the run goes on while they read (else it waits for them at once).
+    let overlapping: Bool
+    /// Whether the record has been written.
+    private(set) var settled = false
+    /// How long the run waited for the checks: all of their time when they do not overlap.
+    private(set) var waited = Duration.zero
+
+    /// Starts the checks. With `commits`, evidence taken before the first pass begins, the
+    /// caller goes on meanwhile: they read on one worker fewer, leaving the writer its core.
+    init(
+        _ migration: StoreMigration, plan: StoreMigration.Plan, stepPlans: [StepPlan], store: String, run: MigrationRun, manifestPath: String,
+        overlappingWith commits: consuming sending SourceCommits?
+    ) throws {
+        self.migration = migration
+        self.store = store
+        self.stepPlans = stepPlans
+        self.run = run
+        self.manifestPath = manifestPath
+        let file = StoreFileState(of: store)
+        stillFile = file?.isStill() == true && StoreFileState.hasNoWALFrames(store) ? file : nil
+        let source = try ReadOnlyStore(path: store)
+        let first = plan.steps.first
+        let shared = self.shared
+        let options = migration.options
+        overlapping = commits != nil
+        let workers = overlapping ? max(1, options.workers - 1) : options.workers
+        let logger = migration.logger
+        let shouldStop: @Sendable () -> Bool = { options.shouldStop() || shared.cancelled.load(ordering: .relaxed) }
+        let evidence = Mutex(commits)
+        thread = try OSThread {
+            let commits = evidence.withLock { $0.take() }
+            defer { commits?.close() }
+            let outcome = Result<Outcome, any Error> {
+                try MigrationInterrupted.whenAsked(shouldStop) {
+                    if let first {
+                        let started = ContinuousClock.now
+                        let anomalies = try StoreAnomalies.find(
+                            in: source.attachPath, model: first.source, rules: first.sourceRules, workers: workers, shouldStop: shouldStop)
+                        logger.debug(
+                            "scanned the source for rows Core Data never writes",
+                            metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "found": "\(anomalies.count)"])
+                        guard anomalies.isEmpty else { throw MigrationError.sourceAnomalies(anomalies, store: store) }
+                    }
+                    options.reached?(.readingStartDigest)
+                    let started = ContinuousClock.now
+                    let digest = try StoreDigest.read(storeAt: source.attachPath, workers: workers, shouldStop: shouldStop)
+                    logger.info(
+                        "read the source's digest", metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "tables": "\(digest.tables.count)"])
+                    return Outcome(digest: digest, unchanged: commits?.noneSinceStart(store: store) ?? true)
+                }
+            }
+            shared.outcome.withLock { $0 = outcome }
+            options.reached?(.startChecksEnded)
+        }
+    }
+
+    deinit { cancel() }
+
+    /// Writes the record if the checks have ended, without waiting: for batch boundaries.
+    func settleIfEnded() throws {
+        if !settled, shared.outcome.withLock({ $0 != nil }) { try settle() }
+    }
+
+    /// Waits for the checks, throws what they found, and writes the run's record. Does nothing
+    /// the second time.
+    func settle() throws {
+        guard !settled else { return }
+        settled = true
+        let waiting = ContinuousClock.now
+        thread.take()?.join()
+        waited += ContinuousClock.now - waiting
+        let outcome = try shared.outcome.withLock { $0! }.get()
+        // Read beside the pass, the digest is the content the pass read only if no one committed
+        // from before the pass began until the digest's end.
+        guard outcome.unchanged else {
+            throw MigrationError.changedDuringMigration(
+                store: store, changes: ["a commit landed while the run read its content at the start, so what it migrated is not known"])
+        }
+        run.inputs = MigrationRun.Inputs.of(source: outcome.digest, plans: stepPlans, model: migration.model)
+        // Evidence only if nothing moved while the digest was read.
+        if let stillFile, StoreFileState(of: store) == stillFile, StoreFileState.hasNoWALFrames(store) { run.sourceFile = stillFile }
+        try run.save(at: manifestPath)
+    }
+
+    /// What the checks found wrong, once they end: when a pass fails before they did, a store
+    /// with rows Core Data never writes is the cause to report. Nil when they found nothing.
+    func failure() -> (any Error)? {
+        thread.take()?.join()
+        guard case .failure(let error)? = shared.outcome.withLock({ $0 }), !(error is MigrationInterrupted) else { return nil }
+        return error
+    }
+
+    /// Stops the checks and waits for their thread: the run ends without them.
+    func cancel() {
+        shared.cancelled.store(true, ordering: .relaxed)
+        thread.take()?.join()
+    }
+}

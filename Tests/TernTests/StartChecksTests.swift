@@ -1,0 +1,160 @@
+import Foundation
+import Synchronization
+import Testing
+@_spi(Testing) import Tern
+import TernGenerate
+import TernSQLite
+import TernTesting
+
+/// A new run reads its source's digest (and scans it for rows Core Data never writes) beside the
+/// first pass when it has a second worker (`StartChecks`): these tests hold that thread at its
+/// milestone to put a commit, or a stop, exactly where a race would put it.
+/// A flag the run's threads set and read.
+private final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set() { value.store(true, ordering: .relaxed) }
+    /// Sets it; true the first time.
+    func setFirst() -> Bool { !value.exchange(true, ordering: .relaxed) }
+}
+
+@Suite("Start checks beside the first pass")
+struct StartChecksTests {
+    let directory: TemporaryDirectory
+    let model: VersionedModel
+    let source: String
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        model = try ModelLoader.load(Configs.path("bench"))
+        source = directory.path("bench-1.sqlite")
+        _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 3000, counts: ["Page": 9000, "Category": 20], seed: 3)
+        // A rollback-journal store: its commit counter lets the run see every commit from the
+        // start, which is what the checks need to read beside the pass.
+        let connection = try Connection(path: source, configuration: .init(mode: .readWrite))
+        try connection.execute("PRAGMA journal_mode = DELETE")
+        try connection.close()
+    }
+
+    private func rows(_ path: String, _ table: String) throws -> [String] {
+        let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+        var result: [String] = []
+        var rows = try connection.prepare("SELECT * FROM \(table) ORDER BY Z_PK").rows()
+        while let row = try rows.next() { result.append(row.values.map(\.sqlLiteral).joined(separator: "|")) }
+        return result
+    }
+
+    private func expectSameStore(_ store: String, as reference: String) throws {
+        for table in ["ZPUBLICATION", "ZCATEGORY", "ZPAGE"] {
+            #expect(try rows(store, table) == rows(reference, table), "\(table)")
+        }
+    }
+
+    /// A run of the SQL path in batches of 100, with `reached` told of each milestone.
+    private func migration(
+        workers: Int = 2, shouldStop: @escaping @Sendable () -> Bool = { false }, reached: (@Sendable (MigrationOptions.Milestone) -> Void)? = nil
+    )
+        -> StoreMigration
+    {
+        var options = MigrationOptions(batchSize: 100, workers: workers, shouldStop: shouldStop)
+        options.reached = reached
+        return StoreMigration(store: source, model: model, options: options)
+    }
+
+    private func reference() throws -> String {
+        let path = directory.path("reference.sqlite")
+        let plain = migration(workers: 1)
+        _ = try plain.runBlocking(try plain.plan(), output: path)
+        return path
+    }
+
+    private func record(of output: String) -> String { MigrationRun.path(for: output) }
+
+    @Test(
+        "a commit after the pass read a row and before the digest read it is refused as a change to the store (the digest alone would hide it), not left for verification to find as a wrong value"
+    )
+    func commitInsideTheWindow() throws {
+        let firstBatch = DispatchSemaphore(value: 0)
+        let signalled = Flag()
+        let source = self.source
+        let run = migration(reached: { milestone in
+            switch milestone {
+            case .batchCommitted:
+                if signalled.setFirst() { firstBatch.signal() }
+            case .readingStartDigest:
+                // The pass has read and written its first batch: change a row it read.
+                firstBatch.wait()
+                let writer = try! Connection(path: source, configuration: .init(mode: .readWrite))
+                try! writer.execute("UPDATE ZBOOK SET ZTITLE = 'edited meanwhile' WHERE Z_PK = (SELECT min(Z_PK) FROM ZBOOK)")
+                try! writer.close()
+            default: break
+            }
+        })
+        let output = directory.path("window.sqlite")
+        let plan = try run.plan()
+        let failure = try #require(throws: TernFailure.self) { try run.runBlocking(plan, output: output) }
+        #expect("\(failure)".contains("the store changed while it was being migrated"), "\(failure)")
+        #expect("\(failure)".contains("a commit landed while the run read its content at the start"), "\(failure)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(!FileManager.default.fileExists(atPath: record(of: output)))
+    }
+
+    @Test(
+        "stopped before the checks end, a run has no record yet: resuming starts it over; stopped after, it resumes from its record; both equal an uninterrupted run"
+    )
+    func stoppedBeforeAndAfterTheRecord() throws {
+        let reference = try reference()
+        for recorded in [false, true] {
+            let output = directory.path("stopped-\(recorded).sqlite")
+            let record = record(of: output)
+            let stop = Flag()
+            let checksHeld = DispatchSemaphore(value: 0)
+            let checksEnded = DispatchSemaphore(value: 0)
+            let firstBatch = Flag()
+            let run = migration(shouldStop: { stop.isSet }) { milestone in
+                switch milestone {
+                case .readingStartDigest where !recorded:
+                    // Held until the pass has been stopped: the record cannot have been written.
+                    checksHeld.wait()
+                case .batchCommitted where !recorded:
+                    stop.set()
+                    checksHeld.signal()
+                case .startChecksEnded where recorded:
+                    checksEnded.signal()
+                case .batchCommitted where recorded:
+                    // The first batch waits for the checks: its boundary writes the record, and
+                    // the next one stops.
+                    if firstBatch.setFirst() { checksEnded.wait() } else { stop.set() }
+                default: break
+                }
+            }
+            let plan = try run.plan()
+            let failure = try #require(throws: TernFailure.self) { try run.runBlocking(plan, output: output) }
+            #expect(failure.kind == .interrupted, "\(failure)")
+            #expect(FileManager.default.fileExists(atPath: record) == recorded)
+            if recorded {
+                #expect(try MigrationRun.load(at: record)?.inputs != nil)
+            }
+            let resumed = migration()
+            _ = try resumed.runBlocking(plan, output: output, resume: true)
+            try expectSameStore(output, as: reference)
+            #expect(!FileManager.default.fileExists(atPath: record))
+        }
+    }
+
+    @Test("read beside the pass, the checks still refuse a store with rows Core Data never writes, naming them, and leave nothing behind")
+    func anomaliesBesideThePass() throws {
+        let connection = try Connection(path: source, configuration: .init(mode: .readWrite))
+        try connection.execute("UPDATE ZPAGE SET ZBOOK = 99999999 WHERE Z_PK = (SELECT max(Z_PK) FROM ZPAGE)")
+        try connection.close()
+        let readingDigest = Flag()
+        let run = migration(reached: { milestone in if milestone == .readingStartDigest { readingDigest.set() } })
+        let output = directory.path("anomalies.sqlite")
+        let plan = try run.plan()
+        let failure = try #require(throws: TernFailure.self) { try run.runBlocking(plan, output: output) }
+        #expect("\(failure)".contains("referring to a Book that does not exist"), "\(failure)")
+        #expect(!readingDigest.isSet)
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") || $0.hasPrefix("anomalies") }
+        #expect(left.isEmpty, "\(left)")
+    }
+}
