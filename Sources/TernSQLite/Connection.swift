@@ -52,6 +52,8 @@ public final class Connection {
     let statementCache: StatementCache
     /// What the progress handler asks (`interrupt(when:)`); kept alive while it is installed.
     private var stopCondition: StopCondition?
+    /// The one database statements may read, once `restrictReads(to:)` set it.
+    private var readScope: ReadScope?
 
     /// Opens (or creates) the database at `path`.
     /// - Throws: `SQLiteError` with `SQLITE_CANTOPEN` when the file cannot be opened in `mode`.
@@ -230,6 +232,22 @@ public final class Connection {
             }, Unmanaged.passUnretained(condition).toOpaque())
     }
 
+    /// Lets statements prepared from now on read tables of the database `schema` only (an
+    /// attached name): one that reads a table of any other — `main`, `temp`, another attached
+    /// database, whatever unqualified names resolve to — fails to prepare, as SQLite's
+    /// authorizer denies the read. For results that must depend on one database alone.
+    public func restrictReads(to schema: String) throws {
+        let scope = ReadScope(schema)
+        readScope = scope
+        sqlite3_set_authorizer(
+            try openHandle(),
+            { context, action, _, _, database, _ in
+                guard action == SQLITE_READ, let context else { return SQLITE_OK }
+                let scope = Unmanaged<ReadScope>.fromOpaque(context).takeUnretainedValue()
+                return database.map { String(cString: $0) } == scope.schema ? SQLITE_OK : SQLITE_DENY
+            }, Unmanaged.passUnretained(scope).toOpaque())
+    }
+
     /// Keeps the `-wal` and `-shm` files when this connection closes (`SQLITE_FCNTL_PERSIST_WAL`).
     /// The last connection to close deletes them by name otherwise, which is wrong once the
     /// database was renamed away: the names may belong to another database by then.
@@ -245,6 +263,15 @@ public final class Connection {
 }
 
 /// A stop predicate with an address SQLite's progress handler can carry.
+/// The database `Connection.restrictReads(to:)` lets statements read, kept alive with it.
+private final class ReadScope {
+    let schema: String
+
+    init(_ schema: String) {
+        self.schema = schema
+    }
+}
+
 private final class StopCondition: Sendable {
     let isMet: @Sendable () -> Bool
 

@@ -23,7 +23,7 @@ struct BenchCommandTests {
             "| tern: CPU-heavy Swift policy, --workers 2 | 1,500 |",
             "| hand-written SQL script (ceiling) | 1,500 |", "| naive row by row (baseline) | 1,500 |", "| tern: all pushed down to SQL | 300 |",
             "tern (SQL) / hand-written SQL ceiling:", "tern (SQL) / naive baseline:", "--workers 2 over --workers 1",
-            "the source's content digest", "Wall time, 1,500 books (shorter is better):", "Peak resident memory, 1,500 books:",
+            "waiting for the source's checks", "Wall time, 1,500 books (shorter is better):", "Peak resident memory, 1,500 books:",
             "Attachments: 200 documents", "| tern, copied as they are (1 → 2) |", "| tern, decoded into the store (1 → 2 → 3) |",
             "| hand-written SQL and hard links (ceiling) |", "| naive row by row, files copied (baseline) |",
             "tern (files carried and proven) / hand-written SQL and hard links:", "tern / naive row by row with files copied:",

@@ -163,7 +163,8 @@ struct CrashResumeTests {
         // Stopped after its first committed batches: its reader (standard output) goes away.
         let migrating = Process()
         migrating.executableURL = TernProcess.executable
-        migrating.arguments = ["migrate", store, "--model", Self.library, "--batch-size", "20", "--progress", "json"]
+        // One worker: the record is written before the first batch, which the stop follows.
+        migrating.arguments = ["migrate", store, "--model", Self.library, "--batch-size", "20", "--workers", "1", "--progress", "json"]
         let events = Pipe()
         migrating.standardOutput = events
         migrating.standardError = FileHandle.nullDevice

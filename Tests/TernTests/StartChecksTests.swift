@@ -134,6 +134,11 @@ struct StartChecksTests {
             #expect(FileManager.default.fileExists(atPath: record) == recorded)
             if recorded {
                 #expect(try MigrationRun.load(at: record)?.inputs != nil)
+            } else {
+                // Nothing to continue: the step's file goes, and the words say so.
+                #expect("\(failure)".contains("interrupted before the run was recorded"), "\(failure)")
+                let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".stopped") }
+                #expect(left.isEmpty, "\(left)")
             }
             let resumed = migration()
             _ = try resumed.runBlocking(plan, output: output, resume: true)

@@ -169,6 +169,10 @@ public struct StoreMigration: Sendable {
             for file in run.stepFiles { Self.removeStepStore(file) }
             // Otherwise the rename happened before a crash: the migrated store is already in place.
             try? FileManager.default.removeItem(atPath: manifestPath)
+        } catch let error where Self.isResumable(error) && start.pendingChecks?.settled == false {
+            // Stopped before the record was written (`StartChecks`): nothing to resume from.
+            for file in run.stepFiles { Self.removeStepStore(file) }
+            throw error is MigrationInterrupted ? MigrationInterrupted(saved: false) : error
         } catch let error where Self.isResumable(error) {
             if Self.isDiskFull(error) { throw Self.diskFull(beside: finalPath, kept: [manifestPath] + run.stepFiles, source: store) }
             // The disk or a lock failed: the message says what is kept and how to go on.

@@ -74,7 +74,7 @@ struct BenchRun {
     /// on a server is: a migration proves a source that was still unchanged at its end without
     /// reading it again (`StoreFileState`), and one written a moment ago it reads twice.
     static func settle() {
-        Thread.sleep(forTimeInterval: 2.5)
+        Thread.sleep(forTimeInterval: 3.5)
     }
 
     /// `tern migrate` as a child process; its per-pass peaks come from `--progress json`.

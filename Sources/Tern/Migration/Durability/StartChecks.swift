@@ -30,6 +30,8 @@ final class StartChecks {
 
     private let shared = Shared()
     private var thread: OSThread?
+    /// Left when the checks end, however they end.
+    private let ending = DispatchGroup()
     private let migration: StoreMigration
     private let store: String
     private let stepPlans: [StepPlan]
@@ -67,7 +69,10 @@ final class StartChecks {
         let logger = migration.logger
         let shouldStop: @Sendable () -> Bool = { options.shouldStop() || shared.cancelled.load(ordering: .relaxed) }
         let evidence = Mutex(commits)
+        let ending = self.ending
+        ending.enter()
         thread = try OSThread {
+            defer { ending.leave() }
             let commits = evidence.withLock { $0.take() }
             defer { commits?.close() }
             let outcome = Result<Outcome, any Error> {
@@ -95,6 +100,11 @@ final class StartChecks {
     }
 
     deinit { cancel() }
+
+    /// Returns once the checks have ended, on any thread: work that waits for their core.
+    var waitForEnd: @Sendable () -> Void {
+        { [ending] in ending.wait() }
+    }
 
     /// Writes the record if the checks have ended, without waiting: for batch boundaries.
     func settleIfEnded() throws {

@@ -81,6 +81,7 @@ final class StepMigrator {
     /// was in continues from its last committed batch.
     func run() throws {
         let started = ContinuousClock.now
+        let early = try expectationsReadEarly()
         for pass in step.passes.indices {
             let passStarted = ContinuousClock.now
             passMemory = PeakMemoryMeter()
@@ -139,6 +140,10 @@ final class StepMigrator {
         emit(.stepStage(.verifying))
         var verification = StepVerification(
             inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
+        if let early {
+            verification.readEarly = early.finish()
+            logger.debug("the source's side of verification read during the pass", metadata: ["scans": "\(verification.readEarly.count) of \(early.planned)"])
+        }
         try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
         report = verification.report
         let finishing = ContinuousClock.now
@@ -147,6 +152,20 @@ final class StepMigrator {
         report.verifying = finishing - verifying
         report.indexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started
+    }
+
+    /// Verification's source side, read beside the passes when a second worker is free: on the
+    /// SQL path (a policy's workers need both cores), after the start checks.
+    private func expectationsReadEarly() throws -> EarlyExpectations? {
+        guard options.workers > 1, policies.isEmpty else { return nil }
+        let verification = StepVerification(
+            inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
+        let queries = try verification.expectedScans()
+        var waitForTurn: @Sendable () -> Void = {}
+        if let startChecks { waitForTurn = startChecks.waitForEnd }
+        return try EarlyExpectations(
+            queries, sourceAttachURI: inputs.sourceAttachURI, externalData: inputs.externalData, waitForTurn: waitForTurn,
+            shouldStop: options.shouldStop)
     }
 
     /// Stage 3 of a pass: the destination model's rules over every object its entity mappings

@@ -14,6 +14,9 @@ struct StepVerification {
     let swiftWriters: [String: Set<Int>]
     /// The step's report: each mapping's count and what was proven are added to it.
     var report: StepReport
+    /// Expected sides of values scans already read over the source during the pass
+    /// (`EarlyExpectations`), by query: a scan built again identically is not run again.
+    var readEarly: [SQLFragment: ScanResult] = [:]
 
     private var step: MigrationStep { inputs.step }
     private var options: MigrationOptions { inputs.options }
@@ -34,8 +37,41 @@ struct StepVerification {
     /// difference to name.
     mutating func run() throws {
         try options.beforeVerification?(connection)
-        // Every relationship mapping that links anything, grouped by where its links are stored:
-        // both sides of a relationship write one set of links.
+        let (contributions, groups, agreed, ordersKeptBySource) = linkPlan()
+
+        var proven: [Int: [String]] = [:]
+        var folded: Set<String> = []
+        for entry in associations.entries {
+            let mapping = entry.entityMapping
+            if entry.valuesFollowExpressions {
+                let (attributes, toOnes) = try verifyObjects(
+                    objectsComparison(entry, contributions: contributions, agreed: agreed, ordersKeptBySource: ordersKeptBySource))
+                proven[entry.number] = ["count", attributes == 1 ? "values of 1 attribute" : "values of \(attributes) attributes"]
+                folded.formUnion(contributions.filter { $0.entry.number == entry.number && toOnes.contains($0.relationship.name) }.map(\.ends.place))
+            } else {
+                try verifyAssociations(entry)
+                proven[entry.number] = ["associations", "values not verified (set by \(mapping.policy.map { "policy \($0)" } ?? "the manager hook"))"]
+            }
+        }
+        try verifyLinks(groups: groups, agreed: agreed, folded: folded, proven: proven)
+    }
+
+    /// The source's side of every values scan, range by range, as `run` will build them: what
+    /// `EarlyExpectations` can read while the pass writes.
+    func expectedScans() throws -> [SQLFragment] {
+        let (contributions, _, agreed, ordersKeptBySource) = linkPlan()
+        return try associations.entries.filter(\.valuesFollowExpressions).flatMap { entry in
+            let comparison = objectsComparison(entry, contributions: contributions, agreed: agreed, ordersKeptBySource: ordersKeptBySource)
+            return try ranges(of: comparison.expected, cutBy: "s.\"Z_PK\"", of: comparison.sourceTable)
+        }
+    }
+
+    /// Every relationship mapping that links anything, grouped by where its links are stored
+    /// (both sides of a relationship write one set of links); the places any one side says all
+    /// of; and those whose lists keep the source's order keys.
+    private func linkPlan() -> (
+        contributions: [LinkContribution], groups: [String: [LinkContribution]], agreed: Set<String>, ordersKeptBySource: Set<String>
+    ) {
         var contributions: [LinkContribution] = []
         for entry in associations.entries {
             for relationship in step.destination.allRelationships(of: entry.destinationEntity) where entry.mapping.relationships[relationship.name] != nil {
@@ -65,23 +101,12 @@ struct StepVerification {
                 let ordered = group.filter { $0.storage.orderColumn != nil }
                 return agreed.contains(place) && !ordered.isEmpty && ordered.allSatisfy(keepsSourceOrderKeys)
             }.keys)
+        return (contributions, groups, agreed, ordersKeptBySource)
+    }
 
-        var proven: [Int: [String]] = [:]
-        var folded: Set<String> = []
-        for entry in associations.entries {
-            let mapping = entry.entityMapping
-            if entry.valuesFollowExpressions {
-                let own = contributions.filter { $0.entry.number == entry.number && agreed.contains($0.ends.place) }
-                let (attributes, toOnes) = try verifyObjects(
-                    entry, folding: Set(own.map(\.relationship.name)),
-                    withSourceOrder: Set(own.filter { ordersKeptBySource.contains($0.ends.place) }.map(\.relationship.name)))
-                proven[entry.number] = ["count", attributes == 1 ? "values of 1 attribute" : "values of \(attributes) attributes"]
-                folded.formUnion(contributions.filter { $0.entry.number == entry.number && toOnes.contains($0.relationship.name) }.map(\.ends.place))
-            } else {
-                try verifyAssociations(entry)
-                proven[entry.number] = ["associations", "values not verified (set by \(mapping.policy.map { "policy \($0)" } ?? "the manager hook"))"]
-            }
-        }
+    /// Every relationship mapping's links not compared with their objects' values, then what
+    /// was proven, into the report.
+    private mutating func verifyLinks(groups: [String: [LinkContribution]], agreed: Set<String>, folded: Set<String>, proven: [Int: [String]]) throws {
         var exact: [Int: Set<String>] = [:]
         var included: [Int: Set<String>] = [:]
         for place in groups.keys.sorted() {
@@ -261,33 +286,67 @@ struct StepVerification {
     private func compare(
         expected: SQLFragment, cutBy expectedKey: String, of expectedTable: String, actual: SQLFragment, cutBy actualKey: String, of actualTable: String
     ) throws -> (want: ScanResult, have: ScanResult) {
-        let keys = options.keysPerScan ?? RowidRanges.rowidsPerScan
-        let wantRanges = try RowidRanges.conditions(on: expectedKey, of: expectedTable, in: connection, rowidsPerScan: keys)
-        let haveRanges = try RowidRanges.conditions(on: actualKey, of: actualTable, in: connection, rowidsPerScan: keys)
-        let queries =
-            wantRanges.map { expected + SQLFragment(" AND (\($0))") } + haveRanges.map { actual + SQLFragment(" AND (\($0))") }
-        let results = try ParallelScans.run(
+        let wanted = try ranges(of: expected, cutBy: expectedKey, of: expectedTable)
+        let queries = wanted.filter { readEarly[$0] == nil } + (try ranges(of: actual, cutBy: actualKey, of: actualTable))
+        let ran = try ParallelScans.run(
             queries, store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData,
             preparing: { try SQLCompiler.prepare($0, externalData: $1) }, shouldStop: options.shouldStop)
-        func sum(_ parts: ArraySlice<ScanResult>) -> ScanResult {
+        // The source's side where it was not read early, then the store's, in order.
+        var fresh = ran.makeIterator()
+        let want = wanted.map { readEarly[$0] ?? fresh.next()! }
+        let have = Array(fresh)
+        func sum(_ parts: [ScanResult]) -> ScanResult {
             parts.reduce(into: ScanResult(count: 0, value: 0, counts: parts.first?.counts.map { _ in 0 } ?? [])) { total, part in
                 total.count += part.count
                 total.value = total.value! &+ (part.value ?? 0)
                 total.counts = zip(total.counts, part.counts).map { $0 + $1 }
             }
         }
-        return (sum(results.prefix(wantRanges.count)), sum(results.dropFirst(wantRanges.count)))
+        return (sum(want), sum(have))
+    }
+
+    /// `query` (ending in a parenthesized `WHERE` condition) cut into ranges of `key`, the
+    /// rowid of `table`, as `compare` runs it.
+    private func ranges(of query: SQLFragment, cutBy key: String, of table: String) throws -> [SQLFragment] {
+        try RowidRanges.conditions(on: key, of: table, in: connection, rowidsPerScan: options.keysPerScan ?? RowidRanges.rowidsPerScan).map {
+            query + SQLFragment(" AND (\($0))")
+        }
     }
 
     // MARK: Objects and values
 
-    /// Counts and every value of a mapping whose values are its expressions', with the links of
-    /// its to-ones that hold one link per object in its own row (compared like values, in the
-    /// same scan). Returns how many attributes were compared, and those to-ones.
-    private mutating func verifyObjects(_ entry: PlannedMapping, folding: Set<String>, withSourceOrder: Set<String>) throws -> (
-        attributes: Int, toOnes: [String]
-    ) {
-        let mapping = entry.entityMapping
+    /// One entity mapping's objects as verification compares them: the source's side and the
+    /// store's, each a query ending in a parenthesized `WHERE` condition, and what naming a
+    /// difference needs.
+    struct ObjectsComparison {
+        let entry: PlannedMapping
+        /// Source rows `s`: the count and checksum of each object's key and expected values.
+        let expected: SQLFragment
+        /// The source table, with its schema, and the destination table, quoted.
+        let sourceTable: String
+        let destinationTable: String
+        /// Destination rows `d`: the same of the objects written, then each folded link's count.
+        let actual: String
+        /// Each value as the source gives it, and the destination column compared with it.
+        let columns: [(name: String, column: String, value: SQLFragment)]
+        let attributeCount: Int
+        /// The to-ones compared with the values, in the objects' own rows.
+        let toOnes: [Relationship]
+        /// The destination key each source object should have, and the join that gives it.
+        let key: String
+        let association: String
+        let selection: SQLFragment
+    }
+
+    /// The comparison of an entity mapping whose values are its expressions': its objects,
+    /// every value, and the to-ones among its `agreed` links held in its own rows (with their
+    /// list places where the source's order keys are kept).
+    private func objectsComparison(
+        _ entry: PlannedMapping, contributions: [LinkContribution], agreed: Set<String>, ordersKeptBySource: Set<String>
+    ) -> ObjectsComparison {
+        let own = contributions.filter { $0.entry.number == entry.number && agreed.contains($0.ends.place) }
+        let folding = Set(own.map(\.relationship.name))
+        let withSourceOrder = Set(own.filter { ordersKeptBySource.contains($0.ends.place) }.map(\.relationship.name))
         let sourceTable = quoteIdentifier(sourceLayout.entities[entry.sourceEntity]!.table)
         let destination = destinationLayout.entities[entry.destinationEntity]!
         var compiler = SQLCompiler(layout: sourceLayout, schema: "src")
@@ -348,9 +407,23 @@ struct StepVerification {
         let linkCounts = toOnes.map { ", count(d.\(quoteIdentifier(destination.foreignKeyColumns[$0.name]!)))" }.joined()
         let actual =
             "SELECT count(*), tern_checksum(\(actualArguments))\(linkCounts) FROM \(quoteIdentifier(destination.table)) d WHERE (\(objectsCondition(entry)))"
+        return ObjectsComparison(
+            entry: entry, expected: expected, sourceTable: "\"src\".\(sourceTable)", destinationTable: quoteIdentifier(destination.table), actual: actual,
+            columns: columns, attributeCount: attributeCount, toOnes: toOnes, key: key, association: association, selection: selection)
+    }
+
+    /// Counts and every value of a mapping whose values are its expressions', with the links of
+    /// its to-ones that hold one link per object in its own row (compared like values, in the
+    /// same scan). Returns how many attributes were compared, and those to-ones.
+    private mutating func verifyObjects(_ comparison: ObjectsComparison) throws -> (attributes: Int, toOnes: [String]) {
+        let (entry, columns, attributeCount, toOnes) = (comparison.entry, comparison.columns, comparison.attributeCount, comparison.toOnes)
+        let (key, association, selection) = (comparison.key, comparison.association, comparison.selection)
+        let mapping = entry.entityMapping
+        let sourceTable = comparison.sourceTable
+        let destinationTable = comparison.destinationTable
         let (want, have) = try compare(
-            expected: expected, cutBy: "s.\"Z_PK\"", of: "\"src\".\(sourceTable)", actual: SQLFragment(actual), cutBy: "d.\"Z_PK\"",
-            of: quoteIdentifier(destination.table))
+            expected: comparison.expected, cutBy: "s.\"Z_PK\"", of: sourceTable, actual: SQLFragment(comparison.actual), cutBy: "d.\"Z_PK\"",
+            of: destinationTable)
         if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass + 1 }) {
             report.mappings[index].selected = Int(want.count)
         }
@@ -363,7 +436,7 @@ struct StepVerification {
         // first attribute whose value differs.
         let joined =
             SQLFragment(
-                "SELECT s.\"Z_PK\" FROM \"src\".\(sourceTable) s\(association) LEFT JOIN \(quoteIdentifier(destination.table)) d ON d.\"Z_PK\" = \(key) WHERE ")
+                "SELECT s.\"Z_PK\" FROM \(sourceTable) s\(association) LEFT JOIN \(destinationTable) d ON d.\"Z_PK\" = \(key) WHERE ")
             + selection
         let missing = try firstKey(joined + SQLFragment(" AND d.\"Z_PK\" IS NULL ORDER BY s.\"Z_PK\" LIMIT 1"))
         if let missing {

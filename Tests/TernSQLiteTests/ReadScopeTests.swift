@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+import TernSQLite
+
+@Suite("Reads restricted to one database")
+struct ReadScopeTests {
+    @Test(
+        "once restricted to src, a query reads src's tables; one reading main's, temp's, or an unqualified name is refused at prepare, even where src has a table of that name"
+    )
+    func onlyThatDatabase() throws {
+        let directory = try TemporaryDirectory()
+        let other = directory.path("other.sqlite")
+        let setup = try Connection(path: other)
+        try setup.execute("CREATE TABLE t (a); INSERT INTO t VALUES (1), (2); CREATE TABLE shared (b); INSERT INTO shared VALUES (7)")
+        try setup.close()
+
+        let connection = try Connection(path: ":memory:")
+        try connection.execute("CREATE TABLE shared (b); INSERT INTO shared VALUES (99); CREATE TEMP TABLE scratch (c)")
+        try connection.execute("ATTACH DATABASE '\(other)' AS src")
+        // Before: an unqualified name finds main's table first, and src's when main has none.
+        #expect(try connection.scalar("SELECT sum(a) FROM t") == .integer(3))
+        try connection.restrictReads(to: "src")
+        #expect(try connection.scalar("SELECT sum(a) FROM src.t") == .integer(3))
+        #expect(try connection.scalar("SELECT count(*) FROM src.shared") == .integer(1))
+        for query in ["SELECT b FROM shared", "SELECT b FROM main.shared", "SELECT c FROM scratch", "SELECT count(*) FROM main.shared"] {
+            let error = try #require(throws: SQLiteError.self, "\(query)") { try connection.prepare(query) }
+            #expect(error.message.contains("prohibited") || error.message.contains("not authorized"), "\(query): \(error.message)")
+        }
+    }
+}

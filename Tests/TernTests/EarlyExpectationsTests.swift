@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+import TernStore
+@testable import Tern
+import TernGenerate
+import TernSQLite
+import TernTesting
+
+/// Verification's source side read during the pass reads the source alone.
+@Suite("Early expectations")
+struct EarlyExpectationsTests {
+    @Test(
+        "a scan over the source alone is read and kept by its query; one naming a table of the store being written cannot be prepared there and is left to verification"
+    )
+    func sourceOnly() throws {
+        let directory = try TemporaryDirectory()
+        let model = try ModelLoader.load(Configs.path("bench"))
+        let source = directory.path("bench-1.sqlite")
+        _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 300, counts: ["Page": 900, "Category": 5], seed: 4)
+        let reader = try ReadOnlyStore(path: source)
+        let overSource = SQLFragment("SELECT count(*), sum(s.\"Z_PK\") FROM \"src\".\"ZBOOK\" s WHERE (s.\"Z_PK\" > ?)", [.integer(100)])
+        // ZBOOK exists in the source only as src.ZBOOK: unqualified, it names the main database's.
+        let overStore = SQLFragment("SELECT count(*), 0 FROM \"ZBOOK\" d WHERE (1)")
+        let early = try EarlyExpectations(
+            [overSource, overStore], sourceAttachURI: reader.attachPath, externalData: ExternalDataFolders(), waitForTurn: {}, shouldStop: { false })
+        var read: [SQLFragment: ScanResult] = [:]
+        // Finished on its own, or stopped: wait for the scans to be read.
+        for _ in 0..<200 where read.count < 1 {
+            usleep(10_000)
+            read = early.finish()
+        }
+        #expect(read.count == 1)
+        #expect(read[overSource] == ScanResult(count: 200, value: (101...300).reduce(0, +)))
+        #expect(read[overStore] == nil)
+    }
+}
