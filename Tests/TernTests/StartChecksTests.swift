@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@_spi(Testing) import Tern
+@_spi(Testing) @testable import Tern
 import TernGenerate
 import TernSQLite
 import TernTesting
@@ -16,6 +16,13 @@ private final class Flag: Sendable {
     func set() { value.store(true, ordering: .relaxed) }
     /// Sets it; true the first time.
     func setFirst() -> Bool { !value.exchange(true, ordering: .relaxed) }
+}
+
+/// A count the run's threads add to.
+private final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+    var count: Int { value.load(ordering: .relaxed) }
+    func add() { value.add(1, ordering: .relaxed) }
 }
 
 @Suite("Start checks beside the first pass")
@@ -100,7 +107,7 @@ struct StartChecksTests {
     }
 
     @Test(
-        "stopped before the checks end, a run has no record yet: resuming starts it over; stopped after, it resumes from its record; both equal an uninterrupted run"
+        "stopped before the checks end, on a source written a moment ago, a run keeps nothing and starts over; stopped after, it resumes from its record; both equal an uninterrupted run"
     )
     func stoppedBeforeAndAfterTheRecord() throws {
         let reference = try reference()
@@ -136,7 +143,7 @@ struct StartChecksTests {
                 #expect(try MigrationRun.load(at: record)?.inputs != nil)
             } else {
                 // Nothing to continue: the step's file goes, and the words say so.
-                #expect("\(failure)".contains("interrupted before the run was recorded"), "\(failure)")
+                #expect("\(failure)".contains("interrupted in its first seconds, before it had read its source"), "\(failure)")
                 let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".stopped") }
                 #expect(left.isEmpty, "\(left)")
             }
@@ -144,6 +151,52 @@ struct StartChecksTests {
             _ = try resumed.runBlocking(plan, output: output, resume: true)
             try expectSameStore(output, as: reference)
             #expect(!FileManager.default.fileExists(atPath: record))
+        }
+    }
+
+    @Test(
+        "stopped before the checks end, on a source still for a while, the record waits for its digest: a resume that finds the file unchanged reads the checks then and goes on; one that finds it touched starts over"
+    )
+    func stoppedOnAStillSource() throws {
+        let reference = try reference()
+        let whole = Counter()
+        let counted = migration(reached: { if $0 == .batchCommitted { whole.add() } })
+        _ = try counted.runBlocking(try counted.plan(), output: directory.path("counted.sqlite"))
+        let fullRun = whole.count
+        // Still for longer than a file state needs to prove anything (`StoreFileState.stillFor`).
+        Thread.sleep(forTimeInterval: 3.2)
+        for touched in [false, true] {
+            let output = directory.path("still-\(touched).sqlite")
+            let record = record(of: output)
+            let stop = Flag()
+            let checksHeld = DispatchSemaphore(value: 0)
+            let run = migration(shouldStop: { stop.isSet }) { milestone in
+                switch milestone {
+                case .readingStartDigest: checksHeld.wait()
+                case .batchCommitted:
+                    stop.set()
+                    checksHeld.signal()
+                default: break
+                }
+            }
+            let plan = try run.plan()
+            let failure = try #require(throws: TernFailure.self) { try run.runBlocking(plan, output: output) }
+            #expect(failure.kind == .interrupted && "\(failure)".contains("the work done so far is saved"), "\(failure)")
+            let pending = try #require(try MigrationRun.load(at: record))
+            #expect(pending.sourcePending == true && pending.sourceFile != nil)
+            if touched {
+                // The same bytes, but a write the file's times show: no longer provably unchanged.
+                let connection = try Connection(path: source, configuration: .init(mode: .readWrite))
+                try connection.execute("UPDATE ZCATEGORY SET ZNAME = ZNAME || 'x'; UPDATE ZCATEGORY SET ZNAME = substr(ZNAME, 1, length(ZNAME) - 1)")
+                try connection.close()
+            }
+            // Gone on from its first batch, or made everything again.
+            let batches = Counter()
+            let resumed = migration(reached: { if $0 == .batchCommitted { batches.add() } })
+            _ = try resumed.runBlocking(plan, output: output, resume: true)
+            try expectSameStore(output, as: reference)
+            #expect(!FileManager.default.fileExists(atPath: record))
+            #expect(touched ? batches.count == fullRun : batches.count < fullRun, "\(batches.count) batches, \(fullRun) in a whole run")
         }
     }
 

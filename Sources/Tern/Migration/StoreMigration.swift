@@ -169,9 +169,11 @@ public struct StoreMigration: Sendable {
             for file in run.stepFiles { Self.removeStepStore(file) }
             // Otherwise the rename happened before a crash: the migrated store is already in place.
             try? FileManager.default.removeItem(atPath: manifestPath)
-        } catch let error where Self.isResumable(error) && start.pendingChecks?.settled == false {
-            // Stopped before the record was written (`StartChecks`): nothing to resume from.
+        } catch let error where Self.isResumable(error) && start.pendingChecks.map({ !$0.settled && !$0.resumable }) == true {
+            // Stopped before the start checks ended, on a source no resume could prove untouched
+            // since (`StartChecks`): nothing to resume from.
             for file in run.stepFiles { Self.removeStepStore(file) }
+            try? FileManager.default.removeItem(atPath: manifestPath)
             throw error is MigrationInterrupted ? MigrationInterrupted(saved: false) : error
         } catch let error where Self.isResumable(error) {
             if Self.isDiskFull(error) { throw Self.diskFull(beside: finalPath, kept: [manifestPath] + run.stepFiles, source: store) }

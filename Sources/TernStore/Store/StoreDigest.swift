@@ -22,6 +22,9 @@ public struct StoreDigest: Codable, Sendable, Equatable {
     /// Table name → what it holds, for every table of the store but SQLite's own (`sqlite_…`).
     public var tables: [String: Table]
 
+    /// No table: the place of a digest not read yet.
+    public static let unread = StoreDigest(tables: [:])
+
     /// Reads every table of the store at `path` (a path or a `file:` URI), a few scans at a time.
     /// A large table is read in ranges of its rowids, summed afterwards (counts and checksums
     /// add up), so the workers share it rather than one of them reading it alone.

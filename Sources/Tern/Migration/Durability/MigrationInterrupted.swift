@@ -18,8 +18,8 @@ extension MigrationInterrupted {
 /// A migration stopped at a batch boundary because it was asked to (SIGINT, SIGTERM, a cancelled
 /// task); its checkpoint is committed and a resumed run continues from it.
 public struct MigrationInterrupted: Error, CustomStringConvertible {
-    /// False when the run stopped before its record was written (its start checks still
-    /// reading): there is nothing to continue, and running again starts over.
+    /// False when the run stopped before its start checks ended, on a source no resume could
+    /// prove untouched since: there is nothing to continue, and running again starts over.
     public var saved = true
 
     /// An interruption; `saved` false when nothing is left to continue.
@@ -28,6 +28,6 @@ public struct MigrationInterrupted: Error, CustomStringConvertible {
     public var description: String {
         saved
             ? "interrupted; the work done so far is saved: \(RecoveryWording.resume) to continue"
-            : "interrupted before the run was recorded, in its first seconds; nothing was kept: run the same migration again"
+            : "interrupted in its first seconds, before it had read its source; nothing was kept: run the same migration again"
     }
 }

@@ -29,6 +29,11 @@ public struct MigrationRun: Codable, Sendable {
     /// The source file as its digest was read, when it had been still and had no `-wal` frames:
     /// a resume that finds it so again knows the digest without reading it (nil: read it).
     var sourceFile: StoreFileState?
+    /// True while the start checks — the scan for rows Core Data never writes and the digest,
+    /// read beside the first pass (`StartChecks`) — have not ended: `inputs.source` is not read
+    /// yet. A resume reads them then, if the source is the file recorded, unchanged; otherwise
+    /// it starts over.
+    var sourcePending: Bool?
 
     /// Where the record of a migration into `finalPath` is kept.
     public static func path(for finalPath: String) -> String {

@@ -41,7 +41,16 @@ struct RunStart {
 
         var run: MigrationRun
         var pending: StartChecks?
-        if let existing = try MigrationRun.load(at: manifestPath) {
+        var found = try MigrationRun.load(at: manifestPath)
+        if let stale = found, resume, stale.store == store, stale.sourcePending == true, !Self.untouched(stale, store: store) {
+            // Stopped before its start checks ended, on a source that may have changed since:
+            // what it wrote cannot be trusted.
+            migration.logger.notice("the run stopped before it had read its source, which may have changed since: starting over")
+            for file in stale.stepFiles { StoreMigration.removeStepStore(file) }
+            try? FileManager.default.removeItem(atPath: manifestPath)
+            found = nil
+        }
+        if var existing = found {
             guard resume else { throw MigrationError.unfinished(existing, manifest: manifestPath) }
             guard existing.store == store else {
                 throw MigrationError.resumeMismatch(
@@ -54,9 +63,25 @@ struct RunStart {
                 throw MigrationError.resumeMismatch(
                     existing, manifest: manifestPath, differences: ["the steps (then \(existing.steps.map(\.description).joined(separator: ", ")))"])
             }
+            if existing.sourcePending == true {
+                // Stopped before its start checks ended, on the very file it began with, written
+                // by no one since: they read now, and the run goes on.
+                let checks = try StartChecks(
+                    migration, plan: existing.plan ?? plan, store: store, run: existing, manifestPath: manifestPath, overlappingWith: nil)
+                do {
+                    try checks.settle()
+                } catch let error where !StoreMigration.isResumable(error) {
+                    // Rows Core Data never writes: the run cannot succeed, as it would have found.
+                    for file in existing.stepFiles { StoreMigration.removeStepStore(file) }
+                    try? FileManager.default.removeItem(atPath: manifestPath)
+                    throw error
+                }
+                checkingSource += checks.waited
+                existing = checks.run
+            }
             // The very file the run began with, written by no one since: its digest is the one
             // recorded (a million objects: 0.5 s not read again).
-            let unchanged = existing.sourceFile.map { StoreFileState(of: store) == $0 && StoreFileState.hasNoWALFrames(store) } ?? false
+            let unchanged = Self.untouched(existing, store: store)
             if unchanged { migration.logger.info("the source is the file the run began with, unchanged: its digest is the one recorded") }
             let differences = try inputs(known: unchanged ? recorded.source : nil).differences(from: recorded)
             guard differences.isEmpty else { throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: differences) }
@@ -88,14 +113,15 @@ struct RunStart {
             try migration.checkPlanned(plan, store: store)
             try migration.checkExternalData(plan)
             let record = MigrationRun(
-                inputs: nil, store: store, output: output, target: plan.targetVersion, steps: plan.steps.map(\.identity),
+                inputs: .of(source: .unread, plans: stepPlans, model: migration.model), store: store, output: output, target: plan.targetVersion,
+                steps: plan.steps.map(\.identity),
                 stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0, plan: plan)
             for file in record.stepFiles { StoreMigration.removeStepStore(file) }  // leftovers of a run whose record is gone
             // Beside the first pass when a second worker is free for them and every commit from
             // now on would be seen; an in-place first step changes a copy at once instead.
             let overlapping = migration.options.workers > 1 && stepPlans.first?.inPlace == nil
             let checks = try StartChecks(
-                migration, plan: plan, stepPlans: stepPlans, store: store, run: record, manifestPath: manifestPath,
+                migration, plan: plan, store: store, run: record, manifestPath: manifestPath,
                 overlappingWith: overlapping ? SourceCommits(store: store, inPlace: false) : nil)
             if !checks.overlapping {
                 try checks.settle()
@@ -107,5 +133,11 @@ struct RunStart {
 
         return RunStart(
             run: run, plan: plan, stepPlans: stepPlans, manifestPath: manifestPath, backup: backup, checkingSource: checkingSource, pendingChecks: pending)
+    }
+
+    /// Whether the source is the file `run` recorded when it began, unwritten since: the same
+    /// file, size and times, and no `-wal` frames.
+    private static func untouched(_ run: MigrationRun, store: String) -> Bool {
+        run.sourceFile.map { StoreFileState(of: store) == $0 && StoreFileState.hasNoWALFrames(store) } ?? false
     }
 }

@@ -10,10 +10,12 @@ import TernStore
 /// can see every commit to the source (`SourceCommits`), they read on a thread of their own
 /// beside the first pass, and the record is written at the first batch boundary after they end.
 ///
-/// What that costs: a run killed before its record is written starts over on `--resume`, and a
-/// commit to the source between the start and the digest's end refuses the run, since the pass
-/// may have read the source before it and the digest after. A store with rows Core Data never
-/// writes is refused as before; what the pass wrote meanwhile is discarded with the run.
+/// The record is written at once, the digest marked pending (`MigrationRun.sourcePending`),
+/// with the source file's state when it had been still: a run killed before the checks end
+/// resumes if the source is that file, unchanged (no commit can have happened), and starts over
+/// otherwise. A commit to the source between the start and the digest's end refuses the run,
+/// since the pass may have read the source before it and the digest after. A store with rows
+/// Core Data never writes is refused as before; what the pass wrote meanwhile is discarded.
 final class StartChecks {
     /// What the checks found: the digest, and whether no one committed from before the first
     /// pass began until it was read.
@@ -34,7 +36,6 @@ final class StartChecks {
     private let ending = DispatchGroup()
     private let migration: StoreMigration
     private let store: String
-    private let stepPlans: [StepPlan]
     private let manifestPath: String
     /// The source file before its digest was read, when it had been still with no `-wal` frames.
     private let stillFile: StoreFileState?
@@ -47,19 +48,25 @@ final class StartChecks {
     /// How long the run waited for the checks: all of their time when they do not overlap.
     private(set) var waited = Duration.zero
 
-    /// Starts the checks. With `commits`, evidence taken before the first pass begins, the
-    /// caller goes on meanwhile: they read on one worker fewer, leaving the writer its core.
+    /// Starts the checks for `run`, whose inputs lack only the source's digest. With `commits`,
+    /// evidence taken before the first pass begins, the caller goes on meanwhile: the record is
+    /// written now, its digest pending, and they read on one worker fewer, leaving the writer
+    /// its core.
     init(
-        _ migration: StoreMigration, plan: StoreMigration.Plan, stepPlans: [StepPlan], store: String, run: MigrationRun, manifestPath: String,
+        _ migration: StoreMigration, plan: StoreMigration.Plan, store: String, run: MigrationRun, manifestPath: String,
         overlappingWith commits: consuming sending SourceCommits?
     ) throws {
         self.migration = migration
         self.store = store
-        self.stepPlans = stepPlans
         self.run = run
         self.manifestPath = manifestPath
         let file = StoreFileState(of: store)
         stillFile = file?.isStill() == true && StoreFileState.hasNoWALFrames(store) ? file : nil
+        if commits != nil {
+            self.run.sourcePending = true
+            self.run.sourceFile = stillFile
+            try self.run.save(at: manifestPath)
+        }
         let source = try ReadOnlyStore(path: store)
         let first = plan.steps.first
         let shared = self.shared
@@ -126,11 +133,17 @@ final class StartChecks {
             throw MigrationError.changedDuringMigration(
                 store: store, changes: ["a commit landed while the run read its content at the start, so what it migrated is not known"])
         }
-        run.inputs = MigrationRun.Inputs.of(source: outcome.digest, plans: stepPlans, model: migration.model)
+        run.inputs?.source = outcome.digest
+        run.sourcePending = nil
         // Evidence only if nothing moved while the digest was read.
-        if let stillFile, StoreFileState(of: store) == stillFile, StoreFileState.hasNoWALFrames(store) { run.sourceFile = stillFile }
+        let unmoved = stillFile != nil && StoreFileState(of: store) == stillFile && StoreFileState.hasNoWALFrames(store)
+        run.sourceFile = unmoved ? stillFile : nil
         try run.save(at: manifestPath)
     }
+
+    /// Whether a run stopped before the checks end can be resumed: the source file had been
+    /// still, and a resume that finds it so again knows no commit happened.
+    var resumable: Bool { stillFile != nil }
 
     /// What the checks found wrong, once they end: when a pass fails before they did, a store
     /// with rows Core Data never writes is the cause to report. Nil when they found nothing.
