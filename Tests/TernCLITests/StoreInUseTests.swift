@@ -92,8 +92,9 @@ struct StoreInUseTests {
         #expect(try TernProcess.run(["check", path, "--model", Self.bookStore]).standardOutput.contains("BookStore 1"))
     }
 
-    /// Longer than a store file must have been still for its state to prove anything.
-    static let stillFor = 2.5
+    /// Longer than a store file must have been still for its state to prove anything: more than
+    /// 2 whole seconds of its clock, so up to 3 s after a write.
+    static let stillFor = 3.5
 
     @Test(
         "a resumed run whose source is still the file it began with (unwritten for a while, no -wal frames) takes the recorded digest without reading it; a source written since is read, and refused when it changed"

@@ -252,6 +252,20 @@ struct ReviewedShapesTests {
         let resuming = StoreMigration(store: directory.path("AHEAD-false.sqlite"), model: model, options: options)
         _ = try resuming.runBlocking(try resuming.plan(), output: interrupted, resume: true)
         #expect(try rows(Connection(path: interrupted, configuration: .init(mode: .readOnly)), places) == rows(sql, places))
+
+        // With no index on the chapters' book key, the pairs come in no owner order: ranking them
+        // as they come (`RunningRank`) is refused, and the window ranks them — the same places.
+        let unindexed = directory.path("AHEAD-unindexed.sqlite")
+        try FileManager.default.copyItem(atPath: directory.path("AHEAD-false.sqlite"), toPath: unindexed)
+        let editing = try Connection(path: unindexed, configuration: .init(mode: .readWrite))
+        let indexes = try rows(editing, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ZCHAPTER' AND sql IS NOT NULL")
+        #expect(!indexes.isEmpty)
+        for index in indexes { try editing.execute("DROP INDEX \(index)") }  // rows renders each name as an SQL literal
+        try editing.close()
+        let plain = StoreMigration(store: unindexed, model: model, options: MigrationOptions(batchSize: 7, workers: 2, registry: .builtIn))
+        let unindexedOutput = directory.path("AHEAD-unindexed-out.sqlite")
+        _ = try plain.runBlocking(try plain.plan(), output: unindexedOutput)
+        #expect(try rows(Connection(path: unindexedOutput, configuration: .init(mode: .readOnly)), places) == rows(sql, places))
     }
 
     @Test("every book copied by two mappings keeps its category, with categories' books mapped too", arguments: [false, true])

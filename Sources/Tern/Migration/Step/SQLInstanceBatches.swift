@@ -76,8 +76,8 @@ struct SQLInstanceBatches: InstanceBatchWriter {
         let connection = migrator.connection
         for list in ranks {
             let started = ContinuousClock.now
-            for statement in list.fill { try connection.execute(statement) }
-            migrator.relationships.numberedAhead(list.name, links: connection.changes, in: ContinuousClock.now - started)
+            let links = try list.fill(on: connection, ranking: migrator.runningRank)
+            migrator.relationships.numberedAhead(list.name, links: links, in: ContinuousClock.now - started)
         }
         defer { for list in ranks { try? connection.execute(list.drop) } }
         while let (after, end) = try batches.next() {

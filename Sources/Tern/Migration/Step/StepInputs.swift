@@ -120,9 +120,15 @@ extension StepInputs {
     ///
     /// `rankingOrder: false` leaves `ord` unranked where only the list's order would need it:
     /// verification comparing the source's own order keys (`order_key`) needs no positions.
+    ///
+    /// `placesOnly` gives each link's `target` and `order_key` alone where nothing else chooses
+    /// among the links: the window that ranks them then carries two columns instead of seven
+    /// (450,000 links of a list numbered ahead: 0.63 s → 0.46 s). With `runningRank` too, the
+    /// links are ranked by `tern_running_rank` as they come in owner order (`RunningRank`), and
+    /// where that is not possible (the source keeps its own order), nil.
     func mappedPairs(
         _ entry: PlannedMapping, relationship: Relationship, storage: RelationshipStorage, throughPass: Int? = nil, matching: Bool = true,
-        rankingOrder: Bool = true
+        rankingOrder: Bool = true, placesOnly: Bool = false, runningRank: Bool = false
     ) -> String? {
         let (sourceName, targets) = targets(of: relationship, in: entry, throughPass: throughPass)
         guard !targets.isEmpty, let pairs = sourcePairs(sourceName, of: entry.sourceEntity),
@@ -143,14 +149,24 @@ extension StepInputs {
         // SQLite can rank in the order of an index on the pairs instead of sorting them.
         let ord = ranked ? "1024 * (row_number() OVER (PARTITION BY owner ORDER BY \(sourceOrdered ? "source_ord, " : "")source_target) + 1)" : "2048"
         let (owner, ownerJoin) = associations.owners(entry, key: "p.owner")
+        let matches = matching && needsMatching(relationship, of: entry.destinationEntity)
+        let choosing = manyOwnersPerTarget || (!relationship.isToMany && source.isToMany) || matches
+        if runningRank, !placesOnly || choosing || !ranked || sourceOrdered { return nil }
+        // Ranked as the links come, in the subquery's order (`LIMIT -1` keeps it one), which an
+        // index on the pairs gives; in any other order the function fails rather than rank wrongly.
+        let placed = runningRank ? "1024 * (tern_running_rank(owner, source_target) + 1)" : sourceOrdered ? "source_ord" : ord
+        let columns =
+            placesOnly && !choosing
+            ? "target, \(placed) AS order_key"
+            : "owner, target, target_entity, \(ord) AS ord, \(sourceOrdered ? "source_ord" : ord) AS order_key, source_owner, inverse_ord"
         var sql = """
-            SELECT owner, target, target_entity, \(ord) AS ord, \(sourceOrdered ? "source_ord" : ord) AS order_key, source_owner, inverse_ord FROM (
+            SELECT \(columns) FROM (
               SELECT \(owner) AS owner, \(associations.lookup(targets, key: "p.target")) AS target,
                      \(associations.entityNumber(targets, key: "p.target")) AS target_entity, p.ord AS source_ord, p.target AS source_target,
                      p.owner AS source_owner, p.inverse_ord AS inverse_ord
               FROM (\(pairs)) p\(ownerJoin)) WHERE owner IS NOT NULL AND target IS NOT NULL
             """
-        let matches = matching && needsMatching(relationship, of: entry.destinationEntity)
+        if runningRank { return sql + " ORDER BY owner, source_target LIMIT -1" }
         // Where the to-one inverse chooses among the owners, `matched` keeps its choice instead.
         if manyOwnersPerTarget && !matches {
             sql =

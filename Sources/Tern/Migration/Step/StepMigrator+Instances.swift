@@ -201,9 +201,11 @@ extension StepMigrator {
             inputs.targets(of: list, in: owner).1.map(\.number) == [entry.number],
             let storage = destinationLayout.storage(ofRelationship: inverseName, of: owner.destinationEntity),
             case .inverseForeignKey = storage,
-            let pairs = inputs.mappedPairs(owner, relationship: list, storage: storage)
+            let pairs = inputs.mappedPairs(owner, relationship: list, storage: storage, placesOnly: true)
         else { return nil }
-        return ListRanks(name: "\(owner.entityMapping.name).\(inverseName)", table: "tern_list_\(entry.number)_\(relationship.name)", pairs: pairs)
+        return ListRanks(
+            name: "\(owner.entityMapping.name).\(inverseName)", table: "tern_list_\(entry.number)_\(relationship.name)", pairs: pairs,
+            rankedAsTheyCome: inputs.mappedPairs(owner, relationship: list, storage: storage, placesOnly: true, runningRank: true))
     }
 }
 
@@ -213,16 +215,32 @@ struct ListRanks {
     /// The list's own relationship mapping, "Mapping.relationship", as stage 2 names its links.
     let name: String
     let table: String
+    /// `target, order_key` of every link, ranked by a window function.
     let pairs: String
+    /// The same ranked by `RunningRank` as they come in owner order, where the pairs allow it:
+    /// tried first, for it needs no window's buffer (450,000 links: 0.46 s → about 0.3 s).
+    let rankedAsTheyCome: String?
 
     /// Creates the table, empty: the objects' INSERT refers to it when it is prepared.
     var create: String { "CREATE TEMP TABLE IF NOT EXISTS \(quoteIdentifier(table)) (target INTEGER PRIMARY KEY, order_key INTEGER)" }
-    /// Fills it, in key order (appended, not inserted at random): a target's first pair only.
-    var fill: [String] {
-        [
-            "DELETE FROM temp.\(quoteIdentifier(table))",
-            "INSERT OR IGNORE INTO temp.\(quoteIdentifier(table)) SELECT target, order_key FROM (\(pairs)) ORDER BY target",
-        ]
-    }
     var drop: String { "DROP TABLE IF EXISTS temp.\(quoteIdentifier(table))" }
+
+    /// Fills it, in key order (appended, not inserted at random), a target's first pair only:
+    /// ranked as the pairs come where their plan gives them in owner order, by the window
+    /// otherwise. Returns how many places it holds.
+    func fill(on connection: Connection, ranking: RunningRank) throws -> Int {
+        let empty = "DELETE FROM temp.\(quoteIdentifier(table))"
+        func insert(_ pairs: String) throws -> Int {
+            try connection.execute(empty)
+            try connection.execute("INSERT OR IGNORE INTO temp.\(quoteIdentifier(table)) SELECT target, order_key FROM (\(pairs)) ORDER BY target")
+            return connection.changes
+        }
+        if let rankedAsTheyCome {
+            ranking.reset()
+            do {
+                return try insert(rankedAsTheyCome)
+            } catch let error as SQLiteError where RunningRank.isOutOfOrder(error) {}
+        }
+        return try insert(pairs)
+    }
 }

@@ -46,6 +46,8 @@ final class StepMigrator {
     let workspace: StepWorkspace
     /// The current pass's peak memory.
     var passMemory = PeakMemoryMeter()
+    /// `tern_running_rank` on the connection: lists numbered ahead (`ListRanks`).
+    let runningRank = RunningRank()
     /// A new run's checks of the source, reading beside the first pass (`StartChecks`): the
     /// record is written at the first batch boundary after they end, and validation waits for them.
     let startChecks: StartChecks?
@@ -70,6 +72,7 @@ final class StepMigrator {
         self.policies = policies
         try SQLCompiler.prepare(connection, externalData: externalData)
         try connection.registerChecksum()
+        try runningRank.register(on: connection)
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
         workspace = try StepWorkspace(connection: connection, associations: associations, withPolicies: !policies.isEmpty)
         relationships = RelationshipRecreation(inputs: inputs, workspace: workspace)
