@@ -27,7 +27,7 @@ struct MigrationInputs: ParsableArguments {
 
     @Option(
         name: .customLong("memory-budget"),
-        help: "MiB of source values the batches of a mapping that runs in Swift hold at once (default: 12, which keeps tern under 64 MiB).")
+        help: "MiB of source values the batches of a mapping that runs in Swift hold at once (default: 8, which keeps tern under 64 MiB).")
     var memoryBudgetMiB = MigrationOptions.defaultMemoryBudget >> 20
 
     @Option(help: "Worker threads that read and transform batches of mappings that run in Swift (default: the number of cores).")

@@ -68,6 +68,9 @@ final class ScanReader {
         shouldStop: @escaping @Sendable () -> Bool
     ) throws {
         connection = try Connection(path: store, configuration: .init(mode: .readOnly))
+        // A scan reads each page once: a small cache holds the b-trees' upper levels that key
+        // look-ups walk, and keeps a scan beside a pass (`StartChecks`) from adding megabytes.
+        try connection.execute("PRAGMA cache_size = -1024")
         try connection.interrupt(when: shouldStop)
         try preparing(connection, externalData)
         try connection.registerChecksum()
