@@ -1,5 +1,6 @@
 import Foundation
 import Tern
+import TernGenerate
 import Testing
 
 /// The real-world artefacts in `../shared/fixtures/coredata`, beside the repository (CI puts them
@@ -57,4 +58,21 @@ final class TemporaryDirectory {
     }
 
     deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// A generated Bench 1 store (`configs/bench`) in a fresh folder: what the library's suites
+/// migrate.
+struct BenchSource {
+    let directory: TemporaryDirectory
+    let model: VersionedModel
+    /// The store, `bench-1.sqlite` in `directory`.
+    let path: String
+
+    /// `books` books with three pages each, and `categories` categories.
+    init(books: Int, categories: Int = 20, seed: UInt64) throws {
+        directory = try TemporaryDirectory()
+        model = try ModelLoader.load(Configs.path("bench"))
+        path = directory.path("bench-1.sqlite")
+        _ = try DataGenerator.generate(model: model.versions[0], at: path, rows: books, counts: ["Page": 3 * books, "Category": categories], seed: seed)
+    }
 }

@@ -18,10 +18,8 @@ struct LibraryAPITests {
     let source: String
 
     init() throws {
-        directory = try TemporaryDirectory()
-        model = try ModelLoader.load(Configs.path("bench"))
-        source = directory.path("bench-1.sqlite")
-        _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 3000, counts: ["Page": 9000, "Category": 20], seed: 3)
+        let bench = try BenchSource(books: 3000, seed: 3)
+        (directory, model, source) = (bench.directory, bench.model, bench.path)
     }
 
     private static func rows(_ path: String, _ sql: String) throws -> [String] {

@@ -18,11 +18,9 @@ struct PolicyKeptKeysTests {
     let source: String
 
     init() throws {
-        directory = try TemporaryDirectory()
-        model = try ModelLoader.load(Configs.path("bench"))
-        source = directory.path("bench-1.sqlite")
+        let bench = try BenchSource(books: 300, seed: 7)
+        (directory, model, source) = (bench.directory, bench.model, bench.path)
         // Gaps in the keys: a deleted book's key must not come back as a policy's extra object.
-        _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 300, counts: ["Page": 900, "Category": 20], seed: 7)
         let connection = try Connection(path: source)
         try connection.execute("DELETE FROM ZPAGE WHERE ZBOOK IN (SELECT Z_PK FROM ZBOOK WHERE Z_PK % 50 = 0)")
         try connection.execute("DELETE FROM ZBOOK WHERE Z_PK % 50 = 0")

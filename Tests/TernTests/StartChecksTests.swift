@@ -32,10 +32,8 @@ struct StartChecksTests {
     let source: String
 
     init() throws {
-        directory = try TemporaryDirectory()
-        model = try ModelLoader.load(Configs.path("bench"))
-        source = directory.path("bench-1.sqlite")
-        _ = try DataGenerator.generate(model: model.versions[0], at: source, rows: 3000, counts: ["Page": 9000, "Category": 20], seed: 3)
+        let bench = try BenchSource(books: 3000, seed: 3)
+        (directory, model, source) = (bench.directory, bench.model, bench.path)
         // A rollback-journal store: its commit counter lets the run see every commit from the
         // start, which is what the checks need to read beside the pass.
         let connection = try Connection(path: source, configuration: .init(mode: .readWrite))

@@ -3,12 +3,13 @@ import Synchronization
 import TernLoop
 import TernStore
 
-/// A new run's reads of its whole source before its record can be written: the scan for rows
+/// A new run's reads of its whole source before its record is complete: the scan for rows
 /// Core Data never writes (`StoreAnomalies`) and the content digest the record holds
 /// (`StoreDigest`). Together about a second per four million objects on two cores — while the
 /// first pass's SQL writer keeps a single core busy. So, when the run has a second worker and
 /// can see every commit to the source (`SourceCommits`), they read on a thread of their own
-/// beside the first pass, and the record is written at the first batch boundary after they end.
+/// beside the first pass, and the digest joins the record at the first batch boundary after
+/// they end.
 ///
 /// The record is written at once, the digest marked pending (`MigrationRun.sourcePending`),
 /// with the source file's state when it had been still: a run killed before the checks end
@@ -34,7 +35,6 @@ final class StartChecks {
     private var thread: OSThread?
     /// Left when the checks end, however they end.
     private let ending = DispatchGroup()
-    private let migration: StoreMigration
     private let store: String
     private let manifestPath: String
     /// The source file before its digest was read, when it had been still with no `-wal` frames.
@@ -56,7 +56,6 @@ final class StartChecks {
         _ migration: StoreMigration, plan: StoreMigration.Plan, store: String, run: MigrationRun, manifestPath: String,
         overlappingWith commits: consuming sending SourceCommits?
     ) throws {
-        self.migration = migration
         self.store = store
         self.run = run
         self.manifestPath = manifestPath
