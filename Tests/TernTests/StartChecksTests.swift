@@ -153,7 +153,7 @@ struct StartChecksTests {
     }
 
     @Test(
-        "stopped before the checks end, on a source still for a while, the record waits for its digest: a resume that finds the file unchanged reads the checks then and goes on; one that finds it touched starts over"
+        "stopped before the checks end, on a source still for a while, the record waits for its digest: a resume that finds the file unchanged goes on, its checks read beside the pass; one that finds it touched starts over"
     )
     func stoppedOnAStillSource() throws {
         let reference = try reference()
@@ -188,13 +188,28 @@ struct StartChecksTests {
                 try connection.execute("UPDATE ZCATEGORY SET ZNAME = ZNAME || 'x'; UPDATE ZCATEGORY SET ZNAME = substr(ZNAME, 1, length(ZNAME) - 1)")
                 try connection.close()
             }
-            // Gone on from its first batch, or made everything again.
+            // Gone on from its first batch, or made everything again; either way with its checks
+            // read beside the pass: held until a batch is written, with the digest still pending.
             let batches = Counter()
-            let resumed = migration(reached: { if $0 == .batchCommitted { batches.add() } })
+            let pendingAtABatch = Flag()
+            let firstBatch = DispatchSemaphore(value: 0)
+            let resumed = migration(reached: { milestone in
+                switch milestone {
+                case .readingStartDigest: _ = firstBatch.wait(timeout: .now() + 5)  // bounded: read before the pass, no batch comes
+                case .batchCommitted:
+                    batches.add()
+                    if batches.count == 1 {
+                        if (try? MigrationRun.load(at: record))??.sourcePending == true { pendingAtABatch.set() }
+                        firstBatch.signal()
+                    }
+                default: break
+                }
+            })
             _ = try resumed.runBlocking(plan, output: output, resume: true)
             try expectSameStore(output, as: reference)
             #expect(!FileManager.default.fileExists(atPath: record))
             #expect(touched ? batches.count == fullRun : batches.count < fullRun, "\(batches.count) batches, \(fullRun) in a whole run")
+            #expect(pendingAtABatch.isSet)
         }
     }
 

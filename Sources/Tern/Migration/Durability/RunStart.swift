@@ -42,7 +42,7 @@ struct RunStart {
         var run: MigrationRun
         var pending: StartChecks?
         var found = try MigrationRun.load(at: manifestPath)
-        if let stale = found, resume, stale.store == store, stale.sourcePending == true, !Self.untouched(stale, store: store) {
+        if let stale = found, resume, stale.store == store, stale.sourcePending == true, stale.completed > 0 || !Self.untouched(stale, store: store) {
             // Stopped before its start checks ended, on a source that may have changed since:
             // what it wrote cannot be trusted.
             migration.logger.notice("the run stopped before it had read its source, which may have changed since: starting over")
@@ -50,7 +50,7 @@ struct RunStart {
             try? FileManager.default.removeItem(atPath: manifestPath)
             found = nil
         }
-        if var existing = found {
+        if let existing = found {
             guard resume else { throw MigrationError.unfinished(existing, manifest: manifestPath) }
             guard existing.store == store else {
                 throw MigrationError.resumeMismatch(
@@ -63,26 +63,12 @@ struct RunStart {
                 throw MigrationError.resumeMismatch(
                     existing, manifest: manifestPath, differences: ["the steps (then \(existing.steps.map(\.description).joined(separator: ", ")))"])
             }
-            if existing.sourcePending == true {
-                // Stopped before its start checks ended, on the very file it began with, written
-                // by no one since: they read now, and the run goes on.
-                let checks = try StartChecks(
-                    migration, plan: existing.plan ?? plan, store: store, run: existing, manifestPath: manifestPath, overlappingWith: nil)
-                do {
-                    try checks.settle()
-                } catch let error where !StoreMigration.isResumable(error) {
-                    // Rows Core Data never writes: the run cannot succeed, as it would have found.
-                    for file in existing.stepFiles { StoreMigration.removeStepStore(file) }
-                    try? FileManager.default.removeItem(atPath: manifestPath)
-                    throw error
-                }
-                checkingSource += checks.waited
-                existing = checks.run
-            }
             // The very file the run began with, written by no one since: its digest is the one
             // recorded (a million objects: 0.5 s not read again).
             let unchanged = Self.untouched(existing, store: store)
-            if unchanged { migration.logger.info("the source is the file the run began with, unchanged: its digest is the one recorded") }
+            if unchanged, existing.sourcePending != true {
+                migration.logger.info("the source is the file the run began with, unchanged: its digest is the one recorded")
+            }
             let differences = try inputs(known: unchanged ? recorded.source : nil).differences(from: recorded)
             guard differences.isEmpty else { throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: differences) }
             // The same inputs: the run goes on with the plan it recorded, not one made anew.
@@ -95,6 +81,28 @@ struct RunStart {
             // A file the source refers to may have gone since: say so, and keep the work.
             try migration.checkExternalData(plan)
             run = existing
+            if existing.sourcePending == true {
+                // Stopped before its start checks ended, on the very file it began with, written
+                // by no one since: they read again, beside the first pass where a new run's would.
+                let overlapping = migration.options.workers > 1 && stepPlans.first?.inPlace == nil
+                let checks = try StartChecks(
+                    migration, plan: plan, store: store, run: existing, manifestPath: manifestPath,
+                    overlappingWith: overlapping ? SourceCommits(store: store, inPlace: false) : nil)
+                if checks.overlapping {
+                    pending = checks
+                } else {
+                    do {
+                        try checks.settle()
+                    } catch let error where !StoreMigration.isResumable(error) {
+                        // Rows Core Data never writes: the run cannot succeed, as it would have found.
+                        for file in existing.stepFiles { StoreMigration.removeStepStore(file) }
+                        try? FileManager.default.removeItem(atPath: manifestPath)
+                        throw error
+                    }
+                    checkingSource += checks.waited
+                    run = checks.run
+                }
+            }
             migration.logger.info("resuming", metadata: ["completedSteps": "\(run.completed)", "steps": "\(run.steps.count)"])
         } else {
             if let output, FileManager.default.fileExists(atPath: output) {
