@@ -34,6 +34,11 @@ final class ConditionLock: @unchecked Sendable {
         uv_cond_wait(condition, mutex)
     }
 
+    /// Waits for a `broadcast()` or until `seconds` have passed; same rules as `wait()`.
+    func wait(seconds: Double) {
+        _ = uv_cond_timedwait(condition, mutex, UInt64(seconds * 1e9))
+    }
+
     func broadcast() {
         uv_cond_broadcast(condition)
     }

@@ -29,6 +29,15 @@ public struct OSThread: ~Copyable, Sendable {
         WorkerThread.detach(handle)
     }
 
+    /// Lowers the calling thread (and the threads it starts after) to the lowest scheduling
+    /// priority, so it runs on cores no other thread of normal priority wants: work that may
+    /// overlap a pass, such as reading the source's digest, then takes the core a single writer
+    /// leaves idle rather than one the pass's workers need. Best effort: where the system
+    /// refuses, the thread keeps its priority, which changes only the timing.
+    public static func yieldCoresToOthers() {
+        WorkerThread.lowerCurrentPriority()
+    }
+
     /// Runs `body(slot)` for each slot of `0..<count` (at least one) on threads of their own, and
     /// returns once every one has returned.
     public static func run(_ count: Int, stackSize: Int = mainStackSize, _ body: @escaping @Sendable (Int) -> Void) throws {

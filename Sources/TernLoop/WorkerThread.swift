@@ -46,6 +46,14 @@ enum WorkerThread {
         _ = pthread_detach(thread)
     }
 
+    /// Sets the calling thread's nice value to the lowest priority, 19. On Linux a thread's
+    /// nice value is its own (`setpriority` of its thread ID), and threads it starts inherit it.
+    static func lowerCurrentPriority() {
+        #if os(Linux)
+            _ = uv_os_setpriority(tern_current_thread_id(), UV_PRIORITY_LOW)
+        #endif
+    }
+
     /// The loop a worker thread runs: set up its worker, then run jobs until the pool stops.
     static func serve<Worker>(
         index: Int,

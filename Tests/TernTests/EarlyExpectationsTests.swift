@@ -5,6 +5,7 @@ import TernStore
 import TernGenerate
 import TernSQLite
 import TernTesting
+import TernLoop
 
 /// Verification's source side read during the pass reads the source alone.
 @Suite("Early expectations")
@@ -22,7 +23,8 @@ struct EarlyExpectationsTests {
         // ZBOOK exists in the source only as src.ZBOOK: unqualified, it names the main database's.
         let overStore = SQLFragment("SELECT count(*), 0 FROM \"ZBOOK\" d WHERE (1)")
         let early = try EarlyExpectations(
-            [overSource, overStore], sourceAttachURI: reader.attachPath, externalData: ExternalDataFolders(), waitForTurn: {}, shouldStop: { false })
+            [overSource, overStore], sourceAttachURI: reader.attachPath, externalData: ExternalDataFolders(), waitForTurn: {}, gate: CoreGate(),
+            shouldStop: { false })
         var read: [SQLFragment: ScanResult] = [:]
         // Finished on its own, or stopped: wait for the scans to be read.
         for _ in 0..<200 where read.count < 1 {

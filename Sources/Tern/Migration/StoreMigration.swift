@@ -142,20 +142,24 @@ public struct StoreMigration: Sendable {
         defer { ownership.release() }
         var start = try RunStart.open(self, plan: plan, store: store, output: output, finalPath: finalPath, resume: resume, registry: options.registry)
         let plan = start.plan
-        var steps = try StepSequence(
-            plan: plan, stepPlans: start.stepPlans, store: store, run: start.run, manifestPath: start.manifestPath, options: options, logger: logger,
-            startChecks: start.pendingChecks)
-        options.progress?(
-            .started(
-                MigrationOutline(
-                    steps: plan.steps.map(\.identity), inPlace: start.stepPlans.map { $0.inPlace != nil },
-                    completedSteps: start.run.completed, objects: steps.sourceObjects)))
         var reports: [StepReport] = []
         let manifestPath = start.manifestPath
-        var run: MigrationRun { steps.run }
+        // Made inside the `do`: once the record exists, a failure reading the source here is
+        // handled as any later one.
+        var steps: StepSequence?
+        var run: MigrationRun { steps?.run ?? start.run }
         do {
+            let sequence = try StepSequence(
+                plan: plan, stepPlans: start.stepPlans, store: store, run: start.run, manifestPath: start.manifestPath, options: options, logger: logger,
+                startChecks: start.pendingChecks)
+            steps = sequence
+            options.progress?(
+                .started(
+                    MigrationOutline(
+                        steps: plan.steps.map(\.identity), inPlace: start.stepPlans.map { $0.inPlace != nil },
+                        completedSteps: start.run.completed, objects: sequence.sourceObjects)))
             for index in start.run.completed..<plan.steps.count {
-                reports.append(try steps.run(index))
+                reports.append(try steps!.run(index))
             }
             start.checkingSource += start.pendingChecks?.waited ?? .zero
             let final = run.stepFiles[plan.steps.count - 1]

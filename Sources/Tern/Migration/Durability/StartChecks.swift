@@ -43,6 +43,8 @@ final class StartChecks {
     private(set) var run: MigrationRun
     /// Whether the run goes on while they read (else it waits for them at once).
     let overlapping: Bool
+    /// Where the checks wait while the pass needs every core (a policy's workers beside the writer).
+    let gate = CoreGate()
     /// Whether the record has been written.
     private(set) var settled = false
     /// How long the run waited for the checks: all of their time when they do not overlap.
@@ -61,24 +63,32 @@ final class StartChecks {
         self.manifestPath = manifestPath
         let file = StoreFileState(of: store)
         stillFile = file?.isStill() == true && StoreFileState.hasNoWALFrames(store) ? file : nil
+        // Opened before the record is written: a source that cannot be read leaves no record.
+        let source = try ReadOnlyStore(path: store)
         if commits != nil {
             self.run.sourcePending = true
             self.run.sourceFile = stillFile
             try self.run.save(at: manifestPath)
         }
-        let source = try ReadOnlyStore(path: store)
         let first = plan.steps.first
         let shared = self.shared
         let options = migration.options
         overlapping = commits != nil
         let workers = overlapping ? max(1, options.workers - 1) : options.workers
         let logger = migration.logger
-        let shouldStop: @Sendable () -> Bool = { options.shouldStop() || shared.cancelled.load(ordering: .relaxed) }
+        let stopNow: @Sendable () -> Bool = { options.shouldStop() || shared.cancelled.load(ordering: .relaxed) }
+        let gate = self.gate
+        let shouldStop: @Sendable () -> Bool = {
+            gate.pass(unless: stopNow)
+            return stopNow()
+        }
         let evidence = Mutex(commits)
         let ending = self.ending
         ending.enter()
         thread = try OSThread {
             defer { ending.leave() }
+            // Only the cores the pass leaves idle: its workers and writer come first.
+            OSThread.yieldCoresToOthers()
             let commits = evidence.withLock { $0.take() }
             defer { commits?.close() }
             let outcome = Result<Outcome, any Error> {

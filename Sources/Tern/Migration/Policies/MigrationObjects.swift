@@ -9,14 +9,36 @@ public struct SourceObject: Sendable, Equatable {
     public let key: Int64
     /// The source entity of the mapping being run.
     public let entity: String
-    /// Attribute name → value; to-one relationship name → destination key (or NULL).
-    public let values: [String: SQLiteValue]
+    /// Where each name's value is in `row`: one table for every object of a mapping, so an
+    /// object costs its row and no dictionary of its own (a policy runs for millions).
+    private let positions: Positions
+    private let row: [SQLiteValue]
+
+    /// Names → positions in a row, shared by every object read with them.
+    final class Positions: Sendable {
+        let byName: [String: Int]
+        init(_ byName: [String: Int]) { self.byName = byName }
+    }
 
     /// A source object as a test gives it to a policy's hook.
     public init(key: Int64, entity: String, values: [String: SQLiteValue]) {
+        let names = values.keys.sorted()
+        self.init(
+            key: key, entity: entity, positions: Positions(Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })),
+            row: names.map { values[$0]! })
+    }
+
+    /// An object whose value for each name is `row[positions.byName[name]]`.
+    init(key: Int64, entity: String, positions: Positions, row: [SQLiteValue]) {
         self.key = key
         self.entity = entity
-        self.values = values
+        self.positions = positions
+        self.row = row
+    }
+
+    /// Attribute name → value; to-one relationship name → destination key (or NULL).
+    public var values: [String: SQLiteValue] {
+        positions.byName.mapValues { row[$0] }
     }
 
     /// The value of attribute or to-one relationship `name` (`.null` when it is NULL). A name the
@@ -24,13 +46,18 @@ public struct SourceObject: Sendable, Equatable {
     /// raises: a misspelt key never reads as a silent NULL.
     public subscript(_ name: String) -> SQLiteValue {
         get throws {
-            guard let value = values[name] else {
+            guard let position = positions.byName[name] else {
                 throw TernError(
                     .badInput,
-                    "source object \(entity) \(key) has no attribute or to-one relationship \(name) (it has: \(values.keys.sorted().joined(separator: ", ")))")
+                    "source object \(entity) \(key) has no attribute or to-one relationship \(name) (it has: \(positions.byName.keys.sorted().joined(separator: ", ")))"
+                )
             }
-            return value
+            return row[position]
         }
+    }
+
+    public static func == (lhs: SourceObject, rhs: SourceObject) -> Bool {
+        lhs.key == rhs.key && lhs.entity == rhs.entity && lhs.values == rhs.values
     }
 }
 

@@ -27,15 +27,22 @@ final class EarlyExpectations {
     /// How many scans it was given.
     let planned: Int
 
-    /// Starts reading `queries` on a thread of its own once `waitForTurn` returns.
+    /// Starts reading `queries` on a thread of its own once `waitForTurn` returns, waiting at
+    /// `gate` while the pass needs every core.
     init(
         _ queries: [SQLFragment], sourceAttachURI: String, externalData: ExternalDataFolders, waitForTurn: @escaping @Sendable () -> Void,
-        shouldStop: @escaping @Sendable () -> Bool
+        gate: CoreGate, shouldStop: @escaping @Sendable () -> Bool
     ) throws {
         planned = queries.count
         let shared = self.shared
-        let stop: @Sendable () -> Bool = { shouldStop() || shared.cancelled.load(ordering: .relaxed) }
+        let stopNow: @Sendable () -> Bool = { shouldStop() || shared.cancelled.load(ordering: .relaxed) }
+        let stop: @Sendable () -> Bool = {
+            gate.pass(unless: stopNow)
+            return stopNow()
+        }
         thread = try OSThread {
+            // Only the cores the pass leaves idle: its workers and writer come first.
+            OSThread.yieldCoresToOthers()
             waitForTurn()
             for query in queries where !stop() {
                 // One scan at a time: each is kept as soon as it is read, and a query this

@@ -17,6 +17,9 @@ protocol InstanceBatchWriter {
     var batchWeight: (sql: String, budget: Int)? { get }
     /// Relationship mappings left for stage 2 (the rest are written with the objects).
     var deferredRelationships: [String] { get }
+    /// Whether the writing keeps every core busy (worker threads beside the writer), so work
+    /// beside the pass waits at the run's `CoreGate` meanwhile.
+    var usesEveryCore: Bool { get }
     /// Writes every batch `batches` hands out, strictly in key order, each through
     /// `commit(end, write)`: `write` runs inside the batch's transaction and returns how many
     /// source objects it read. Every range taken is committed before this returns, or it throws;

@@ -12,6 +12,8 @@ struct SQLInstanceBatches: InstanceBatchWriter {
     /// SQLite reads one value at a time, whatever its size.
     let batchWeight: (sql: String, budget: Int)? = nil
     let deferredRelationships: [String]
+    /// One statement on the writer's core.
+    let usesEveryCore = false
     private let insert: Statement
     private let valueArguments: [SQLiteValue]
     private let associate: Statement?

@@ -2,6 +2,7 @@ import TernSQLite
 import TernModel
 import TernStore
 import TernMapping
+import TernLoop
 
 extension StepMigrator {
     // MARK: Stage 1: create destination instances
@@ -24,26 +25,34 @@ extension StepMigrator {
                 weight: writer.batchWeight, after: recorded.lastKey)
             var selected = recorded.count
             let total = try batches.total()
-            swiftTimes = try writer.writeAll(&batches) { end, write in
-                let before = selected
-                try workspace.commit(unit) {
-                    selected += try write()
-                    return StepWorkspace.Progress(lastKey: end, count: selected)
+            // Work beside the pass waits while the writing needs every core.
+            let gate = writer.usesEveryCore ? coreGate : CoreGate()
+            swiftTimes = try gate.holding {
+                try writer.writeAll(&batches) { end, write in
+                    let before = selected
+                    try workspace.commit(unit) {
+                        selected += try write()
+                        return StepWorkspace.Progress(lastKey: end, count: selected)
+                    }
+                    emit(.batchCommitted(mapping: mapping.name, pass: entry.pass + 1, rows: selected - before, done: selected, total: total))
+                    options.reached?(.batchCommitted)
+                    try stopIfAsked()
                 }
-                emit(.batchCommitted(mapping: mapping.name, pass: entry.pass + 1, rows: selected - before, done: selected, total: total))
-                options.reached?(.batchCommitted)
-                try stopIfAsked()
             }
+            // This run wrote every association of a policy that kept every key: lookups will be
+            // the key itself, and the index would serve none (a resume asks the table instead).
+            let keptEveryKey = entry.policyMayKeepKeys && identityAssociations[entry.number].map { $0.other == 0 && $0.identity == selected } == true
             try workspace.commit(unit, done: true) {
-                if let index = associations.indexStatement(entry) {
+                if !keptEveryKey, let index = associations.indexStatement(entry) {
                     try connection.execute(index)
                 }
                 return StepWorkspace.Progress(lastKey: batches.last, count: selected)
             }
+            if keptEveryKey { associations.policyKeptKeys(entry) }
         }
         completed.insert(entry.number)
         let selected = workspace[unit].count
-        if entry.policyMayKeepKeys, try policyKeptEveryKey(entry, selected: selected) {
+        if entry.policyMayKeepKeys, !associations.keepsKeys(entry), try policyKeptEveryKey(entry, selected: selected) {
             associations.policyKeptKeys(entry)
         }
         let keptKeys = associations.keepsKeys(entry)

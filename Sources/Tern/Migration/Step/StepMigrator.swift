@@ -2,6 +2,7 @@ import Foundation
 import TernModel
 import TernStore
 import TernMapping
+import TernLoop
 import Logging
 import TernSQLite
 
@@ -42,6 +43,10 @@ final class StepMigrator {
     /// Per entity mapping number: objects of its destination entity a policy created without
     /// associating them with a source object, nor linking them (this run's batches).
     var unassociated: [Int: Int] = [:]
+    /// Per entity mapping number (a policy's that may keep keys): the associations this run
+    /// wrote that are the identity — the object took its source object's key, as an object of
+    /// the mapping's destination entity — and the others.
+    var identityAssociations: [Int: (identity: Int, other: Int)] = [:]
     /// The step's work tables and checkpoint: what earlier runs committed, and where this run is.
     let workspace: StepWorkspace
     /// The current pass's peak memory.
@@ -51,6 +56,9 @@ final class StepMigrator {
     /// A new run's checks of the source, reading beside the first pass (`StartChecks`): the
     /// record is written at the first batch boundary after they end, and validation waits for them.
     let startChecks: StartChecks?
+    /// Where the reads beside the pass wait while it needs every core (`CoreGate`): the start
+    /// checks' gate when they run beside it.
+    let coreGate: CoreGate
 
     init(
         plan: StepPlan, connection: Connection, sourceAttachURI: String, externalData: ExternalDataFolders,
@@ -58,6 +66,7 @@ final class StepMigrator {
     ) throws {
         self.logger = logger
         self.startChecks = startChecks
+        coreGate = startChecks?.gate ?? CoreGate()
         let step = plan.step
         let sourceLayout = step.sourceLayout
         let destinationLayout = StoreLayout(model: step.destination)
@@ -141,33 +150,48 @@ final class StepMigrator {
         try connection.interrupt(when: options.shouldStop)
         let verifying = ContinuousClock.now
         emit(.stepStage(.verifying))
+        try options.beforeVerification?(connection)
         var verification = StepVerification(
             inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
         if let early {
             verification.readEarly = early.finish()
             logger.debug("the source's side of verification read during the pass", metadata: ["scans": "\(verification.readEarly.count) of \(early.planned)"])
         }
-        try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
+        // With a second worker, the indexes are built beside verification, on the core its
+        // scans leave; `finish` then finds them made.
+        let indexes =
+            options.workers > 1
+            ? try IndexBuild(store: connection.path, statements: indexStatements, threads: options.workers, shouldStop: options.shouldStop)
+            : nil
+        do {
+            try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
+        } catch {
+            indexes?.cancel()
+            throw error
+        }
         report = verification.report
         let finishing = ContinuousClock.now
         emit(.stepStage(.indexing))
-        try MigrationInterrupted.whenAsked(options.shouldStop, finish)
+        try MigrationInterrupted.whenAsked(options.shouldStop) {
+            try indexes?.finish()
+            try finish()
+        }
         report.verifying = finishing - verifying
         report.indexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started
     }
 
-    /// Verification's source side, read beside the passes when a second worker is free: on the
-    /// SQL path (a policy's workers need both cores), after the start checks.
+    /// Verification's source side, read beside the passes when a second worker is free, after
+    /// the start checks, on a thread that takes only the cores the pass leaves idle.
     private func expectationsReadEarly() throws -> EarlyExpectations? {
-        guard options.workers > 1, policies.isEmpty else { return nil }
+        guard options.workers > 1 else { return nil }
         let verification = StepVerification(
             inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
         let queries = try verification.expectedScans()
         var waitForTurn: @Sendable () -> Void = {}
         if let startChecks { waitForTurn = startChecks.waitForEnd }
         return try EarlyExpectations(
-            queries, sourceAttachURI: inputs.sourceAttachURI, externalData: inputs.externalData, waitForTurn: waitForTurn,
+            queries, sourceAttachURI: inputs.sourceAttachURI, externalData: inputs.externalData, waitForTurn: waitForTurn, gate: coreGate,
             shouldStop: options.shouldStop)
     }
 

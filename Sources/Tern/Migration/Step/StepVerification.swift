@@ -36,7 +36,6 @@ struct StepVerification {
     /// order-independent checksum (`tern_checksum`); only when they differ do joins find the first
     /// difference to name.
     mutating func run() throws {
-        try options.beforeVerification?(connection)
         let (contributions, groups, agreed, ordersKeptBySource) = linkPlan()
 
         var proven: [Int: [String]] = [:]

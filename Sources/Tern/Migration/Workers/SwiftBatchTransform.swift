@@ -72,6 +72,8 @@ final class SourceBatchReader {
     private let foreignKeysByKey: Statement?
     /// The stored forms of the object being transformed, so unchanged values keep theirs.
     private let storedForms: StoredForms
+    /// Where each of `transform.sourceProperties` is in a row read (after `Z_PK`).
+    private let sourcePositions: SourceObject.Positions
 
     init(_ transform: SwiftBatchTransform, sourceAttachURI: String) throws {
         storedForms = StoredForms()
@@ -81,6 +83,8 @@ final class SourceBatchReader {
         try connection.execute("ATTACH DATABASE \(quoteLiteral(sourceAttachURI)) AS src")
         read = try connection.prepare(transform.readSQL)
         self.transform = transform
+        sourcePositions = SourceObject.Positions(
+            Dictionary(transform.sourceProperties.enumerated().map { ($1, $0 + 1) }, uniquingKeysWith: { _, last in last }))
         programs = transform.expressions.map { ($0.name, ExpressionProgram($0.expression), $0.offset) }
         let connection = connection
         foreignKeysByKey = try transform.foreignKeys.map { try connection.prepare($0.byKeySQL) }
@@ -91,6 +95,7 @@ final class SourceBatchReader {
     func transformBatch(after last: Int64, through end: Int64, isCancelled: () -> Bool = { false }) throws -> TransformedBatch {
         let mapping = transform.mapping
         let destinationEntity = transform.destinationEntity
+        let destinationCapacity = transform.settableAttributes[destinationEntity]?.count ?? programs.count
         try read.bind(transform.selectionArguments + [SQLiteValue.integer(last), .integer(end)])
         defer { read.reset() }
         var rows = read.rows()
@@ -102,13 +107,11 @@ final class SourceBatchReader {
             guard let row = try rows.next() else { break }
             let values = row.values
             batch.sourceBytes += values.reduce(0) { $0 + $1.bytesInMemory }
-            // Sized once: growing a dictionary rehashes it, for every object.
-            var properties: [String: SQLiteValue] = Dictionary(minimumCapacity: transform.sourceProperties.count)
-            for (index, name) in transform.sourceProperties.enumerated() { properties[name] = values[index + 1] }
-            let source = SourceObject(key: values[0].int64!, entity: transform.sourceEntity, values: properties)
-            let context = InstanceCreationContext(mapping: mapping) { [programs] _ in
+            let source = SourceObject(key: values[0].int64!, entity: transform.sourceEntity, positions: sourcePositions, row: values)
+            let context = InstanceCreationContext(mapping: mapping) { [programs, destinationCapacity] _ in
                 var object = DestinationObject(entity: destinationEntity)
-                object.values.reserveCapacity(programs.count)
+                // Room for every attribute: growing a dictionary rehashes it, for every object.
+                object.values.reserveCapacity(destinationCapacity)
                 for (name, program, offset) in programs {
                     object.values[name] = try program.evaluate(Array(values[(offset + 1)..<(offset + 1 + program.compiled.inputs.count)]))
                 }
@@ -179,20 +182,21 @@ final class SourceBatchReader {
                     "it created an object of entity \(object.entity), which the destination model does not have "
                         + "(its entities: \(transform.settableAttributes.keys.sorted().joined(separator: ", ")))")
             }
-            // One look-up per key, no set built: this runs for every object a policy makes.
-            let isUnknown = { (name: String) in settable[name] == nil }
-            if object.values.keys.contains(where: isUnknown) || (context.identities[index] ?? []).contains(where: isUnknown) {
-                let unknown = Set(object.values.keys).union(context.identities[index] ?? []).subtracting(settable.keys)
-                if let name = unknown.sorted().first {
-                    throw failure(
-                        "it set \(name) on an object of \(object.entity), which has no stored attribute of that name "
-                            + "(its attributes: \(settable.keys.sorted().joined(separator: ", ")))")
-                }
-            }
             // The mapping's own values are the SQL path's too, which SQLite's affinity converts:
             // only a policy of the user's is held to the kinds of value each type takes.
-            guard !(transform.policy is DefaultMigrationPolicy) else { continue }
-            for (name, value) in object.values where !Self.accepts(settable[name]!, value) {
+            let checksKinds = !(transform.policy is DefaultMigrationPolicy)
+            // One look-up per value, no set built: this runs for every object a policy makes. Only
+            // a refusal looks again, to name the same attribute whatever the dictionary's order.
+            let identifying = context.identities[index] ?? []
+            let allSettable = object.values.allSatisfy { name, value in settable[name].map { !checksKinds || Self.accepts($0, value) } ?? false }
+            guard !allSettable || identifying.contains(where: { settable[$0] == nil }) else { continue }
+            let unknown = Set(object.values.keys).union(identifying).subtracting(settable.keys)
+            if let name = unknown.sorted().first {
+                throw failure(
+                    "it set \(name) on an object of \(object.entity), which has no stored attribute of that name "
+                        + "(its attributes: \(settable.keys.sorted().joined(separator: ", ")))")
+            }
+            for (name, value) in object.values.sorted(by: { $0.key < $1.key }) where !Self.accepts(settable[name]!, value) {
                 throw failure(
                     "it set \(name) on an object of \(object.entity) to \(value.storageClass) \(value.sqlLiteral.prefix(40)), but \(name) is \(settable[name]!.xcodeName) "
                         + "(it takes \(Self.acceptedKinds(of: settable[name]!)), or NULL)")

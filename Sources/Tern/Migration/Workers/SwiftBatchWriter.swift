@@ -183,12 +183,18 @@ extension StepMigrator {
         }
         countUnassociated(batch, of: entry)
         var entityNumbers: (entity: String, number: Int64) = ("", 0)
-        try statements.associate(
-            batch.associations.map { source, index in
-                let entity = batch.objects[index].entity
-                if entity != entityNumbers.entity { entityNumbers = (entity, Int64(destinationLayout.entities[entity]!.number)) }
-                return (source, keys[index], entityNumbers.number)
-            })
+        let rows = batch.associations.map { source, index in
+            let entity = batch.objects[index].entity
+            if entity != entityNumbers.entity { entityNumbers = (entity, Int64(destinationLayout.entities[entity]!.number)) }
+            return (source: source, destination: keys[index], entity: entityNumbers.number)
+        }
+        if entry.policyMayKeepKeys {
+            let destination = Int64(destinationLayout.entities[entry.destinationEntity]!.number)
+            let identity = rows.count { $0.source == $0.destination && $0.entity == destination }
+            identityAssociations[entry.number, default: (0, 0)].identity += identity
+            identityAssociations[entry.number, default: (0, 0)].other += rows.count - identity
+        }
+        try statements.associate(rows)
         for (owner, relationship, target) in batch.links {
             let (targetKey, targetEntity, targetMapping): (Int64, String, String?)
             switch target {

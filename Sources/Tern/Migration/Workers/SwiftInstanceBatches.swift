@@ -16,6 +16,8 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
     let batchSize: Int
     let batchWeight: (sql: String, budget: Int)?
     let deferredRelationships: [String]
+    /// The policy's workers and the writer: two cores and more.
+    let usesEveryCore = true
     private let entry: PlannedMapping
     private let transform: SwiftBatchTransform
     private let statements: SwiftBatchStatements

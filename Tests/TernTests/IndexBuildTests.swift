@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernSQLite
+import TernTesting
+
+/// The destination's indexes built beside verification: on a WAL store being read, in one
+/// transaction that a failure or a stop rolls back whole.
+@Suite("Indexes built beside verification")
+struct IndexBuildTests {
+    /// A WAL store of `rows` rows whose `code` repeats once.
+    private func store(in directory: TemporaryDirectory, rows: Int) throws -> Connection {
+        let connection = try Connection(path: directory.path("store.sqlite"))
+        try connection.setJournalMode(.wal)
+        try connection.execute("CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, ZCODE INTEGER, ZNAME VARCHAR)")
+        try connection.execute(
+            "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < \(rows)) INSERT INTO ZITEM SELECT k, k % \(rows - 1), 'item ' || k FROM n"
+        )
+        return connection
+    }
+
+    private func indexes(_ connection: Connection) throws -> [String] {
+        var rows = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").rows()
+        var names: [String] = []
+        while let row = try rows.next() { names.append(row.text(at: 0) ?? "") }
+        return names
+    }
+
+    @Test("built while another connection reads the store through a long scan; the reader sees the rows, the store gets the indexes")
+    func besideAReader() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try store(in: directory, rows: 200_000)
+        // A read transaction open across the whole build, as verification's scans are.
+        let reader = try Connection(path: connection.path, configuration: .init(mode: .readOnly))
+        try reader.execute("BEGIN")
+        #expect(try reader.scalar("SELECT count(*) FROM ZITEM") == .integer(200_000))
+        let build = try IndexBuild(
+            store: connection.path,
+            statements: ["CREATE INDEX IF NOT EXISTS ZITEM_ZCODE_INDEX ON ZITEM (ZCODE)", "CREATE INDEX IF NOT EXISTS ZITEM_ZNAME_INDEX ON ZITEM (ZNAME)"],
+            threads: 2, shouldStop: { false })
+        try build.finish()
+        #expect(try reader.scalar("SELECT count(*) FROM ZITEM") == .integer(200_000))
+        try reader.execute("COMMIT")
+        #expect(try indexes(connection) == ["ZITEM_ZCODE_INDEX", "ZITEM_ZNAME_INDEX"])
+        #expect(try connection.scalar("PRAGMA integrity_check") == .text("ok"))
+    }
+
+    @Test("a statement that fails (a unique index over repeated values) throws from finish, and no index of the build is kept")
+    func failureRollsBackWhole() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try store(in: directory, rows: 1_000)
+        let build = try IndexBuild(
+            store: connection.path, statements: ["CREATE INDEX ZITEM_ZNAME_INDEX ON ZITEM (ZNAME)", "CREATE UNIQUE INDEX ZITEM_ZCODE_UNIQUE ON ZITEM (ZCODE)"],
+            threads: 2, shouldStop: { false })
+        #expect(throws: SQLiteError.self) { try build.finish() }
+        #expect(try indexes(connection).isEmpty)
+    }
+
+    @Test("a stop asked for interrupts the build, and no index is kept")
+    func stopRollsBack() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try store(in: directory, rows: 20_000)
+        let build = try IndexBuild(
+            store: connection.path, statements: ["CREATE INDEX ZITEM_ZNAME_INDEX ON ZITEM (ZNAME)"], threads: 2, shouldStop: { true })
+        #expect(throws: SQLiteError.self) { try build.finish() }
+        #expect(try indexes(connection).isEmpty)
+    }
+}
