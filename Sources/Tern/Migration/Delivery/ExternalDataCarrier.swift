@@ -25,8 +25,10 @@ enum ExternalDataCarrier {
         shouldStop: () -> Bool = { false }
     ) throws -> Int {
         var proved = 0
+        let folders = sources.compactMap(OpenFolder.init)
+        var target: OpenFolder?
         try forEachReference(in: migrated, model: model, shouldStop: shouldStop) { file, owner in
-            try carry(file, from: sources, to: destination, naming: owner)
+            try carry(file, from: folders, to: destination, opened: &target, naming: owner, missingFrom: sources.first)
             proved += 1
         }
         try syncNames(in: destination)
@@ -44,8 +46,9 @@ enum ExternalDataCarrier {
     /// Proves every file `store` refers to is a regular file in one of `folders`, before any
     /// work: a value read from a missing file is named here rather than lost later.
     static func checkReferences(in store: String, model: ObjectModel, folders: [String], shouldStop: () -> Bool = { false }) throws {
+        let opened = folders.compactMap(OpenFolder.init)
         try forEachReference(in: store, model: model, shouldStop: shouldStop) { file, owner in
-            _ = try locate(file, in: folders, naming: owner)
+            _ = try locate(file, in: opened, naming: owner, missingFrom: folders.first)
         }
     }
 
@@ -84,10 +87,11 @@ enum ExternalDataCarrier {
     /// Gives every file of `source` a name in `destination` too: the folder of a backup that
     /// must open alone.
     static func mirror(_ source: String, to destination: String, shouldStop: () -> Bool = { false }) throws {
-        guard let files = try? FileManager.default.contentsOfDirectory(atPath: source) else { return }
+        guard let files = try? FileManager.default.contentsOfDirectory(atPath: source), let folder = OpenFolder(source) else { return }
+        var target: OpenFolder?
         for file in files.sorted() {
             if shouldStop() { throw MigrationInterrupted() }
-            try carry(file, from: [source], to: destination, naming: "the backup's external data")
+            try carry(file, from: [folder], to: destination, opened: &target, naming: "the backup's external data", missingFrom: source)
         }
         try syncNames(in: destination)
     }
@@ -164,51 +168,55 @@ enum ExternalDataCarrier {
     }
 
     /// The folder of `folders` holding `file`, a regular file (never a FIFO, which blocks for
-    /// ever when opened, a directory or a link).
-    private static func locate(_ file: String, in folders: [String], naming owner: String) throws -> String {
-        guard let folder = folders.first(where: { exists($0 + "/" + file) }) else {
-            throw MigrationFailure.verification("\(owner): its external file \(file) does not exist in \(folders.first ?? "its folder")")
+    /// ever when opened, a directory or a link), and what it is there.
+    private static func locate(_ file: String, in folders: [OpenFolder], naming owner: String, missingFrom: String?) throws -> (OpenFolder, stat) {
+        for folder in folders {
+            guard let found = folder.status(of: file) else { continue }
+            guard found.isRegularFile else {
+                throw MigrationFailure.verification("\(owner): its external file \(folder.path)/\(file) is not a regular file")
+            }
+            return (folder, found)
         }
-        guard isRegularFile(folder + "/" + file) else {
-            throw MigrationFailure.verification("\(owner): its external file \(folder)/\(file) is not a regular file")
-        }
-        return folder
+        throw MigrationFailure.verification("\(owner): its external file \(file) does not exist in \(missingFrom ?? "its folder")")
     }
 
-    private static func carry(_ file: String, from sources: [String], to destination: String, naming owner: String) throws {
-        let original = try locate(file, in: sources, naming: owner) + "/" + file
+    /// Gives `file` a name in `destination` — a hard link of the first of `sources` that has it,
+    /// or a copy across filesystems — and proves it holds that file's bytes. `opened` is the
+    /// destination folder, opened (and made) on the first file it receives.
+    private static func carry(
+        _ file: String, from sources: [OpenFolder], to destination: String, opened target: inout OpenFolder?, naming owner: String, missingFrom: String?
+    ) throws {
+        let (source, original) = try locate(file, in: sources, naming: owner, missingFrom: missingFrom)
         let carried = destination + "/" + file
-        if original != carried, !exists(carried) {
-            do {
+        do {
+            if target == nil {
                 if !FileManager.default.fileExists(atPath: destination) {
                     try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
                 }
-                if link(original, carried) != 0 {
-                    // A copy appears under its name only once whole: a kill leaves no partial file.
-                    let partial = carried + ".tern-partial"
-                    try? FileManager.default.removeItem(atPath: partial)
-                    try FileManager.default.copyItem(atPath: original, toPath: partial)
-                    try DurableFile.syncFile(partial, what: "external data")
-                    guard rename(partial, carried) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-                }
-            } catch {
-                throw MigrationError.io("cannot carry an external data file: \(error.localizedDescription)", path: carried)
+                guard let opened = OpenFolder(destination) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+                target = opened
             }
+            // Already there (its own folder, or a run before this one carried it): proved below.
+            let linked = source.path == destination ? EEXIST : source.link(file, into: target!)
+            if linked != 0, linked != EEXIST {
+                // A copy appears under its name only once whole: a kill leaves no partial file.
+                let partial = carried + ".tern-partial"
+                try? FileManager.default.removeItem(atPath: partial)
+                try FileManager.default.copyItem(atPath: source.path + "/" + file, toPath: partial)
+                try DurableFile.syncFile(partial, what: "external data")
+                guard rename(partial, carried) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+            }
+        } catch {
+            throw MigrationError.io("cannot carry an external data file: \(error.localizedDescription)", path: carried)
         }
-        guard isRegularFile(carried), FileIdentity(path: original) == FileIdentity(path: carried) || sameBytes(original, carried) else {
-            throw MigrationFailure.verification("\(owner): its external file \(carried) does not hold the bytes of \(original)")
+        guard let copy = target!.status(of: file), copy.isRegularFile, copy.isSameFile(as: original) || sameBytes(source.path + "/" + file, carried) else {
+            throw MigrationFailure.verification("\(owner): its external file \(carried) does not hold the bytes of \(source.path)/\(file)")
         }
-    }
-
-    /// Whether anything is at `path`, a dangling link included.
-    private static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
     }
 
     private static func isRegularFile(_ path: String) -> Bool {
         var info = stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        return lstat(path, &info) == 0 && info.isRegularFile
     }
 
     /// Whether two regular files hold the same bytes (SHA-256 of each); false when either
