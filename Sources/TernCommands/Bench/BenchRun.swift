@@ -94,7 +94,8 @@ struct BenchRun {
             BenchResult(
                 name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
                 peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes,
-                verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +), checkingSourceSeconds: finished.checkingSourceSeconds,
+                verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +),
+                indexingSeconds: finished.steps.map(\.indexingSeconds).reduce(0, +), checkingSourceSeconds: finished.checkingSourceSeconds,
                 recreatedLinks: finished.steps.flatMap { step in
                     step.linkSeconds.compactMap { name, seconds in
                         step.links[name].map { BenchResult.LinkRate(relationship: name, links: $0, seconds: seconds) }
@@ -177,6 +178,7 @@ struct BenchRun {
         struct Pass: Decodable { var report: PassReport }
         struct Step: Decodable {
             var verifyingSeconds: Double
+            var indexingSeconds: Double
             var links: [String: Int]
             var linkSeconds: [String: Double]
         }
@@ -208,6 +210,9 @@ struct BenchResult: Codable {
     var passes: [PassReport]
     /// For a migration: the time its verification took, inside `seconds`.
     var verifyingSeconds: Double? = nil
+    /// For a migration: the time after verification until the store was finished — the rest of
+    /// the index build, which starts beside verification when there is a second worker.
+    var indexingSeconds: Double? = nil
     /// Reading the source's content digest at the start and at delivery (tern runs only).
     var checkingSourceSeconds: Double? = nil
     /// Relationships whose links were recreated after the objects, with how fast.

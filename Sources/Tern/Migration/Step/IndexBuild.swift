@@ -3,11 +3,13 @@ import TernLoop
 import TernSQLite
 
 /// The destination's indexes, built on a connection and a thread of their own while
-/// verification reads the store. An index build reads its table on one core (sorting on helper
-/// threads), and verification's scans take the core it leaves; the store is in WAL mode, so
-/// neither waits for the other: verification reads the rows as the passes left them, and the
-/// build adds only indexes, in one transaction. The step's last transaction (`finish`) then
-/// finds them made — or, the build stopped or failed, makes them as before.
+/// verification reads the store. The build runs at the lowest priority: verification, the
+/// proof, keeps its speed, and the build takes the moments its scans leave a core idle (an
+/// index build of a large table reads it on one core and sorts on helpers, so it has such
+/// moments of its own too). The store is in WAL mode, so neither waits for the other:
+/// verification reads the rows as the passes left them, and the build adds only indexes, in
+/// one transaction. The step's last transaction (`finish`) then finds them made — or, the build
+/// stopped or failed, makes them as before.
 final class IndexBuild {
     /// What the building thread hands over, and what asks it to stop.
     private final class Shared: Sendable {
@@ -22,6 +24,8 @@ final class IndexBuild {
     init(store path: String, statements: [String], threads: Int, shouldStop: @escaping @Sendable () -> Bool) throws {
         let shared = self.shared
         thread = try OSThread {
+            // Verification first: the build takes the cores its scans leave, then goes on alone.
+            OSThread.yieldCoresToOthers()
             let outcome = Result<Void, any Error> {
                 let connection = try Connection(path: path, configuration: .init(mode: .readWrite))
                 defer { try? connection.close() }
