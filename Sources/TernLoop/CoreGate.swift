@@ -2,8 +2,8 @@ import Synchronization
 
 /// Where work beside a pass — reading the source's digest, verification's source side — waits
 /// while the pass needs every core. A policy's workers and the single writer keep two cores
-/// busy; a reader beside them would take a third of their time (a lower thread priority does
-/// not stop it: each core schedules its own threads). The pass holds the gate while such work
+/// busy; a reader beside them would take a third of their time, lowered priority or not (each
+/// core schedules its own threads, so a reader alone on one takes it whenever its worker waits). The pass holds the gate while such work
 /// runs, and the readers pass it between steps, so they use the cores an SQL writer leaves idle.
 ///
 /// `@unchecked Sendable`: `holds` is read and written only with `lock` held; `isHeld` mirrors
@@ -16,8 +16,9 @@ public final class CoreGate: @unchecked Sendable {
     /// An open gate.
     public init() {}
 
-    /// Runs `body` with the gate held: readers that reach it wait until it returns.
-    public func holding<Result>(_ body: () throws -> Result) rethrows -> Result {
+    /// Runs `body` with the gate held (when `held`): readers that reach it wait until it returns.
+    public func holding<Result>(if held: Bool = true, _ body: () throws -> Result) rethrows -> Result {
+        guard held else { return try body() }
         lock.withLock {
             holds += 1
             isHeld.store(true, ordering: .releasing)

@@ -80,6 +80,35 @@ struct PolicyKeptKeysTests {
                 == rows(original, "SELECT c.ZNAME, b.ZTITLE FROM ZBOOK b JOIN ZCATEGORY c ON c.Z_PK = b.ZCATEGORY WHERE b.Z_PK % 2 = 0 ORDER BY 1, 2"))
     }
 
+    /// Associates each odd book's publication with it twice, and an even book's with nothing:
+    /// as many associations as books, each the identity, yet half the books have none.
+    struct AssociatesOddBooksTwice: EntityMigrationPolicy {
+        func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+            let publication = context.create(try context.defaultDestination(for: source))
+            guard source.key % 2 == 1 else { return }
+            context.associate(source, with: publication)
+            context.associate(source, with: publication)
+        }
+    }
+
+    @Test("as many identity associations as books, one book's twice and another's none: no key taken for granted", arguments: [13, 1000])
+    func associatedTwice(batchSize: Int) throws {
+        // As many odd books as even ones (the even multiples of 50 are gone): 144 of each.
+        let editor = try Connection(path: source)
+        try editor.execute("DELETE FROM ZPAGE WHERE ZBOOK IN (1, 3, 5, 7, 9, 11)")
+        try editor.execute("DELETE FROM ZBOOK WHERE Z_PK IN (1, 3, 5, 7, 9, 11)")
+        try editor.close()
+        let (output, report) = try migrate(AssociatesOddBooksTwice(), batchSize: batchSize)
+        #expect(report.mappings.first { $0.name == "BookToPublication" }?.keptKeys == false)
+        let original = try Connection(path: source, configuration: .init(mode: .readOnly))
+        #expect(try rows(original, "SELECT count(*) FROM ZBOOK GROUP BY Z_PK % 2 ORDER BY 1") == ["144", "144"])
+        #expect(try rows(output, "SELECT count(*) FROM ZPUBLICATION") == ["288"])
+        // An even book's pages lose their book (its publication took a new key); an odd one's keep it.
+        #expect(
+            try rows(output, "SELECT g.ZTEXT, p.ZTITLE FROM ZPAGE g LEFT JOIN ZPUBLICATION p ON p.Z_PK = g.ZBOOK ORDER BY 1, 2")
+                == rows(original, "SELECT g.ZTEXT, b.ZTITLE FROM ZPAGE g LEFT JOIN ZBOOK b ON b.Z_PK = g.ZBOOK AND b.Z_PK % 2 = 1 ORDER BY 1, 2"))
+    }
+
     /// Also makes, without associating them, a second publication and a category per book:
     /// extra objects in the policy's own table and in a table whose keys the SQL mapping keeps.
     struct MakesExtras: EntityMigrationPolicy {

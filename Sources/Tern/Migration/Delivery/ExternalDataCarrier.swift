@@ -193,8 +193,7 @@ enum ExternalDataCarrier {
                 if !FileManager.default.fileExists(atPath: destination) {
                     try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
                 }
-                guard let opened = OpenFolder(destination) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-                target = opened
+                target = try OpenFolder.opening(destination)
             }
             // Already there (its own folder, or a run before this one carried it): proved below.
             let linked = source.path == destination ? EEXIST : source.link(file, into: target!)

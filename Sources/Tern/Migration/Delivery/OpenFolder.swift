@@ -7,12 +7,31 @@ final class OpenFolder {
     let path: String
     private let descriptor: Int32
 
-    /// The folder at `path`, or nil when it cannot be opened as one.
+    /// The folder at `path`, or nil when it cannot be opened as one. Opened as a path only
+    /// (`O_PATH`): looking a name up in it takes the folder's search permission, as a whole
+    /// path's walk does, not its read permission.
     init?(_ path: String) {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let descriptor = open(path, Self.pathOnly | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         self.path = path
         self.descriptor = descriptor
+    }
+
+    #if os(Linux)
+        /// `O_PATH`, which Glibc's header declares only for `_GNU_SOURCE`: the same value on
+        /// every Linux architecture Swift runs on.
+        private static let pathOnly: Int32 = 0o10000000
+    #else
+        private static let pathOnly = O_RDONLY
+    #endif
+
+    /// The folder at `path`; throws the system's reason when it cannot be opened as one.
+    static func opening(_ path: String) throws -> OpenFolder {
+        guard let folder = OpenFolder(path) else {
+            let code = errno
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+        }
+        return folder
     }
 
     deinit { close(descriptor) }

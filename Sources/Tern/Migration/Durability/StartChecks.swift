@@ -74,6 +74,7 @@ final class StartChecks {
         let shared = self.shared
         let options = migration.options
         overlapping = commits != nil
+        let besideThePass = overlapping
         let workers = overlapping ? max(1, options.workers - 1) : options.workers
         let logger = migration.logger
         let stopNow: @Sendable () -> Bool = { options.shouldStop() || shared.cancelled.load(ordering: .relaxed) }
@@ -87,8 +88,9 @@ final class StartChecks {
         ending.enter()
         thread = try OSThread {
             defer { ending.leave() }
-            // Only the cores the pass leaves idle: its workers and writer come first.
-            OSThread.yieldCoresToOthers()
+            // Beside the pass, only the cores it leaves idle: its workers and writer come first.
+            // Alone, the run waits for them at full priority.
+            if besideThePass { OSThread.yieldCoresToOthers() }
             let commits = evidence.withLock { $0.take() }
             defer { commits?.close() }
             let outcome = Result<Outcome, any Error> {

@@ -36,7 +36,9 @@ public struct SourceObject: Sendable, Equatable {
         self.row = row
     }
 
-    /// Attribute name → value; to-one relationship name → destination key (or NULL).
+    /// Attribute name → value; to-one relationship name → destination key (or NULL). Made on
+    /// each use, from the object's row: a policy reading one value reads it by name instead
+    /// (`source["title"]`), which looks nothing up but that name.
     public var values: [String: SQLiteValue] {
         positions.byName.mapValues { row[$0] }
     }

@@ -6,8 +6,9 @@ import TernSQLite
 import TernStore
 
 /// The source's side of verification's values scans — each object's key and values as its
-/// expressions give them, over the source alone — read while the pass writes. The SQL path's
-/// writer keeps one core busy; this reads on the other, once the start checks are done with it.
+/// expressions give them, over the source alone — read while the pass writes. An SQL writer
+/// keeps one core busy; this reads on the other, once the start checks are done with it, and
+/// waits at the run's `CoreGate` while a policy's workers need both.
 /// Verification then reads only what is left: the store's side, and any scan this did not reach.
 ///
 /// It proves no less: a scan is the very query verification builds, taken only if built again

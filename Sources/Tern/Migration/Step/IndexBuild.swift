@@ -3,13 +3,14 @@ import TernLoop
 import TernSQLite
 
 /// The destination's indexes, built on a connection and a thread of their own while
-/// verification reads the store. The build runs at the lowest priority: verification, the
-/// proof, keeps its speed, and the build takes the moments its scans leave a core idle (an
-/// index build of a large table reads it on one core and sorts on helpers, so it has such
-/// moments of its own too). The store is in WAL mode, so neither waits for the other:
-/// verification reads the rows as the passes left them, and the build adds only indexes, in
-/// one transaction. The step's last transaction (`finish`) then finds them made — or, the build
-/// stopped or failed, makes them as before.
+/// verification reads the store. An index build of a large table reads it on one core (sorting
+/// on helpers), so it leaves a core idle much of the time, and verification's scans take it;
+/// the two together end sooner than one after the other (4M objects: 2.2 s against 2.5 s), though
+/// verification's own time grows, sharing its cores. The store is in WAL mode, so neither waits
+/// for the other: verification reads the rows as the passes left them, and the build adds only
+/// indexes, in one transaction. The step's last transaction (`finish`) then finds them made; a
+/// build that failed fails the step as `finish` would (a unique index over repeated values), and
+/// a stop asked for is an interruption, which `--resume` builds again.
 final class IndexBuild {
     /// What the building thread hands over, and what asks it to stop.
     private final class Shared: Sendable {
@@ -24,8 +25,6 @@ final class IndexBuild {
     init(store path: String, statements: [String], threads: Int, shouldStop: @escaping @Sendable () -> Bool) throws {
         let shared = self.shared
         thread = try OSThread {
-            // Verification first: the build takes the cores its scans leave, then goes on alone.
-            OSThread.yieldCoresToOthers()
             let outcome = Result<Void, any Error> {
                 let connection = try Connection(path: path, configuration: .init(mode: .readWrite))
                 defer { try? connection.close() }
@@ -49,7 +48,7 @@ final class IndexBuild {
         try shared.outcome.withLock { $0 }?.get()
     }
 
-    /// Stops the build (what it made is rolled back) and waits for its thread.
+    /// Stops the build and waits for its thread: what it had not committed is rolled back.
     func cancel() {
         shared.cancelled.store(true, ordering: .relaxed)
         thread.take()?.join()

@@ -26,8 +26,7 @@ extension StepMigrator {
             var selected = recorded.count
             let total = try batches.total()
             // Work beside the pass waits while the writing needs every core.
-            let gate = writer.usesEveryCore ? coreGate : CoreGate()
-            swiftTimes = try gate.holding {
+            swiftTimes = try coreGate.holding(if: writer.usesEveryCore) {
                 try writer.writeAll(&batches) { end, write in
                     let before = selected
                     try workspace.commit(unit) {

@@ -44,8 +44,9 @@ final class StepMigrator {
     /// associating them with a source object, nor linking them (this run's batches).
     var unassociated: [Int: Int] = [:]
     /// Per entity mapping number (a policy's that may keep keys): the associations this run
-    /// wrote that are the identity — the object took its source object's key, as an object of
-    /// the mapping's destination entity — and the others.
+    /// wrote that are the identity — an object of the mapping's destination entity took the key
+    /// of the source object it was associated with, once — and the others. All identity, as
+    /// many as objects selected: the policy kept every key, as `policyKeptEveryKey` would find.
     var identityAssociations: [Int: (identity: Int, other: Int)] = [:]
     /// The step's work tables and checkpoint: what earlier runs committed, and where this run is.
     let workspace: StepWorkspace

@@ -189,8 +189,12 @@ extension StepMigrator {
             return (source: source, destination: keys[index], entity: entityNumbers.number)
         }
         if entry.policyMayKeepKeys {
-            let destination = Int64(destinationLayout.entities[entry.destinationEntity]!.number)
-            let identity = rows.count { $0.source == $0.destination && $0.entity == destination }
+            // One per object that took the key handed to it (at most one object per source
+            // object, and each source object in one batch): a second association of the same
+            // object or source object is another row, so it counts as other.
+            let identity = sourceKeys.indices.count { index in
+                sourceKeys[index] != nil && keys[index] == sourceKeys[index] && batch.objects[index].entity == entry.destinationEntity
+            }
             identityAssociations[entry.number, default: (0, 0)].identity += identity
             identityAssociations[entry.number, default: (0, 0)].other += rows.count - identity
         }
