@@ -143,8 +143,9 @@ public struct StepReport: Sendable {
     public var passes: [PassReport] = []
     /// Time spent after the passes verifying the result against the source.
     public var verifying: Duration = .zero
-    /// Time spent after verification finishing the store: what is left of the index build
-    /// (with a second worker it runs beside verification), then the last rows and triggers.
+    /// Time spent after verification finishing the store: the indexes not yet made (with a
+    /// second worker they are built beside verification, as its scans leave a core idle), then
+    /// the last rows and triggers.
     public var indexing: Duration = .zero
     /// The step's wall time, passes to indexes.
     public var duration: Duration = .zero

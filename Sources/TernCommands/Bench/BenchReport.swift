@@ -54,8 +54,8 @@ struct BenchReport: Codable {
         }
         if let tern = result("tern: all pushed down"), let verifying = tern.verifyingSeconds {
             lines.append(
-                "- verification by content in the pushed-down run: \(String(format: "%.2f s of %.2f s (%.0f%%)", verifying, tern.seconds, 100 * verifying / tern.seconds)), read beside the index build, which shares its cores"
-                    + (tern.indexingSeconds.map { String(format: " and goes on %.2f s after it", $0) } ?? "")
+                "- verification by content in the pushed-down run: \(String(format: "%.2f s of %.2f s (%.0f%%)", verifying, tern.seconds, 100 * verifying / tern.seconds)), with the index build beside it on the cores it leaves idle"
+                    + (tern.indexingSeconds.map { String(format: "; the indexes not made by then took %.2f s after it", $0) } ?? "")
             )
         }
         if let tern = result("tern: all pushed down"), let checking = tern.checkingSourceSeconds {

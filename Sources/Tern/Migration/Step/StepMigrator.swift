@@ -158,25 +158,23 @@ final class StepMigrator {
             verification.readEarly = early.finish()
             logger.debug("the source's side of verification read during the pass", metadata: ["scans": "\(verification.readEarly.count) of \(early.planned)"])
         }
-        // With a second worker, the indexes are built beside verification, on the core its
-        // scans leave; `finish` then finds them made.
+        // With a second worker, the indexes are built beside verification, on the cores its
+        // scans leave; `finish` makes any the build had not made when verification ended.
         let indexes =
             options.workers > 1
             ? try IndexBuild(store: connection.path, statements: indexStatements, threads: options.workers, shouldStop: options.shouldStop)
             : nil
         do {
             try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
+            indexes?.stop()
         } catch {
-            indexes?.cancel()
+            indexes?.stop()
             throw error
         }
         report = verification.report
         let finishing = ContinuousClock.now
         emit(.stepStage(.indexing))
-        try MigrationInterrupted.whenAsked(options.shouldStop) {
-            try indexes?.finish()
-            try finish()
-        }
+        try MigrationInterrupted.whenAsked(options.shouldStop, finish)
         report.verifying = finishing - verifying
         report.indexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started
