@@ -20,10 +20,8 @@ struct IndexBuildTests {
     }
 
     private func indexes(_ connection: Connection) throws -> [String] {
-        var rows = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").rows()
-        var names: [String] = []
-        while let row = try rows.next() { names.append(row.text(at: 0) ?? "") }
-        return names
+        // `rows` gives SQL literals: the names without their quotes.
+        try rows(connection, "SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").map { String($0.dropFirst().dropLast()) }
     }
 
     @Test("built while another connection reads the store through a long scan; the reader sees the rows, the store gets the indexes")

@@ -188,8 +188,8 @@ final class SourceBatchReader {
             // One look-up per value, no set built: this runs for every object a policy makes. Only
             // a refusal looks again, to name the same attribute whatever the dictionary's order.
             let identifying = context.identities[index] ?? []
-            let allSettable = object.values.allSatisfy { name, value in settable[name].map { !checksKinds || Self.accepts($0, value) } ?? false }
-            guard !allSettable || identifying.contains(where: { settable[$0] == nil }) else { continue }
+            let valuesFit = object.values.allSatisfy { name, value in settable[name].map { !checksKinds || Self.accepts($0, value) } ?? false }
+            if valuesFit, identifying.allSatisfy({ settable[$0] != nil }) { continue }
             let unknown = Set(object.values.keys).union(identifying).subtracting(settable.keys)
             if let name = unknown.sorted().first {
                 throw failure(
