@@ -206,11 +206,41 @@ struct ExternalDataTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(output)) == [files[0]])
         try FileManager.default.removeItem(atPath: URL(fileURLWithPath: Self.folder(output)).deletingLastPathComponent().path)
 
+        // Found by the start checks, beside the first pass: what that pass wrote is discarded.
         try FileManager.default.removeItem(atPath: Self.folder(source) + "/" + files[1])
-        let missing = try TernProcess.run(arguments + ["--progress", "none"])
+        let missing = try TernProcess.run(arguments + ["--progress", "none", "--workers", "2"])
         #expect(missing.status == 7, "\(missing.standardError)")
         #expect(missing.standardError.contains("attachment: its external file \(files[1]) does not exist"), "\(missing.standardError)")
         #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(".Out") }.isEmpty)
+    }
+
+    @Test("files are carried on two threads, and the failure named is the first in key order, whichever thread found it first")
+    func firstFailureOfTwoLanes() throws {
+        let source = try store("Source.sqlite")
+        let output = directory.appendingPathComponent("Out.sqlite").path
+        let firstReference = try SQLiteShell.run(
+            source,
+            "SELECT Z_PK || ' ' || CAST(substr(ZATTACHMENT, 2, 36) AS TEXT) FROM ZDOCUMENT WHERE substr(ZATTACHMENT, 1, 1) = X'02' ORDER BY Z_PK LIMIT 1;"
+        ).split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let (key, file) = (firstReference[0], firstReference[1])
+        for attempt in 1...3 {
+            // Every file the migrated store will name sits, with other bytes, where it goes: both
+            // threads fail, each at its own first key.
+            let run = try PausedTern(
+                ["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output, "--workers", "2", "--progress", "json"],
+                pausedAt: "\"stepStarted\"")
+            try FileManager.default.createDirectory(atPath: Self.folder(output), withIntermediateDirectories: true)
+            for name in try Self.attachments(source).files {
+                try Data("not the attachment".utf8).write(to: URL(fileURLWithPath: Self.folder(output) + "/" + name))
+            }
+            let failed = run.resume()
+            #expect(failed.status == 7, "attempt \(attempt): \(failed.standardError)")
+            #expect(
+                failed.standardError.contains("Document \(key), attachment: its external file \(Self.folder(output))/\(file) does not hold the bytes of"),
+                "attempt \(attempt): \(failed.standardError)")
+            try FileManager.default.removeItem(atPath: URL(fileURLWithPath: Self.folder(output)).deletingLastPathComponent().path)
+        }
     }
 
     // MARK: Values that change form

@@ -3,6 +3,8 @@ import TernModel
 import TernStore
 import TernMapping
 import Foundation
+import Synchronization
+import TernLoop
 import TernSQLite
 
 /// Carries the files of externally stored values (`ExternalBinaryData`) with a migrated store,
@@ -15,24 +17,25 @@ import TernSQLite
 enum ExternalDataCarrier {
     /// Gives every file `migrated` refers to a name in `destination` (a store's
     /// `_EXTERNAL_DATA` folder), from the first of `sources` that has it, and proves each holds
-    /// that file's bytes. Returns how many files it proved.
+    /// that file's bytes, on `lanes` threads: a link's time is mostly the system's, and two
+    /// make them in two thirds of one's. Returns how many files it proved.
     ///
     /// - Throws: `MigrationFailure.verification` naming the entity, attribute, key and file of a
-    ///   reference whose file is missing or differs.
+    ///   reference whose file is missing or differs (the first in entity and key order).
     @discardableResult
     static func carry(
-        into migrated: String, model: ObjectModel, from sources: [String], to destination: String,
-        shouldStop: () -> Bool = { false }
+        into migrated: String, model: ObjectModel, from sources: [String], to destination: String, lanes: Int = 1,
+        shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws -> Int {
-        var proved = 0
+        let proved = Atomic<Int>(0)
         let folders = sources.compactMap(OpenFolder.init)
-        var target: OpenFolder?
-        try forEachReference(in: migrated, model: model, shouldStop: shouldStop) { file, owner in
-            try carry(file, from: folders, to: destination, opened: &target, naming: owner, missingFrom: sources.first)
-            proved += 1
+        let target = LazyFolder(destination)
+        try forEachReference(in: migrated, model: model, lanes: lanes, shouldStop: shouldStop) { file, owner in
+            try carry(file, from: folders, to: target, naming: owner, missingFrom: sources.first)
+            proved.add(1, ordering: .relaxed)
         }
         try syncNames(in: destination)
-        return proved
+        return proved.load(ordering: .relaxed)
     }
 
     /// Makes the names carried into `folder` (and the folder's own, in the support folder)
@@ -45,42 +48,94 @@ enum ExternalDataCarrier {
 
     /// Proves every file `store` refers to is a regular file in one of `folders`, before any
     /// work: a value read from a missing file is named here rather than lost later.
-    static func checkReferences(in store: String, model: ObjectModel, folders: [String], shouldStop: () -> Bool = { false }) throws {
+    static func checkReferences(in store: String, model: ObjectModel, folders: [String], shouldStop: @escaping @Sendable () -> Bool = { false }) throws {
         let opened = folders.compactMap(OpenFolder.init)
-        try forEachReference(in: store, model: model, shouldStop: shouldStop) { file, owner in
+        try forEachReference(in: store, model: model, lanes: 1, shouldStop: shouldStop) { file, owner in
             _ = try locate(file, in: opened, naming: owner, missingFrom: folders.first)
         }
     }
 
-    /// Calls `body` with each file name `store` refers to and who refers to it ("Entity key,
-    /// attribute"), in entity and key order.
+    /// Who refers to an external file: an attribute of one object.
+    private struct Reference: CustomStringConvertible, Comparable {
+        /// The entity's and the attribute's places in the walk's order, then the object's key.
+        var order: [Int64]
+        var entity: String
+        var attribute: String
+        var key: Int64 { order[2] }
+        var description: String { "\(entity) \(key), \(attribute)" }
+
+        static func < (a: Self, b: Self) -> Bool { a.order.lexicographicallyPrecedes(b.order) }
+        static func == (a: Self, b: Self) -> Bool { a.order == b.order }
+    }
+
+    /// Calls `body` with each file name `store` refers to and who refers to it, in entity and
+    /// key order; with `lanes` above one, on that many threads, each taking the keys of its own
+    /// remainder. Every lane goes on to its own first failure, so the one thrown is the first in
+    /// that order, whatever the threads' timing.
     private static func forEachReference(
-        in store: String, model: ObjectModel, shouldStop: () -> Bool,
-        _ body: (_ file: String, _ owner: String) throws -> Void
+        in store: String, model: ObjectModel, lanes: Int, shouldStop: @escaping @Sendable () -> Bool,
+        _ body: @escaping @Sendable (_ file: String, _ owner: Reference) throws -> Void
     ) throws {
-        let layout = StoreLayout(model: model)
-        // Read without leaving a -wal or -shm beside a file about to be renamed.
-        let reader = try ReadOnlyStore(path: store)
-        let connection = try reader.connect()
-        defer { try? connection.close() }
-        for entity in model.entitiesInStoreOrder where !entity.isAbstract {
-            guard let entityLayout = layout.entities[entity.name] else { continue }
-            for attribute in model.allAttributes(of: entity.name) where attribute.allowsExternalStorage {
-                guard let column = entityLayout.attributeColumns[attribute.name] else { continue }
-                let statement = try connection.prepare(
-                    """
-                    SELECT Z_PK, \(quoteIdentifier(column)) FROM \(quoteIdentifier(entityLayout.table))
-                    WHERE Z_ENT = \(entityLayout.number) AND substr(\(quoteIdentifier(column)), 1, 1) = X'02' ORDER BY Z_PK
-                    """)
-                var rows = statement.rows()
-                while let row = try rows.next() {
-                    if shouldStop() { throw MigrationInterrupted() }
-                    // A value that only starts like a reference is bytes stored without a marker
-                    // (written before the attribute allowed external storage): copied as it is.
-                    guard let file = row.blob(at: 1).flatMap(ExternalBinaryData.reference) else { continue }
-                    try body(file, "\(entity.name) \(row.int64(at: 0)), \(attribute.name)")
+        guard lanes > 1 else {
+            if let (_, error) = walkReferences(in: store, model: model, lane: 0, of: 1, shouldStop: shouldStop, body) { throw error }
+            return
+        }
+        let failures = Mutex<[(Reference?, any Error)]>([])
+        try OSThread.run(lanes) { lane in
+            if let failure = walkReferences(in: store, model: model, lane: lane, of: lanes, shouldStop: shouldStop, body) {
+                failures.withLock { $0.append(failure) }
+            }
+        }
+        if let (_, error) = failures.withLock({ $0.min { precedes($0.0, $1.0) } }) { throw error }
+    }
+
+    /// Whether a lane's failure at `a` comes before one at `b`: a failure before any reference
+    /// (the store could not be read) comes first of all.
+    private static func precedes(_ a: Reference?, _ b: Reference?) -> Bool {
+        guard let b else { return false }
+        guard let a else { return true }
+        return a < b
+    }
+
+    /// One lane's walk: the references whose key leaves `lane` over `lanes`. Returns its first
+    /// failure, and the reference it came at (nil before any).
+    private static func walkReferences(
+        in store: String, model: ObjectModel, lane: Int, of lanes: Int, shouldStop: () -> Bool,
+        _ body: (_ file: String, _ owner: Reference) throws -> Void
+    ) -> (Reference?, any Error)? {
+        var current: Reference?
+        do {
+            let layout = StoreLayout(model: model)
+            // Read without leaving a -wal or -shm beside a file about to be renamed.
+            let reader = try ReadOnlyStore(path: store)
+            let connection = try reader.connect()
+            defer { try? connection.close() }
+            for (entityOrder, entity) in model.entitiesInStoreOrder.enumerated() where !entity.isAbstract {
+                guard let entityLayout = layout.entities[entity.name] else { continue }
+                for (attributeOrder, attribute) in model.allAttributes(of: entity.name).enumerated() where attribute.allowsExternalStorage {
+                    guard let column = entityLayout.attributeColumns[attribute.name] else { continue }
+                    let statement = try connection.prepare(
+                        """
+                        SELECT Z_PK, \(quoteIdentifier(column)) FROM \(quoteIdentifier(entityLayout.table))
+                        WHERE Z_ENT = \(entityLayout.number) AND substr(\(quoteIdentifier(column)), 1, 1) = X'02' AND Z_PK % \(lanes) = \(lane)
+                        ORDER BY Z_PK
+                        """)
+                    var rows = statement.rows()
+                    while let row = try rows.next() {
+                        current = Reference(
+                            order: [Int64(entityOrder), Int64(attributeOrder), row.int64(at: 0)], entity: entity.name, attribute: attribute.name)
+                        if shouldStop() { throw MigrationInterrupted() }
+                        // A value that only starts like a reference is bytes stored without a
+                        // marker (written before the attribute allowed external storage): copied
+                        // as it is.
+                        guard let file = row.blob(at: 1).flatMap(ExternalBinaryData.reference) else { continue }
+                        try body(file, current!)
+                    }
                 }
             }
+            return nil
+        } catch {
+            return (current, error)
         }
     }
 
@@ -88,10 +143,10 @@ enum ExternalDataCarrier {
     /// must open alone.
     static func mirror(_ source: String, to destination: String, shouldStop: () -> Bool = { false }) throws {
         guard let files = try? FileManager.default.contentsOfDirectory(atPath: source), let folder = OpenFolder(source) else { return }
-        var target: OpenFolder?
+        let target = LazyFolder(destination)
         for file in files.sorted() {
             if shouldStop() { throw MigrationInterrupted() }
-            try carry(file, from: [folder], to: destination, opened: &target, naming: "the backup's external data", missingFrom: source)
+            try carry(file, from: [folder], to: target, naming: "the backup's external data", missingFrom: source)
         }
         try syncNames(in: destination)
     }
@@ -169,7 +224,9 @@ enum ExternalDataCarrier {
 
     /// The folder of `folders` holding `file`, a regular file (never a FIFO, which blocks for
     /// ever when opened, a directory or a link), and what it is there.
-    private static func locate(_ file: String, in folders: [OpenFolder], naming owner: String, missingFrom: String?) throws -> (OpenFolder, stat) {
+    private static func locate(
+        _ file: String, in folders: [OpenFolder], naming owner: some CustomStringConvertible, missingFrom: String?
+    ) throws -> (OpenFolder, stat) {
         for folder in folders {
             guard let found = folder.status(of: file) else { continue }
             guard found.isRegularFile else {
@@ -181,22 +238,17 @@ enum ExternalDataCarrier {
     }
 
     /// Gives `file` a name in `destination` — a hard link of the first of `sources` that has it,
-    /// or a copy across filesystems — and proves it holds that file's bytes. `opened` is the
-    /// destination folder, opened (and made) on the first file it receives.
+    /// or a copy across filesystems — and proves it holds that file's bytes.
     private static func carry(
-        _ file: String, from sources: [OpenFolder], to destination: String, opened target: inout OpenFolder?, naming owner: String, missingFrom: String?
+        _ file: String, from sources: [OpenFolder], to destination: LazyFolder, naming owner: some CustomStringConvertible, missingFrom: String?
     ) throws {
         let (source, original) = try locate(file, in: sources, naming: owner, missingFrom: missingFrom)
-        let carried = destination + "/" + file
+        let carried = destination.path + "/" + file
+        let target: OpenFolder
         do {
-            if target == nil {
-                if !FileManager.default.fileExists(atPath: destination) {
-                    try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
-                }
-                target = try OpenFolder.opening(destination)
-            }
+            target = try destination.opened()
             // Already there (its own folder, or a run before this one carried it): proved below.
-            let linked = source.path == destination ? EEXIST : source.link(file, into: target!)
+            let linked = source.path == destination.path ? EEXIST : source.link(file, into: target)
             if linked != 0, linked != EEXIST {
                 // A copy appears under its name only once whole: a kill leaves no partial file.
                 let partial = carried + ".tern-partial"
@@ -208,7 +260,7 @@ enum ExternalDataCarrier {
         } catch {
             throw MigrationError.io("cannot carry an external data file: \(error.localizedDescription)", path: carried)
         }
-        guard let copy = target!.status(of: file), copy.isRegularFile, copy.isSameFile(as: original) || sameBytes(source.path + "/" + file, carried) else {
+        guard let copy = target.status(of: file), copy.isRegularFile, copy.isSameFile(as: original) || sameBytes(source.path + "/" + file, carried) else {
             throw MigrationFailure.verification("\(owner): its external file \(carried) does not hold the bytes of \(source.path)/\(file)")
         }
     }

@@ -1,9 +1,10 @@
 import Foundation
+import Synchronization
 
 /// A folder opened once, so each file in it is found by its name alone (`fstatat`, `linkat`)
 /// rather than by walking its whole path again: a store carries thousands of external files,
 /// and the walks, not the links, were most of their cost.
-final class OpenFolder {
+final class OpenFolder: Sendable {
     let path: String
     private let descriptor: Int32
 
@@ -47,6 +48,28 @@ final class OpenFolder {
     /// of the failure (`EEXIST` when `other` has the name already, `EXDEV` across filesystems).
     func link(_ name: String, into other: OpenFolder) -> Int32 {
         linkat(descriptor, name, other.descriptor, name, 0) == 0 ? 0 : errno
+    }
+}
+
+/// A folder opened on the first file it receives, and made then if it is not there: a store
+/// that refers to no file leaves no empty folder. Shared by the threads that carry files.
+final class LazyFolder: Sendable {
+    let path: String
+    private let folder = Mutex<OpenFolder?>(nil)
+
+    init(_ path: String) { self.path = path }
+
+    /// The folder, made (with its parents) and opened on the first call.
+    func opened() throws -> OpenFolder {
+        try folder.withLock { opened in
+            if let opened { return opened }
+            if !FileManager.default.fileExists(atPath: path) {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            }
+            let made = try OpenFolder.opening(path)
+            opened = made
+            return made
+        }
     }
 }
 

@@ -41,7 +41,8 @@ extension StoreMigration {
         let files = ExternalBinaryData.folder(forStore: store)
         if let backup { try ExternalDataCarrier.mirror(files, to: ExternalBinaryData.folder(forStore: backup), shouldStop: options.shouldStop) }
         try ExternalDataCarrier.carry(
-            into: migrated, model: version, from: externalData, to: ExternalBinaryData.folder(forStore: finalPath), shouldStop: options.shouldStop)
+            into: migrated, model: version, from: externalData, to: ExternalBinaryData.folder(forStore: finalPath), lanes: options.workers,
+            shouldStop: options.shouldStop)
         // In place, the migrated store's folder will be the original's: the files it no longer
         // refers to are listed now, from the private migrated file, and leave it after the swap
         // (they stay in the backup's folder). A file an app writes later is never on the list.

@@ -4,9 +4,9 @@ import TernModel
 import TernStore
 
 /// A run's record, before any step runs: for a new run, made after the checks that come before
-/// anything is written (the store is the one planned and refers to no missing file), and written
-/// once the source's reads of every row end (`StartChecks`: no rows Core Data never writes, its
-/// digest), perhaps beside the first pass; for a resume, taken up after checking that the store,
+/// anything is written (the store is the one planned), and written once the source's reads of
+/// every row end (`StartChecks`: it refers to no missing file, no rows Core Data never writes,
+/// its digest), perhaps beside the first pass; for a resume, taken up after checking that the store,
 /// the model and the mappings are what it recorded — and then its recorded plan is what runs.
 struct RunStart {
     var run: MigrationRun
@@ -86,7 +86,7 @@ struct RunStart {
                 // by no one since: they read again, beside the first pass where a new run's would.
                 let overlapping = migration.options.workers > 1 && stepPlans.first?.inPlace == nil
                 let checks = try StartChecks(
-                    migration, plan: plan, store: store, run: existing, manifestPath: manifestPath,
+                    migration, plan: plan, store: store, run: existing, manifestPath: manifestPath, checkingReferences: false,
                     overlappingWith: overlapping ? SourceCommits(store: store, inPlace: false) : nil)
                 if checks.overlapping {
                     pending = checks
@@ -119,7 +119,6 @@ struct RunStart {
                 throw MigrationError.destinationExists(file)
             }
             try migration.checkPlanned(plan, store: store)
-            try migration.checkExternalData(plan)
             let record = MigrationRun(
                 inputs: .of(source: .unread, plans: stepPlans, model: migration.model), store: store, output: output, target: plan.targetVersion,
                 steps: plan.steps.map(\.identity),
@@ -129,7 +128,7 @@ struct RunStart {
             // now on would be seen; an in-place first step changes a copy at once instead.
             let overlapping = migration.options.workers > 1 && stepPlans.first?.inPlace == nil
             let checks = try StartChecks(
-                migration, plan: plan, store: store, run: record, manifestPath: manifestPath,
+                migration, plan: plan, store: store, run: record, manifestPath: manifestPath, checkingReferences: true,
                 overlappingWith: overlapping ? SourceCommits(store: store, inPlace: false) : nil)
             if !checks.overlapping {
                 try checks.settle()

@@ -3,9 +3,9 @@ import Synchronization
 import TernLoop
 import TernStore
 
-/// A new run's reads of its whole source before its record is complete: the scan for rows
-/// Core Data never writes (`StoreAnomalies`) and the content digest the record holds
-/// (`StoreDigest`). Together about a second per four million objects on two cores — while the
+/// A new run's reads of its whole source before its record is complete: its references to
+/// external files (each must be there), the scan for rows Core Data never writes
+/// (`StoreAnomalies`) and the content digest the record holds (`StoreDigest`). Together about a second per four million objects on two cores — while the
 /// first pass's SQL writer keeps a single core busy. So, when the run has a second worker and
 /// can see every commit to the source (`SourceCommits`), they read on a thread of their own
 /// beside the first pass, and the digest joins the record at the first batch boundary after
@@ -50,12 +50,13 @@ final class StartChecks {
     /// How long the run waited for the checks: all of their time when they do not overlap.
     private(set) var waited = Duration.zero
 
-    /// Starts the checks for `run`, whose inputs lack only the source's digest. With `commits`,
+    /// Starts the checks for `run`, whose inputs lack only the source's digest; a new run's
+    /// `checkingReferences` too (a resume checks them at once, to keep its work). With `commits`,
     /// evidence taken before the first pass begins, the caller goes on meanwhile: the record is
     /// written now, its digest pending, and they read on one worker fewer, leaving the writer
     /// its core.
     init(
-        _ migration: StoreMigration, plan: StoreMigration.Plan, store: String, run: MigrationRun, manifestPath: String,
+        _ migration: StoreMigration, plan: StoreMigration.Plan, store: String, run: MigrationRun, manifestPath: String, checkingReferences: Bool,
         overlappingWith commits: consuming sending SourceCommits?
     ) throws {
         self.store = store
@@ -96,6 +97,12 @@ final class StartChecks {
             let outcome = Result<Outcome, any Error> {
                 try MigrationInterrupted.whenAsked(shouldStop) {
                     if let first {
+                        // Every file the source refers to is there: a value read from a missing
+                        // file is named here rather than lost later (`ExternalDataCarrier`).
+                        if checkingReferences {
+                            try ExternalDataCarrier.checkReferences(
+                                in: store, model: first.source, folders: [ExternalBinaryData.folder(forStore: store)], shouldStop: shouldStop)
+                        }
                         let started = ContinuousClock.now
                         let anomalies = try StoreAnomalies.find(
                             in: source.attachPath, model: first.source, rules: first.sourceRules, workers: workers, shouldStop: shouldStop)
