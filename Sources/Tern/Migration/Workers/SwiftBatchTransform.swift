@@ -56,6 +56,8 @@ struct TransformedBatch: Sendable {
     var links: [(Int, String, InstanceCreationContext.LinkTarget)] = []
     /// Object index → the attributes that identify it (`findOrCreate`).
     var identities: [Int: [String]] = [:]
+    /// Where the batch goes once written, to be released by the worker that made it.
+    var spent: SpentBatches?
     /// The values of the mapping's fused to-one columns (`SwiftBatchTransform.foreignKeys`), as
     /// many per object, in one flat array (no array per object held in memory): NULL for an
     /// object that is not one of the mapping's associated objects. Empty when none are fused.
@@ -74,6 +76,9 @@ final class SourceBatchReader {
     private let storedForms: StoredForms
     /// Where each of `transform.sourceProperties` is in a row read (after `Z_PK`).
     private let sourcePositions: SourceObject.Positions
+    /// The batches this reader made that the writer has written: released here, as the next
+    /// one starts, on the thread that allocated them.
+    let spent = SpentBatches()
 
     init(_ transform: SwiftBatchTransform, sourceAttachURI: String) throws {
         storedForms = StoredForms()
@@ -96,10 +101,11 @@ final class SourceBatchReader {
         let mapping = transform.mapping
         let destinationEntity = transform.destinationEntity
         let destinationCapacity = transform.settableAttributes[destinationEntity]?.count ?? programs.count
+        spent.releaseAged()
         try read.bind(transform.selectionArguments + [SQLiteValue.integer(last), .integer(end)])
         defer { read.reset() }
         var rows = read.rows()
-        var batch = TransformedBatch(after: last, end: end, selected: 0)
+        var batch = TransformedBatch(after: last, end: end, selected: 0, spent: spent)
         let started = ContinuousClock.now
         while true {
             if isCancelled() { throw CancellationError() }

@@ -63,7 +63,9 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         var written = 0
         var exhausted = false
         let readAhead = migrator.options.workers + 1
-        var sizer = BatchSizer(maximumObjects: batchSize, memoryBudget: migrator.options.memoryBudget, inFlight: readAhead + 1)
+        // In memory at once: those read ahead, the one being written, and two spent per worker.
+        var sizer = BatchSizer(
+            maximumObjects: batchSize, memoryBudget: migrator.options.memoryBudget, inFlight: readAhead + 1)
         // The loop's callbacks escape, and an inout parameter cannot be captured by them: they
         // take the ranges from a copy, handed back when the writing ends.
         var ranges = batches
@@ -118,6 +120,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
                             return batch.selected
                         }
                         written += 1
+                        batch.spent?.keep(batch)
                     } catch {
                         stop(error)
                     }
