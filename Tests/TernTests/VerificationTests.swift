@@ -106,6 +106,44 @@ struct VerificationTests {
     }
 
     @Test(
+        "a run stopped at verification keeps the source's side it read beside the pass; the resume uses it, so a kept result that is wrong fails verification",
+        arguments: [false, true])
+    func keptSourceScans(tampered: Bool) throws {
+        let source = directory.path("library.sqlite")
+        _ = try DataGenerator.generate(model: Self.library.versions[0], at: source, rows: 300, seed: 21)
+        let output = directory.path("migrated.sqlite")
+        var options = MigrationOptions(batchSize: 40, workers: 2, registry: .builtIn(inSwift: false))
+        options.keysPerScan = 16
+        options.beforeVerification = { _ in throw MigrationInterrupted() }
+        let stopped = StoreMigration(store: source, model: Self.library, options: options)
+        _ = try requireUnderlying(MigrationInterrupted.self) { _ = try stopped.runBlocking(try stopped.plan(), output: output) }
+
+        let stepFile = MigrationRun.stepFile(for: output, index: 1)
+        let step = try Connection(path: stepFile)
+        let kept = try step.scalar("SELECT count(*) FROM \(StepWorkspace.sourceScansTable) WHERE value IS NOT NULL")?.int64 ?? 0
+        #expect(kept > 0, "the stopped run kept no scan of the source")
+        if tampered {
+            try step.execute("UPDATE \(StepWorkspace.sourceScansTable) SET value = value + 1 WHERE value IS NOT NULL")
+        }
+        try step.close()
+
+        options.beforeVerification = nil
+        let resumed = StoreMigration(store: source, model: Self.library, options: options)
+        guard tampered else {
+            let report = try resumed.runBlocking(try resumed.plan(), output: output, resume: true)
+            #expect(
+                report.steps[0].mappings.first { $0.name == "BookToBook" }?.verified == ["count", "values of 3 attributes", "relationships author, labels"])
+            return
+        }
+        let error = try requireUnderlying(MigrationFailure.self) { _ = try resumed.runBlocking(try resumed.plan(), output: output, resume: true) }
+        guard case .verification = error else {
+            Issue.record("expected a verification failure, got \(error)")
+            return
+        }
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test(
         "a list kept in its objects' foreign key with the source's order keys is compared in the objects' own scan: two places swapped, or a place lost, are caught",
         arguments: [
             "UPDATE ZPAGE SET Z_FOK_BOOK = -Z_FOK_BOOK WHERE ZBOOK = (SELECT ZBOOK FROM ZPAGE WHERE ZBOOK IS NOT NULL GROUP BY ZBOOK HAVING count(*) >= 2 ORDER BY ZBOOK LIMIT 1)",

@@ -6,8 +6,8 @@ import TernSQLite
 
 /// The on-disk work state of one step, kept in the step's own store so that it commits in the
 /// same transaction as the rows it describes — never ahead of them, never behind: Tern's work
-/// tables (`TERN_*`: progress, key counters, association tables, policy links and identities)
-/// and the checkpoint they hold.
+/// tables (`TERN_*`: progress, key counters, association tables, policy links and identities,
+/// verification's source side read early) and the checkpoint they hold.
 ///
 /// `commit(_:done:_:)` is how checkpointed work is saved: it opens the transaction, runs the
 /// work and records the unit's progress in it (`done` from its argument). The step's two
@@ -35,6 +35,9 @@ final class StepWorkspace {
     /// Which entity mappings wrote objects in Swift into which root tables: a policy may make
     /// objects of any entity, and verification must know every writer of a table.
     static let writersTable = "TERN_WRITERS"
+    /// Verification's source side as read early (`EarlyExpectations`), by query: a resume goes
+    /// on only on a source proved unchanged, so what an earlier run read of it still holds.
+    static let sourceScansTable = "TERN_SOURCE_SCANS"
     private static let keysTable = "TERN_KEYS"
 
     let connection: Connection
@@ -58,6 +61,7 @@ final class StepWorkspace {
             [
                 "CREATE TABLE IF NOT EXISTS \(Self.progressTable) (unit TEXT PRIMARY KEY, last_key INTEGER NOT NULL, count INTEGER NOT NULL, done INTEGER NOT NULL)",
                 "CREATE TABLE IF NOT EXISTS \(Self.keysTable) (root TEXT PRIMARY KEY, next INTEGER NOT NULL)",
+                "CREATE TABLE IF NOT EXISTS \(Self.sourceScansTable) (query TEXT PRIMARY KEY, count INTEGER NOT NULL, value INTEGER, counts TEXT NOT NULL) WITHOUT ROWID",
             ]
             + associations.entries.filter { !$0.keepsKeys }.map {
                 // `entity`: the destination object's entity number where a policy made it (it may make
@@ -113,6 +117,47 @@ final class StepWorkspace {
         return writers
     }
 
+    /// What this step's runs read of `queries` (verification's source side) and kept.
+    func sourceScans(of queries: [SQLFragment]) throws -> [SQLFragment: ScanResult] {
+        let read = try connection.prepare("SELECT count, value, counts FROM \(Self.sourceScansTable) WHERE query = ?")
+        var found: [SQLFragment: ScanResult] = [:]
+        for query in queries {
+            try read.bind([SQLiteValue.text(Self.identity(of: query))])
+            defer { read.reset() }
+            guard try read.step() else { continue }
+            let row = read.row
+            let counts = try (row.text(at: 2) ?? "").split(separator: ",").map { part in
+                guard let count = Int64(part) else {
+                    throw TernError(.badInput, "\(Self.sourceScansTable) holds a count Tern never writes", path: connection.path)
+                }
+                return count
+            }
+            found[query] = ScanResult(count: row.int64(at: 0), value: row.isNull(at: 1) ? nil : row.int64(at: 1), counts: counts)
+        }
+        return found
+    }
+
+    /// Keeps `scans` (verification's source side, read) for a resume, in a transaction of its own.
+    func keep(sourceScans scans: [SQLFragment: ScanResult]) throws {
+        guard !scans.isEmpty else { return }
+        try connection.transaction(.immediate) {
+            let insert = try connection.prepare(
+                "INSERT OR REPLACE INTO \(Self.sourceScansTable) (query, count, value, counts) VALUES (?, ?, ?, ?)")
+            for (query, result) in scans {
+                try insert.bind([
+                    SQLiteValue.text(Self.identity(of: query)), .integer(result.count), result.value.map(SQLiteValue.integer) ?? .null,
+                    .text(result.counts.map(String.init).joined(separator: ",")),
+                ])
+                try insert.run()
+            }
+        }
+    }
+
+    /// A query's text and arguments as one string: the same for the same query only.
+    private static func identity(of query: SQLFragment) -> String {
+        query.sql + "\n-- " + query.arguments.map(\.sqlLiteral).joined(separator: ", ")
+    }
+
     /// Every relationship a policy linked objects through, across resumes.
     var policyLinkedRelationships: Set<PropertyIdentity> {
         Set(
@@ -130,7 +175,7 @@ final class StepWorkspace {
                 try connection.execute("DROP TABLE IF EXISTS \(quoteIdentifier(entry.table))")
             }
         }
-        for table in [Self.linksTable, Self.uniqueTable, Self.writersTable, Self.progressTable, Self.keysTable] {
+        for table in [Self.linksTable, Self.uniqueTable, Self.writersTable, Self.sourceScansTable, Self.progressTable, Self.keysTable] {
             try connection.execute("DROP TABLE IF EXISTS \(table)")
         }
         try connection.setPragma("user_version", .integer(Self.completedMarker))

@@ -64,6 +64,12 @@ final class EarlyExpectations {
 
     deinit { _ = finish() }
 
+    /// What it has read so far, as it goes on reading: kept at the end of each pass, for a run
+    /// stopped before verification.
+    var readSoFar: [SQLFragment: ScanResult] {
+        shared.results.withLock { $0 }
+    }
+
     /// Stops reading (a scan under way is interrupted and dropped) and returns what was read.
     func finish() -> [SQLFragment: ScanResult] {
         shared.cancelled.store(true, ordering: .relaxed)

@@ -138,6 +138,8 @@ final class StepMigrator {
                 pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.entityMapping.name), objects: objects,
                 seconds: (ContinuousClock.now - passStarted).seconds, peakResidentMemory: passMemory.peak())
             report.passes.append(passReport)
+            // A run stopped from here on keeps what it read of verification's source side.
+            if let early { try workspace.keep(sourceScans: early.readSoFar) }
             emit(.passFinished(passReport))
         }
         try relationships.catchUpLinksToLaterPasses()
@@ -151,13 +153,19 @@ final class StepMigrator {
         try connection.interrupt(when: options.shouldStop)
         let verifying = ContinuousClock.now
         emit(.stepStage(.verifying))
-        try options.beforeVerification?(connection)
         var verification = StepVerification(
             inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
+        let recorded = try workspace.sourceScans(of: verification.expectedScans())
+        verification.readEarly = recorded
         if let early {
-            verification.readEarly = early.finish()
-            logger.debug("the source's side of verification read during the pass", metadata: ["scans": "\(verification.readEarly.count) of \(early.planned)"])
+            let read = early.finish()
+            verification.readEarly.merge(read) { _, new in new }
+            try workspace.keep(sourceScans: read)
+            logger.debug(
+                "the source's side of verification read during the pass",
+                metadata: ["scans": "\(read.count) of \(early.planned)", "keptByAnEarlierRun": "\(recorded.count)"])
         }
+        try options.beforeVerification?(connection)
         // With a second worker, the indexes are built beside verification, on the cores its
         // scans leave; `finish` makes any the build had not made when verification ended.
         let indexes =
@@ -186,7 +194,10 @@ final class StepMigrator {
         guard options.workers > 1 else { return nil }
         let verification = StepVerification(
             inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
-        let queries = try verification.expectedScans()
+        // What an earlier run of the step read and kept is not read again.
+        let scans = try verification.expectedScans()
+        let kept = try workspace.sourceScans(of: scans)
+        let queries = scans.filter { kept[$0] == nil }
         var waitForTurn: @Sendable () -> Void = {}
         if let startChecks { waitForTurn = startChecks.waitForEnd }
         return try EarlyExpectations(
