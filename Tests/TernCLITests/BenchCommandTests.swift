@@ -101,18 +101,30 @@ struct BenchCommandTests {
         #expect(try StoreDump.lines(naive).filter { !$0.hasPrefix("Z_PRIMARYKEY:") } == written.filter { !$0.hasPrefix("Z_PRIMARYKEY:") })
     }
 
-    @Test("a kept --directory runs again: the benchmark store is reused, the attachments and chain stores made anew")
+    @Test(
+        "a kept --directory runs again: the benchmark store is reused, the attachments and chain stores made anew; --repeat 3 keeps each run's median with every time"
+    )
     func keptDirectoryRunsAgain() throws {
         let directory = try ScratchFolder("tern-bench-again")
+        let results = directory.url.appendingPathComponent("results").path
         let arguments = [
             "bench", "--books", "200", "--memory-sizes", "100", "--documents", "100", "--chain-objects", "200",
-            "--directory", directory.url.appendingPathComponent("work").path, "--results", directory.url.appendingPathComponent("results").path,
+            "--directory", directory.url.appendingPathComponent("work").path, "--results", results,
             "--model", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path,
         ]
         for run in 1...2 {
-            let outcome = try TernProcess.run(arguments)
+            let outcome = try TernProcess.run(arguments + (run == 2 ? ["--repeat", "3"] : []))
             #expect(outcome.status == 0, "run \(run): \(outcome.standardError)")
         }
+        let report = try #require(
+            JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: results + "/latest.json"))) as? [String: Any])
+        #expect(report["repeats"] as? Int == 3)
+        let runs = try #require(report["results"] as? [[String: Any]])
+        for run in runs where !(run["name"] as? String ?? "").contains("generate") {
+            let times = run["runSeconds"] as? [Double] ?? []
+            #expect(times.count == 3 && times == times.sorted() && run["seconds"] as? Double == times[1], "\(run["name"] ?? "?"): \(times)")
+        }
+        #expect(try String(contentsOfFile: results + "/latest.md", encoding: .utf8).contains("Each run was taken 3 times"))
     }
 }
 

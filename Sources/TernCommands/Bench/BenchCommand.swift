@@ -58,10 +58,16 @@ struct BenchRunCommand: ParsableCommand {
     @Option(help: "The benchmark model (default: configs/bench in this checkout).")
     var model: String?
 
+    @Option(
+        name: .customLong("repeat"),
+        help: "Run each migration and baseline this many times, one after the other, and report the median run (with the shortest and longest).")
+    var repeats = 1
+
     func validate() throws {
         guard books >= 100 else { throw ValidationError("--books must be at least 100") }
         guard documents == 0 || documents >= 100 else { throw ValidationError("--documents must be 0 or at least 100") }
         guard chainObjects == 0 || chainObjects >= 100 else { throw ValidationError("--chain-objects must be 0 or at least 100") }
+        guard (1...9).contains(repeats) else { throw ValidationError("--repeat must be from 1 to 9") }
     }
 
     func run() throws {
@@ -71,7 +77,7 @@ struct BenchRunCommand: ParsableCommand {
             try fileManager.createDirectory(atPath: work, withIntermediateDirectories: true)
             defer { if directory == nil { try? fileManager.removeItem(atPath: work) } }
             let modelPath = try model ?? ConfigsDirectory.find("bench")
-            var bench = BenchRun(model: modelPath, work: work)
+            var bench = BenchRun(model: modelPath, work: work, repeats: repeats)
 
             let source = try bench.generate(books: books)
             let runs: [(String, [String])] = [
@@ -117,7 +123,7 @@ struct BenchRunCommand: ParsableCommand {
 
             let report = BenchReport(
                 books: books, documents: documents > 0 ? documents : nil, chainObjects: chainObjects > 0 ? chainObjects : nil, chainLinks: bench.chainLinks,
-                machine: BenchReport.machine(), results: bench.results)
+                machine: BenchReport.machine(), repeats: repeats > 1 ? repeats : nil, results: bench.results)
             try fileManager.createDirectory(atPath: results, withIntermediateDirectories: true)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

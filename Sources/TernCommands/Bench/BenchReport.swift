@@ -11,6 +11,9 @@ struct BenchReport: Codable {
     var chainObjects: Int? = nil
     var chainLinks: Int? = nil
     var machine: String
+    /// How many times each run was taken (`--repeat`), when more than once: each result is the
+    /// median run's.
+    var repeats: Int? = nil
     var results: [BenchResult]
 
     /// The book benchmark's runs, and the attachment benchmark's (named "attachments: …").
@@ -37,7 +40,10 @@ struct BenchReport: Codable {
         func mebibytes(_ bytes: Int?) -> String { bytes.map(Formatting.mebibytes) ?? "—" }
         let count = Formatting.count
         var lines = [
-            "Benchmark: \(count(books)) books, \(count(3 * books)) pages, 1,000 categories (Bench 1 → Bench 2: rename, `price * 1.04`, author split, relationships recreated). \(machine). Each store is left still for 3.5 s once generated, as a store at rest is (a file state proves nothing until it has been still for 2 whole seconds).",
+            "Benchmark: \(count(books)) books, \(count(3 * books)) pages, 1,000 categories (Bench 1 → Bench 2: rename, `price * 1.04`, author split, relationships recreated). \(machine). Each store is left still for 3.5 s once generated, as a store at rest is (a file state proves nothing until it has been still for 2 whole seconds)."
+                + (repeats.map {
+                    " Each run was taken \($0) times, one after the other: its figures are the median run's, with the shortest and longest time in brackets."
+                } ?? ""),
             "",
             "| run | books | wall time | × SQL script | × naive | objects/s | peak RSS (per pass) |", "| --- | --- | --- | --- | --- | --- | --- |",
         ]
@@ -45,7 +51,7 @@ struct BenchReport: Codable {
             let passes = result.passes.count > 1 ? " (" + result.passes.map { mebibytes($0.peakResidentMemory) }.joined(separator: ", ") + ")" : ""
             let ratios = Self.ratios(result, script: self.result("hand-written SQL", books: result.books), naive: self.result("naive", books: result.books))
             lines.append(
-                "| \(result.name) | \(count(result.books)) | \(String(format: "%.2f s", result.seconds)) | \(ratios) | \(count(Int(result.objectsPerSecond))) | \(mebibytes(result.peakResidentMemory))\(passes) |"
+                "| \(result.name) | \(count(result.books)) | \(Self.wallTime(result)) | \(ratios) | \(count(Int(result.objectsPerSecond))) | \(mebibytes(result.peakResidentMemory))\(passes) |"
             )
         }
         lines.append("")
@@ -163,8 +169,15 @@ struct BenchReport: Codable {
     private static func table(_ heading: String, _ results: [BenchResult], prefix: String, script: BenchResult?, naive: BenchResult?) -> [String] {
         ["", heading, "", "| run | wall time | × SQL script | × naive | objects/s | peak RSS |", "| --- | --- | --- | --- | --- | --- |"]
             + results.map { result in
-                "| \(result.name.dropFirst(prefix.count)) | \(String(format: "%.2f s", result.seconds)) | \(ratios(result, script: script, naive: naive)) | \(Formatting.count(Int(result.objectsPerSecond))) | \(result.peakResidentMemory.map(Formatting.mebibytes) ?? "—") |"
+                "| \(result.name.dropFirst(prefix.count)) | \(wallTime(result)) | \(ratios(result, script: script, naive: naive)) | \(Formatting.count(Int(result.objectsPerSecond))) | \(result.peakResidentMemory.map(Formatting.mebibytes) ?? "—") |"
             } + [""]
+    }
+
+    /// A run's wall time, with the shortest and longest of its repeats.
+    private static func wallTime(_ result: BenchResult) -> String {
+        let median = String(format: "%.2f s", result.seconds)
+        guard let runs = result.runSeconds, let shortest = runs.first, let longest = runs.last else { return median }
+        return median + String(format: " (%.2f–%.2f)", shortest, longest)
     }
 
     /// A run's wall time as a multiple of the SQL script's and of the naive program's, as two

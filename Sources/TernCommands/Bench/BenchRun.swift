@@ -6,13 +6,31 @@ import TernGenerate
 struct BenchRun {
     let model: String
     let work: String
+    /// How many times each migration and baseline runs: the median is kept, with every run's time.
+    let repeats: Int
     private(set) var results: [BenchResult] = []
     /// The many-to-many links of the chain benchmark's store, once generated.
     private(set) var chainLinks: Int?
 
-    init(model: String, work: String) {
+    init(model: String, work: String, repeats: Int = 1) {
         self.model = model
         self.work = work
+        self.repeats = max(1, repeats)
+    }
+
+    /// Takes `measure` `repeats` times, one after the other, and keeps the run of median time
+    /// with every run's time: on a shared machine one run's time can be a fifth off. `measure`
+    /// is told which run it takes; nil means there was nothing to measure.
+    private func median(_ measure: (_ run: Int) throws -> BenchResult?) throws -> BenchResult? {
+        var runs: [BenchResult] = []
+        for run in 0..<repeats {
+            guard let result = try measure(run) else { return nil }
+            runs.append(result)
+        }
+        runs.sort { $0.seconds < $1.seconds }
+        var kept = runs[runs.count / 2]
+        if runs.count > 1 { kept.runSeconds = runs.map(\.seconds) }
+        return kept
     }
 
     /// A generated store, its size (books, or documents), and its model.
@@ -78,8 +96,14 @@ struct BenchRun {
     }
 
     /// `tern migrate` as a child process; its per-pass peaks come from `--progress json`.
-    /// With `chart`, tern also draws its memory over time into that SVG file (`--report`).
+    /// With `chart`, tern also draws its memory over time into that SVG file (`--report`), on
+    /// the first run.
     mutating func migrate(_ name: String, source: Store, options: [String], chart: String? = nil) throws {
+        let kept = try median { run in try migrateOnce(name, source: source, options: options, chart: run == 0 ? chart : nil) }
+        if let kept { results.append(kept) }
+    }
+
+    private func migrateOnce(_ name: String, source: Store, options: [String], chart: String?) throws -> BenchResult {
         let output = "\(work)/out-\(UUID().uuidString).sqlite"
         defer { Self.remove(output) }
         let started = Date()
@@ -90,22 +114,26 @@ struct BenchRun {
             throw TernError(.io, "\(name): tern migrate did not finish (its last line: \(lines.last ?? "none"))")
         }
         let passes = finished.passes.map(\.report)
-        results.append(
-            BenchResult(
-                name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
-                peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes,
-                verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +),
-                indexingSeconds: finished.steps.map(\.indexingSeconds).reduce(0, +), checkingSourceSeconds: finished.checkingSourceSeconds,
-                recreatedLinks: finished.steps.flatMap { step in
-                    step.linkSeconds.compactMap { name, seconds in
-                        step.links[name].map { BenchResult.LinkRate(relationship: name, links: $0, seconds: seconds) }
-                    }
-                }.sorted { $0.relationship < $1.relationship }))
+        return BenchResult(
+            name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
+            peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes,
+            verifyingSeconds: finished.steps.map(\.verifyingSeconds).reduce(0, +),
+            indexingSeconds: finished.steps.map(\.indexingSeconds).reduce(0, +), checkingSourceSeconds: finished.checkingSourceSeconds,
+            recreatedLinks: finished.steps.flatMap { step in
+                step.linkSeconds.compactMap { name, seconds in
+                    step.links[name].map { BenchResult.LinkRate(relationship: name, links: $0, seconds: seconds) }
+                }
+            }.sorted { $0.relationship < $1.relationship })
     }
 
     /// `tern migrate` killed with SIGKILL once its progress passes `fraction`, then run again
     /// with `--resume`: the time of both, to compare with an uninterrupted run.
     mutating func migrateKilledAndResumed(_ name: String, source: Store, options: [String], at fraction: Double) throws {
+        let kept = try median { _ in try migrateKilledAndResumedOnce(name, source: source, options: options, at: fraction) }
+        if let kept { results.append(kept) }
+    }
+
+    private func migrateKilledAndResumedOnce(_ name: String, source: Store, options: [String], at fraction: Double) throws -> BenchResult? {
         let output = "\(work)/out-\(UUID().uuidString).sqlite"
         defer { Self.remove(output) }
         let arguments = ["migrate", source.path, "--model", source.model, "--out", output, "--progress", "json"] + options
@@ -136,7 +164,7 @@ struct BenchRun {
             // A store this small migrates faster than its progress is read: nothing to compare.
             guard process.terminationStatus == 0 else { throw TernError(.io, "\(name): tern migrate exited \(process.terminationStatus)") }
             try? CommandEnvironment.current.errors.write("tern bench: \(name): finished before it could be killed; left out\n")
-            return
+            return nil
         }
         let resumed = try Self.child(arguments + ["--resume"])
         let seconds = Date().timeIntervalSince(started)
@@ -144,16 +172,20 @@ struct BenchRun {
             throw TernError(.io, "\(name): tern migrate --resume did not finish (its last line: \(resumed.last ?? "none"))")
         }
         let passes = finished.passes.map(\.report)
-        results.append(
-            BenchResult(
-                name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
-                peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes))
+        return BenchResult(
+            name: name, books: source.books, seconds: seconds, objects: passes.map(\.objects).max() ?? 0,
+            peakResidentMemory: passes.map(\.peakResidentMemory).max(), passes: passes)
     }
 
     private struct Event: Decodable { var fraction: Double? }
 
     /// A baseline (`tern bench sql-ceiling`, `naive`, …) as a child process.
     mutating func baseline(_ name: String, command: String, source: Store, options: [String] = []) throws {
+        let kept = try median { _ in try baselineOnce(name, command: command, source: source, options: options) }
+        if let kept { results.append(kept) }
+    }
+
+    private func baselineOnce(_ name: String, command: String, source: Store, options: [String]) throws -> BenchResult {
         let output = "\(work)/out-\(UUID().uuidString).sqlite"
         defer { Self.remove(output) }
         let started = Date()
@@ -162,10 +194,9 @@ struct BenchRun {
         guard let last = lines.last, let result = try? JSONDecoder().decode(BaselineResult.self, from: Data(last.utf8)) else {
             throw TernError(.io, "\(name) did not finish (its last line: \(lines.last ?? "none"))")
         }
-        results.append(
-            BenchResult(
-                name: name, books: source.books, seconds: seconds, objects: result.objects,
-                peakResidentMemory: result.peakResidentMemory, passes: []))
+        return BenchResult(
+            name: name, books: source.books, seconds: seconds, objects: result.objects,
+            peakResidentMemory: result.peakResidentMemory, passes: [])
     }
 
     /// Removes an output store and the support folder of its external data.
@@ -217,6 +248,9 @@ struct BenchResult: Codable {
     var checkingSourceSeconds: Double? = nil
     /// Relationships whose links were recreated after the objects, with how fast.
     var recreatedLinks: [LinkRate]? = nil
+    /// Every run's wall time, shortest first, when the measurement was repeated (`--repeat`):
+    /// the result is the median run's.
+    var runSeconds: [Double]? = nil
 
     /// One relationship's links recreated apart from the objects, and the time they took.
     struct LinkRate: Codable {
