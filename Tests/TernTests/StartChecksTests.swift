@@ -228,4 +228,24 @@ struct StartChecksTests {
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") || $0.hasPrefix("anomalies") }
         #expect(left.isEmpty, "\(left)")
     }
+
+    @Test(
+        "a row's own anomaly is counted in the digest's scan, which reads every row once, and refused naming it; with a dangling key too, both are named",
+        arguments: [false, true])
+    func rowAnomaliesCountedWithTheDigest(withDanglingKey: Bool) throws {
+        let connection = try Connection(path: source, configuration: .init(mode: .readWrite))
+        try connection.execute("UPDATE ZPAGE SET Z_ENT = 99 WHERE Z_PK = (SELECT min(Z_PK) FROM ZPAGE)")
+        if withDanglingKey { try connection.execute("UPDATE ZPAGE SET ZBOOK = 99999999 WHERE Z_PK = (SELECT max(Z_PK) FROM ZPAGE)") }
+        try connection.close()
+        let readingDigest = Flag()
+        let run = migration(reached: { milestone in if milestone == .readingStartDigest { readingDigest.set() } })
+        let output = directory.path("anomalies.sqlite")
+        let failure = try #require(throws: TernFailure.self) { try run.runBlocking(try run.plan(), output: output) }
+        #expect("\(failure)".contains("ZPAGE: 1 row whose Z_ENT is not one of the table's entities"), "\(failure)")
+        #expect("\(failure)".contains("referring to a Book that does not exist") == withDanglingKey, "\(failure)")
+        // Found by the digest's scan alone, or with the keys' before any digest is read.
+        #expect(readingDigest.isSet == !withDanglingKey)
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") || $0.hasPrefix("anomalies") }
+        #expect(left.isEmpty, "\(left)")
+    }
 }

@@ -37,9 +37,9 @@ struct StoreDigestTests {
     func rangesAddUp() throws {
         let store = try awkwardStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
-        let whole = try StoreDigest.read(storeAt: store, workers: 1, rowidsPerScan: .max)
+        let whole = try StoreDigest.read(storeAt: store, workers: 1, rowidsPerScan: .max).digest
         for size: Int64 in [1, 7, 100, 1000, 1 << 18] {
-            #expect(try StoreDigest.read(storeAt: store, workers: 2, rowidsPerScan: size) == whole, "ranges of \(size)")
+            #expect(try StoreDigest.read(storeAt: store, workers: 2, rowidsPerScan: size).digest == whole, "ranges of \(size)")
         }
         #expect(whole.tables["ZTHING"]?.rows == 3041)
         #expect(whole.tables["ZEXTREME"]?.rows == 3)
@@ -71,12 +71,12 @@ struct StoreDigestTests {
     func changesAreSeen() throws {
         let store = try awkwardStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
-        let before = try StoreDigest.read(storeAt: store, workers: 2, rowidsPerScan: 100)
+        let before = try StoreDigest.read(storeAt: store, workers: 2, rowidsPerScan: 100).digest
         let connection = try Connection(path: store)
         try connection.execute("UPDATE ZSPARSE SET ZNAME = 'B' WHERE Z_PK = 5000000000")
         try connection.execute("UPDATE ZTHING SET ZVALUE = ZVALUE + 1 WHERE Z_PK = 3000")
         try connection.close()
-        let after = try StoreDigest.read(storeAt: store, workers: 2, rowidsPerScan: 100)
+        let after = try StoreDigest.read(storeAt: store, workers: 2, rowidsPerScan: 100).digest
         #expect(after.changes(since: before) == ["ZSPARSE: values changed (4 rows)", "ZTHING: values changed (3041 rows)"])
     }
 }

@@ -33,31 +33,23 @@ public enum StoreAnomalies {
 
     /// Scans the store at `path` (a path or an SQLite URI) of `model`'s layout (by Core Data's
     /// rules, or an earlier Tern's), on up to `workers` threads.
+    ///
+    /// - Parameter rowsFlagged: when a scan of every row has already counted the rows meeting
+    ///   each table's `rowConditions` (the start checks' digest does, so each row is read once),
+    ///   the tables where some did; nil scans every row here.
     public static func find(
-        in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int = 2, shouldStop: @escaping @Sendable () -> Bool = { false }
-    ) throws -> [StoreAnomaly] {
-        try find(in: path, model: model, rules: rules, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan, shouldStop: shouldStop)
-    }
-
-    static func find(
-        in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int, rowidsPerScan: Int64,
+        in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int = 2, rowsFlagged: Set<String>? = nil,
         shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws -> [StoreAnomaly] {
-        let layout = StoreLayout(model: model, rules: rules)
-        var checks: [Check] = []
-        /// A table's checks of every row, and the scans (one per rowid range) that find any.
-        var rowScans: [(table: String, checks: [Check], scans: [String])] = []
-        let roots = model.entities.filter { $0.parent == nil }
-        let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
-        let columns = Dictionary(try connection.tableColumns().map { ($0.table, $0.columns) }, uniquingKeysWith: { first, _ in first })
-        for root in roots {
-            let table = layout.entities[root.name]!.table
-            let quoted = quoteIdentifier(table)
+        try find(
+            in: path, model: model, rules: rules, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan, rowsFlagged: rowsFlagged,
+            shouldStop: shouldStop)
+    }
+
+    /// Each root table's checks of every row (in words, and as a condition on a row).
+    private static func rowChecks(of model: ObjectModel, _ layout: StoreLayout) -> [(table: String, conditions: [(problem: String, condition: String)])] {
+        model.entities.filter { $0.parent == nil }.map { root in
             let numbers = model.descendants(of: root.name).map { String(layout.entities[$0.name]!.number) }.joined(separator: ", ")
-            checks.append((table, "with a Z_PK of 0 or below", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK <= 0", nil))
-            checks.append((table, "with a Z_PK above \(largestKey)", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK > \(largestKey)", nil))
-            // Checks of every row, as one scan of the table cut into rowid ranges (the workers
-            // share a large table); each is counted on its own only if that scan finds anything.
             var conditions = [("whose Z_ENT is not one of the table's entities (\(numbers))", "Z_ENT IS NULL OR Z_ENT NOT IN (\(numbers))")]
             /// Rows where a column of a `type` attribute holds a value of storage class `foreign`.
             func holding(_ foreign: String, in type: AttributeType, _ what: String) {
@@ -77,15 +69,46 @@ public enum StoreAnomalies {
             // And a binary attribute's column holds blobs: text there would cross a migration
             // unlike the bytes it looks like (it gets no marker where values may live outside).
             holding("text", in: .binary, "text in a binary attribute")
-            let any = conditions.map { "(\($0.1))" }.joined(separator: " OR ")
-            let ranges = try RowidRanges.conditions(of: table, columns: columns[table] ?? [], in: connection, rowidsPerScan: rowidsPerScan)
-            rowScans.append(
-                (
-                    table,
-                    conditions.map { problem, condition in
-                        (table, problem, "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE \(condition)", nil)
-                    }, ranges.map { "SELECT count(*), NULL FROM \(quoted) WHERE (\($0)) AND (\(any))" }
-                ))
+            return (layout.entities[root.name]!.table, conditions)
+        }
+    }
+
+    /// Per root table, the condition a row Core Data never writes meets (any of its checks of
+    /// every row): for a scan that reads every row anyway to count them (`StoreDigest`).
+    public static func rowConditions(of model: ObjectModel, rules: StoreLayout.Rules = .coreData) -> [String: String] {
+        Dictionary(
+            rowChecks(of: model, StoreLayout(model: model, rules: rules)).map { table, conditions in
+                (table, conditions.map { "(\($0.condition))" }.joined(separator: " OR "))
+            }, uniquingKeysWith: { first, _ in first })
+    }
+
+    static func find(
+        in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int, rowidsPerScan: Int64, rowsFlagged: Set<String>? = nil,
+        shouldStop: @escaping @Sendable () -> Bool = { false }
+    ) throws -> [StoreAnomaly] {
+        let layout = StoreLayout(model: model, rules: rules)
+        var checks: [Check] = []
+        /// A table's checks of every row, and the scans (one per rowid range) that find any.
+        var rowScans: [(table: String, checks: [Check], scans: [String])] = []
+        var flagged: [Check] = []
+        let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
+        let columns = Dictionary(try connection.tableColumns().map { ($0.table, $0.columns) }, uniquingKeysWith: { first, _ in first })
+        for (table, conditions) in rowChecks(of: model, layout) {
+            let quoted = quoteIdentifier(table)
+            checks.append((table, "with a Z_PK of 0 or below", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK <= 0", nil))
+            checks.append((table, "with a Z_PK above \(largestKey)", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK > \(largestKey)", nil))
+            // Checks of every row, as one scan of the table cut into rowid ranges (the workers
+            // share a large table); each is counted on its own only if that scan finds anything.
+            let counted = conditions.map { problem, condition in
+                (table, problem, "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE \(condition)", nil as String?)
+            }
+            if let rowsFlagged {
+                if rowsFlagged.contains(table) { flagged += counted }
+            } else {
+                let any = conditions.map { "(\($0.condition))" }.joined(separator: " OR ")
+                let ranges = try RowidRanges.conditions(of: table, columns: columns[table] ?? [], in: connection, rowidsPerScan: rowidsPerScan)
+                rowScans.append((table, counted, ranges.map { "SELECT count(*), NULL FROM \(quoted) WHERE (\($0)) AND (\(any))" }))
+            }
             if try !hasIntegerPrimaryKey(table, connection) {
                 checks.append(
                     (
@@ -144,7 +167,7 @@ public enum StoreAnomalies {
         let rowScanQueries = rowScans.flatMap(\.scans)
         let detected = try ParallelScans.run(
             (checks.map { $0.detect ?? $0.query } + rowScanQueries).map { SQLFragment($0) }, store: path, workers: workers, shouldStop: shouldStop)
-        var found = zip(checks, detected).filter { $1.count > 0 }.map(\.0)
+        var found = zip(checks, detected).filter { $1.count > 0 }.map(\.0) + flagged
         var rowResults = detected.dropFirst(checks.count)
         for table in rowScans {
             let scanned = rowResults.prefix(table.scans.count)

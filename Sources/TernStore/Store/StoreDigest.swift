@@ -29,16 +29,30 @@ public struct StoreDigest: Codable, Sendable, Equatable {
     /// A large table is read in ranges of its rowids, summed afterwards (counts and checksums
     /// add up), so the workers share it rather than one of them reading it alone.
     public static func read(storeAt path: String, workers: Int = 2, shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StoreDigest {
-        try read(storeAt: path, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan, shouldStop: shouldStop)
+        try read(storeAt: path, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan, countingRowsWhere: [:], shouldStop: shouldStop).digest
     }
 
-    static func read(storeAt path: String, workers: Int, rowidsPerScan: Int64, shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> StoreDigest {
+    /// Reads the digest, and counts on the way the rows of each table in `conditions` (table →
+    /// SQL condition on a row) that meet its condition: returns the tables where some did. The
+    /// start checks' scan for rows Core Data never writes (`StoreAnomalies.rowConditions`)
+    /// reads every row as the digest does, so it is counted here rather than read again.
+    public static func read(
+        storeAt path: String, workers: Int = 2, countingRowsWhere conditions: [String: String], shouldStop: @escaping @Sendable () -> Bool = { false }
+    ) throws -> (digest: StoreDigest, flagged: Set<String>) {
+        try read(storeAt: path, workers: workers, rowidsPerScan: RowidRanges.rowidsPerScan, countingRowsWhere: conditions, shouldStop: shouldStop)
+    }
+
+    static func read(
+        storeAt path: String, workers: Int, rowidsPerScan: Int64, countingRowsWhere conditions: [String: String] = [:],
+        shouldStop: @escaping @Sendable () -> Bool = { false }
+    ) throws -> (digest: StoreDigest, flagged: Set<String>) {
         let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
         var scans: [(table: String, query: SQLFragment)] = []
         let tables = try connection.tableColumns()
         for (table, columns) in tables {
             let arguments = ChecksumArguments.of(affinities: String(repeating: "B", count: columns.count), values: columns.map(quoteIdentifier))
-            let whole = "SELECT count(*), tern_checksum(\(arguments)) FROM \(quoteIdentifier(table))"
+            let counted = conditions[table].map { ", count(*) FILTER (WHERE \($0))" } ?? ""
+            let whole = "SELECT count(*), tern_checksum(\(arguments))\(counted) FROM \(quoteIdentifier(table))"
             for range in try RowidRanges.conditions(of: table, columns: columns, in: connection, rowidsPerScan: rowidsPerScan) {
                 scans.append((table, SQLFragment(whole + " WHERE " + range)))
             }
@@ -46,11 +60,13 @@ public struct StoreDigest: Codable, Sendable, Equatable {
         try connection.close()
         let results = try ParallelScans.run(scans.map(\.query), store: path, workers: workers, shouldStop: shouldStop)
         var digest = StoreDigest(tables: Dictionary(uniqueKeysWithValues: tables.map { ($0.table, Table(rows: 0, checksum: 0)) }))
+        var flagged: Set<String> = []
         for ((table, _), result) in zip(scans, results) {
             digest.tables[table]!.rows += result.count
             digest.tables[table]!.checksum &+= result.value ?? 0
+            if result.counts.contains(where: { $0 > 0 }) { flagged.insert(table) }
         }
-        return digest
+        return (digest, flagged)
     }
 
     /// How the store changed since `earlier` was read, one line per table, in words.

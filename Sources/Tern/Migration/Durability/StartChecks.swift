@@ -5,7 +5,8 @@ import TernStore
 
 /// A new run's reads of its whole source before its record is complete: its references to
 /// external files (each must be there), the scan for rows Core Data never writes
-/// (`StoreAnomalies`) and the content digest the record holds (`StoreDigest`). Together about a second per four million objects on two cores — while the
+/// (`StoreAnomalies`: keys and references, then each row's checks counted in the next scan)
+/// and the content digest the record holds (`StoreDigest`), which reads every row once. Together about a second per four million objects on two cores — while the
 /// first pass's SQL writer keeps a single core busy. So, when the run has a second worker and
 /// can see every commit to the source (`SourceCommits`), they read on a thread of their own
 /// beside the first pass, and the digest joins the record at the first batch boundary after
@@ -103,19 +104,36 @@ final class StartChecks {
                             try ExternalDataCarrier.checkReferences(
                                 in: store, model: first.source, folders: [ExternalBinaryData.folder(forStore: store)], shouldStop: shouldStop)
                         }
+                        // Keys and references first; the checks of every row are counted in the
+                        // digest's scan, which reads every row anyway.
                         let started = ContinuousClock.now
                         let anomalies = try StoreAnomalies.find(
-                            in: source.attachPath, model: first.source, rules: first.sourceRules, workers: workers, shouldStop: shouldStop)
+                            in: source.attachPath, model: first.source, rules: first.sourceRules, workers: workers, rowsFlagged: [], shouldStop: shouldStop)
                         logger.debug(
-                            "scanned the source for rows Core Data never writes",
+                            "scanned the source's keys and references for rows Core Data never writes",
                             metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "found": "\(anomalies.count)"])
-                        guard anomalies.isEmpty else { throw MigrationError.sourceAnomalies(anomalies, store: store) }
+                        guard anomalies.isEmpty else {
+                            // Every row is checked too, so the refusal names all there is.
+                            throw MigrationError.sourceAnomalies(
+                                try StoreAnomalies.find(
+                                    in: source.attachPath, model: first.source, rules: first.sourceRules, workers: workers, shouldStop: shouldStop),
+                                store: store)
+                        }
                     }
                     options.reached?(.readingStartDigest)
                     let started = ContinuousClock.now
-                    let digest = try StoreDigest.read(storeAt: source.attachPath, workers: workers, shouldStop: shouldStop)
+                    let (digest, flagged) = try StoreDigest.read(
+                        storeAt: source.attachPath, workers: workers,
+                        countingRowsWhere: first.map { StoreAnomalies.rowConditions(of: $0.source, rules: $0.sourceRules) } ?? [:], shouldStop: shouldStop)
                     logger.info(
                         "read the source's digest", metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "tables": "\(digest.tables.count)"])
+                    if let first, !flagged.isEmpty {
+                        // Counted by kind and with a first key, in the tables where some were.
+                        let anomalies = try StoreAnomalies.find(
+                            in: source.attachPath, model: first.source, rules: first.sourceRules, workers: workers, rowsFlagged: flagged,
+                            shouldStop: shouldStop)
+                        if !anomalies.isEmpty { throw MigrationError.sourceAnomalies(anomalies, store: store) }
+                    }
                     return Outcome(digest: digest, unchanged: commits?.noneSinceStart(store: store) ?? true)
                 }
             }

@@ -52,6 +52,8 @@ final class StepMigrator {
     let workspace: StepWorkspace
     /// The current pass's peak memory.
     var passMemory = PeakMemoryMeter()
+    /// Verification's source scans an earlier run of the step read and kept: not read again.
+    private var sourceScansReadEarlier = 0
     /// `tern_running_rank` on the connection: lists numbered ahead (`ListRanks`).
     let runningRank = RunningRank()
     /// A new run's checks of the source, reading beside the first pass (`StartChecks`): the
@@ -155,15 +157,15 @@ final class StepMigrator {
         emit(.stepStage(.verifying))
         var verification = StepVerification(
             inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
-        let recorded = try workspace.sourceScans(of: verification.expectedScans())
-        verification.readEarly = recorded
+        // What this run kept at its passes' ends, and an earlier run before it stopped.
+        verification.readEarly = try workspace.sourceScans(of: verification.expectedScans())
         if let early {
             let read = early.finish()
             verification.readEarly.merge(read) { _, new in new }
             try workspace.keep(sourceScans: read)
             logger.debug(
                 "the source's side of verification read during the pass",
-                metadata: ["scans": "\(read.count) of \(early.planned)", "keptByAnEarlierRun": "\(recorded.count)"])
+                metadata: ["scans": "\(read.count) of \(early.planned)", "readByAnEarlierRun": "\(sourceScansReadEarlier)"])
         }
         try options.beforeVerification?(connection)
         // With a second worker, the indexes are built beside verification, on the cores its
@@ -197,6 +199,7 @@ final class StepMigrator {
         // What an earlier run of the step read and kept is not read again.
         let scans = try verification.expectedScans()
         let kept = try workspace.sourceScans(of: scans)
+        sourceScansReadEarlier = kept.count
         let queries = scans.filter { kept[$0] == nil }
         var waitForTurn: @Sendable () -> Void = {}
         if let startChecks { waitForTurn = startChecks.waitForEnd }
