@@ -105,12 +105,20 @@ struct VerificationTests {
         #expect(verified["TagToLabel"] == ["count", "values of 1 attribute"])
     }
 
+    /// What happens to verification's source side kept by a stopped run before it resumes.
+    enum KeptScans: String, CaseIterable, CustomTestStringConvertible {
+        case untouched, tampered, tamperedButSourceTouched
+        var testDescription: String { rawValue }
+    }
+
     @Test(
-        "a run stopped at verification keeps the source's side it read beside the pass; the resume uses it, so a kept result that is wrong fails verification",
-        arguments: [false, true])
-    func keptSourceScans(tampered: Bool) throws {
+        "a run stopped at verification keeps the source's side it read beside the pass; the resume reuses it only on the very file it read (a kept result that is wrong then fails verification)",
+        arguments: KeptScans.allCases)
+    func keptSourceScans(_ kept: KeptScans) throws {
         let source = directory.path("library.sqlite")
         _ = try DataGenerator.generate(model: Self.library.versions[0], at: source, rows: 300, seed: 21)
+        // A file the run can prove untouched later has been still for whole seconds first.
+        Thread.sleep(forTimeInterval: 3.1)
         let output = directory.path("migrated.sqlite")
         var options = MigrationOptions(batchSize: 40, workers: 2, registry: .builtIn(inSwift: false))
         options.keysPerScan = 16
@@ -118,18 +126,21 @@ struct VerificationTests {
         let stopped = StoreMigration(store: source, model: Self.library, options: options)
         _ = try requireUnderlying(MigrationInterrupted.self) { _ = try stopped.runBlocking(try stopped.plan(), output: output) }
 
-        let stepFile = MigrationRun.stepFile(for: output, index: 1)
-        let step = try Connection(path: stepFile)
-        let kept = try step.scalar("SELECT count(*) FROM \(StepWorkspace.sourceScansTable) WHERE value IS NOT NULL")?.int64 ?? 0
-        #expect(kept > 0, "the stopped run kept no scan of the source")
-        if tampered {
+        let step = try Connection(path: MigrationRun.stepFile(for: output, index: 1))
+        let keptCount = try step.scalar("SELECT count(*) FROM \(StepWorkspace.sourceScansTable) WHERE value IS NOT NULL")?.int64 ?? 0
+        #expect(keptCount > 0, "the stopped run kept no scan of the source")
+        if kept != .untouched {
             try step.execute("UPDATE \(StepWorkspace.sourceScansTable) SET value = value + 1 WHERE value IS NOT NULL")
         }
         try step.close()
+        if kept == .tamperedButSourceTouched {
+            // Its times change, not its content: the resume goes on, but reads the source again.
+            #expect(utime(source, nil) == 0)
+        }
 
         options.beforeVerification = nil
         let resumed = StoreMigration(store: source, model: Self.library, options: options)
-        guard tampered else {
+        guard kept == .tampered else {
             let report = try resumed.runBlocking(try resumed.plan(), output: output, resume: true)
             #expect(
                 report.steps[0].mappings.first { $0.name == "BookToBook" }?.verified == ["count", "values of 3 attributes", "relationships author, labels"])

@@ -26,7 +26,7 @@ public enum Migrator {
     /// Runs a step as planned.
     static func migrate(
         _ plan: StepPlan, from source: String, to destination: String, options: MigrationOptions, logger: Logger,
-        externalData: ExternalDataFolders?, resume: Bool, startChecks: StartChecks? = nil
+        externalData: ExternalDataFolders?, resume: Bool, startChecks: StartChecks? = nil, keptScansHold: Bool = false
     ) throws -> StepReport {
         let reader = try ReadOnlyStore(path: source)
         do {
@@ -53,7 +53,7 @@ public enum Migrator {
             let migrator = try StepMigrator(
                 plan: plan, connection: connection, sourceAttachURI: reader.attachPath,
                 externalData: externalData ?? ExternalDataFolders(source: source, destination: destination),
-                options: options, logger: logger, startChecks: startChecks)
+                options: options, logger: logger, startChecks: startChecks, keptScansHold: keptScansHold)
             try migrator.run()
             try connection.checkpointWAL()
             try connection.close()

@@ -20,13 +20,13 @@ struct BenchRun {
 
     /// Takes `measure` `repeats` times, one after the other, and keeps the run of median time
     /// with every run's time: on a shared machine one run's time can be a fifth off. `measure`
-    /// is told which run it takes; nil means there was nothing to measure.
+    /// is told which run it takes; nil means that run measured nothing (it is left out).
     private func median(_ measure: (_ run: Int) throws -> BenchResult?) throws -> BenchResult? {
         var runs: [BenchResult] = []
         for run in 0..<repeats {
-            guard let result = try measure(run) else { return nil }
-            runs.append(result)
+            if let result = try measure(run) { runs.append(result) }
         }
+        guard !runs.isEmpty else { return nil }
         runs.sort { $0.seconds < $1.seconds }
         var kept = runs[runs.count / 2]
         if runs.count > 1 { kept.runSeconds = runs.map(\.seconds) }

@@ -33,7 +33,8 @@ public struct StoreDigest: Codable, Sendable, Equatable {
     }
 
     /// Reads the digest, and counts on the way the rows of each table in `conditions` (table →
-    /// SQL condition on a row) that meet its condition: returns the tables where some did. The
+    /// SQL condition on a row) that meet its condition: returns the tables where some did, named
+    /// as in `conditions`. The
     /// start checks' scan for rows Core Data never writes (`StoreAnomalies.rowConditions`)
     /// reads every row as the digest does, so it is counted here rather than read again.
     public static func read(
@@ -49,9 +50,12 @@ public struct StoreDigest: Codable, Sendable, Equatable {
         let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
         var scans: [(table: String, query: SQLFragment)] = []
         let tables = try connection.tableColumns()
+        // SQLite finds a table whatever the case of its name; so does this.
+        let conditionsByName = Dictionary(conditions.map { ($0.key.uppercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        let namesByCase = Dictionary(conditions.keys.map { ($0.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
         for (table, columns) in tables {
             let arguments = ChecksumArguments.of(affinities: String(repeating: "B", count: columns.count), values: columns.map(quoteIdentifier))
-            let counted = conditions[table].map { ", count(*) FILTER (WHERE \($0))" } ?? ""
+            let counted = conditionsByName[table.uppercased()].map { ", count(*) FILTER (WHERE \($0))" } ?? ""
             let whole = "SELECT count(*), tern_checksum(\(arguments))\(counted) FROM \(quoteIdentifier(table))"
             for range in try RowidRanges.conditions(of: table, columns: columns, in: connection, rowidsPerScan: rowidsPerScan) {
                 scans.append((table, SQLFragment(whole + " WHERE " + range)))
@@ -64,7 +68,7 @@ public struct StoreDigest: Codable, Sendable, Equatable {
         for ((table, _), result) in zip(scans, results) {
             digest.tables[table]!.rows += result.count
             digest.tables[table]!.checksum &+= result.value ?? 0
-            if result.counts.contains(where: { $0 > 0 }) { flagged.insert(table) }
+            if result.counts.contains(where: { $0 > 0 }) { flagged.insert(namesByCase[table.uppercased()] ?? table) }
         }
         return (digest, flagged)
     }

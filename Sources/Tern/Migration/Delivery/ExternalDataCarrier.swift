@@ -17,11 +17,10 @@ import TernSQLite
 enum ExternalDataCarrier {
     /// Gives every file `migrated` refers to a name in `destination` (a store's
     /// `_EXTERNAL_DATA` folder), from the first of `sources` that has it, and proves each holds
-    /// that file's bytes, on `lanes` threads: a link's time is mostly the system's, and two
-    /// make them in two thirds of one's. Returns how many files it proved.
+    /// that file's bytes, on up to `lanes` threads (`mostLanes`). Returns how many files it proved.
     ///
     /// - Throws: `MigrationFailure.verification` naming the entity, attribute, key and file of a
-    ///   reference whose file is missing or differs (the first in entity and key order).
+    ///   reference whose file is missing or differs (the first in entity, attribute and key order).
     @discardableResult
     static func carry(
         into migrated: String, model: ObjectModel, from sources: [String], to destination: String, lanes: Int = 1,
@@ -30,13 +29,17 @@ enum ExternalDataCarrier {
         let proved = Atomic<Int>(0)
         let folders = sources.compactMap(OpenFolder.init)
         let target = LazyFolder(destination)
-        try forEachReference(in: migrated, model: model, lanes: lanes, shouldStop: shouldStop) { file, owner in
+        try forEachReference(in: migrated, model: model, lanes: min(lanes, mostLanes), shouldStop: shouldStop) { file, owner in
             try carry(file, from: folders, to: target, naming: owner, missingFrom: sources.first)
             proved.add(1, ordering: .relaxed)
         }
         try syncNames(in: destination)
         return proved.load(ordering: .relaxed)
     }
+
+    /// Threads that carry files at once: a link's time is mostly the system's, in the one folder
+    /// all links go into, and two make them in two thirds of one's time; four, no faster.
+    static let mostLanes = 2
 
     /// Makes the names carried into `folder` (and the folder's own, in the support folder)
     /// survive a power cut; the store's directory is synced once the store is in place.
@@ -46,8 +49,8 @@ enum ExternalDataCarrier {
         try DurableFile.syncDirectory(containing: folder, what: "external data")
     }
 
-    /// Proves every file `store` refers to is a regular file in one of `folders`, before any
-    /// work: a value read from a missing file is named here rather than lost later.
+    /// Proves every file `store` refers to is a regular file in one of `folders`: a value read
+    /// from a missing file is named before it is needed rather than lost later.
     static func checkReferences(in store: String, model: ObjectModel, folders: [String], shouldStop: @escaping @Sendable () -> Bool = { false }) throws {
         let opened = folders.compactMap(OpenFolder.init)
         try forEachReference(in: store, model: model, lanes: 1, shouldStop: shouldStop) { file, owner in
@@ -55,55 +58,48 @@ enum ExternalDataCarrier {
         }
     }
 
-    /// Who refers to an external file: an attribute of one object.
+    /// Where a walk of the references is: an attribute of one object, or the start of an
+    /// attribute's rows (`key` `Int64.min`), or before any (`entity` -1), ordered as the walk goes.
     private struct Reference: CustomStringConvertible, Comparable {
-        /// The entity's and the attribute's places in the walk's order, then the object's key.
-        var order: [Int64]
+        var entityOrder: Int
+        var attributeOrder: Int
+        var key: Int64
         var entity: String
         var attribute: String
-        var key: Int64 { order[2] }
         var description: String { "\(entity) \(key), \(attribute)" }
 
-        static func < (a: Self, b: Self) -> Bool { a.order.lexicographicallyPrecedes(b.order) }
-        static func == (a: Self, b: Self) -> Bool { a.order == b.order }
+        static let start = Reference(entityOrder: -1, attributeOrder: -1, key: .min, entity: "", attribute: "")
+
+        static func < (a: Self, b: Self) -> Bool { (a.entityOrder, a.attributeOrder, a.key) < (b.entityOrder, b.attributeOrder, b.key) }
+        static func == (a: Self, b: Self) -> Bool { (a.entityOrder, a.attributeOrder, a.key) == (b.entityOrder, b.attributeOrder, b.key) }
     }
 
-    /// Calls `body` with each file name `store` refers to and who refers to it, in entity and
-    /// key order; with `lanes` above one, on that many threads, each taking the keys of its own
-    /// remainder. Every lane goes on to its own first failure, so the one thrown is the first in
-    /// that order, whatever the threads' timing.
+    /// Calls `body` with each file name `store` refers to and who refers to it, in entity,
+    /// attribute and key order. With `lanes` above one, on that many threads: each walks every
+    /// reference in that order and takes the files its lane owns by name, so no two lanes ever
+    /// carry one file. The failure thrown is the first in that order, whatever the threads'
+    /// timing: a lane stops at its first failure, or once it is past the earliest any lane met.
     private static func forEachReference(
         in store: String, model: ObjectModel, lanes: Int, shouldStop: @escaping @Sendable () -> Bool,
         _ body: @escaping @Sendable (_ file: String, _ owner: Reference) throws -> Void
     ) throws {
-        guard lanes > 1 else {
-            if let (_, error) = walkReferences(in: store, model: model, lane: 0, of: 1, shouldStop: shouldStop, body) { throw error }
-            return
+        let earliest = Mutex<(at: Reference, error: any Error)?>(nil)
+        let walk: @Sendable (Int) -> Void = { lane in
+            walkReferences(in: store, model: model, lane: lane, of: max(1, lanes), earliest: earliest, shouldStop: shouldStop, body)
         }
-        let failures = Mutex<[(Reference?, any Error)]>([])
-        try OSThread.run(lanes) { lane in
-            if let failure = walkReferences(in: store, model: model, lane: lane, of: lanes, shouldStop: shouldStop, body) {
-                failures.withLock { $0.append(failure) }
-            }
-        }
-        if let (_, error) = failures.withLock({ $0.min { precedes($0.0, $1.0) } }) { throw error }
+        if lanes > 1 { try OSThread.run(lanes, walk) } else { walk(0) }
+        if let failure = earliest.withLock({ $0 }) { throw failure.error }
     }
 
-    /// Whether a lane's failure at `a` comes before one at `b`: a failure before any reference
-    /// (the store could not be read) comes first of all.
-    private static func precedes(_ a: Reference?, _ b: Reference?) -> Bool {
-        guard let b else { return false }
-        guard let a else { return true }
-        return a < b
-    }
-
-    /// One lane's walk: the references whose key leaves `lane` over `lanes`. Returns its first
-    /// failure, and the reference it came at (nil before any).
+    /// One lane's walk: the references to files whose name falls to `lane` of `lanes`. Records
+    /// its failure in `earliest` unless a lane failed earlier in the walk's order.
     private static func walkReferences(
-        in store: String, model: ObjectModel, lane: Int, of lanes: Int, shouldStop: () -> Bool,
-        _ body: (_ file: String, _ owner: Reference) throws -> Void
-    ) -> (Reference?, any Error)? {
-        var current: Reference?
+        in store: String, model: ObjectModel, lane: Int, of lanes: Int, earliest: borrowing Mutex<(at: Reference, error: any Error)?>,
+        shouldStop: () -> Bool, _ body: (_ file: String, _ owner: Reference) throws -> Void
+    ) {
+        var current = Reference.start
+        /// Whether another lane failed before `current`: nothing after it can be reported.
+        func passedAFailure() -> Bool { earliest.withLock { $0.map { $0.at < current } ?? false } }
         do {
             let layout = StoreLayout(model: model)
             // Read without leaving a -wal or -shm beside a file about to be renamed.
@@ -114,29 +110,39 @@ enum ExternalDataCarrier {
                 guard let entityLayout = layout.entities[entity.name] else { continue }
                 for (attributeOrder, attribute) in model.allAttributes(of: entity.name).enumerated() where attribute.allowsExternalStorage {
                     guard let column = entityLayout.attributeColumns[attribute.name] else { continue }
+                    current = Reference(entityOrder: entityOrder, attributeOrder: attributeOrder, key: .min, entity: entity.name, attribute: attribute.name)
                     let statement = try connection.prepare(
                         """
                         SELECT Z_PK, \(quoteIdentifier(column)) FROM \(quoteIdentifier(entityLayout.table))
-                        WHERE Z_ENT = \(entityLayout.number) AND substr(\(quoteIdentifier(column)), 1, 1) = X'02' AND Z_PK % \(lanes) = \(lane)
-                        ORDER BY Z_PK
+                        WHERE Z_ENT = \(entityLayout.number) AND substr(\(quoteIdentifier(column)), 1, 1) = X'02' ORDER BY Z_PK
                         """)
                     var rows = statement.rows()
                     while let row = try rows.next() {
-                        current = Reference(
-                            order: [Int64(entityOrder), Int64(attributeOrder), row.int64(at: 0)], entity: entity.name, attribute: attribute.name)
+                        current.key = row.int64(at: 0)
                         if shouldStop() { throw MigrationInterrupted() }
                         // A value that only starts like a reference is bytes stored without a
                         // marker (written before the attribute allowed external storage): copied
                         // as it is.
-                        guard let file = row.blob(at: 1).flatMap(ExternalBinaryData.reference) else { continue }
-                        try body(file, current!)
+                        guard let file = row.blob(at: 1).flatMap(ExternalBinaryData.reference), lanes == 1 || lane == Self.lane(of: file, among: lanes)
+                        else { continue }
+                        if lanes > 1, passedAFailure() { return }
+                        try body(file, current)
                     }
                 }
             }
-            return nil
         } catch {
-            return (current, error)
+            earliest.withLock { found in
+                if found.map({ current < $0.at }) ?? true { found = (current, error) }
+            }
         }
+    }
+
+    /// The lane that carries `file` among `lanes`: by its name, the same in every walk.
+    private static func lane(of file: String, among lanes: Int) -> Int {
+        // FNV-1a over the name's bytes: stable from run to run, unlike `hashValue`.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in file.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Int(hash % UInt64(lanes))
     }
 
     /// Gives every file of `source` a name in `destination` too: the folder of a backup that

@@ -144,7 +144,7 @@ struct RunStart {
 
     /// Whether the source is the file `run` recorded when it began, unwritten since: the same
     /// file, size and times, and no `-wal` frames.
-    private static func untouched(_ run: MigrationRun, store: String) -> Bool {
+    static func untouched(_ run: MigrationRun, store: String) -> Bool {
         run.sourceFile.map { StoreFileState(of: store) == $0 && StoreFileState.hasNoWALFrames(store) } ?? false
     }
 }

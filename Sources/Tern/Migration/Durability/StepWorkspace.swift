@@ -128,7 +128,7 @@ final class StepWorkspace {
             let row = read.row
             let counts = try (row.text(at: 2) ?? "").split(separator: ",").map { part in
                 guard let count = Int64(part) else {
-                    throw TernError(.badInput, "\(Self.sourceScansTable) holds a count Tern never writes", path: connection.path)
+                    throw MigrationFailure.verification("\(connection.path): \(Self.sourceScansTable) holds a count Tern never writes")
                 }
                 return count
             }
@@ -137,13 +137,16 @@ final class StepWorkspace {
         return found
     }
 
-    /// Keeps `scans` (verification's source side, read) for a resume, in a transaction of its own.
+    /// Keeps `scans` (verification's source side, read) for a resume, in a transaction of its
+    /// own. Not those that read values from files: neither the digest nor the store file's state
+    /// says whether a file changed since.
     func keep(sourceScans scans: [SQLFragment: ScanResult]) throws {
-        guard !scans.isEmpty else { return }
+        let kept = scans.filter { !$0.key.sql.contains("tern_external") }
+        guard !kept.isEmpty else { return }
         try connection.transaction(.immediate) {
             let insert = try connection.prepare(
                 "INSERT OR REPLACE INTO \(Self.sourceScansTable) (query, count, value, counts) VALUES (?, ?, ?, ?)")
-            for (query, result) in scans {
+            for (query, result) in kept {
                 try insert.bind([
                     SQLiteValue.text(Self.identity(of: query)), .integer(result.count), result.value.map(SQLiteValue.integer) ?? .null,
                     .text(result.counts.map(String.init).joined(separator: ",")),
@@ -153,10 +156,15 @@ final class StepWorkspace {
         }
     }
 
-    /// A query's text and arguments as one string: the same for the same query only.
+    /// A query's text and arguments as one string: the same for the same query only, and for
+    /// the same meaning of Tern's SQL functions (`sourceScansFormat`).
     private static func identity(of query: SQLFragment) -> String {
-        query.sql + "\n-- " + query.arguments.map(\.sqlLiteral).joined(separator: ", ")
+        "\(sourceScansFormat)\n" + query.sql + "\n-- " + query.arguments.map(\.sqlLiteral).joined(separator: ", ")
     }
+
+    /// Changed whenever what a kept scan's result means changes (`tern_checksum`'s hash, a
+    /// function's values): a resume by another Tern then reads the source again.
+    private static let sourceScansFormat = "tern-source-scan-1"
 
     /// Every relationship a policy linked objects through, across resumes.
     var policyLinkedRelationships: Set<PropertyIdentity> {

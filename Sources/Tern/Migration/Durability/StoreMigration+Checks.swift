@@ -4,11 +4,12 @@ import TernModel
 import TernSQLite
 import TernStore
 
-/// The checks a run makes before it writes anything: the store is the one planned, holds no
-/// rows Core Data never writes, and refers to no missing file.
+/// The checks a run makes of its inputs: the store is the one planned (before anything is
+/// written), and refers to no missing file (a resume's, at once; a new run's, with its other
+/// reads of the source, in `StartChecks`).
 extension StoreMigration {
     /// Every file the source refers to is a regular file in its folder (exit 7 naming the first
-    /// that is not), before any work.
+    /// that is not): a resume's check, before it goes on.
     func checkExternalData(_ plan: Plan) throws {
         guard let first = plan.steps.first else { return }
         try ExternalDataCarrier.checkReferences(

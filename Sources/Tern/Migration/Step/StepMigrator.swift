@@ -52,8 +52,12 @@ final class StepMigrator {
     let workspace: StepWorkspace
     /// The current pass's peak memory.
     var passMemory = PeakMemoryMeter()
-    /// Verification's source scans an earlier run of the step read and kept: not read again.
-    private var sourceScansReadEarlier = 0
+    /// Whether what an earlier run of the step read of its source and kept still holds: the
+    /// source is the very file that run read, written by no one since (`StepSequence`).
+    private let keptScansHold: Bool
+    /// Verification's source scans an earlier run of the step read and kept, when they hold:
+    /// not read again.
+    private var keptScans: [SQLFragment: ScanResult] = [:]
     /// `tern_running_rank` on the connection: lists numbered ahead (`ListRanks`).
     let runningRank = RunningRank()
     /// A new run's checks of the source, reading beside the first pass (`StartChecks`): the
@@ -65,10 +69,11 @@ final class StepMigrator {
 
     init(
         plan: StepPlan, connection: Connection, sourceAttachURI: String, externalData: ExternalDataFolders,
-        options: MigrationOptions, logger: Logger, startChecks: StartChecks? = nil
+        options: MigrationOptions, logger: Logger, startChecks: StartChecks? = nil, keptScansHold: Bool = false
     ) throws {
         self.logger = logger
         self.startChecks = startChecks
+        self.keptScansHold = keptScansHold
         coreGate = startChecks?.gate ?? CoreGate()
         let step = plan.step
         let sourceLayout = step.sourceLayout
@@ -96,6 +101,12 @@ final class StepMigrator {
     /// was in continues from its last committed batch.
     func run() throws {
         let started = ContinuousClock.now
+        if keptScansHold {
+            keptScans = try workspace.sourceScans(
+                of: StepVerification(
+                    inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report
+                ).expectedScans())
+        }
         let early = try expectationsReadEarly()
         for pass in step.passes.indices {
             let passStarted = ContinuousClock.now
@@ -157,15 +168,14 @@ final class StepMigrator {
         emit(.stepStage(.verifying))
         var verification = StepVerification(
             inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
-        // What this run kept at its passes' ends, and an earlier run before it stopped.
-        verification.readEarly = try workspace.sourceScans(of: verification.expectedScans())
+        verification.readEarly = keptScans
         if let early {
             let read = early.finish()
             verification.readEarly.merge(read) { _, new in new }
             try workspace.keep(sourceScans: read)
             logger.debug(
                 "the source's side of verification read during the pass",
-                metadata: ["scans": "\(read.count) of \(early.planned)", "readByAnEarlierRun": "\(sourceScansReadEarlier)"])
+                metadata: ["scans": "\(read.count) of \(early.planned)", "readByAnEarlierRun": "\(keptScans.count)"])
         }
         try options.beforeVerification?(connection)
         // With a second worker, the indexes are built beside verification, on the cores its
@@ -197,10 +207,7 @@ final class StepMigrator {
         let verification = StepVerification(
             inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
         // What an earlier run of the step read and kept is not read again.
-        let scans = try verification.expectedScans()
-        let kept = try workspace.sourceScans(of: scans)
-        sourceScansReadEarlier = kept.count
-        let queries = scans.filter { kept[$0] == nil }
+        let queries = try verification.expectedScans().filter { keptScans[$0] == nil }
         var waitForTurn: @Sendable () -> Void = {}
         if let startChecks { waitForTurn = startChecks.waitForEnd }
         return try EarlyExpectations(

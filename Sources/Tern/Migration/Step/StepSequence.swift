@@ -75,10 +75,14 @@ struct StepSequence {
                         + "the store's schema changed since it was planned; plan the migration again", path: input)
             }
             let checks = index == 0 ? startChecks : nil
+            // What a stopped run read of the source holds for the very file it read, written by
+            // no one since; a later step's input is a store of the run's own.
+            let keptScansHold = index > 0 || RunStart.untouched(run, store: store)
             do {
                 report = try Migrator.migrate(
                     stepPlans[index], from: input, to: file, options: options, logger: logger,
-                    externalData: StoreMigration.externalData(of: run, from: store, step: index), resume: true, startChecks: checks)
+                    externalData: StoreMigration.externalData(of: run, from: store, step: index), resume: true, startChecks: checks,
+                    keptScansHold: keptScansHold)
             } catch let error where !(error is MigrationInterrupted) {
                 // A store with rows Core Data never writes may fail a pass in its own way first.
                 throw checks?.failure() ?? error

@@ -8,14 +8,19 @@ import Synchronization
 ///
 /// The writer still holds a batch for a moment after keeping it (the pool's outcome, the
 /// completion's result), and whoever lets go last frees it. So a worker releases the batches kept
-/// before its previous batch began, one batch's time later, by when the writer has let go: each
-/// worker holds at most two spent batches.
+/// before its previous batch began, one batch's time later, by when the writer has let go. As a
+/// rule a worker holds one or two spent batches: those of its own written while it makes one
+/// more, and those of the time before. What is left when its reader goes is released with it,
+/// on its thread.
 final class SpentBatches: Sendable {
     private let batches = Mutex<(kept: [TransformedBatch], aged: [TransformedBatch])>(([], []))
 
     /// Keeps `batch`, written, for its worker to release.
     func keep(_ batch: TransformedBatch) {
-        batches.withLock { $0.kept.append(batch) }
+        var spent = batch
+        // Not kept by what keeps it: a batch naming its own keeper would never be released.
+        spent.spent = nil
+        batches.withLock { $0.kept.append(spent) }
     }
 
     /// Releases, on the calling thread (their worker's), the batches kept before the last call.

@@ -63,9 +63,10 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         var written = 0
         var exhausted = false
         let readAhead = migrator.options.workers + 1
-        // In memory at once: those read ahead, the one being written, and two spent per worker.
+        // In memory at once: those read ahead, the one being written, and, as a rule, two spent
+        // per worker until it releases them (`SpentBatches`).
         var sizer = BatchSizer(
-            maximumObjects: batchSize, memoryBudget: migrator.options.memoryBudget, inFlight: readAhead + 1)
+            maximumObjects: batchSize, memoryBudget: migrator.options.memoryBudget, inFlight: readAhead + 1 + 2 * migrator.options.workers)
         // The loop's callbacks escape, and an inout parameter cannot be captured by them: they
         // take the ranges from a copy, handed back when the writing ends.
         var ranges = batches
