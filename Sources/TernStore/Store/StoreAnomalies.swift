@@ -34,9 +34,9 @@ public enum StoreAnomalies {
     /// Scans the store at `path` (a path or an SQLite URI) of `model`'s layout (by Core Data's
     /// rules, or an earlier Tern's), on up to `workers` threads.
     ///
-    /// - Parameter rowsFlagged: when a scan of every row has already counted the rows meeting
-    ///   each table's `rowConditions` (the start checks' digest does, so each row is read once),
-    ///   the tables where some did; nil scans every row here.
+    /// `rowsFlagged` is given when a scan of every row has already counted the rows meeting
+    /// each table's `rowConditions` (the start checks' digest does, so each row is read once):
+    /// the tables where some did, whose rows are then counted by kind. Nil scans every row here.
     public static func find(
         in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int = 2, rowsFlagged: Set<String>? = nil,
         shouldStop: @escaping @Sendable () -> Bool = { false }
