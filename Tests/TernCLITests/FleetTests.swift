@@ -180,10 +180,20 @@ final class FleetTests: Sendable {
         #expect(TernCommandLine.run(["fleet", "plan", "--model", Self.model, "--stores", store, "--manifest", manifest]).status == 0)
         let process = try TernProcess.launch(
             ["fleet", "run", "--manifest", manifest, "--batch-size", "50"], standardOutput: FileHandle.nullDevice, standardError: FileHandle.nullDevice)
-        // Once the lease is taken and a migration under way, as an engine evicting the pod would.
+        // Once the lease is taken and a migration under way, as an engine evicting the pod would:
+        // its record complete, with the source's digest (a run stopped before its start checks
+        // end on a store written a moment ago keeps nothing, and says so).
+        let record = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent(".big.sqlite.tern-migration.json").path
         let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: StoreLease.path(for: store)) && Date() < deadline { usleep(2000) }
-        usleep(300_000)
+        while Date() < deadline {
+            if FileManager.default.fileExists(atPath: StoreLease.path(for: store)),
+                let text = try? String(contentsOfFile: record, encoding: .utf8), !text.contains("sourcePending")
+            {
+                break
+            }
+            usleep(2000)
+        }
+        usleep(100_000)
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         #expect(process.terminationStatus == 75)
