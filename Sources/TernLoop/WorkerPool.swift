@@ -40,12 +40,17 @@ public final class WorkerPool<Worker> {
     ///   - workers: the number of threads, at least 1.
     ///   - maxInFlight: jobs handed to workers at once, at least `workers`; default twice `workers`,
     ///     so each worker has its next job ready.
+    ///   - yieldingToLoop: whether the workers run below the loop thread's priority
+    ///     (`WorkerThread.yieldToCreator`): where the loop's thread does the one job that cannot
+    ///     be shared — a single writer — and the workers outnumber the cores left, a worker
+    ///     should never take the core the writer wants.
     ///   - makeWorker: builds one worker's state on its own thread, given its index `0..<workers`.
     ///     If it throws, every job that worker takes fails with that error.
     public init(
         loop: EventLoop,
         workers: Int,
         maxInFlight: Int? = nil,
+        yieldingToLoop: Bool = false,
         makeWorker: @escaping @Sendable (Int) throws -> Worker
     ) throws {
         guard workers >= 1 else {
@@ -70,6 +75,7 @@ public final class WorkerPool<Worker> {
             do {
                 threads.append(
                     try WorkerThread.start {
+                        if yieldingToLoop { WorkerThread.yieldToCreator() }
                         WorkerThread.serve(index: index, channel: channel, makeWorker: makeWorker)
                     })
             } catch {

@@ -54,6 +54,22 @@ enum WorkerThread {
         #endif
     }
 
+    /// How far below the thread that started it `yieldToCreator` puts a thread: nice +10
+    /// weighs a tenth of the starting thread's share of a core it contends for.
+    static let belowCreator: Int32 = 10
+
+    /// Lowers the calling thread's nice value `belowCreator` steps below the one it inherited
+    /// from the thread that started it (at most to 19): that thread then runs whenever it can,
+    /// and this one on what it leaves. Best effort, as `lowerCurrentPriority`.
+    static func yieldToCreator() {
+        #if os(Linux)
+            let thread = tern_current_thread_id()
+            var inherited: Int32 = 0
+            guard uv_os_getpriority(thread, &inherited) == 0 else { return }
+            _ = uv_os_setpriority(thread, min(UV_PRIORITY_LOW, inherited + belowCreator))
+        #endif
+    }
+
     /// The loop a worker thread runs: set up its worker, then run jobs until the pool stops.
     static func serve<Worker>(
         index: Int,

@@ -273,6 +273,53 @@ struct LibraryAPITests {
         #expect("\(error)".contains("it set price on an object of Publication to text 'cheap', but price is Double (it takes a number, or NULL)"), "\(error)")
     }
 
+    @Test("a default object read, rebuilt and re-entitied through its public values writes what the default writes; a typo set through them is refused")
+    func defaultObjectThroughValues() async throws {
+        /// Each object by another route to the same values: the whole dictionary read and set
+        /// back, a copy made by name, and one given another entity and then its own again.
+        struct Rebuilt: EntityMigrationPolicy {
+            func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+                var object = try context.defaultDestination(for: source)
+                switch source.key % 3 {
+                case 0: object.values = object.values
+                case 1: object = DestinationObject(entity: object.entity, values: object.values)
+                default:
+                    let entity = object.entity
+                    object.entity = "Category"
+                    object.entity = entity
+                }
+                var split = object
+                split["firstName"] = .text("first")
+                #expect(split.values["firstName"] == .text("first") && object.values["firstName"] == nil)
+                context.associate(source, with: context.create(object))
+            }
+        }
+        struct TypoThroughValues: EntityMigrationPolicy {
+            func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+                var object = try context.defaultDestination(for: source)
+                object.values["titel"] = try source["title"]
+                context.associate(source, with: context.create(object))
+            }
+        }
+        let mapping = [Configs.path("bench") + "/policy/1-to-2.yaml"]
+        var outputs: [String] = []
+        for (name, policy) in [("default", DefaultMigrationPolicy()), ("rebuilt", Rebuilt())] as [(String, any EntityMigrationPolicy)] {
+            var registry = PolicyRegistry()
+            registry.register(policy, as: "AuthorSplitPolicy")
+            let migration = StoreMigration(store: source, model: model, options: MigrationOptions(batchSize: 100, workers: 2, registry: registry))
+            outputs.append(directory.path("\(name).sqlite"))
+            _ = try await migration.run(try migration.plan(to: "Bench 2", mappingFiles: mapping), output: outputs.last!)
+        }
+        try Self.expectSameTables(outputs[0], outputs[1])
+
+        var registry = PolicyRegistry()
+        registry.register(TypoThroughValues(), as: "AuthorSplitPolicy")
+        let migration = StoreMigration(store: source, model: model, options: MigrationOptions(registry: registry))
+        let plan = try migration.plan(to: "Bench 2", mappingFiles: mapping)
+        let error = try await #require(throws: TernFailure.self) { try await migration.run(plan, output: directory.path("typo-values.sqlite")) }
+        #expect("\(error)".contains("it set titel on an object of Publication, which has no stored attribute of that name"), "\(error)")
+    }
+
     @Test("now() in a mapping file is the run's now, for every object (it was 2001-01-01: mapping files were validated with 0)")
     func nowInMappingFile() async throws {
         let text = try String(contentsOfFile: Configs.path("bench") + "/mappings/1-to-2.yaml", encoding: .utf8)

@@ -63,27 +63,6 @@ public struct SourceObject: Sendable, Equatable {
     }
 }
 
-/// A destination object being created: its entity and property values. Keys are given when the
-/// batch is written, in creation order, so the result never depends on batch size or workers.
-public struct DestinationObject: Sendable, Equatable {
-    /// The destination entity the object is created as.
-    public var entity: String
-    /// Attribute name → value. Unset attributes take their model default.
-    public var values: [String: SQLiteValue]
-
-    /// An object of `entity` with `values`; attributes left out take their model defaults.
-    public init(entity: String, values: [String: SQLiteValue] = [:]) {
-        self.entity = entity
-        self.values = values
-    }
-
-    /// The value of attribute `name`; reads `.null` when unset, and setting it replaces the value.
-    public subscript(_ name: String) -> SQLiteValue {
-        get { values[name] ?? .null }
-        set { values[name] = newValue }
-    }
-}
-
 /// A destination object created in the current batch, to relate it to others.
 public struct CreatedObject: Sendable, Hashable {
     let index: Int

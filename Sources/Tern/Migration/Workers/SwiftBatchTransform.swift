@@ -70,7 +70,11 @@ final class SourceBatchReader {
     private let connection: Connection
     private let read: Statement
     private let transform: SwiftBatchTransform
-    private let programs: [(name: String, program: ExpressionProgram, offset: Int)]
+    /// The mapping's value expressions, each with its slot in `destinationSlots` (nil for a name
+    /// the destination entity lacks: kept by name, for `checkKeys` to refuse).
+    private let programs: [(name: String, slot: Int?, program: ExpressionProgram, offset: Int)]
+    /// The slots of the objects the mapping's default makes.
+    private let destinationSlots: DestinationObject.Slots?
     private let foreignKeysByKey: Statement?
     /// The stored forms of the object being transformed, so unchanged values keep theirs.
     private let storedForms: StoredForms
@@ -90,7 +94,11 @@ final class SourceBatchReader {
         self.transform = transform
         sourcePositions = SourceObject.Positions(
             Dictionary(transform.sourceProperties.enumerated().map { ($1, $0 + 1) }, uniquingKeysWith: { _, last in last }))
-        programs = transform.expressions.map { ($0.name, ExpressionProgram($0.expression), $0.offset) }
+        let slots = transform.settableAttributes[transform.destinationEntity].map {
+            DestinationObject.Slots(entity: transform.destinationEntity, attributes: $0)
+        }
+        destinationSlots = slots
+        programs = transform.expressions.map { ($0.name, slots?.positions[$0.name], ExpressionProgram($0.expression), $0.offset) }
         let connection = connection
         foreignKeysByKey = try transform.foreignKeys.map { try connection.prepare($0.byKeySQL) }
     }
@@ -100,7 +108,6 @@ final class SourceBatchReader {
     func transformBatch(after last: Int64, through end: Int64, isCancelled: () -> Bool = { false }) throws -> TransformedBatch {
         let mapping = transform.mapping
         let destinationEntity = transform.destinationEntity
-        let destinationCapacity = transform.settableAttributes[destinationEntity]?.count ?? programs.count
         spent.releaseAged()
         try read.bind(transform.selectionArguments + [SQLiteValue.integer(last), .integer(end)])
         defer { read.reset() }
@@ -114,12 +121,11 @@ final class SourceBatchReader {
             let values = row.values
             batch.sourceBytes += values.reduce(0) { $0 + $1.bytesInMemory }
             let source = SourceObject(key: values[0].int64!, entity: transform.sourceEntity, positions: sourcePositions, row: values)
-            let context = InstanceCreationContext(mapping: mapping) { [programs, destinationCapacity] _ in
-                var object = DestinationObject(entity: destinationEntity)
-                // Room for every attribute: growing a dictionary rehashes it, for every object.
-                object.values.reserveCapacity(destinationCapacity)
-                for (name, program, offset) in programs {
-                    object.values[name] = try program.evaluate(Array(values[(offset + 1)..<(offset + 1 + program.compiled.inputs.count)]))
+            let context = InstanceCreationContext(mapping: mapping) { [programs, destinationSlots] _ in
+                var object = destinationSlots.map(DestinationObject.init(slots:)) ?? DestinationObject(entity: destinationEntity)
+                for (name, slot, program, offset) in programs {
+                    let value = try program.evaluate(Array(values[(offset + 1)..<(offset + 1 + program.compiled.inputs.count)]))
+                    if let slot { object.setValue(value, atSlot: slot) } else { object[name] = value }
                 }
                 return object
             }
@@ -135,7 +141,7 @@ final class SourceBatchReader {
             }
             try checkKeys(of: context, source: source)
             let base = batch.objects.count
-            batch.objects += try context.objects.map(storedInCoreDataForm)
+            for object in context.objects { batch.objects.append(try storedInCoreDataForm(object)) }
             for (index, keys) in context.identities { batch.identities[base + index] = keys }
             batch.associations += context.associations.map { ($0.source.key, base + $0.object.index) }
             if let fused = transform.foreignKeys {
@@ -194,7 +200,13 @@ final class SourceBatchReader {
             // One look-up per value, no set built: this runs for every object a policy makes. Only
             // a refusal looks again, to name the same attribute whatever the dictionary's order.
             let identifying = context.identities[index] ?? []
-            let valuesFit = object.values.allSatisfy { name, value in settable[name].map { !checksKinds || Self.accepts($0, value) } ?? false }
+            let valuesFit: Bool
+            if let slots = object.slots, slots === destinationSlots, object.otherValues.isEmpty {
+                // The default's slots are the entity's settable attributes: only their kinds are left.
+                valuesFit = !checksKinds || zip(slots.types, object.slotValues).allSatisfy { type, value in value.map { Self.accepts(type, $0) } ?? true }
+            } else {
+                valuesFit = object.values.allSatisfy { name, value in settable[name].map { !checksKinds || Self.accepts($0, value) } ?? false }
+            }
             if valuesFit, identifying.allSatisfy({ settable[$0] != nil }) { continue }
             let unknown = Set(object.values.keys).union(identifying).subtracting(settable.keys)
             if let name = unknown.sorted().first {
@@ -241,12 +253,13 @@ final class SourceBatchReader {
 
     /// The object with each value that may live outside the store in the form Core Data keeps it.
     private func storedInCoreDataForm(_ object: DestinationObject) throws -> DestinationObject {
+        guard let names = transform.externallyStored[object.entity], !names.isEmpty else { return object }
         var object = object
-        for name in transform.externallyStored[object.entity] ?? [] {
-            guard let value = object.values[name] else { continue }
+        for name in names {
+            guard let value = object.value(of: name) else { continue }
             let source = object.entity == transform.mapping.destinationEntity ? transform.storedFormSources[name] : nil
             let kept = value.blob.flatMap { storedForms.storedForm(of: $0, copying: source) }
-            object.values[name] = try transform.externalData.encode(value, keeping: kept)
+            object[name] = try transform.externalData.encode(value, keeping: kept)
         }
         return object
     }

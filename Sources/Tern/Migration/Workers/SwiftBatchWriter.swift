@@ -122,6 +122,8 @@ extension StepMigrator {
         var pendingEntity = ""
         var pendingKeys: [Int64] = []
         var pendingValues: [SQLiteValue] = []
+        /// For objects with slots (`DestinationObject.Slots`): the slot each inserted column reads.
+        var slotColumns: (slots: DestinationObject.Slots, entity: String, positions: [Int?])?
         func insertPending() throws {
             guard !pendingKeys.isEmpty else { return }
             try statements.objects.insert(pendingEntity, keys: pendingKeys[...], values: pendingValues[...])
@@ -137,7 +139,7 @@ extension StepMigrator {
             var identity: String?
             if let identifying = batch.identities[index] {
                 // Values joined as SQL literals: unambiguous, and the same text for the same values.
-                identity = identifying.map { object.values[$0]?.sqlLiteral ?? "NULL" }.joined(separator: ",")
+                identity = identifying.map { object.value(of: $0)?.sqlLiteral ?? "NULL" }.joined(separator: ",")
                 try statements.findUnique.bind([object.entity, identity!])
                 let found = try statements.findUnique.step() ? statements.findUnique.row.int64(at: 0) : nil
                 statements.findUnique.reset()
@@ -162,8 +164,19 @@ extension StepMigrator {
             }
             pendingKeys.append(key)
             let first = pendingValues.count
-            for column in columns.sources {
-                pendingValues.append(column.attribute.flatMap { object.values[$0] } ?? column.defaultValue)
+            if pendingValues.capacity == 0 { pendingValues.reserveCapacity(batch.objects.count * columns.sources.count) }
+            if let slots = object.slots, object.otherValues.isEmpty {
+                // The mapping's default objects: each column's slot, found once per batch.
+                if slotColumns?.slots !== slots || slotColumns?.entity != object.entity {
+                    slotColumns = (slots, object.entity, columns.sources.map { $0.attribute.flatMap { slots.positions[$0] } })
+                }
+                for (column, slot) in zip(columns.sources, slotColumns!.positions) {
+                    pendingValues.append(slot.flatMap { object.slotValues[$0] } ?? column.defaultValue)
+                }
+            } else {
+                for column in columns.sources {
+                    pendingValues.append(column.attribute.flatMap { object.value(of: $0) } ?? column.defaultValue)
+                }
             }
             if !batch.foreignKeys.isEmpty, object.entity == statements.foreignKeysEntity {
                 let fused = statements.foreignKeyPositions.count

@@ -52,7 +52,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
     func writeAll(_ batches: inout SourceBatches, commit: (_ end: Int64, _ write: () throws -> Int) throws -> Void) throws -> StepReport.SwiftTimes? {
         var failure: (any Error)?
         let started = ContinuousClock.now
-        var writing = Duration.zero
+        var writingTime = Duration.zero
         var transforming = 0.0
         /// Batches read ahead, by sequence number; `written` is the next one to write.
         var ready: [Int: TransformedBatch] = [:]
@@ -61,6 +61,9 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         var failedBatch: (sequence: Int, error: any Error)?
         var submitted = 0
         var written = 0
+        /// 1 while a batch is being written: it no longer counts as read ahead, so the workers
+        /// take the next ranges while the writer writes it, instead of waiting for it.
+        var writing = 0
         var exhausted = false
         let readAhead = migrator.options.workers + 1
         // In memory at once: those read ahead, the one being written, and, as a rule, two spent
@@ -74,7 +77,8 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
 
         let loop = try EventLoop()
         let (transform, attachURI) = (transform, migrator.inputs.sourceAttachURI)
-        let pool = try WorkerPool<SourceBatchReader>(loop: loop, workers: migrator.options.workers, maxInFlight: readAhead) { _ in
+        // The writer is the one thread that cannot be shared: the workers never take its core.
+        let pool = try WorkerPool<SourceBatchReader>(loop: loop, workers: migrator.options.workers, maxInFlight: readAhead, yieldingToLoop: true) { _ in
             try SourceBatchReader(transform, sourceAttachURI: attachURI)
         }
         withoutActuallyEscaping(commit) { commit in
@@ -85,7 +89,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
                 pool.shutdown()
             }
             func submitMore() {
-                while failure == nil, failedBatch == nil, !exhausted, submitted - written < readAhead {
+                while failure == nil, failedBatch == nil, !exhausted, submitted - written - writing < readAhead {
                     do {
                         guard let (after, end) = try ranges.next(objects: sizer.objects) else {
                             exhausted = true
@@ -113,9 +117,12 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
             }
             func writeReady() {
                 while failure == nil, let batch = ready.removeValue(forKey: written) {
+                    writing = 1
+                    defer { writing = 0 }
+                    submitMore()
                     do {
                         let writingStarted = ContinuousClock.now
-                        defer { writing += ContinuousClock.now - writingStarted }
+                        defer { writingTime += ContinuousClock.now - writingStarted }
                         try commit(batch.end) {
                             try migrator.write(batch, of: entry, with: statements)
                             return batch.selected
@@ -135,7 +142,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         try loop.close()
         if let failure { throw failure }
         return StepReport.SwiftTimes(
-            seconds: (ContinuousClock.now - started).seconds, writingSeconds: writing.seconds,
+            seconds: (ContinuousClock.now - started).seconds, writingSeconds: writingTime.seconds,
             transformingSeconds: transforming, workers: migrator.options.workers)
     }
 
