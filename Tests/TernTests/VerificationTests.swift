@@ -92,6 +92,44 @@ struct VerificationTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == before)
     }
 
+    /// Damage to a policy's objects, whose values verification cannot re-derive: the
+    /// associations must still point at objects written, each of its own entity.
+    static let policyTamperings = [
+        Tampering(
+            name: "a deleted object", sql: "DELETE FROM ZPUBLICATION WHERE Z_PK = 1700",
+            expected: ["BookToPublication: the association of source Book 1700 points at an object that was not written"]),
+        Tampering(
+            name: "an object given another entity", sql: "UPDATE ZPUBLICATION SET Z_ENT = Z_ENT + 1 WHERE Z_PK = 90",
+            expected: ["BookToPublication: the association of source Book 90 points at an object that was not written"]),
+    ]
+
+    @Test(
+        "a policy's objects deleted or given another entity are caught through the associations, range by range, naming the first",
+        arguments: policyTamperings)
+    func policyTampering(_ tampering: Tampering) throws {
+        let bench = try BenchSource(books: 2000, seed: 5)
+        var options = MigrationOptions(batchSize: 300, workers: 2, registry: .builtIn)
+        // The associations are counted in ranges of 256 rows, as a large table's are.
+        options.keysPerScan = 256
+        let sql = tampering.sql
+        options.beforeVerification = { connection in
+            try connection.execute(sql)
+            #expect(connection.changes == 1, "the tampering changed what it should")
+        }
+        let migration = StoreMigration(store: bench.path, model: bench.model, options: options)
+        let plan = try migration.plan(to: "Bench 2", mappingFiles: [Configs.path("bench") + "/policy/1-to-2.yaml"])
+        let output = bench.directory.path("migrated.sqlite")
+        let error = try requireUnderlying(MigrationFailure.self) { _ = try migration.runBlocking(plan, output: output) }
+        guard case .verification(let message) = error else {
+            Issue.record("expected a verification failure, got \(error)")
+            return
+        }
+        for part in tampering.expected {
+            #expect(message.contains(part), "\(message)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
     @Test("untouched, the same migration passes and says what it proved per mapping", arguments: [false, true])
     func untouchedPasses(inSwift: Bool) throws {
         let source = directory.path("library.sqlite")

@@ -15,7 +15,8 @@ public struct ExpressionProgram {
     public let compiled: CompiledExpression
     private let code: Code
 
-    typealias Code = ([SQLiteValue]) throws -> SQLiteValue
+    /// Inputs come as a slice of a longer row, so each object's are read where they lie.
+    typealias Code = (ArraySlice<SQLiteValue>) throws -> SQLiteValue
 
     /// Compiles `compiled` to closures once, so each `evaluate` call does no parsing or dispatch on syntax.
     public init(_ compiled: CompiledExpression) {
@@ -26,6 +27,12 @@ public struct ExpressionProgram {
     /// The expression's value for one object, given its values for `compiled.inputs`, in that order.
     /// Throws `TernError` (`.badInput`) when a function gets a value of the wrong kind.
     public func evaluate(_ inputs: [SQLiteValue]) throws -> SQLiteValue {
+        try code(inputs[...])
+    }
+
+    /// The same, given the inputs where they lie in a longer row (a batch's read of every
+    /// value, say), without copying them out for each object.
+    public func evaluate(_ inputs: ArraySlice<SQLiteValue>) throws -> SQLiteValue {
         try code(inputs)
     }
 
@@ -34,7 +41,7 @@ public struct ExpressionProgram {
         case .constant(let value):
             return { _ in value }
         case .input(let index):
-            return { $0[index] }
+            return { $0[$0.startIndex + index] }
         case .binary(let op, let lhs, let rhs):
             let left = compile(lhs, regexes: regexes)
             let right = compile(rhs, regexes: regexes)
@@ -120,7 +127,7 @@ public struct PredicateProgram {
     public let compiled: CompiledPredicate
     private let code: Code
 
-    typealias Code = ([SQLiteValue]) throws -> Bool?
+    typealias Code = (ArraySlice<SQLiteValue>) throws -> Bool?
 
     /// - Parameters:
     ///   - compiled: the predicate, bound to its entity and compiled to its inputs.
@@ -134,12 +141,12 @@ public struct PredicateProgram {
     /// for `compiled.inputs`, in that order. Throws as `ExpressionProgram.evaluate` does, or when
     /// ANY/ALL/NONE runs without an `ElementSource`.
     public func evaluate(_ inputs: [SQLiteValue]) throws -> Bool? {
-        try code(inputs)
+        try code(inputs[...])
     }
 
     /// Whether the object passes the predicate as a filter: unknown counts as false.
     public func matches(_ inputs: [SQLiteValue]) throws -> Bool {
-        try code(inputs) == true
+        try code(inputs[...]) == true
     }
 
     static func compile(_ predicate: BoundPredicate, entity: String, inputs: [Input], elements: ElementSource?, regexes: RegexCache) -> Code {
@@ -185,10 +192,10 @@ public struct PredicateProgram {
             let code = compile(inner, entity: elementEntity, inputs: elementInputs, elements: elements, regexes: regexes)
             let ownKey = inputs.firstIndex { $0.final == .ownKey && $0.relationships.isEmpty }!
             return { inputs in
-                guard let elements, let owner = inputs[ownKey].int64 else {
+                guard let elements, let owner = inputs[inputs.startIndex + ownKey].int64 else {
                     throw ElementSourceMissing(relationship: relationship)
                 }
-                let results = try elements.elements(of: relationship, entity: entity, owner: owner, inputs: elementInputs).map(code)
+                let results = try elements.elements(of: relationship, entity: entity, owner: owner, inputs: elementInputs).map { try code($0[...]) }
                 switch quantifier {
                 case .anyElement: return results.contains(true)
                 case .everyElement: return !results.contains(false)

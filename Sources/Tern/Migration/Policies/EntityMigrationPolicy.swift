@@ -166,6 +166,15 @@ public final class InstanceCreationContext {
     func updateObject(_ handle: CreatedObject, _ object: DestinationObject) {
         objects[handle.index] = object
     }
+
+    /// Empties the context for the next source object, keeping its storage: a worker runs one
+    /// context per batch, not one per object.
+    func reset() {
+        objects.removeAll(keepingCapacity: true)
+        associations.removeAll(keepingCapacity: true)
+        links.removeAll(keepingCapacity: true)
+        if !identities.isEmpty { identities.removeAll(keepingCapacity: true) }
+    }
 }
 
 /// What `createRelationships` works with: links to write for one destination object.

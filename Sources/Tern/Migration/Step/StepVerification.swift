@@ -487,18 +487,21 @@ struct StepVerification {
         let table = quoteIdentifier(entry.table)
         // SQL leaves `entity` NULL: its objects are all of the mapping's destination entity.
         let mappedEntity = Int64(destinationLayout.entities[entry.destinationEntity]!.number)
-        var entities = try connection.prepare("SELECT DISTINCT coalesce(entity, \(mappedEntity)) FROM \(table)").rows()
-        while let row = try entities.next() {
-            let number = row.int64(at: 0)
-            let written =
-                destinationLayout.entities.values.first { Int64($0.number) == number }
-                .map { "EXISTS (SELECT 1 FROM \(quoteIdentifier($0.table)) d WHERE d.\"Z_PK\" = a.destination AND d.\"Z_ENT\" = \(number))" } ?? "0"
-            let ofEntity = "coalesce(a.entity, \(mappedEntity)) = \(number)"
-            if let dangling = try connection.scalar("SELECT a.source FROM \(table) a WHERE \(ofEntity) AND NOT \(written) LIMIT 1")?.int64 {
-                throw MigrationFailure.verification(
-                    "\(mapping.name): the association of source \(entry.sourceEntity) \(dangling) points at an object that was not written")
-            }
-        }
+        // Each row's object looked up in its own entity's table (none: an entity number the
+        // destination lacks, which nothing was written as).
+        let written =
+            "CASE coalesce(a.entity, \(mappedEntity))"
+            + destinationLayout.entities.values.sorted { $0.number < $1.number }.map {
+                " WHEN \($0.number) THEN EXISTS (SELECT 1 FROM \(quoteIdentifier($0.table)) d WHERE d.\"Z_PK\" = a.destination AND d.\"Z_ENT\" = \($0.number))"
+            }.joined() + " ELSE 0 END"
+        // Counted range by range on both workers; only a count above zero looks for the first.
+        let dangling = try ParallelScans.run(
+            try ranges(of: SQLFragment("SELECT count(*), NULL FROM \(table) a WHERE (NOT \(written))"), cutBy: "a.rowid", of: table),
+            store: connection.path, shouldStop: options.shouldStop)
+        guard dangling.contains(where: { $0.count > 0 }) else { return }
+        let source = try connection.scalar("SELECT a.source FROM \(table) a WHERE NOT \(written) ORDER BY a.rowid LIMIT 1")?.int64
+        throw MigrationFailure.verification(
+            "\(mapping.name): the association of source \(entry.sourceEntity) \(source.map(String.init) ?? "?") points at an object that was not written")
     }
 
     // MARK: Relationships

@@ -113,22 +113,27 @@ final class SourceBatchReader {
         defer { read.reset() }
         var rows = read.rows()
         var batch = TransformedBatch(after: last, end: end, selected: 0, spent: spent)
+        // One context for the batch, emptied for each object: its default reads the row of the
+        // object being transformed.
+        var current: [SQLiteValue] = []
+        let context = InstanceCreationContext(mapping: mapping) { [programs, destinationSlots] _ in
+            var object = destinationSlots.map(DestinationObject.init(slots:)) ?? DestinationObject(entity: destinationEntity)
+            for (name, slot, program, offset) in programs {
+                let value = try program.evaluate(current[(offset + 1)..<(offset + 1 + program.compiled.inputs.count)])
+                if let slot { object.setValue(value, atSlot: slot) } else { object[name] = value }
+            }
+            return object
+        }
         let started = ContinuousClock.now
         while true {
             if isCancelled() { throw CancellationError() }
             storedForms.reset()
             guard let row = try rows.next() else { break }
             let values = row.values
+            current = values
             batch.sourceBytes += values.reduce(0) { $0 + $1.bytesInMemory }
             let source = SourceObject(key: values[0].int64!, entity: transform.sourceEntity, positions: sourcePositions, row: values)
-            let context = InstanceCreationContext(mapping: mapping) { [programs, destinationSlots] _ in
-                var object = destinationSlots.map(DestinationObject.init(slots:)) ?? DestinationObject(entity: destinationEntity)
-                for (name, slot, program, offset) in programs {
-                    let value = try program.evaluate(Array(values[(offset + 1)..<(offset + 1 + program.compiled.inputs.count)]))
-                    if let slot { object.setValue(value, atSlot: slot) } else { object[name] = value }
-                }
-                return object
-            }
+            context.reset()
             try MigrationError.inPolicy(transform.policy.name(in: mapping), mapping: mapping, sourceKey: source.key) {
                 try transform.policy.createDestinationInstances(for: source, in: context)
             }
