@@ -9,7 +9,7 @@ import TernSQLite
 /// with its own read connection) that read and run the policy in parallel, and writes the
 /// transformed batches strictly in key order — keys given in creation order, with the batch's
 /// associations and links — so the destination is the same whatever the number of workers. At
-/// most one batch more than there are workers is read ahead, each sized by its bytes and time
+/// most two batches per worker and one more are read ahead, each sized by its bytes and time
 /// as well as its objects (`BatchSizer`), so memory stays within `options.memoryBudget`.
 struct SwiftInstanceBatches: InstanceBatchWriter {
     let selection: SQLFragment
@@ -65,7 +65,9 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         /// take the next ranges while the writer writes it, instead of waiting for it.
         var writing = 0
         var exhausted = false
-        let readAhead = migrator.options.workers + 1
+        // Two per worker and one more: batches are written in key order, so a worker whose batch
+        // is late would otherwise leave the other idle with its own done and none to take.
+        let readAhead = 2 * migrator.options.workers + 1
         // In memory at once: those read ahead, the one being written, and, as a rule, two spent
         // per worker until it releases them (`SpentBatches`).
         var sizer = BatchSizer(
