@@ -32,8 +32,9 @@ public struct OSThread: ~Copyable, Sendable {
     /// Lowers the calling thread (and the threads it starts after) to the lowest scheduling
     /// priority, so it runs on cores no other thread of normal priority wants: work that may
     /// overlap a pass, such as reading the source's digest, then takes the core a single writer
-    /// leaves idle rather than one the pass's workers need. Best effort: where the system
-    /// refuses, the thread keeps its priority, which changes only the timing.
+    /// leaves idle rather than one the pass's workers need (those of a policy run at nice 10,
+    /// below the writer: a thread at 19 weighs a seventh of one of them). Best effort: where the
+    /// system refuses, the thread keeps its priority, which changes only the timing.
     public static func yieldCoresToOthers() {
         WorkerThread.lowerCurrentPriority()
     }

@@ -98,6 +98,12 @@ struct ExpressionDifferentialTests {
         let sqlValues = try column("SELECT \(fragment.sql) FROM ZITEM s ORDER BY s.Z_PK", fragment.arguments)
         let program = ExpressionProgram(compiled)
         let swiftValues = try inputRows(compiled.inputs).map { try program.evaluate($0) }
+        // As a worker evaluates it: the inputs where they lie in a longer row read whole.
+        let inRows = try inputRows(compiled.inputs).map { inputs in
+            let row: [SQLiteValue] = [.text("key"), .integer(-1)] + inputs + [.text("after")]
+            return try program.evaluate(row[2..<(2 + inputs.count)])
+        }
+        #expect(inRows == swiftValues, "\(text): evaluated in a longer row")
         return (sqlValues, swiftValues)
     }
 

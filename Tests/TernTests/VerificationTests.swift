@@ -101,6 +101,9 @@ struct VerificationTests {
         Tampering(
             name: "an object given another entity", sql: "UPDATE ZPUBLICATION SET Z_ENT = Z_ENT + 1 WHERE Z_PK = 90",
             expected: ["BookToPublication: the association of source Book 90 points at an object that was not written"]),
+        Tampering(
+            name: "an association naming an entity the destination lacks", sql: "UPDATE TERN_ASSOC_2 SET entity = 999 WHERE source = 1999",
+            expected: ["BookToPublication: the association of source Book 1999 points at an object that was not written"]),
     ]
 
     @Test(

@@ -61,7 +61,8 @@ public struct DestinationObject: Sendable, Equatable {
     }
 
     /// Attribute name → value. Unset attributes take their model default. Made on each use
-    /// from the object's slots: read or set one value by name instead (`object["title"]`).
+    /// from the object's slots, and setting it (or one of its entries) rebuilds them: read or
+    /// set one value by name instead (`object["title"]`), which costs one look-up.
     public var values: [String: SQLiteValue] {
         get {
             guard let slots else { return otherValues }
@@ -103,5 +104,12 @@ public struct DestinationObject: Sendable, Equatable {
 
     public static func == (lhs: DestinationObject, rhs: DestinationObject) -> Bool {
         lhs.entity == rhs.entity && lhs.values == rhs.values
+    }
+}
+
+extension DestinationObject: CustomStringConvertible {
+    /// Its entity and values by name, as a failing test or a log shows it: not its slots.
+    public var description: String {
+        "\(entity)(" + values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.sqlLiteral)" }.joined(separator: ", ") + ")"
     }
 }

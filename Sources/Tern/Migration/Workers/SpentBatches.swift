@@ -10,8 +10,8 @@ import Synchronization
 /// completion's result), and whoever lets go last frees it. So a worker releases the batches kept
 /// before its previous batch began, one batch's time later, by when the writer has let go. As a
 /// rule a worker holds one or two spent batches: those of its own written while it makes one
-/// more, and those of the time before. What is left when its reader goes is released with it,
-/// on its thread.
+/// more, and those of the time before; behind a late batch, every one it read ahead meanwhile.
+/// What is left when its reader goes is released with it, on its thread.
 final class SpentBatches: Sendable {
     private let batches = Mutex<(kept: [TransformedBatch], aged: [TransformedBatch])>(([], []))
 

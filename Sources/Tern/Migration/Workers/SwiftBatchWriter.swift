@@ -123,7 +123,7 @@ extension StepMigrator {
         var pendingKeys: [Int64] = []
         var pendingValues: [SQLiteValue] = []
         /// For objects with slots (`DestinationObject.Slots`): the slot each inserted column reads.
-        var slotColumns: (slots: DestinationObject.Slots, entity: String, positions: [Int?])?
+        var slotColumns: (slots: DestinationObject.Slots, positions: [Int?])?
         func insertPending() throws {
             guard !pendingKeys.isEmpty else { return }
             try statements.objects.insert(pendingEntity, keys: pendingKeys[...], values: pendingValues[...])
@@ -167,8 +167,8 @@ extension StepMigrator {
             if pendingValues.capacity == 0 { pendingValues.reserveCapacity(batch.objects.count * columns.sources.count) }
             if let slots = object.slots, object.otherValues.isEmpty {
                 // The mapping's default objects: each column's slot, found once per batch.
-                if slotColumns?.slots !== slots || slotColumns?.entity != object.entity {
-                    slotColumns = (slots, object.entity, columns.sources.map { $0.attribute.flatMap { slots.positions[$0] } })
+                if slotColumns?.slots !== slots {
+                    slotColumns = (slots, columns.sources.map { $0.attribute.flatMap { slots.positions[$0] } })
                 }
                 for (column, slot) in zip(columns.sources, slotColumns!.positions) {
                     pendingValues.append(slot.flatMap { object.slotValues[$0] } ?? column.defaultValue)

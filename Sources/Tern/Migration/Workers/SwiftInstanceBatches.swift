@@ -68,10 +68,11 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
         // Two per worker and one more: batches are written in key order, so a worker whose batch
         // is late would otherwise leave the other idle with its own done and none to take.
         let readAhead = 2 * migrator.options.workers + 1
-        // In memory at once: those read ahead, the one being written, and, as a rule, two spent
-        // per worker until it releases them (`SpentBatches`).
+        // In memory at once: those read ahead, the one being written, and those spent until
+        // their workers release them (`SpentBatches`): at worst every batch read ahead, written
+        // at once behind a late one, and one more per worker.
         var sizer = BatchSizer(
-            maximumObjects: batchSize, memoryBudget: migrator.options.memoryBudget, inFlight: readAhead + 1 + 2 * migrator.options.workers)
+            maximumObjects: batchSize, memoryBudget: migrator.options.memoryBudget, inFlight: 2 * readAhead + 1 + migrator.options.workers)
         // The loop's callbacks escape, and an inout parameter cannot be captured by them: they
         // take the ranges from a copy, handed back when the writing ends.
         var ranges = batches
@@ -122,6 +123,7 @@ struct SwiftInstanceBatches: InstanceBatchWriter {
                     writing = 1
                     defer { writing = 0 }
                     submitMore()
+                    guard failure == nil else { break }
                     do {
                         let writingStarted = ContinuousClock.now
                         defer { writingTime += ContinuousClock.now - writingStarted }
