@@ -80,7 +80,14 @@ struct VerificationTests {
             #expect(connection.changes == rows, "the tampering changed what it should")
         }
         let migration = StoreMigration(store: source, model: Self.library, options: options)
-        let error = try requireUnderlying(MigrationFailure.self) { _ = try migration.runBlocking(try migration.plan(), output: output) }
+        try Self.expectCaught(tampering, running: migration, try migration.plan(), output: output)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == before)
+    }
+
+    /// Runs `plan` and expects verification to fail saying what `tampering` expects, with
+    /// nothing written to `output`.
+    private static func expectCaught(_ tampering: Tampering, running migration: StoreMigration, _ plan: StoreMigration.Plan, output: String) throws {
+        let error = try requireUnderlying(MigrationFailure.self) { _ = try migration.runBlocking(plan, output: output) }
         guard case .verification(let message) = error else {
             Issue.record("expected a verification failure, got \(error)")
             return
@@ -89,7 +96,6 @@ struct VerificationTests {
             #expect(message.contains(part), "\(message)")
         }
         #expect(!FileManager.default.fileExists(atPath: output))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == before)
     }
 
     /// Damage to a policy's objects, whose values verification cannot re-derive: the
@@ -121,16 +127,7 @@ struct VerificationTests {
         }
         let migration = StoreMigration(store: bench.path, model: bench.model, options: options)
         let plan = try migration.plan(to: "Bench 2", mappingFiles: [Configs.path("bench") + "/policy/1-to-2.yaml"])
-        let output = bench.directory.path("migrated.sqlite")
-        let error = try requireUnderlying(MigrationFailure.self) { _ = try migration.runBlocking(plan, output: output) }
-        guard case .verification(let message) = error else {
-            Issue.record("expected a verification failure, got \(error)")
-            return
-        }
-        for part in tampering.expected {
-            #expect(message.contains(part), "\(message)")
-        }
-        #expect(!FileManager.default.fileExists(atPath: output))
+        try Self.expectCaught(tampering, running: migration, plan, output: bench.directory.path("migrated.sqlite"))
     }
 
     @Test("untouched, the same migration passes and says what it proved per mapping", arguments: [false, true])
