@@ -78,8 +78,13 @@ public enum StoreAnomalies {
     public static func rowConditions(of model: ObjectModel, rules: StoreLayout.Rules = .coreData) -> [String: String] {
         Dictionary(
             rowChecks(of: model, StoreLayout(model: model, rules: rules)).map { table, conditions in
-                (table, conditions.map { "(\($0.condition))" }.joined(separator: " OR "))
+                (table, anyOf(conditions))
             }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The condition a row meets when it meets any of `conditions`.
+    private static func anyOf(_ conditions: [(problem: String, condition: String)]) -> String {
+        conditions.map { "(\($0.condition))" }.joined(separator: " OR ")
     }
 
     static func find(
@@ -105,7 +110,7 @@ public enum StoreAnomalies {
             if let rowsFlagged {
                 if rowsFlagged.contains(table) { flagged += counted }
             } else {
-                let any = conditions.map { "(\($0.condition))" }.joined(separator: " OR ")
+                let any = anyOf(conditions)
                 let ranges = try RowidRanges.conditions(of: table, columns: columns[table] ?? [], in: connection, rowidsPerScan: rowidsPerScan)
                 rowScans.append((table, counted, ranges.map { "SELECT count(*), NULL FROM \(quoted) WHERE (\($0)) AND (\(any))" }))
             }

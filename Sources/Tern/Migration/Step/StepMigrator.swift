@@ -101,13 +101,11 @@ final class StepMigrator {
     /// was in continues from its last committed batch.
     func run() throws {
         let started = ContinuousClock.now
-        if keptScansHold {
-            keptScans = try workspace.sourceScans(
-                of: StepVerification(
-                    inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report
-                ).expectedScans())
-        }
-        let early = try expectationsReadEarly()
+        // Verification's source side, as it will be built: what an earlier run kept of it, and
+        // what is read beside the passes.
+        let expected = keptScansHold || options.workers > 1 ? try verification().expectedScans() : []
+        if keptScansHold { keptScans = try workspace.sourceScans(of: expected) }
+        let early = try expectationsReadEarly(expected)
         for pass in step.passes.indices {
             let passStarted = ContinuousClock.now
             passMemory = PeakMemoryMeter()
@@ -166,8 +164,7 @@ final class StepMigrator {
         try connection.interrupt(when: options.shouldStop)
         let verifying = ContinuousClock.now
         emit(.stepStage(.verifying))
-        var verification = StepVerification(
-            inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
+        var verification = try verification()
         verification.readEarly = keptScans
         if let early {
             let read = early.finish()
@@ -202,17 +199,20 @@ final class StepMigrator {
 
     /// Verification's source side, read beside the passes when a second worker is free, after
     /// the start checks, on a thread that takes only the cores the pass leaves idle.
-    private func expectationsReadEarly() throws -> EarlyExpectations? {
+    private func expectationsReadEarly(_ expected: [SQLFragment]) throws -> EarlyExpectations? {
         guard options.workers > 1 else { return nil }
-        let verification = StepVerification(
-            inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
         // What an earlier run of the step read and kept is not read again.
-        let queries = try verification.expectedScans().filter { keptScans[$0] == nil }
+        let queries = expected.filter { keptScans[$0] == nil }
         var waitForTurn: @Sendable () -> Void = {}
         if let startChecks { waitForTurn = startChecks.waitForEnd }
         return try EarlyExpectations(
             queries, sourceAttachURI: inputs.sourceAttachURI, externalData: inputs.externalData, waitForTurn: waitForTurn, gate: coreGate,
             shouldStop: options.shouldStop)
+    }
+
+    /// The step's verification, with what it reads: the workspace's policy links and writers.
+    private func verification() throws -> StepVerification {
+        StepVerification(inputs: inputs, policyLinked: workspace.policyLinkedRelationships, swiftWriters: try workspace.swiftWriters(), report: report)
     }
 
     /// Stage 3 of a pass: the destination model's rules over every object its entity mappings

@@ -271,10 +271,16 @@ struct StepVerification {
 
     /// The checksums of what the source says and of what the store holds, computed side by side.
     private func compare(expected: SQLFragment, actual: SQLFragment) throws -> (want: ScanResult, have: ScanResult) {
-        let both = try ParallelScans.run(
-            [expected, actual], store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData,
-            preparing: { try SQLCompiler.prepare($0, externalData: $1) }, shouldStop: options.shouldStop)
+        let both = try scanInParallel([expected, actual])
         return (both[0], both[1])
+    }
+
+    /// `queries` run side by side over the store, with the source attached and Tern's SQL
+    /// functions, as every scan of verification reads.
+    private func scanInParallel(_ queries: [SQLFragment]) throws -> [ScanResult] {
+        try ParallelScans.run(
+            queries, store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData,
+            preparing: { try SQLCompiler.prepare($0, externalData: $1) }, shouldStop: options.shouldStop)
     }
 
     /// The same two checksums — of queries that each end in a parenthesized `WHERE` condition —
@@ -287,9 +293,7 @@ struct StepVerification {
     ) throws -> (want: ScanResult, have: ScanResult) {
         let wanted = try ranges(of: expected, cutBy: expectedKey, of: expectedTable)
         let queries = wanted.filter { readEarly[$0] == nil } + (try ranges(of: actual, cutBy: actualKey, of: actualTable))
-        let ran = try ParallelScans.run(
-            queries, store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData,
-            preparing: { try SQLCompiler.prepare($0, externalData: $1) }, shouldStop: options.shouldStop)
+        let ran = try scanInParallel(queries)
         // The source's side where it was not read early, then the store's, in order.
         var fresh = ran.makeIterator()
         let want = wanted.map { readEarly[$0] ?? fresh.next()! }
@@ -495,9 +499,8 @@ struct StepVerification {
                 " WHEN \($0.number) THEN EXISTS (SELECT 1 FROM \(quoteIdentifier($0.table)) d WHERE d.\"Z_PK\" = a.destination AND d.\"Z_ENT\" = \($0.number))"
             }.joined() + " ELSE 0 END"
         // Counted range by range on both workers; only a count above zero looks for the first.
-        let dangling = try ParallelScans.run(
-            try ranges(of: SQLFragment("SELECT count(*), NULL FROM \(table) a WHERE (NOT \(written))"), cutBy: "a.rowid", of: table),
-            store: connection.path, shouldStop: options.shouldStop)
+        let dangling = try scanInParallel(
+            try ranges(of: SQLFragment("SELECT count(*), NULL FROM \(table) a WHERE (NOT \(written))"), cutBy: "a.rowid", of: table))
         guard dangling.contains(where: { $0.count > 0 }) else { return }
         let source = try connection.scalar("SELECT a.source FROM \(table) a WHERE NOT \(written) ORDER BY a.rowid LIMIT 1")?.int64
         throw MigrationFailure.verification(
