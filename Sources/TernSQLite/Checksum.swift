@@ -65,6 +65,112 @@ extension Connection {
         guard rowHash == SQLITE_OK else {
             throw SQLiteError(code: rowHash, connection: handle, sql: "function tern_row_hash")
         }
+        let ranked = sqlite3_create_function_v2(
+            try openHandle(), RankedChecksum.name, -1, SQLITE_UTF8, nil, nil,
+            { context, count, values in RankedChecksum.step(context, Int(count), values) },
+            { context in
+                let state = sqlite3_aggregate_context(context, 0)?.assumingMemoryBound(to: RankedChecksum.State.self).pointee
+                sqlite3_result_int64(context, Int64(bitPattern: state?.sum ?? 0))
+            }, nil)
+        guard ranked == SQLITE_OK else {
+            throw SQLiteError(code: ranked, connection: handle, sql: "function \(RankedChecksum.name)")
+        }
+    }
+}
+
+/// `tern_ranked_checksum(affinities, slot, keys, partition, key₁ … keyₖ, value, …)`: what
+/// `tern_checksum(affinities, value, …)` gives when the value at `slot` (counted from 0) is
+/// `row_number() OVER (PARTITION BY partition ORDER BY key₁, …, keyₖ)`, for rows that come in
+/// that order (a subquery's `ORDER BY partition, key₁, …, keyₖ LIMIT -1`; the value passed at
+/// `slot` is ignored). The window keeps every row of a partition in a table of its own, and
+/// a list's partitions are mostly a link or two: ranking rows as they come costs a sort alone
+/// (750,000 links: half the time). The order rows come in is the query plan's to decide, so a
+/// row not strictly after the one before it (an integer partition, then keys that are integers
+/// or NULL, NULL first, as SQLite sorts) fails the query (`isOutOfOrder`): the caller ranks
+/// with the window instead.
+public enum RankedChecksum {
+    /// The function's name in SQL.
+    public static let name = "tern_ranked_checksum"
+    private static let outOfOrder = "tern_ranked_checksum: rows out of partition and key order"
+    /// Keys a rank may be ordered by.
+    public static let mostKeys = 4
+
+    /// Whether `error` is this function refusing a row out of order.
+    public static func isOutOfOrder(_ error: any Error) -> Bool {
+        (error as? SQLiteError)?.message.contains(outOfOrder) == true
+    }
+
+    /// One evaluation's running state, in SQLite's aggregate context (zeroed when made).
+    struct State {
+        var sum: UInt64
+        var rows: Int64
+        var rank: Int64
+        var partition: Int64
+        /// The previous row's keys: NULL where `nulls` has the key's bit.
+        var keys: (Int64, Int64, Int64, Int64)
+        var nulls: UInt8
+    }
+
+    fileprivate static func step(_ context: OpaquePointer?, _ count: Int, _ values: UnsafeMutablePointer<OpaquePointer?>?) {
+        guard let values, count >= 4, let state = sqlite3_aggregate_context(context, Int32(MemoryLayout<State>.size))?.assumingMemoryBound(to: State.self)
+        else {
+            sqlite3_result_error_nomem(context)
+            return
+        }
+        let slot = Int(sqlite3_value_int64(values[1]))
+        let keyCount = Int(sqlite3_value_int64(values[2]))
+        let firstValue = 4 + keyCount
+        guard (0...mostKeys).contains(keyCount), firstValue <= count, (0..<(count - firstValue)).contains(slot),
+            sqlite3_value_type(values[3]) == SQLITE_INTEGER,
+            let rank = advance(&state.pointee, partition: sqlite3_value_int64(values[3]), keys: values.advanced(by: 4), keyCount)
+        else {
+            sqlite3_result_error(context, outOfOrder, -1)
+            return
+        }
+        state.pointee.sum &+= RowHash.of(affinities: values[0], values.advanced(by: firstValue), count - firstValue, substituting: slot, with: rank)
+    }
+
+    /// Takes the next row into `state`: its rank, one after the previous row's in its
+    /// partition, else 1. Nil when the row does not come strictly after the previous one.
+    private static func advance(_ state: inout State, partition: Int64, keys: UnsafeMutablePointer<OpaquePointer?>, _ count: Int) -> Int64? {
+        var row: (Int64, Int64, Int64, Int64) = (0, 0, 0, 0)
+        var nulls: UInt8 = 0
+        var order = 0
+        let previous = state.keys
+        let read = withUnsafeMutableBytes(of: &row) { rowBytes in
+            withUnsafeBytes(of: previous) { previousBytes in
+                let (current, before) = (rowBytes.bindMemory(to: Int64.self), previousBytes.bindMemory(to: Int64.self))
+                for index in 0..<count {
+                    switch sqlite3_value_type(keys[index]) {
+                    case SQLITE_NULL: nulls |= 1 << index
+                    case SQLITE_INTEGER: current[index] = sqlite3_value_int64(keys[index])
+                    default: return false
+                    }
+                    guard order == 0 else { continue }
+                    // NULL first, as SQLite sorts.
+                    switch (state.nulls & (1 << index) != 0, nulls & (1 << index) != 0) {
+                    case (true, true): break
+                    case (true, false): order = 1
+                    case (false, true): order = -1
+                    case (false, false): order = current[index] == before[index] ? 0 : current[index] > before[index] ? 1 : -1
+                    }
+                }
+                return true
+            }
+        }
+        guard read else { return nil }
+        if state.rows > 0 && partition == state.partition {
+            guard order == 1 else { return nil }
+            state.rank += 1
+        } else {
+            guard state.rows == 0 || partition > state.partition else { return nil }
+            state.rank = 1
+        }
+        state.rows += 1
+        state.partition = partition
+        state.keys = row
+        state.nulls = nulls
+        return state.rank
     }
 }
 
@@ -101,15 +207,38 @@ public enum ChecksumArguments {
 
 /// The hash of one row: its values hashed in order, each as its column's affinity stores it.
 private enum RowHash {
+    /// `values[0]` the affinities, the row's values after it.
     static func of(_ count: Int, _ values: UnsafeMutablePointer<OpaquePointer?>?) -> UInt64 {
         guard count > 0, let values else { return 0 }
-        let affinities = sqlite3_value_text(values[0]).map { UnsafeBufferPointer(start: $0, count: Int(sqlite3_value_bytes(values[0]))) }
+        return of(affinities: values[0], values.advanced(by: 1), count - 1)
+    }
+
+    /// The hash of `count` values, the one at `slot` (if any) taken to be the integer `rank`.
+    static func of(
+        affinities text: OpaquePointer?, _ values: UnsafeMutablePointer<OpaquePointer?>, _ count: Int, substituting slot: Int = -1, with rank: Int64 = 0
+    ) -> UInt64 {
+        let affinities = sqlite3_value_text(text).map { UnsafeBufferPointer(start: $0, count: Int(sqlite3_value_bytes(text))) }
         var hash: UInt64 = 0x9E37_79B9_7F4A_7C15
-        for index in 1..<count {
-            let affinity = affinities.flatMap { index - 1 < $0.count ? $0[index - 1] : nil } ?? UInt8(ascii: "B")
-            hash = mix(hash ^ value(values[index], affinity: affinity) &+ UInt64(index))
+        for index in 0..<count {
+            let affinity = affinities.flatMap { index < $0.count ? $0[index] : nil } ?? UInt8(ascii: "B")
+            let hashed = index == slot ? substitute(rank, affinity: affinity) : value(values[index], affinity: affinity)
+            hash = mix(hash ^ hashed &+ UInt64(index + 1))
         }
         return hash
+    }
+
+    /// An integer as `value` hashes it when SQLite passes it.
+    private static func substitute(_ rank: Int64, affinity: UInt8) -> UInt64 {
+        switch affinity {
+        case UInt8(ascii: "T"): return bytes(String(rank), tag: 3)
+        case UInt8(ascii: "R"): return number(Double(rank))
+        default: return integer(rank)
+        }
+    }
+
+    private static func bytes(_ text: String, tag: UInt64) -> UInt64 {
+        var text = text
+        return text.withUTF8 { bytes($0.baseAddress.map(UnsafeRawPointer.init), $0.count, tag: tag) }
     }
 
     private static func value(_ value: OpaquePointer?, affinity: UInt8) -> UInt64 {

@@ -70,6 +70,55 @@ struct ChecksumTests {
         }
     }
 
+    /// Links of lists `(owner, target, k1, k2)`: small and one-link partitions, NULL keys, a
+    /// second key breaking ties of the first, negative numbers.
+    private func links() throws {
+        try connection.execute("CREATE TABLE l (owner INTEGER, target, k1, k2)")
+        try connection.execute(
+            """
+            INSERT INTO l VALUES (3, 30, 2048, 1), (1, 11, NULL, 5), (1, 12, 1024, 2), (1, 13, 1024, 3), (2, 'twenty', -5, 0),
+                                 (7, 70, NULL, NULL), (1, 14, NULL, 6), (3, 31, 1024, 9), (-4, 40, 0, 0), (-4, 41, 0, 1)
+            """)
+    }
+
+    @Test("tern_ranked_checksum over rows in partition and key order equals tern_checksum over row_number(), at any slot and affinity")
+    func rankedEqualsWindow() throws {
+        try links()
+        for (affinities, slot) in [("NNNN", 2), ("NNNN", 3), ("TNBN", 0), ("NRTB", 1), ("BBBB", 2)] {
+            var columns = ["owner", "target", "k1", "k2"]
+            columns[slot] = "row_number() OVER (PARTITION BY owner ORDER BY k1, k2)"
+            let window = try connection.scalar(
+                "SELECT tern_checksum('\(affinities)', c0, c1, c2, c3) FROM (SELECT \(columns.enumerated().map { "\($1) AS c\($0)" }.joined(separator: ", ")) FROM l)"
+            )
+            columns[slot] = "NULL"
+            let ranked = try connection.scalar(
+                """
+                SELECT tern_ranked_checksum('\(affinities)', \(slot), 2, owner, k1, k2, \(columns.joined(separator: ", ")))
+                FROM (SELECT * FROM l ORDER BY owner, k1, k2 LIMIT -1)
+                """)
+            #expect(ranked == window, "\(affinities) at \(slot)")
+        }
+        #expect(try connection.scalar("SELECT tern_ranked_checksum('N', 0, 0, owner, NULL) FROM l WHERE 0") == .integer(0))
+    }
+
+    @Test(
+        "tern_ranked_checksum refuses rows out of order — a tie, a key or partition going back, a key or partition that is not an integer or NULL — and says so",
+        arguments: [
+            "SELECT * FROM l UNION ALL SELECT * FROM l WHERE owner = 7 ORDER BY owner, k1, k2 LIMIT -1",  // a tie
+            "SELECT * FROM l ORDER BY owner, k1, k2 DESC LIMIT -1",
+            "SELECT * FROM l ORDER BY owner, k1 DESC, k2 LIMIT -1",
+            "SELECT * FROM l ORDER BY owner DESC, k1, k2 LIMIT -1",
+            "SELECT owner, k1 AS target, CAST(k1 AS TEXT) AS k1, k2 FROM l ORDER BY owner, k1, k2 LIMIT -1",
+            "SELECT target AS owner, target, k1, k2 FROM l ORDER BY target, k1, k2 LIMIT -1",
+        ])
+    func rankedRefusesDisorder(rows: String) throws {
+        try links()
+        let error = #expect(throws: SQLiteError.self) {
+            try connection.scalar("SELECT tern_ranked_checksum('NNNN', 2, 2, owner, k1, k2, owner, target, NULL, k2) FROM (\(rows))")
+        }
+        #expect(error.map(RankedChecksum.isOutOfOrder) == true, "\(String(describing: error))")
+    }
+
     @Test("declared types map to SQLite's affinities")
     func affinities() {
         #expect(ColumnAffinity(declaredType: "INTEGER") == .numeric)

@@ -226,4 +226,40 @@ struct VerificationTests {
         // Compared with the pages' values on the SQL path; as links where a policy wrote the pages.
         #expect(message.contains(inSwift ? "BookToPublication.pages" : "PageToPage.book"), "\(message)")
     }
+
+    @Test(
+        "lists Tern ranks anew are compared rank by rank, however the ranks are worked out: two places swapped in an owner's list, or in a target's list of owners, are caught",
+        arguments: [
+            // Two publications an author edited (their editor key holds the list) trade places.
+            Tampering(
+                name: "an edited list",
+                sql: """
+                    UPDATE ZPUBLICATION SET Z_FOK_EDITOR = -Z_FOK_EDITOR
+                    WHERE ZEDITOR = (SELECT ZEDITOR FROM ZPUBLICATION WHERE ZEDITOR IS NOT NULL GROUP BY ZEDITOR HAVING count(*) = 2 ORDER BY ZEDITOR LIMIT 1)
+                    """,
+                expected: ["AuthorToAuthor.edited", "at position"], rows: 2),
+            // Two authors of a publication trade places: the join table keeps their order.
+            Tampering(
+                name: "a publication's authors",
+                sql: """
+                    UPDATE Z_1BOOKS SET Z_FOK_1AUTHORS = -Z_FOK_1AUTHORS
+                    WHERE Z_2BOOKS = (SELECT Z_2BOOKS FROM Z_1BOOKS GROUP BY Z_2BOOKS HAVING count(*) = 2 ORDER BY Z_2BOOKS LIMIT 1)
+                    """,
+                expected: ["AuthorToAuthor.books", "among its target's"], rows: 2),
+        ])
+    func rankedListTampering(_ tampering: Tampering) throws {
+        let chain = try ModelLoader.load(Configs.path("chain"))
+        let source = directory.path("chain.sqlite")
+        _ = try DataGenerator.generate(model: chain.versions[0], at: source, rows: 400, seed: 3)
+        var options = MigrationOptions(batchSize: 50, workers: 2)
+        let untouched = StoreMigration(store: source, model: chain, options: options)
+        _ = try untouched.runBlocking(try untouched.plan(), output: directory.path("untouched.sqlite"))
+        let (sql, rows) = (tampering.sql, tampering.rows)
+        options.beforeVerification = { connection in
+            try connection.execute(sql)
+            #expect(connection.changes == rows, "the tampering changed what it should")
+        }
+        let migration = StoreMigration(store: source, model: chain, options: options)
+        try Self.expectCaught(tampering, running: migration, try migration.plan(), output: directory.path("migrated.sqlite"))
+    }
 }

@@ -275,6 +275,17 @@ struct StepVerification {
         return (both[0], both[1])
     }
 
+    /// Two listings' counts and checksums, each ranked as its rows come where it can be
+    /// (`LinkListing.rankedChecksum`), by window functions where not, or where rows came out of
+    /// order after all.
+    private func compare(_ expected: LinkListing, _ actual: LinkListing) throws -> (want: ScanResult, have: ScanResult) {
+        do {
+            return try compare(expected: expected.rankedChecksum ?? expected.checksum, actual: actual.rankedChecksum ?? actual.checksum)
+        } catch  where RankedChecksum.isOutOfOrder(error) {
+            return try compare(expected: expected.checksum, actual: actual.checksum)
+        }
+    }
+
     /// `queries` run side by side over the store, with the source attached and Tern's SQL
     /// functions, as every scan of verification reads.
     private func scanInParallel(_ queries: [SQLFragment]) throws -> [ScanResult] {
@@ -526,15 +537,14 @@ struct StepVerification {
             ? inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: step.passes.count - 1, rankingOrder: false)
                 ?? contribution.pairs
             : contribution.pairs
-        let position = sourceKeys ? "order_key" : relationship.isOrdered ? "row_number() OVER (PARTITION BY owner ORDER BY ord)" : "NULL"
-        let inversePosition = inverseOrdered ? "row_number() OVER (PARTITION BY target ORDER BY inverse_ord, owner)" : "NULL"
-        let expected = "SELECT owner, target, \(position) AS position, \(inversePosition) AS inverse_position FROM (\(pairs))"
+        let expected = LinkListing(
+            owner: "owner", target: "target",
+            position: sourceKeys ? .value("order_key") : relationship.isOrdered ? .rank(partition: "owner", keys: ["ord"]) : .null,
+            inversePosition: inverseOrdered ? .rank(partition: "target", keys: ["inverse_ord", "owner"]) : .null, rows: "(\(pairs))")
         let actual = actualLinks(relationship, of: entry, storage: storage, inverseOrdered: inverseOrdered, rawOrder: sourceKeys)
         let name = "\(mapping.name).\(relationship.name)"
         if !allowingMore {
-            let (want, have) = try compare(
-                expected: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(expected))"),
-                actual: SQLFragment("SELECT count(*), tern_checksum('NNNN', owner, target, position, inverse_position) FROM (\(actual))"))
+            let (want, have) = try compare(expected, actual)
             guard want != have else {
                 countLinks(name, Int(have.count), sharedWith: group)
                 return
@@ -546,14 +556,14 @@ struct StepVerification {
             let statement = try connection.prepare("SELECT \(columns) FROM (\(links)) EXCEPT SELECT \(columns) FROM (\(others)) ORDER BY 1, 2 LIMIT 1")
             return try statement.step() ? statement : nil
         }
-        if let missing = try firstLink(of: expected, notIn: actual) {
+        if let missing = try firstLink(of: expected.listed, notIn: actual.listed) {
             let owner = missing.row.int64(at: 0)
             throw MigrationFailure.verification(
                 "\(name): the link of source \(entry.sourceEntity) \(try sourceKey(of: owner, entry)) (destination \(owner)) to destination \(relationship.destination) \(missing.row.int64(at: 1))\(positions(missing.row)) is missing"
             )
         }
         guard !allowingMore else { return }
-        if let extra = try firstLink(of: actual, notIn: expected) {
+        if let extra = try firstLink(of: actual.listed, notIn: expected.listed) {
             let owner = extra.row.int64(at: 0)
             throw MigrationFailure.verification(
                 "\(name): destination \(entry.destinationEntity) \(owner) (source \(try sourceKey(of: owner, entry))) links to \(relationship.destination) \(extra.row.int64(at: 1))\(positions(extra.row)), which the source does not"
@@ -589,11 +599,11 @@ struct StepVerification {
             && sourceLayout.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn != nil
     }
 
-    /// The destination's links of `relationship` held by the entry's objects: `(owner, target,
-    /// position, inverse_position)`, wherever the layout stores them (with `rawOrder`, the list's
-    /// order keys themselves in place of positions).
+    /// The destination's links of `relationship` held by the entry's objects, wherever the
+    /// layout stores them (with `rawOrder`, the list's order keys themselves in place of
+    /// positions).
     private func actualLinks(_ relationship: Relationship, of entry: PlannedMapping, storage: RelationshipStorage, inverseOrdered: Bool, rawOrder: Bool = false)
-        -> String
+        -> LinkListing
     {
         let owner = destinationLayout.entities[entry.destinationEntity]!
         let ownerTable = quoteIdentifier(owner.table)
@@ -601,34 +611,36 @@ struct StepVerification {
             // The owners listed once (SQLite builds their index once), not looked up per link.
             soleWriter(entry) ? "1" : "\(key) IN (SELECT d.\"Z_PK\" FROM \(ownerTable) d WHERE \(inputs.created(entry)))"
         }
-        let rank: (Bool, String, String?, String) -> String = { wanted, partition, order, tie in
-            wanted ? "row_number() OVER (PARTITION BY \(partition) ORDER BY \(order.map { "\($0), " } ?? "")\(tie))" : "NULL"
+        /// The place among `partition`'s links, by the order column where there is one, then `tie`.
+        let rank: (Bool, String, String?, String) -> LinkListing.Position = { wanted, partition, order, tie in
+            wanted ? .rank(partition: partition, keys: (order.map { [$0] } ?? []) + [tie]) : .null
         }
         switch storage {
         case .foreignKey(let column):
             let key = "d.\(quoteIdentifier(column))"
-            let inverse = rank(inverseOrdered, key, owner.orderColumns[relationship.name].map { "d.\(quoteIdentifier($0))" }, "d.\"Z_PK\"")
-            return
-                "SELECT d.\"Z_PK\" AS owner, \(key) AS target, NULL AS position, \(inverse) AS inverse_position FROM \(ownerTable) d WHERE \(key) IS NOT NULL AND \(objectsCondition(entry))"
+            return LinkListing(
+                owner: "d.\"Z_PK\"", target: key, position: .null,
+                inversePosition: rank(inverseOrdered, key, owner.orderColumns[relationship.name].map { "d.\(quoteIdentifier($0))" }, "d.\"Z_PK\""),
+                rows: "\(ownerTable) d WHERE \(key) IS NOT NULL AND \(objectsCondition(entry))")
         case .inverseForeignKey(let table, let column, let orderColumn):
             let key = "t.\(quoteIdentifier(column))"
             let targets = step.destination.descendants(of: relationship.destination).compactMap { destinationLayout.entities[$0.name]?.number }
-            let position =
-                rawOrder
-                ? orderColumn.map { "t.\(quoteIdentifier($0))" } ?? "NULL"
-                : rank(relationship.isOrdered, key, orderColumn.map { "t.\(quoteIdentifier($0))" }, "t.\"Z_PK\"")
-            return
-                "SELECT \(key) AS owner, t.\"Z_PK\" AS target, \(position) AS position, NULL AS inverse_position FROM \(quoteIdentifier(table)) t WHERE \(key) IS NOT NULL AND t.\"Z_ENT\" IN (\(targets.map(String.init).joined(separator: ", "))) AND \(ownedBy(key))"
+            let order = orderColumn.map { "t.\(quoteIdentifier($0))" }
+            return LinkListing(
+                owner: key, target: "t.\"Z_PK\"",
+                position: rawOrder ? order.map { .value($0) } ?? .null : rank(relationship.isOrdered, key, order, "t.\"Z_PK\""), inversePosition: .null,
+                rows:
+                    "\(quoteIdentifier(table)) t WHERE \(key) IS NOT NULL AND t.\"Z_ENT\" IN (\(targets.map(String.init).joined(separator: ", "))) AND \(ownedBy(key))"
+            )
         case .joinTable(let table, let own, let destination, let orderColumn):
             let (ownKey, targetKey) = ("j.\(quoteIdentifier(own))", "j.\(quoteIdentifier(destination))")
             let inverseOrder = destinationLayout.inverseOrderColumn(ofRelationship: relationship.name, of: entry.destinationEntity)
-            let position =
-                rawOrder
-                ? orderColumn.map { "j.\(quoteIdentifier($0))" } ?? "NULL"
-                : rank(relationship.isOrdered, ownKey, orderColumn.map { "j.\(quoteIdentifier($0))" }, targetKey)
-            let inverse = rank(inverseOrdered, targetKey, inverseOrder.map { "j.\(quoteIdentifier($0))" }, ownKey)
-            return
-                "SELECT \(ownKey) AS owner, \(targetKey) AS target, \(position) AS position, \(inverse) AS inverse_position FROM \(quoteIdentifier(table)) j WHERE \(ownedBy(ownKey))"
+            let order = orderColumn.map { "j.\(quoteIdentifier($0))" }
+            return LinkListing(
+                owner: ownKey, target: targetKey,
+                position: rawOrder ? order.map { .value($0) } ?? .null : rank(relationship.isOrdered, ownKey, order, targetKey),
+                inversePosition: rank(inverseOrdered, targetKey, inverseOrder.map { "j.\(quoteIdentifier($0))" }, ownKey),
+                rows: "\(quoteIdentifier(table)) j WHERE \(ownedBy(ownKey))")
         }
     }
 
