@@ -237,6 +237,15 @@ public final class Connection {
     /// database, whatever unqualified names resolve to — fails to prepare, as SQLite's
     /// authorizer denies the read. For results that must depend on one database alone.
     public func restrictReads(to schema: String) throws {
+        // An unqualified name finds a table of temp, then main, then the attached databases:
+        // a temporary table of each of `schema`'s names takes it first, so it is refused too.
+        var names: [String] = []
+        let tables = try prepare("SELECT name FROM \(quoteIdentifier(schema)).sqlite_master WHERE type IN ('table', 'view')")
+        var rows = tables.rows()
+        while let row = try rows.next() { if let name = row.text(at: 0) { names.append(name) } }
+        for name in names where !name.hasPrefix("sqlite_") {
+            try execute("CREATE TEMP TABLE IF NOT EXISTS \(quoteIdentifier(name)) (shadow)")
+        }
         let scope = ReadScope(schema)
         readScope = scope
         sqlite3_set_authorizer(

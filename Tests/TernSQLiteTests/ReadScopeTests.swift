@@ -22,9 +22,15 @@ struct ReadScopeTests {
         try connection.restrictReads(to: "src")
         #expect(try connection.scalar("SELECT sum(a) FROM src.t") == .integer(3))
         #expect(try connection.scalar("SELECT count(*) FROM src.shared") == .integer(1))
-        for query in ["SELECT b FROM shared", "SELECT b FROM main.shared", "SELECT c FROM scratch", "SELECT count(*) FROM main.shared"] {
+        for query in [
+            "SELECT b FROM shared", "SELECT b FROM main.shared", "SELECT c FROM scratch", "SELECT count(*) FROM main.shared", "SELECT sum(a) FROM t",
+            "SELECT count(*) FROM t",
+        ] {
             let error = try #require(throws: SQLiteError.self, "\(query)") { try connection.prepare(query) }
-            #expect(error.message.contains("prohibited") || error.message.contains("not authorized"), "\(query): \(error.message)")
+            // Refused, or, for a name only src has, found in the empty temporary table that takes it.
+            #expect(
+                error.message.contains("prohibited") || error.message.contains("not authorized") || error.message.contains("no such column"),
+                "\(query): \(error.message)")
         }
     }
 }

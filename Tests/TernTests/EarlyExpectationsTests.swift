@@ -21,9 +21,10 @@ struct EarlyExpectationsTests {
         let reader = try ReadOnlyStore(path: source)
         let overSource = SQLFragment("SELECT count(*), sum(s.\"Z_PK\") FROM \"src\".\"ZBOOK\" s WHERE (s.\"Z_PK\" > ?)", [.integer(100)])
         // ZBOOK exists in the source only as src.ZBOOK: unqualified, it names the main database's.
-        let overStore = SQLFragment("SELECT count(*), 0 FROM \"ZBOOK\" d WHERE (1)")
+        let overStore = SQLFragment("SELECT count(*), sum(d.\"Z_PK\") FROM \"ZBOOK\" d WHERE (1)")
+        // Read in order: once the scan over the source is read, the other was tried.
         let early = try EarlyExpectations(
-            [overSource, overStore], sourceAttachURI: reader.attachPath, externalData: ExternalDataFolders(), waitForTurn: {}, gate: CoreGate(),
+            [overStore, overSource], sourceAttachURI: reader.attachPath, externalData: ExternalDataFolders(), waitForTurn: {}, gate: CoreGate(),
             shouldStop: { false })
         var read: [SQLFragment: ScanResult] = [:]
         // Finished on its own, or stopped: wait for the scans to be read.

@@ -23,7 +23,7 @@ package struct ScanResult: Equatable, Sendable {
 /// rather than of all of them.
 package enum ParallelScans {
     /// Runs queries whose one row is `count, integer` (then any further counts) against the store at `store` (a path or an
-    /// SQLite URI), with `attach` attached as `src` when given.
+    /// SQLite URI), with `attach` attached as `src` when given (before `preparing` runs).
     /// `shouldStop` interrupts the running queries (`Connection.interrupt(when:)`); values stored
     /// outside the stores are read from `externalData`'s folders. `preparing` readies each
     /// worker's connection first (the functions value expressions use: `SQLCompiler.prepare`).
@@ -72,11 +72,11 @@ final class ScanReader {
         // look-ups walk, and keeps a scan beside a pass (`StartChecks`) from adding megabytes.
         try connection.execute("PRAGMA cache_size = -1024")
         try connection.interrupt(when: shouldStop)
-        try preparing(connection, externalData)
-        try connection.registerChecksum()
         if let attach {
             try connection.execute("ATTACH DATABASE \(quoteLiteral(attach)) AS src")
         }
+        try preparing(connection, externalData)
+        try connection.registerChecksum()
     }
 
     func scan(_ query: SQLFragment) throws -> ScanResult {
