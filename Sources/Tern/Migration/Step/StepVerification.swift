@@ -55,14 +55,24 @@ struct StepVerification {
         try verifyLinks(groups: groups, agreed: agreed, folded: folded, proven: proven)
     }
 
-    /// The source's side of every values scan, range by range, as `run` will build them: what
-    /// `EarlyExpectations` can read while the pass writes.
+    /// The source's side of every values scan, range by range, and of every link comparison, as
+    /// `run` will build them: what `EarlyExpectations` can read while the pass writes (those
+    /// that read the association tables cannot be prepared there, and are left to verification).
     func expectedScans() throws -> [SQLFragment] {
-        let (contributions, _, agreed, ordersKeptBySource) = linkPlan()
-        return try associations.entries.filter(\.valuesFollowExpressions).flatMap { entry in
+        let (contributions, groups, agreed, ordersKeptBySource) = linkPlan()
+        var folded: Set<String> = []
+        let values = try associations.entries.filter(\.valuesFollowExpressions).flatMap { entry in
             let comparison = objectsComparison(entry, contributions: contributions, agreed: agreed, ordersKeptBySource: ordersKeptBySource)
+            let toOnes = Set(comparison.toOnes.map(\.name))
+            folded.formUnion(contributions.filter { $0.entry.number == entry.number && toOnes.contains($0.relationship.name) }.map(\.ends.place))
             return try ranges(of: comparison.expected, cutBy: "s.\"Z_PK\"", of: comparison.sourceTable)
         }
+        // And of every list compared through one side, as `compare` will run it.
+        let links = agreed.subtracting(folded).sorted().map { place in
+            let listing = expectedLinks(comparedSide(of: groups[place]!))
+            return listing.rankedChecksum ?? listing.checksum
+        }
+        return values + links
     }
 
     /// Every relationship mapping that links anything, grouped by where its links are stored
@@ -118,10 +128,11 @@ struct StepVerification {
                 continue
             }
             if agreed.contains(place) {
-                // Any side says it all: the one whose list keeps the source's order keys is
-                // compared by those keys, without ranking every link on either side.
-                let side = group.first(where: keepsSourceOrderKeys) ?? group[0]
-                if !folded.contains(place) { try verifyRelationship(side, allowingMore: false, sharedWith: group) }
+                // Any side says it all.
+                // One comparison at a time: the store's side of each takes one worker (the
+                // source's was read beside the pass), and the index build, beside verification,
+                // the other, rather than being rolled back once verification ends.
+                if !folded.contains(place) { try verifyRelationship(comparedSide(of: group), allowingMore: false, sharedWith: group) }
             } else {
                 try verifyUnion(group)
             }
@@ -269,15 +280,17 @@ struct StepVerification {
         inputs.soleWriter(entry, swiftWriters: swiftWriters)
     }
 
-    /// The checksums of what the source says and of what the store holds, computed side by side.
+    /// The checksums of what the source says (unless read beside the pass) and of what the store
+    /// holds, computed side by side.
     private func compare(expected: SQLFragment, actual: SQLFragment) throws -> (want: ScanResult, have: ScanResult) {
+        if let want = readEarly[expected] { return (want, try scanInParallel([actual])[0]) }
         let both = try scanInParallel([expected, actual])
         return (both[0], both[1])
     }
 
-    /// Two listings' counts and checksums, each ranked as its rows come where it can be
-    /// (`LinkListing.rankedChecksum`), by window functions where not, or where rows came out of
-    /// order after all.
+    /// Two listings' counts and checksums (the source's unless read beside the pass), each
+    /// ranked as its rows come where it can be (`LinkListing.rankedChecksum`), by window
+    /// functions where not, or where rows came out of order after all.
     private func compare(_ expected: LinkListing, _ actual: LinkListing) throws -> (want: ScanResult, have: ScanResult) {
         do {
             return try compare(expected: expected.rankedChecksum ?? expected.checksum, actual: actual.rankedChecksum ?? actual.checksum)
@@ -524,25 +537,9 @@ struct StepVerification {
     /// associations: owner, target and, for ordered relationships, position. With `allowingMore`
     /// (policies also link through it), every expected link must be there, and others may be.
     private mutating func verifyRelationship(_ contribution: LinkContribution, allowingMore: Bool, sharedWith group: [LinkContribution] = []) throws {
-        let (entry, relationship, storage) = (contribution.entry, contribution.relationship, contribution.storage)
-        let mapping = entry.entityMapping
-        let inverseOrdered = isInverseOrdered(relationship)
-        // Positions: the target's among the owner's where the relationship is ordered, the owner's
-        // among the target's where its inverse is. A list written with the source's own order
-        // keys is compared by those keys: equal keys over the same links, with targets that kept
-        // their keys to break ties alike, are the same positions (and a stricter check).
-        let sourceKeys = keepsSourceOrderKeys(contribution)
-        let pairs =
-            sourceKeys
-            ? inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: step.passes.count - 1, rankingOrder: false)
-                ?? contribution.pairs
-            : contribution.pairs
-        let expected = LinkListing(
-            owner: "owner", target: "target",
-            position: sourceKeys ? .value("order_key") : relationship.isOrdered ? .rank(partition: "owner", keys: ["ord"]) : .null,
-            inversePosition: inverseOrdered ? .rank(partition: "target", keys: ["inverse_ord", "owner"]) : .null, rows: "(\(pairs))")
-        let actual = actualLinks(relationship, of: entry, storage: storage, inverseOrdered: inverseOrdered, rawOrder: sourceKeys)
-        let name = "\(mapping.name).\(relationship.name)"
+        let (entry, relationship) = (contribution.entry, contribution.relationship)
+        let (expected, actual) = linkListings(contribution)
+        let name = "\(entry.entityMapping.name).\(relationship.name)"
         if !allowingMore {
             let (want, have) = try compare(expected, actual)
             guard want != have else {
@@ -597,6 +594,43 @@ struct StepVerification {
         let (sourceName, targets) = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
         return targets.allSatisfy(\.keepsKeys)
             && sourceLayout.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn != nil
+    }
+
+    /// The links the source says a relationship mapping makes, as `verifyRelationship` compares
+    /// them. Positions: the target's among the owner's where the relationship is ordered, the
+    /// owner's among the target's where its inverse is. A list written with the source's own
+    /// order keys is compared by those keys: equal keys over the same links, with targets that
+    /// kept their keys to break ties alike, are the same positions (and a stricter check).
+    private func expectedLinks(_ contribution: LinkContribution) -> LinkListing {
+        let (entry, relationship, storage) = (contribution.entry, contribution.relationship, contribution.storage)
+        let sourceKeys = keepsSourceOrderKeys(contribution)
+        let pairs =
+            sourceKeys
+            ? inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: step.passes.count - 1, rankingOrder: false)
+                ?? contribution.pairs
+            : contribution.pairs
+        return LinkListing(
+            owner: "owner", target: "target",
+            position: sourceKeys ? .value("order_key") : relationship.isOrdered ? .rank(partition: "owner", keys: ["ord"]) : .null,
+            inversePosition: isInverseOrdered(relationship) ? .rank(partition: "target", keys: ["inverse_ord", "owner"]) : .null, rows: "(\(pairs))")
+    }
+
+    /// What the source says of a relationship mapping's links, and what the store holds.
+    private func linkListings(_ contribution: LinkContribution) -> (expected: LinkListing, actual: LinkListing) {
+        let (entry, relationship) = (contribution.entry, contribution.relationship)
+        return (
+            expectedLinks(contribution),
+            actualLinks(
+                relationship, of: entry, storage: contribution.storage, inverseOrdered: isInverseOrdered(relationship),
+                rawOrder: keepsSourceOrderKeys(contribution))
+        )
+    }
+
+    /// The one side of a storage every writer agrees on that its links are compared through:
+    /// the one whose list keeps the source's order keys, compared by those keys, without
+    /// ranking every link on either side.
+    private func comparedSide(of group: [LinkContribution]) -> LinkContribution {
+        group.first(where: keepsSourceOrderKeys) ?? group[0]
     }
 
     /// The destination's links of `relationship` held by the entry's objects, wherever the
