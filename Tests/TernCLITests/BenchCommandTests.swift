@@ -30,6 +30,7 @@ struct BenchCommandTests {
             "Chain: 2,000 objects (authors and books) with", "| tern, 3 inferred steps composed into one |", "| tern, step by step (--step-by-step) |",
             "| hand-written SQL, one pass (ceiling) |", "| naive row by row (baseline) |",
             "tern (composed) / hand-written SQL in one pass:", "tern (composed) / naive row by row:", "composed / step by step:",
+            "verification by content in the composed run (every value, link and position):",
             "verification's share of the run by size, all pushed down: 2,200 objects",
             "links recreated after the objects, chain: tern, 3 inferred steps composed into one: AuthorToAuthor.edited",
             "BookToPublication.authors",

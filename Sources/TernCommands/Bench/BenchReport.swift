@@ -130,6 +130,12 @@ struct BenchReport: Codable {
         if let tern = result("chain: tern, 3"), let steps = result("chain: tern, step by step") {
             lines.append("- composed / step by step: \(String(format: "%.2f×", tern.seconds / steps.seconds)) the time")
         }
+        if let tern = result("chain: tern, 3"), let verifying = tern.verifyingSeconds {
+            lines.append(
+                "- verification by content in the composed run (every value, link and position): "
+                    + String(format: "%.2f s of %.2f s (%.0f%%)", verifying, tern.seconds, 100 * verifying / tern.seconds)
+                    + (tern.indexingSeconds.map { String(format: "; the indexes not made by then took %.2f s after it", $0) } ?? ""))
+        }
         return lines + linkRateLines(chainResults)
     }
 
