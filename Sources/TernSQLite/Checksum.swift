@@ -81,8 +81,9 @@ extension Connection {
 /// `tern_ranked_checksum(affinities, slot, keys, partition, key₁ … keyₖ, value, …)`: what
 /// `tern_checksum(affinities, value, …)` gives when the value at `slot` (counted from 0) is
 /// `row_number() OVER (PARTITION BY partition ORDER BY key₁, …, keyₖ)`, for rows that come in
-/// that order (a subquery's `ORDER BY partition, key₁, …, keyₖ LIMIT -1`; the value passed at
-/// `slot` is ignored). The window keeps every row of a partition in a table of its own, and
+/// that order (a FROM subquery's `ORDER BY partition, key₁, …, keyₖ`, which SQLite keeps under
+/// an aggregate it does not know; `LIMIT -1` would keep it too, but sorts into a b-tree, four
+/// times slower; the value passed at `slot` is ignored). The window keeps every row of a partition in a table of its own, and
 /// a list's partitions are mostly a link or two: ranking rows as they come costs a sort alone
 /// (750,000 links: half the time). The order rows come in is the query plan's to decide, so a
 /// row not strictly after the one before it (an integer partition, then keys that are integers
@@ -92,6 +93,7 @@ public enum RankedChecksum {
     /// The function's name in SQL.
     public static let name = "tern_ranked_checksum"
     private static let outOfOrder = "tern_ranked_checksum: rows out of partition and key order"
+    private static let misused = "tern_ranked_checksum: wrong arguments"
     /// Keys a rank may be ordered by.
     public static let mostKeys = 4
 
@@ -112,16 +114,23 @@ public enum RankedChecksum {
     }
 
     fileprivate static func step(_ context: OpaquePointer?, _ count: Int, _ values: UnsafeMutablePointer<OpaquePointer?>?) {
-        guard let values, count >= 4, let state = sqlite3_aggregate_context(context, Int32(MemoryLayout<State>.size))?.assumingMemoryBound(to: State.self)
-        else {
+        guard let values, count >= 4 else {
+            sqlite3_result_error(context, misused, -1)
+            return
+        }
+        guard let state = sqlite3_aggregate_context(context, Int32(MemoryLayout<State>.size))?.assumingMemoryBound(to: State.self) else {
             sqlite3_result_error_nomem(context)
             return
         }
         let slot = Int(sqlite3_value_int64(values[1]))
         let keyCount = Int(sqlite3_value_int64(values[2]))
         let firstValue = 4 + keyCount
-        guard (0...mostKeys).contains(keyCount), firstValue <= count, (0..<(count - firstValue)).contains(slot),
-            sqlite3_value_type(values[3]) == SQLITE_INTEGER,
+        // Not a matter of order: a query built wrong, which no window would mend.
+        guard (0...mostKeys).contains(keyCount), firstValue <= count, (0..<(count - firstValue)).contains(slot) else {
+            sqlite3_result_error(context, misused, -1)
+            return
+        }
+        guard sqlite3_value_type(values[3]) == SQLITE_INTEGER,
             let rank = advance(&state.pointee, partition: sqlite3_value_int64(values[3]), keys: values.advanced(by: 4), keyCount)
         else {
             sqlite3_result_error(context, outOfOrder, -1)

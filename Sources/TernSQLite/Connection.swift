@@ -239,20 +239,24 @@ public final class Connection {
     public func restrictReads(to schema: String) throws {
         // An unqualified name finds a table of temp, then main, then the attached databases:
         // a temporary table of each of `schema`'s names takes it first, so it is refused too.
+        // SQLite's own tables cannot be shadowed: the authorizer refuses them below.
         var names: [String] = []
         let tables = try prepare("SELECT name FROM \(quoteIdentifier(schema)).sqlite_master WHERE type IN ('table', 'view')")
         var rows = tables.rows()
-        while let row = try rows.next() { if let name = row.text(at: 0) { names.append(name) } }
-        for name in names where !name.hasPrefix("sqlite_") {
-            try execute("CREATE TEMP TABLE IF NOT EXISTS \(quoteIdentifier(name)) (shadow)")
+        while let row = try rows.next() { if let name = row.text(at: 0), !ReadScope.isSQLiteOwn(name) { names.append(name) } }
+        // One transaction for all of them (not `temp_store`, whose change drops temp's tables).
+        try transaction(.deferred) {
+            for name in names { try execute("CREATE TEMP TABLE IF NOT EXISTS \(quoteIdentifier(name)) (shadow)") }
         }
         let scope = ReadScope(schema)
         readScope = scope
         sqlite3_set_authorizer(
             try openHandle(),
-            { context, action, _, _, database, _ in
+            { context, action, table, _, database, _ in
                 guard action == SQLITE_READ, let context else { return SQLITE_OK }
                 let scope = Unmanaged<ReadScope>.fromOpaque(context).takeUnretainedValue()
+                // SQLite's own tables (sqlite_sequence, sqlite_stat1, …) are in every database.
+                if let table, ReadScope.isRefusedEverywhere(String(cString: table)) { return SQLITE_DENY }
                 return database.map { String(cString: $0) } == scope.schema ? SQLITE_OK : SQLITE_DENY
             }, Unmanaged.passUnretained(scope).toOpaque())
     }
@@ -278,6 +282,16 @@ private final class ReadScope {
 
     init(_ schema: String) {
         self.schema = schema
+    }
+
+    /// Whether `table` is one of SQLite's own, whose names SQLite reserves in any case.
+    static func isSQLiteOwn(_ table: String) -> Bool { table.lowercased().hasPrefix("sqlite_") }
+
+    /// Whether reading `table` is refused wherever it is: SQLite's own tables other than the
+    /// schema (`sqlite_sequence`, `sqlite_stat1`, …) are in any database, and cannot be
+    /// shadowed.
+    static func isRefusedEverywhere(_ table: String) -> Bool {
+        isSQLiteOwn(table) && !["sqlite_master", "sqlite_schema"].contains(table.lowercased())
     }
 }
 

@@ -11,7 +11,9 @@ struct ReadScopeTests {
         let directory = try TemporaryDirectory()
         let other = directory.path("other.sqlite")
         let setup = try Connection(path: other)
-        try setup.execute("CREATE TABLE t (a); INSERT INTO t VALUES (1), (2); CREATE TABLE shared (b); INSERT INTO shared VALUES (7)")
+        try setup.execute(
+            "CREATE TABLE t (a); INSERT INTO t VALUES (1), (2); CREATE TABLE shared (b); INSERT INTO shared VALUES (7); CREATE TABLE seq (id INTEGER PRIMARY KEY AUTOINCREMENT); INSERT INTO seq DEFAULT VALUES"
+        )
         try setup.close()
 
         let connection = try Connection(path: ":memory:")
@@ -22,12 +24,14 @@ struct ReadScopeTests {
         try connection.restrictReads(to: "src")
         #expect(try connection.scalar("SELECT sum(a) FROM src.t") == .integer(3))
         #expect(try connection.scalar("SELECT count(*) FROM src.shared") == .integer(1))
+        #expect(try connection.scalar("SELECT count(*) FROM src.sqlite_master WHERE name = 'seq'") == .integer(1))
         for query in [
             "SELECT b FROM shared", "SELECT b FROM main.shared", "SELECT c FROM scratch", "SELECT count(*) FROM main.shared", "SELECT sum(a) FROM t",
-            "SELECT count(*) FROM t",
+            "SELECT count(*) FROM t", "SELECT seq FROM src.sqlite_sequence", "SELECT seq FROM sqlite_sequence",
         ] {
             let error = try #require(throws: SQLiteError.self, "\(query)") { try connection.prepare(query) }
-            // Refused, or, for a name only src has, found in the empty temporary table that takes it.
+            // Refused, or, for a name only src has, found in the empty temporary table that takes
+            // it; SQLite's own tables are refused wherever they are.
             #expect(
                 error.message.contains("prohibited") || error.message.contains("not authorized") || error.message.contains("no such column"),
                 "\(query): \(error.message)")

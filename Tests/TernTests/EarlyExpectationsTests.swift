@@ -22,16 +22,14 @@ struct EarlyExpectationsTests {
         let overSource = SQLFragment("SELECT count(*), sum(s.\"Z_PK\") FROM \"src\".\"ZBOOK\" s WHERE (s.\"Z_PK\" > ?)", [.integer(100)])
         // ZBOOK exists in the source only as src.ZBOOK: unqualified, it names the main database's.
         let overStore = SQLFragment("SELECT count(*), sum(d.\"Z_PK\") FROM \"ZBOOK\" d WHERE (1)")
-        // Read in order: once the scan over the source is read, the other was tried.
         let early = try EarlyExpectations(
             [overStore, overSource], sourceAttachURI: reader.attachPath, externalData: ExternalDataFolders(), waitForTurn: {}, gate: CoreGate(),
             shouldStop: { false })
-        var read: [SQLFragment: ScanResult] = [:]
-        // Finished on its own, or stopped: wait for the scans to be read.
-        for _ in 0..<200 where read.count < 1 {
-            usleep(10_000)
-            read = early.finish()
-        }
+        // Read in order, on a thread of its own: once the scan over the source is read, the
+        // other was tried.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while early.readSoFar[overSource] == nil && ContinuousClock.now < deadline { usleep(10_000) }
+        let read = early.finish()
         #expect(read.count == 1)
         #expect(read[overSource] == ScanResult(count: 200, value: (101...300).reduce(0, +)))
         #expect(read[overStore] == nil)
