@@ -5,11 +5,12 @@ import Testing
 /// batches in parallel, but keys are given and rows written in source key order.
 @Suite("Determinism across --workers and --batch-size")
 struct DeterminismTests {
-    let directory: URL
+    /// Removed with the suite's instance: nine migrated stores per run.
+    let scratch: ScratchFolder
+    var directory: URL { scratch.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-determinism-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchFolder("tern-determinism")
     }
 
     @Test("BookStore 1 → 5 (a policy in Swift, SQL mappings, an in-place step): workers 1, 2, 4 × batch sizes 7, 250, 10,000 give identical stores")

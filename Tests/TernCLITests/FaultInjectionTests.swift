@@ -11,12 +11,16 @@ import TernCommands
 /// for row — or, where SQLite itself got past the failed call, tern exits 0 with that very store.
 @Suite("Injected I/O errors and power cuts, swept over every kind of call", .serialized)
 struct FaultInjectionTests {
-    /// The fault VFS as a shared object, built once per test run.
+    /// The fault VFS as a shared object, built once per test run into one file that every run
+    /// replaces (built under a name of its own, then renamed over it, so a run beside this one
+    /// never loads half a file), rather than one more file per run.
     static let library: Result<String, any Error> = Result {
         let source = CheckAndGenerateCommandTests.repository.appendingPathComponent("Tests/FaultInjection/fault_vfs.c").path
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("tern-fault-\(UUID().uuidString).so").path
-        let built = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/cc"), ["-shared", "-fPIC", "-O1", "-o", output, source, "-lsqlite3", "-ldl"])
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("tern-fault-vfs.so").path
+        let building = output + ".\(UUID().uuidString)"
+        let built = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/cc"), ["-shared", "-fPIC", "-O1", "-o", building, source, "-lsqlite3", "-ldl"])
         guard built.status == 0 else { throw TernTestFailure("cc fault_vfs.c: \(String(decoding: built.standardError, as: UTF8.self))") }
+        guard rename(building, output) == 0 else { throw TernTestFailure("cannot rename \(building) to \(output)") }
         return output
     }
 
