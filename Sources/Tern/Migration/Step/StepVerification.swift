@@ -128,10 +128,9 @@ struct StepVerification {
                 continue
             }
             if agreed.contains(place) {
-                // Any side says it all.
-                // One comparison at a time: the store's side of each takes one worker (the
-                // source's was read beside the pass), and the index build, beside verification,
-                // the other, rather than being rolled back once verification ends.
+                // Any side says it all. One comparison at a time: the store's side of each takes
+                // one worker (the source's was read beside the pass), and the index build,
+                // beside verification, the other, rather than being rolled back once it ends.
                 if !folded.contains(place) { try verifyRelationship(comparedSide(of: group), allowingMore: false, sharedWith: group) }
             } else {
                 try verifyUnion(group)
