@@ -83,8 +83,8 @@ extension Connection {
 /// `row_number() OVER (PARTITION BY partition ORDER BY key₁, …, keyₖ)`, for rows that come in
 /// that order (a FROM subquery's `ORDER BY partition, key₁, …, keyₖ`, which SQLite keeps under
 /// an aggregate it does not know; `LIMIT -1` would keep it too, but sorts into a b-tree, four
-/// times slower; the value passed at `slot` is ignored). The window keeps every row of a partition in a table of its own, and
-/// a list's partitions are mostly a link or two: ranking rows as they come costs a sort alone
+/// times slower; the value passed at `slot` is ignored). The window keeps every row of a
+/// partition in a table of its own, and a list's partitions are mostly a link or two: ranking rows as they come costs a sort alone
 /// (750,000 links: half the time). The order rows come in is the query plan's to decide, so a
 /// row not strictly after the one before it (an integer partition, then keys that are integers
 /// or NULL, NULL first, as SQLite sorts) fails the query (`isOutOfOrder`): the caller ranks
@@ -142,31 +142,30 @@ public enum RankedChecksum {
     /// Takes the next row into `state`: its rank, one after the previous row's in its
     /// partition, else 1. Nil when the row does not come strictly after the previous one.
     private static func advance(_ state: inout State, partition: Int64, keys: UnsafeMutablePointer<OpaquePointer?>, _ count: Int) -> Int64? {
-        var row: (Int64, Int64, Int64, Int64) = (0, 0, 0, 0)
+        // Each key against the previous row's (NULL first, as SQLite sorts), which it then
+        // replaces: a row refused fails the query, so what it leaves in `state` is never read.
+        let previousNulls = state.nulls
         var nulls: UInt8 = 0
         var order = 0
-        let previous = state.keys
-        let read = withUnsafeMutableBytes(of: &row) { rowBytes in
-            withUnsafeBytes(of: previous) { previousBytes in
-                let (current, before) = (rowBytes.bindMemory(to: Int64.self), previousBytes.bindMemory(to: Int64.self))
-                for index in 0..<count {
-                    switch sqlite3_value_type(keys[index]) {
-                    case SQLITE_NULL: nulls |= 1 << index
-                    case SQLITE_INTEGER: current[index] = sqlite3_value_int64(keys[index])
-                    default: return false
-                    }
-                    guard order == 0 else { continue }
-                    // NULL first, as SQLite sorts.
-                    switch (state.nulls & (1 << index) != 0, nulls & (1 << index) != 0) {
-                    case (true, true): break
-                    case (true, false): order = 1
-                    case (false, true): order = -1
-                    case (false, false): order = current[index] == before[index] ? 0 : current[index] > before[index] ? 1 : -1
-                    }
+        let read = withUnsafeMutableBytes(of: &state.keys) { bytes in
+            let stored = bytes.bindMemory(to: Int64.self)
+            for index in 0..<count {
+                let wasNull = previousNulls & (1 << index) != 0
+                switch sqlite3_value_type(keys[index]) {
+                case SQLITE_NULL:
+                    nulls |= 1 << index
+                    if order == 0, !wasNull { order = -1 }
+                case SQLITE_INTEGER:
+                    let key = sqlite3_value_int64(keys[index])
+                    if order == 0 { order = wasNull || key > stored[index] ? 1 : key == stored[index] ? 0 : -1 }
+                    stored[index] = key
+                default:
+                    return false
                 }
-                return true
             }
+            return true
         }
+        state.nulls = nulls
         guard read else { return nil }
         if state.rows > 0 && partition == state.partition {
             guard order == 1 else { return nil }
@@ -177,8 +176,6 @@ public enum RankedChecksum {
         }
         state.rows += 1
         state.partition = partition
-        state.keys = row
-        state.nulls = nulls
         return state.rank
     }
 }

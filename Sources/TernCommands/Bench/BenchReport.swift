@@ -60,9 +60,8 @@ struct BenchReport: Codable {
         }
         if let tern = result("tern: all pushed down"), let verifying = tern.verifyingSeconds {
             lines.append(
-                "- verification by content in the pushed-down run: \(String(format: "%.2f s of %.2f s (%.0f%%)", verifying, tern.seconds, 100 * verifying / tern.seconds)), with the index build beside it on the cores it leaves idle"
-                    + (tern.indexingSeconds.map { String(format: "; the indexes not made by then took %.2f s after it", $0) } ?? "")
-            )
+                "- verification by content in the pushed-down run: \(Self.share(verifying, of: tern.seconds)), with the index build beside it on the cores it leaves idle"
+                    + Self.indexesAfter(tern))
         }
         if let tern = result("tern: all pushed down"), let checking = tern.checkingSourceSeconds {
             lines.append(
@@ -100,7 +99,7 @@ struct BenchReport: Codable {
                 let shares = sizes.compactMap { size in
                     result("tern: all pushed down", books: size).flatMap { run in
                         run.verifyingSeconds.map {
-                            "\(count(run.objects)) objects \(String(format: "%.2f s of %.2f s (%.0f%%)", $0, run.seconds, 100 * $0 / run.seconds))"
+                            "\(count(run.objects)) objects \(Self.share($0, of: run.seconds))"
                         }
                     }
                 }
@@ -132,11 +131,20 @@ struct BenchReport: Codable {
         }
         if let tern = result("chain: tern, 3"), let verifying = tern.verifyingSeconds {
             lines.append(
-                "- verification by content in the composed run (every value, link and position): "
-                    + String(format: "%.2f s of %.2f s (%.0f%%)", verifying, tern.seconds, 100 * verifying / tern.seconds)
-                    + (tern.indexingSeconds.map { String(format: "; the indexes not made by then took %.2f s after it", $0) } ?? ""))
+                "- verification by content in the composed run (every value, link and position): \(Self.share(verifying, of: tern.seconds))"
+                    + Self.indexesAfter(tern))
         }
         return lines + linkRateLines(chainResults)
+    }
+
+    /// "0.58 s of 6.21 s (9%)".
+    private static func share(_ part: Double, of whole: Double) -> String {
+        String(format: "%.2f s of %.2f s (%.0f%%)", part, whole, 100 * part / whole)
+    }
+
+    /// What a run's index build took after verification, when it says.
+    private static func indexesAfter(_ run: BenchResult) -> String {
+        run.indexingSeconds.map { String(format: "; the indexes not made by then took %.2f s after it", $0) } ?? ""
     }
 
     /// Links recreated after the objects (a to-many through its inverse foreign key, a join

@@ -46,7 +46,7 @@ struct StepVerification {
                 let (attributes, toOnes) = try verifyObjects(
                     objectsComparison(entry, contributions: contributions, agreed: agreed, ordersKeptBySource: ordersKeptBySource))
                 proven[entry.number] = ["count", attributes == 1 ? "values of 1 attribute" : "values of \(attributes) attributes"]
-                folded.formUnion(contributions.filter { $0.entry.number == entry.number && toOnes.contains($0.relationship.name) }.map(\.ends.place))
+                folded.formUnion(places(ofToOnes: toOnes, of: entry, in: contributions))
             } else {
                 try verifyAssociations(entry)
                 proven[entry.number] = ["associations", "values not verified (set by \(mapping.policy.map { "policy \($0)" } ?? "the manager hook"))"]
@@ -63,8 +63,7 @@ struct StepVerification {
         var folded: Set<String> = []
         let values = try associations.entries.filter(\.valuesFollowExpressions).flatMap { entry in
             let comparison = objectsComparison(entry, contributions: contributions, agreed: agreed, ordersKeptBySource: ordersKeptBySource)
-            let toOnes = Set(comparison.toOnes.map(\.name))
-            folded.formUnion(contributions.filter { $0.entry.number == entry.number && toOnes.contains($0.relationship.name) }.map(\.ends.place))
+            folded.formUnion(places(ofToOnes: comparison.toOnes.map(\.name), of: entry, in: contributions))
             return try ranges(of: comparison.expected, cutBy: "s.\"Z_PK\"", of: comparison.sourceTable)
         }
         // And of every list compared through one side, as `compare` will run it.
@@ -73,6 +72,12 @@ struct StepVerification {
             return listing.rankedChecksum ?? listing.checksum
         }
         return values + links
+    }
+
+    /// Where the links of `entry`'s to-ones compared in its objects' own scan are stored: those
+    /// are not compared again as links.
+    private func places(ofToOnes toOnes: [String], of entry: PlannedMapping, in contributions: [LinkContribution]) -> [String] {
+        contributions.filter { $0.entry.number == entry.number && toOnes.contains($0.relationship.name) }.map(\.ends.place)
     }
 
     /// Every relationship mapping that links anything, grouped by where its links are stored
