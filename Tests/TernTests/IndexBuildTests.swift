@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Tern
 import TernSQLite
@@ -56,6 +57,27 @@ struct IndexBuildTests {
             threads: 2, shouldStop: { false })
         build.waitForEnd()
         #expect(try indexes(connection) == ["ZITEM_ZNAME_INDEX"])
+    }
+
+    @Test("asked to finish, the build makes the index it is making and starts no other")
+    func finishCurrentKeepsTheIndexInProgress() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try store(in: directory, rows: 300_000)
+        // The build asks `shouldStop` before each statement and, through its progress handler,
+        // all along one: a few calls say the first index is being made.
+        let calls = Atomic<Int>(0)
+        let build = try IndexBuild(
+            store: connection.path,
+            statements: ["CREATE INDEX ZITEM_ZNAME_INDEX ON ZITEM (ZNAME)", "CREATE INDEX ZITEM_ZCODE_INDEX ON ZITEM (ZCODE)"],
+            threads: 1,
+            shouldStop: {
+                calls.add(1, ordering: .relaxed)
+                return false
+            })
+        while calls.load(ordering: .relaxed) < 3 { usleep(1_000) }
+        build.finishCurrent()
+        #expect(try indexes(connection) == ["ZITEM_ZNAME_INDEX"])
+        #expect(try connection.scalar("PRAGMA integrity_check") == .text("ok"))
     }
 
     @Test("a stop asked for interrupts the build, and the index it was making is not kept")

@@ -228,7 +228,7 @@ struct VerificationTests {
     }
 
     @Test(
-        "lists Tern ranks anew are compared rank by rank, however the ranks are worked out: two places swapped in an owner's list, or in a target's list of owners, are caught",
+        "lists Tern numbers anew are compared by the keys it numbered: two places swapped in an owner's list, or keys changed that keep the order, are caught",
         arguments: [
             // Two publications an author edited (their editor key holds the list) trade places.
             Tampering(
@@ -245,9 +245,17 @@ struct VerificationTests {
                     UPDATE Z_1BOOKS SET Z_FOK_1AUTHORS = -Z_FOK_1AUTHORS
                     WHERE Z_2BOOKS = (SELECT Z_2BOOKS FROM Z_1BOOKS GROUP BY Z_2BOOKS HAVING count(*) = 2 ORDER BY Z_2BOOKS LIMIT 1)
                     """,
-                expected: ["AuthorToAuthor.books", "among its target's"], rows: 2),
+                expected: ["BookToPublication.authors", "at position"], rows: 2),
+            // The same order under other keys is not what was written.
+            Tampering(
+                name: "a publication's authors' keys doubled",
+                sql: """
+                    UPDATE Z_1BOOKS SET Z_FOK_1AUTHORS = 2 * Z_FOK_1AUTHORS
+                    WHERE Z_2BOOKS = (SELECT Z_2BOOKS FROM Z_1BOOKS GROUP BY Z_2BOOKS HAVING count(*) = 2 ORDER BY Z_2BOOKS LIMIT 1)
+                    """,
+                expected: ["BookToPublication.authors", "at position"], rows: 2),
         ])
-    func rankedListTampering(_ tampering: Tampering) throws {
+    func numberedListTampering(_ tampering: Tampering) throws {
         let chain = try ModelLoader.load(Configs.path("chain"))
         let source = directory.path("chain.sqlite")
         _ = try DataGenerator.generate(model: chain.versions[0], at: source, rows: 400, seed: 3)

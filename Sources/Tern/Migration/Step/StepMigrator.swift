@@ -176,14 +176,13 @@ final class StepMigrator {
         }
         try options.beforeVerification?(connection)
         // With a second worker, the indexes are built beside verification, on the cores its
-        // scans leave; `finish` makes any the build had not made when verification ended.
+        // scans leave; `finish` makes any the build had not begun when verification ended.
         let indexes =
             options.workers > 1
             ? try IndexBuild(store: connection.path, statements: indexStatements, threads: options.workers, shouldStop: options.shouldStop)
             : nil
         do {
             try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
-            indexes?.stop()
         } catch {
             indexes?.stop()
             throw error
@@ -191,6 +190,7 @@ final class StepMigrator {
         report = verification.report
         let finishing = ContinuousClock.now
         emit(.stepStage(.indexing))
+        indexes?.finishCurrent()
         try MigrationInterrupted.whenAsked(options.shouldStop, finish)
         report.verifying = finishing - verifying
         report.indexing = ContinuousClock.now - finishing

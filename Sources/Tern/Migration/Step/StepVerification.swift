@@ -600,11 +600,32 @@ struct StepVerification {
             && sourceLayout.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn != nil
     }
 
+    /// Whether a contribution's list holds the order keys its own pairs number (`order_key` of
+    /// `mappedPairs`: `row_number` over the source's links, so no two alike), and no other
+    /// writer's: its storage's one ordered side, with no policy linking through it, in a plan of
+    /// one pass (after the last of several, the other side's links are written again, with
+    /// their own idea of the order). Equal keys over the same links are then the same positions,
+    /// and neither side sorts every link to rank it.
+    private func numbersOwnOrderKeys(_ contribution: LinkContribution) -> Bool {
+        let relationship = contribution.relationship
+        guard relationship.isOrdered, !isInverseOrdered(relationship), contribution.storage.orderColumn != nil, !contribution.touchedByPolicy,
+            step.passes.count == 1, !inputs.needsMatching(relationship, of: contribution.entry.destinationEntity)
+        else { return false }
+        if case .foreignKey = contribution.storage { return false }
+        return true
+    }
+
+    /// Whether a contribution's positions are compared by the order keys themselves.
+    private func comparesOrderKeys(_ contribution: LinkContribution) -> Bool {
+        keepsSourceOrderKeys(contribution) || numbersOwnOrderKeys(contribution)
+    }
+
     /// The links the source says a relationship mapping makes, as `verifyRelationship` compares
     /// them. Positions: the target's among the owner's where the relationship is ordered, the
     /// owner's among the target's where its inverse is. A list written with the source's own
-    /// order keys is compared by those keys: equal keys over the same links, with targets that
-    /// kept their keys to break ties alike, are the same positions (and a stricter check).
+    /// order keys, or with keys numbered from its pairs alone, is compared by those keys: equal
+    /// keys over the same links (with targets that kept their keys to break the source's ties
+    /// alike) are the same positions, and a stricter check.
     private func expectedLinks(_ contribution: LinkContribution) -> LinkListing {
         let (entry, relationship, storage) = (contribution.entry, contribution.relationship, contribution.storage)
         let sourceKeys = keepsSourceOrderKeys(contribution)
@@ -615,7 +636,7 @@ struct StepVerification {
             : contribution.pairs
         return LinkListing(
             owner: "owner", target: "target",
-            position: sourceKeys ? .value("order_key") : relationship.isOrdered ? .rank(partition: "owner", keys: ["ord"]) : .null,
+            position: comparesOrderKeys(contribution) ? .value("order_key") : relationship.isOrdered ? .rank(partition: "owner", keys: ["ord"]) : .null,
             inversePosition: isInverseOrdered(relationship) ? .rank(partition: "target", keys: ["inverse_ord", "owner"]) : .null, rows: "(\(pairs))")
     }
 
@@ -626,15 +647,15 @@ struct StepVerification {
             expectedLinks(contribution),
             actualLinks(
                 relationship, of: entry, storage: contribution.storage, inverseOrdered: isInverseOrdered(relationship),
-                rawOrder: keepsSourceOrderKeys(contribution))
+                rawOrder: comparesOrderKeys(contribution))
         )
     }
 
     /// The one side of a storage every writer agrees on that its links are compared through:
-    /// the one whose list keeps the source's order keys, compared by those keys, without
-    /// ranking every link on either side.
+    /// the one whose order keys are compared as they are, without ranking every link on either
+    /// side.
     private func comparedSide(of group: [LinkContribution]) -> LinkContribution {
-        group.first(where: keepsSourceOrderKeys) ?? group[0]
+        group.first(where: keepsSourceOrderKeys) ?? group.first(where: numbersOwnOrderKeys) ?? group[0]
     }
 
     /// The destination's links of `relationship` held by the entry's objects, wherever the
