@@ -519,6 +519,20 @@ struct StepVerification {
         let table = quoteIdentifier(entry.table)
         // SQL leaves `entity` NULL: its objects are all of the mapping's destination entity.
         let mappedEntity = Int64(destinationLayout.entities[entry.destinationEntity]!.number)
+        // Where the mapping alone writes its table, the associations' objects and the table's
+        // objects of its entity, two sums of one scan each, are alike when every association
+        // points at an object written, of that entity, and no object lacks one (a tenth of the
+        // time of looking each up: 1,000,000 associations, 0.38 s → 0.04 s). Only where they
+        // differ (objects of other entities, or left unassociated) is each association looked up.
+        if soleWriter(entry) {
+            let objects = quoteIdentifier(destinationLayout.entities[entry.destinationEntity]!.table)
+            let (associated, written) = try compare(
+                expected: SQLFragment("SELECT count(*), tern_checksum('NN', a.destination, coalesce(a.entity, \(mappedEntity))) FROM \(table) a WHERE (1)"),
+                cutBy: "a.rowid", of: table,
+                actual: SQLFragment("SELECT count(*), tern_checksum('NN', d.\"Z_PK\", d.\"Z_ENT\") FROM \(objects) d WHERE (d.\"Z_ENT\" = \(mappedEntity))"),
+                cutBy: "d.\"Z_PK\"", of: objects)
+            if associated == written { return }
+        }
         // Each row's object looked up in its own entity's table (none: an entity number the
         // destination lacks, which nothing was written as).
         let written =
