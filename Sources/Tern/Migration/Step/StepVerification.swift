@@ -38,13 +38,19 @@ struct StepVerification {
     mutating func run() throws {
         let (contributions, groups, agreed, ordersKeptBySource) = linkPlan()
 
+        // Every values comparison's ranges scanned at once: a table too small to cut in two no
+        // longer leaves a worker idle while it is read alone.
+        let comparisons = associations.entries.filter(\.valuesFollowExpressions).map {
+            objectsComparison($0, contributions: contributions, agreed: agreed, ordersKeptBySource: ordersKeptBySource)
+        }
+        var sums = try compare(comparisons.map(\.ranged)).makeIterator()
         var proven: [Int: [String]] = [:]
         var folded: Set<String> = []
         for entry in associations.entries {
             let mapping = entry.entityMapping
             if entry.valuesFollowExpressions {
-                let (attributes, toOnes) = try verifyObjects(
-                    objectsComparison(entry, contributions: contributions, agreed: agreed, ordersKeptBySource: ordersKeptBySource))
+                let comparison = comparisons.first { $0.entry.number == entry.number }!
+                let (attributes, toOnes) = try verifyObjects(comparison, sums: sums.next()!)
                 proven[entry.number] = ["count", attributes == 1 ? "values of 1 attribute" : "values of \(attributes) attributes"]
                 folded.formUnion(places(ofToOnes: toOnes, of: entry, in: contributions))
             } else {
@@ -64,7 +70,8 @@ struct StepVerification {
         let values = try associations.entries.filter(\.valuesFollowExpressions).flatMap { entry in
             let comparison = objectsComparison(entry, contributions: contributions, agreed: agreed, ordersKeptBySource: ordersKeptBySource)
             folded.formUnion(places(ofToOnes: comparison.toOnes.map(\.name), of: entry, in: contributions))
-            return try ranges(of: comparison.expected, cutBy: "s.\"Z_PK\"", of: comparison.sourceTable)
+            let ranged = comparison.ranged
+            return try ranges(of: ranged.expected, cutBy: ranged.expectedKey, of: ranged.expectedTable)
         }
         // And of every list compared through one side, as `compare` will run it.
         let links = agreed.subtracting(folded).sorted().map { place in
@@ -311,21 +318,33 @@ struct StepVerification {
             preparing: { try SQLCompiler.prepare($0, externalData: $1) }, shouldStop: options.shouldStop)
     }
 
-    /// The same two checksums — of queries that each end in a parenthesized `WHERE` condition —
-    /// each side cut into ranges of its key (`expectedKey` of the table `expectedTable`, and the
-    /// actual side's likewise) and every range of both run on the workers at once, then added
-    /// up (counts and checksums add): one side costlier than the other no longer leaves a worker
+    /// Two queries that each end in a parenthesized `WHERE` condition, each cut into ranges of a
+    /// table's rowid (`expectedKey` of `expectedTable`, and the actual side's likewise).
+    struct RangedComparison {
+        var expected: SQLFragment
+        var expectedKey: String
+        var expectedTable: String
+        var actual: SQLFragment
+        var actualKey: String
+        var actualTable: String
+    }
+
+    /// The same two checksums of each comparison, each side cut into ranges and every range of
+    /// every comparison run on the workers at once, then added up per side (counts and
+    /// checksums add): one side or one table costlier than another no longer leaves a worker
     /// idle, and a large table is read by both.
-    private func compare(
-        expected: SQLFragment, cutBy expectedKey: String, of expectedTable: String, actual: SQLFragment, cutBy actualKey: String, of actualTable: String
-    ) throws -> (want: ScanResult, have: ScanResult) {
-        let wanted = try ranges(of: expected, cutBy: expectedKey, of: expectedTable)
-        let queries = wanted.filter { readEarly[$0] == nil } + (try ranges(of: actual, cutBy: actualKey, of: actualTable))
-        let ran = try scanInParallel(queries)
-        // The source's side where it was not read early, then the store's, in order.
+    private func compare(_ comparisons: [RangedComparison]) throws -> [(want: ScanResult, have: ScanResult)] {
+        let cut = try comparisons.map {
+            (
+                wanted: try ranges(of: $0.expected, cutBy: $0.expectedKey, of: $0.expectedTable),
+                had: try ranges(of: $0.actual, cutBy: $0.actualKey, of: $0.actualTable)
+            )
+        }
+        // The source's sides where they were not read early, then the store's, in order.
+        let ran = try scanInParallel(cut.flatMap { $0.wanted.filter { readEarly[$0] == nil } } + cut.flatMap(\.had))
         var fresh = ran.makeIterator()
-        let want = wanted.map { readEarly[$0] ?? fresh.next()! }
-        let have = Array(fresh)
+        let wanted = cut.map { $0.wanted.map { readEarly[$0] ?? fresh.next()! } }
+        let had = cut.map { $0.had.map { _ in fresh.next()! } }
         func sum(_ parts: [ScanResult]) -> ScanResult {
             parts.reduce(into: ScanResult(count: 0, value: 0, counts: parts.first?.counts.map { _ in 0 } ?? [])) { total, part in
                 total.count += part.count
@@ -333,7 +352,7 @@ struct StepVerification {
                 total.counts = zip(total.counts, part.counts).map { $0 + $1 }
             }
         }
-        return (sum(want), sum(have))
+        return zip(wanted, had).map { (sum($0), sum($1)) }
     }
 
     /// `query` (ending in a parenthesized `WHERE` condition) cut into ranges of `key`, the
@@ -367,6 +386,13 @@ struct StepVerification {
         let key: String
         let association: String
         let selection: SQLFragment
+
+        /// Both sides, cut by their tables' keys, as `compare` scans them.
+        var ranged: RangedComparison {
+            RangedComparison(
+                expected: expected, expectedKey: "s.\"Z_PK\"", expectedTable: sourceTable, actual: SQLFragment(actual), actualKey: "d.\"Z_PK\"",
+                actualTable: destinationTable)
+        }
     }
 
     /// The comparison of an entity mapping whose values are its expressions': its objects,
@@ -446,15 +472,15 @@ struct StepVerification {
     /// Counts and every value of a mapping whose values are its expressions', with the links of
     /// its to-ones that hold one link per object in its own row (compared like values, in the
     /// same scan). Returns how many attributes were compared, and those to-ones.
-    private mutating func verifyObjects(_ comparison: ObjectsComparison) throws -> (attributes: Int, toOnes: [String]) {
+    private mutating func verifyObjects(_ comparison: ObjectsComparison, sums: (want: ScanResult, have: ScanResult)) throws -> (
+        attributes: Int, toOnes: [String]
+    ) {
         let (entry, columns, attributeCount, toOnes) = (comparison.entry, comparison.columns, comparison.attributeCount, comparison.toOnes)
         let (key, association, selection) = (comparison.key, comparison.association, comparison.selection)
         let mapping = entry.entityMapping
         let sourceTable = comparison.sourceTable
         let destinationTable = comparison.destinationTable
-        let (want, have) = try compare(
-            expected: comparison.expected, cutBy: "s.\"Z_PK\"", of: sourceTable, actual: SQLFragment(comparison.actual), cutBy: "d.\"Z_PK\"",
-            of: destinationTable)
+        let (want, have) = sums
         if let index = report.mappings.firstIndex(where: { $0.name == mapping.name && $0.pass == entry.pass + 1 }) {
             report.mappings[index].selected = Int(want.count)
         }
@@ -526,12 +552,15 @@ struct StepVerification {
         // differ (objects of other entities, or left unassociated) is each association looked up.
         if soleWriter(entry) {
             let objects = quoteIdentifier(destinationLayout.entities[entry.destinationEntity]!.table)
-            let (associated, written) = try compare(
-                expected: SQLFragment("SELECT count(*), tern_checksum('NN', a.destination, coalesce(a.entity, \(mappedEntity))) FROM \(table) a WHERE (1)"),
-                cutBy: "a.rowid", of: table,
-                actual: SQLFragment("SELECT count(*), tern_checksum('NN', d.\"Z_PK\", d.\"Z_ENT\") FROM \(objects) d WHERE (d.\"Z_ENT\" = \(mappedEntity))"),
-                cutBy: "d.\"Z_PK\"", of: objects)
-            if associated == written { return }
+            let sums = try compare([
+                RangedComparison(
+                    expected: SQLFragment("SELECT count(*), tern_checksum('NN', a.destination, coalesce(a.entity, \(mappedEntity))) FROM \(table) a WHERE (1)"),
+                    expectedKey: "a.rowid", expectedTable: table,
+                    actual: SQLFragment(
+                        "SELECT count(*), tern_checksum('NN', d.\"Z_PK\", d.\"Z_ENT\") FROM \(objects) d WHERE (d.\"Z_ENT\" = \(mappedEntity))"),
+                    actualKey: "d.\"Z_PK\"", actualTable: objects)
+            ])[0]
+            if sums.want == sums.have { return }
         }
         // Each row's object looked up in its own entity's table (none: an entity number the
         // destination lacks, which nothing was written as).
