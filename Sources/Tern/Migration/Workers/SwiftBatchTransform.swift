@@ -108,6 +108,11 @@ final class SourceBatchReader {
     func transformBatch(after last: Int64, through end: Int64, isCancelled: () -> Bool = { false }) throws -> TransformedBatch {
         let mapping = transform.mapping
         let destinationEntity = transform.destinationEntity
+        // What every object of the batch shares, read once: copies of them per object cost a
+        // third of a worker's time in reference counting.
+        let (policy, delegate) = (transform.policy, transform.delegate)
+        let policyName = policy.name(in: mapping)
+        let checks = KeyChecks(transform: transform, policyName: policyName, destinationSlots: destinationSlots)
         spent.releaseAged()
         try read.bind(transform.selectionArguments + [SQLiteValue.integer(last), .integer(end)])
         defer { read.reset() }
@@ -134,17 +139,17 @@ final class SourceBatchReader {
             batch.sourceBytes += values.reduce(0) { $0 + $1.bytesInMemory }
             let source = SourceObject(key: values[0].int64!, entity: transform.sourceEntity, positions: sourcePositions, row: values)
             context.reset()
-            try MigrationError.inPolicy(transform.policy.name(in: mapping), mapping: mapping, sourceKey: source.key) {
-                try transform.policy.createDestinationInstances(for: source, in: context)
+            try MigrationError.inPolicy(policyName, mapping: mapping, sourceKey: source.key) {
+                try policy.createDestinationInstances(for: source, in: context)
             }
-            if let delegate = transform.delegate {
+            if let delegate {
                 for (associatedSource, handle) in context.associations {
                     var object = context.object(handle)
                     delegate.associate(source: associatedSource, destination: &object, mapping: mapping)
                     context.updateObject(handle, object)
                 }
             }
-            try checkKeys(of: context, source: source)
+            try checks.check(context, source: source)
             let base = batch.objects.count
             for object in context.objects { batch.objects.append(try storedInCoreDataForm(object)) }
             for (index, keys) in context.identities { batch.identities[base + index] = keys }
@@ -187,42 +192,58 @@ final class SourceBatchReader {
 
     /// Refuses an object of an entity the destination lacks, or with a value (or identifying
     /// key) that is not one of its entity's attributes, naming the policy, the source object and
-    /// the attributes there are.
-    private func checkKeys(of context: InstanceCreationContext, source: SourceObject) throws {
-        let mapping = transform.mapping
-        for (index, object) in context.objects.enumerated() {
-            func failure(_ message: String) -> MigrationError {
-                .policyFailed(policy: transform.policy.name(in: mapping), mapping: mapping.name, sourceKey: source.key, message: message)
-            }
-            guard let settable = transform.settableAttributes[object.entity] else {
-                throw failure(
-                    "it created an object of entity \(object.entity), which the destination model does not have "
-                        + "(its entities: \(transform.settableAttributes.keys.sorted().joined(separator: ", ")))")
-            }
-            // The mapping's own values are the SQL path's too, which SQLite's affinity converts:
-            // only a policy of the user's is held to the kinds of value each type takes.
-            let checksKinds = !(transform.policy is DefaultMigrationPolicy)
-            // One look-up per value, no set built: this runs for every object a policy makes. Only
-            // a refusal looks again, to name the same attribute whatever the dictionary's order.
-            let identifying = context.identities[index] ?? []
-            let valuesFit: Bool
-            if let slots = object.slots, slots === destinationSlots, object.otherValues.isEmpty {
-                // The default's slots are the entity's settable attributes: only their kinds are left.
-                valuesFit = !checksKinds || zip(slots.types, object.slotValues).allSatisfy { type, value in value.map { Self.accepts(type, $0) } ?? true }
-            } else {
-                valuesFit = object.values.allSatisfy { name, value in settable[name].map { !checksKinds || Self.accepts($0, value) } ?? false }
-            }
-            if valuesFit, identifying.allSatisfy({ settable[$0] != nil }) { continue }
-            let unknown = Set(object.values.keys).union(identifying).subtracting(settable.keys)
-            if let name = unknown.sorted().first {
-                throw failure(
-                    "it set \(name) on an object of \(object.entity), which has no stored attribute of that name "
-                        + "(its attributes: \(settable.keys.sorted().joined(separator: ", ")))")
-            }
-            for (name, value) in object.values.sorted(by: { $0.key < $1.key }) where !Self.accepts(settable[name]!, value) {
-                throw failure(
-                    "it set \(name) on an object of \(object.entity) to \(value.storageClass) \(value.sqlLiteral.prefix(40)), but \(name) is \(settable[name]!.xcodeName) "
-                        + "(it takes \(Self.acceptedKinds(of: settable[name]!)), or NULL)")
+    /// the attributes there are. Made once per batch, with what every object is checked against.
+    private struct KeyChecks {
+        let settableAttributes: [String: [String: AttributeType]]
+        let mappingName: String
+        let policyName: String
+        let destinationSlots: DestinationObject.Slots?
+        /// The mapping's own values are the SQL path's too, which SQLite's affinity converts:
+        /// only a policy of the user's is held to the kinds of value each type takes.
+        let checksKinds: Bool
+
+        init(transform: SwiftBatchTransform, policyName: String, destinationSlots: DestinationObject.Slots?) {
+            settableAttributes = transform.settableAttributes
+            mappingName = transform.mapping.name
+            self.policyName = policyName
+            self.destinationSlots = destinationSlots
+            checksKinds = !(transform.policy is DefaultMigrationPolicy)
+        }
+
+        func check(_ context: InstanceCreationContext, source: SourceObject) throws {
+            for (index, object) in context.objects.enumerated() {
+                func failure(_ message: String) -> MigrationError {
+                    .policyFailed(policy: policyName, mapping: mappingName, sourceKey: source.key, message: message)
+                }
+                guard let settable = settableAttributes[object.entity] else {
+                    throw failure(
+                        "it created an object of entity \(object.entity), which the destination model does not have "
+                            + "(its entities: \(settableAttributes.keys.sorted().joined(separator: ", ")))")
+                }
+                // One look-up per value, no set built: this runs for every object a policy makes. Only
+                // a refusal looks again, to name the same attribute whatever the dictionary's order.
+                let identifying = context.identities[index] ?? []
+                let valuesFit: Bool
+                if let slots = object.slots, slots === destinationSlots, object.otherValues.isEmpty {
+                    // The default's slots are the entity's settable attributes: only their kinds are left.
+                    valuesFit =
+                        !checksKinds
+                        || zip(slots.types, object.slotValues).allSatisfy { type, value in value.map { SourceBatchReader.accepts(type, $0) } ?? true }
+                } else {
+                    valuesFit = object.values.allSatisfy { name, value in settable[name].map { !checksKinds || SourceBatchReader.accepts($0, value) } ?? false }
+                }
+                if valuesFit, identifying.allSatisfy({ settable[$0] != nil }) { continue }
+                let unknown = Set(object.values.keys).union(identifying).subtracting(settable.keys)
+                if let name = unknown.sorted().first {
+                    throw failure(
+                        "it set \(name) on an object of \(object.entity), which has no stored attribute of that name "
+                            + "(its attributes: \(settable.keys.sorted().joined(separator: ", ")))")
+                }
+                for (name, value) in object.values.sorted(by: { $0.key < $1.key }) where !SourceBatchReader.accepts(settable[name]!, value) {
+                    throw failure(
+                        "it set \(name) on an object of \(object.entity) to \(value.storageClass) \(value.sqlLiteral.prefix(40)), but \(name) is \(settable[name]!.xcodeName) "
+                            + "(it takes \(SourceBatchReader.acceptedKinds(of: settable[name]!)), or NULL)")
+                }
             }
         }
     }
