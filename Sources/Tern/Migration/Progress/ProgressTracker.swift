@@ -45,10 +45,10 @@ public struct ProgressSnapshot: Sendable, Equatable, Codable {
 public final class ProgressTracker: Sendable {
     private let state: Mutex<State>
     /// A copying step's passes, as a share of the step: `tern bench` measures verification at
-    /// about a third of a step and the index build at about a sixth.
-    static let passShare = 0.55
+    /// about a tenth of a step and the indexes left after it at about a third.
+    static let passShare = 0.6
     /// Verification's share of a copying step; the index build has what is left.
-    static let verifyingShare = 0.3
+    static let verifyingShare = 0.1
 
     private struct State {
         var started = ContinuousClock.now
