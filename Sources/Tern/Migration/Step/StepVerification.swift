@@ -645,17 +645,20 @@ struct StepVerification {
 
     /// Whether a contribution's list holds the order keys its own pairs number (`order_key` of
     /// `mappedPairs`: `row_number` over the source's links, so no two alike), and no other
-    /// writer's: its storage's one ordered side, with no policy linking through it, in a plan of
-    /// one pass (after the last of several, the other side's links are written again, with
-    /// their own idea of the order). Equal keys over the same links are then the same positions,
-    /// and neither side sorts every link to rank it.
+    /// writer's: its storage's one ordered side, read from a source relationship without order
+    /// keys (those are copied as they are, ties and NULLs included: `keepsSourceOrderKeys`),
+    /// with its owners made in SQL (one per source object) and no policy linking through it, in
+    /// a plan of one pass (after the last of several, the other side's links are written again,
+    /// with their own idea of the order). Equal keys over the same links are then the same
+    /// positions, and neither side sorts every link to rank it.
     private func numbersOwnOrderKeys(_ contribution: LinkContribution) -> Bool {
-        let relationship = contribution.relationship
+        let (entry, relationship) = (contribution.entry, contribution.relationship)
         guard relationship.isOrdered, !isInverseOrdered(relationship), contribution.storage.orderColumn != nil, !contribution.touchedByPolicy,
-            step.passes.count == 1, !inputs.needsMatching(relationship, of: contribution.entry.destinationEntity)
+            !entry.runsInSwift, step.passes.count == 1, !inputs.needsMatching(relationship, of: entry.destinationEntity)
         else { return false }
         if case .foreignKey = contribution.storage { return false }
-        return true
+        let (sourceName, _) = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
+        return sourceLayout.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn == nil
     }
 
     /// Whether a contribution's positions are compared by the order keys themselves.
