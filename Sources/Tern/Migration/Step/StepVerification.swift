@@ -43,14 +43,15 @@ struct StepVerification {
         let comparisons = associations.entries.filter(\.valuesFollowExpressions).map {
             objectsComparison($0, contributions: contributions, agreed: agreed, ordersKeptBySource: ordersKeptBySource)
         }
-        var sums = try compare(comparisons.map(\.ranged)).makeIterator()
+        // In the entries' order, as the loop below takes them.
+        var compared = zip(comparisons, try compare(comparisons.map(\.ranged))).makeIterator()
         var proven: [Int: [String]] = [:]
         var folded: Set<String> = []
         for entry in associations.entries {
             let mapping = entry.entityMapping
             if entry.valuesFollowExpressions {
-                let comparison = comparisons.first { $0.entry.number == entry.number }!
-                let (attributes, toOnes) = try verifyObjects(comparison, sums: sums.next()!)
+                let (comparison, sums) = compared.next()!
+                let (attributes, toOnes) = try verifyObjects(comparison, sums: sums)
                 proven[entry.number] = ["count", attributes == 1 ? "values of 1 attribute" : "values of \(attributes) attributes"]
                 folded.formUnion(places(ofToOnes: toOnes, of: entry, in: contributions))
             } else {
@@ -627,38 +628,41 @@ struct StepVerification {
             == true
     }
 
-    /// Whether a contribution's list is written with the source's own order keys (`order_key` of
-    /// `mappedPairs`), so that comparing the keys proves the positions: an ordered relationship
-    /// read from an ordered source relationship, stored in the owner's targets' rows or a join
-    /// table, whose targets kept their keys (ties then break alike on both sides), with no
-    /// ordered inverse and no matching of one-to-ones.
-    private func keepsSourceOrderKeys(_ contribution: LinkContribution) -> Bool {
+    /// For a list whose order keys may be compared as they are — an ordered relationship stored
+    /// in its targets' rows or a join table with an order column of its own, no ordered inverse,
+    /// no matching of one-to-ones — whether its source relationship keeps order keys, and the
+    /// list's targets; nil for any other relationship.
+    private func orderKeysSource(_ contribution: LinkContribution) -> (sourceOrdered: Bool, targets: [PlannedMapping])? {
         let (entry, relationship) = (contribution.entry, contribution.relationship)
         guard relationship.isOrdered, !isInverseOrdered(relationship), contribution.storage.orderColumn != nil,
             !inputs.needsMatching(relationship, of: entry.destinationEntity)
-        else { return false }
-        if case .foreignKey = contribution.storage { return false }
+        else { return nil }
+        if case .foreignKey = contribution.storage { return nil }
         let (sourceName, targets) = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
-        return targets.allSatisfy(\.keepsKeys)
-            && sourceLayout.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn != nil
+        return (sourceLayout.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn != nil, targets)
+    }
+
+    /// Whether a contribution's list is written with the source's own order keys (`order_key` of
+    /// `mappedPairs`), so that comparing the keys proves the positions: read from an ordered
+    /// source relationship, its targets kept their keys (ties then break alike on both sides).
+    private func keepsSourceOrderKeys(_ contribution: LinkContribution) -> Bool {
+        guard let (sourceOrdered, targets) = orderKeysSource(contribution) else { return false }
+        return sourceOrdered && targets.allSatisfy(\.keepsKeys)
     }
 
     /// Whether a contribution's list holds the order keys its own pairs number (`order_key` of
     /// `mappedPairs`: `row_number` over the source's links, so no two alike), and no other
-    /// writer's: its storage's one ordered side, read from a source relationship without order
-    /// keys (those are copied as they are, ties and NULLs included: `keepsSourceOrderKeys`),
-    /// with its owners made in SQL (one per source object) and no policy linking through it, in
-    /// a plan of one pass (after the last of several, the other side's links are written again,
-    /// with their own idea of the order). Equal keys over the same links are then the same
-    /// positions, and neither side sorts every link to rank it.
+    /// writer's: read from a source relationship without order keys (those are copied as they
+    /// are, ties and NULLs included: `keepsSourceOrderKeys`), with its owners made in SQL (one
+    /// per source object) and no policy linking through it, in a plan of one pass (after the
+    /// last of several, the other side's links are written again, with their own idea of the
+    /// order). Equal keys over the same links are then the same positions, and neither side
+    /// sorts every link to rank it.
     private func numbersOwnOrderKeys(_ contribution: LinkContribution) -> Bool {
-        let (entry, relationship) = (contribution.entry, contribution.relationship)
-        guard relationship.isOrdered, !isInverseOrdered(relationship), contribution.storage.orderColumn != nil, !contribution.touchedByPolicy,
-            !entry.runsInSwift, step.passes.count == 1, !inputs.needsMatching(relationship, of: entry.destinationEntity)
+        guard !contribution.touchedByPolicy, !contribution.entry.runsInSwift, step.passes.count == 1,
+            let (sourceOrdered, _) = orderKeysSource(contribution)
         else { return false }
-        if case .foreignKey = contribution.storage { return false }
-        let (sourceName, _) = inputs.targets(of: relationship, in: entry, throughPass: step.passes.count - 1)
-        return sourceLayout.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn == nil
+        return !sourceOrdered
     }
 
     /// Whether a contribution's positions are compared by the order keys themselves.

@@ -108,8 +108,8 @@ final class SourceBatchReader {
     func transformBatch(after last: Int64, through end: Int64, isCancelled: () -> Bool = { false }) throws -> TransformedBatch {
         let mapping = transform.mapping
         let destinationEntity = transform.destinationEntity
-        // What every object of the batch shares, read once: copies of them per object cost a
-        // third of a worker's time in reference counting.
+        // What every object of the batch shares, read once: copies of them per object added to the
+        // reference counting that is a quarter of a worker's time.
         let (policy, delegate) = (transform.policy, transform.delegate)
         let policyName = policy.name(in: mapping)
         let checks = KeyChecks(transform: transform, policyName: policyName, destinationSlots: destinationSlots)
