@@ -183,17 +183,11 @@ enum MigrationSummary {
         }
         var lines = plan.fromStoreModel ? [MigrationSummary.storeModelNote] : []
         lines += ["The store is at \(plan.storeVersion); migrating to \(plan.targetVersion) in \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s"):"]
+        if let route = plan.route { lines.append("  route: \(route)") }
         for (index, step) in plan.steps.enumerated() {
-            let origin =
-                step.composedFrom.map { "inferred mappings of \($0.joined(separator: " → ")), composed: the store is copied once" }
-                ?? (step.isInferred ? "inferred mapping" : step.origins.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then "))
+            let origin = step.isInferred ? "inferred mapping" : step.origins.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
             lines.append("  \(index + 1). \(step.source.versionName) → \(step.destination.versionName) (\(origin))")
             if let reason = step.copiedInstead { lines.append("       not in place: \(reason)") }
-            if let reason = step.notComposed {
-                lines.append("       not composed with the next step: \(reason)")
-            } else if !step.isInferred && plan.steps.count > 1 {
-                lines.append("       not composed with its neighbours: only inferred steps are composed")
-            }
             for (pass, mapping) in step.passes.enumerated() {
                 for entity in mapping.entities {
                     let m = entity.mapping

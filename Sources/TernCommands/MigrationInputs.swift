@@ -33,8 +33,15 @@ struct MigrationInputs: ParsableArguments {
     @Option(help: "Worker threads that read and transform batches of mappings that run in Swift (default: the number of cores).")
     var workers = ProcessStats.availableParallelism
 
-    @Flag(help: "Run consecutive inferred steps one by one, each validating its own version's rules, instead of composed into one (the store copied once).")
+    @Flag(
+        help: "Staged: go through every version that lies between the store's and the target (by content), each hop by the app's mapping model or inferred, instead of Core Data's route (one inferred mapping where the app ships none on the way)."
+    )
     var stepByStep = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Go through these versions, in this order (comma-separated), each leg by Core Data's route.", valueName: "versions"))
+    var through: String?
 
     @Flag(
         help: "Run every entity mapping through Swift (the default policy where none is named) instead of inside SQLite: slower; a cross-check of the SQL path."
@@ -45,6 +52,10 @@ struct MigrationInputs: ParsableArguments {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard (1...1 << 20).contains(memoryBudgetMiB) else { throw ValidationError("--memory-budget must be from 1 to 1048576 (MiB)") }
         guard (1...256).contains(workers) else { throw ValidationError("--workers must be from 1 to 256") }
+        if through != nil, stepByStep { throw ValidationError("--through and --step-by-step choose the route two ways: give one") }
+        if let through, through.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+            throw ValidationError("--through lists version names separated by commas, none empty")
+        }
     }
 
     /// Options for the run, with the policies this `tern` was built with.
@@ -52,7 +63,7 @@ struct MigrationInputs: ParsableArguments {
         let registry = inSwift ? CommandEnvironment.current.registry.sendingEveryMappingThroughSwift() : CommandEnvironment.current.registry
         var options = MigrationOptions(batchSize: batchSize, workers: workers, registry: registry)
         options.memoryBudget = memoryBudgetMiB << 20
-        options.composeSteps = !stepByStep
+        options.route = RouteChoice(stepByStep: stepByStep, through: through)
         return options
     }
 

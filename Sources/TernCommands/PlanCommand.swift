@@ -42,19 +42,14 @@ struct PlanCommand: ParsableCommand {
         lines += [
             "The store is at \(estimate.storeVersion); \(estimate.steps.count) step\(estimate.steps.count == 1 ? "" : "s") to \(estimate.targetVersion), in batches of \(count(estimate.batchSize)) source objects, \(estimate.workers) worker\(estimate.workers == 1 ? "" : "s") for mappings in Swift."
         ]
+        if let route = estimate.plan.route { lines.append("Route: \(route).") }
         for (index, step) in estimate.steps.enumerated() {
             lines.append("")
             let how = step.schemaChanges == nil ? "the store is copied once" : "applied in place at once"
             let origin =
-                step.composedFrom.map { "inferred mappings of \($0.joined(separator: " → ")), composed: \(how)" }
-                ?? step.origin.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
+                step.origin == ["inferred"] ? "inferred mapping: \(how)" : step.origin.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
             lines.append("Step \(index + 1), \(step.source) → \(step.destination) (\(origin)):")
             if let reason = step.copiedInstead { lines.append("  not in place: \(reason)") }
-            if let reason = step.notComposed {
-                lines.append("  not composed with the next step: \(reason)")
-            } else if step.origin != ["inferred"] && estimate.steps.count > 1 {
-                lines.append("  not composed with its neighbours: only inferred steps are composed")
-            }
             lines += step.dropped.map { "  drops: \($0)\($0.values == nil ? " (counted when the step runs)" : "")" }
             if let changes = step.schemaChanges {
                 lines.append("  applied in place as schema changes, without reading rows:")

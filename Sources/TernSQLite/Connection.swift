@@ -70,6 +70,8 @@ public final class Connection {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
+        // A quoted name is always a name: one that names nothing is an error, never a string.
+        try check(tern_sqlite_disable_double_quoted_strings(db))
         let milliseconds =
             configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000

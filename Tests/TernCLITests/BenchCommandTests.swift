@@ -27,12 +27,12 @@ struct BenchCommandTests {
             "Attachments: 200 documents", "| tern, copied as they are (1 → 2) |", "| tern, decoded into the store (1 → 2 → 3) |",
             "| hand-written SQL and hard links (ceiling) |", "| naive row by row, files copied (baseline) |",
             "tern (files carried and proven) / hand-written SQL and hard links:", "tern / naive row by row with files copied:",
-            "Chain: 2,000 objects (authors and books) with", "| tern, 3 inferred steps composed into one |", "| tern, step by step (--step-by-step) |",
+            "Chain: 2,000 objects (authors and books) with", "| tern, one inferred mapping (renames followed) |", "| tern, step by step (--step-by-step) |",
             "| hand-written SQL, one pass (ceiling) |", "| naive row by row (baseline) |",
-            "tern (composed) / hand-written SQL in one pass:", "tern (composed) / naive row by row:", "composed / step by step:",
-            "verification by content in the composed run (every value, link and position):",
+            "tern (one mapping) / hand-written SQL in one pass:", "tern (one mapping) / naive row by row:", "one mapping / step by step:",
+            "verification by content in the one-mapping run (every value, link and position):",
             "verification's share of the run by size, all pushed down: 2,200 objects",
-            "links recreated after the objects, chain: tern, 3 inferred steps composed into one: AuthorToAuthor.edited",
+            "links recreated after the objects, chain: tern, one inferred mapping (renames followed): AuthorToAuthor.edited",
             "BookToPublication.authors",
         ] {
             #expect(markdown.contains(row), "missing: \(row)")

@@ -14,6 +14,18 @@ struct ErrorTests {
         #expect(error.description.contains("SELEC 1"))
     }
 
+    @Test("a quoted name that names no column is an error, never a string literal")
+    func doubleQuotedStringsAreOff() throws {
+        let connection = try Connection(path: ":memory:")
+        try connection.execute("CREATE TABLE t (a BLOB)")
+        try connection.execute("INSERT INTO t VALUES (x'00')")
+        // With SQLite's default, typeof("missing") is 'text': a store lacking a column would
+        // look like a store holding text in it.
+        let error = try #require(throws: SQLiteError.self) { try connection.prepare(#"SELECT typeof("missing") FROM t"#) }
+        #expect(error.message.contains("no such column: missing"))
+        #expect(throws: SQLiteError.self) { try connection.execute(#"CREATE INDEX i ON t ("nosuch")"#) }
+    }
+
     @Test("a constraint failure has the extended code and matches its family")
     func constraint() throws {
         let connection = try Connection(path: ":memory:")

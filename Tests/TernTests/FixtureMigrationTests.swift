@@ -161,7 +161,7 @@ struct FixtureMigrationTests {
         let (source, migrated, report, _) = try migrate(
             "alemar11__CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite",
             model: FixtureStore.sampleModel3, to: "SampleModel3_v3")
-        #expect(report.plan.steps.map(\.composedFrom) == [["SampleModel3", "SampleModel3_v2", "SampleModel3_v3"]])
+        #expect(report.plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" } == ["SampleModel3 → SampleModel3_v3"])
         #expect(try migrated.scalar("SELECT count(*) FROM ZUSER") == source.scalar("SELECT count(*) FROM ZUSER"))
         #expect(try migrated.scalar("SELECT count(*) FROM ZUSER") == .integer(12))
     }
@@ -172,7 +172,7 @@ struct FixtureMigrationTests {
             "duckduckgo__BrowserServicesKit/Tests/BookmarksTests/Resources/Bookmarks_V3.sqlite", withWAL: true,
             model: FixtureStore.bookmarks)
         defer { withExtendedLifetime(reader) {} }  // its snapshot holds the source's -wal rows
-        #expect(report.plan.steps.map(\.composedFrom) == [["BookmarksModel 3", "BookmarksModel 4", "BookmarksModel 5", "BookmarksModel 6"]])
+        #expect(report.plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" } == ["BookmarksModel 3 → BookmarksModel 6"])
         #expect(
             try rows(source, "SELECT Z_PK, ZUUID, ZTITLE, ZURL, ZISFOLDER, ZPARENT FROM ZBOOKMARKENTITY ORDER BY Z_PK")
                 == rows(migrated, "SELECT Z_PK, ZUUID, ZTITLE, ZURL, ZISFOLDER, ZPARENT FROM ZBOOKMARKENTITY ORDER BY Z_PK"))
@@ -239,10 +239,10 @@ struct FixtureMigrationTests {
         }
     }
 
-    @Test("every real store migrates to the same content with its inferred steps composed and step by step", arguments: 0..<5)
-    func composedEqualsStepByStep(_ index: Int) throws {
+    @Test("every real store migrates to the same content by Core Data's route and step by step", arguments: 0..<5)
+    func coreDataRouteEqualsStepByStep(_ index: Int) throws {
         var stepByStep = MigrationOptions(batchSize: 2, workers: 2, registry: FixturePolicies.registry)
-        stepByStep.composeSteps = false
+        stepByStep.route = .stepByStep
         try expectSameContent(index, MigrationOptions(batchSize: 2, workers: 2, registry: FixturePolicies.registry), stepByStep)
     }
 

@@ -39,8 +39,9 @@ struct InPlaceRenameTests {
         return (try folder.model(files), folder)
     }
 
-    @Test("step by step, each step in place: every value lands under its new name", arguments: [false, true])
-    func swappedNames(composed: Bool) async throws {
+    @Test("step by step, each step in place: every value lands under its new name", arguments: [RouteChoice.through(["Swap 2"]), .coreData])
+    func swappedNames(route: RouteChoice) async throws {
+        let composed = route == .coreData
         let (model, folder) = try model()
         defer { withExtendedLifetime(folder) {} }
         let store = try TestStore(model: model, version: "Swap 1") { store in
@@ -49,7 +50,7 @@ struct InPlaceRenameTests {
             }
         }
         var options = MigrationOptions()
-        options.composeSteps = composed
+        options.route = route
         let plan = try StoreMigration(store: store.path, model: model, options: options, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }).plan()
         #expect(plan.steps.count == (composed ? 1 : 2))
         if !composed { #expect(plan.steps.allSatisfy { LightweightInPlace.statements(for: $0) != nil }, "both steps are schema changes") }
@@ -62,9 +63,9 @@ struct InPlaceRenameTests {
     }
 
     @Test(
-        "version 2 renames name to fullName (identifier name), version 3 adds a new name: fullName keeps the values, name is new and empty; what the plan says runs in place is what runs",
-        arguments: [false, true])
-    func newNameBesideRenamed(composed: Bool) async throws {
+        "version 2 renames name to fullName (identifier name), version 3 adds a new name: through version 2, fullName keeps the values and name is new and empty; inferred from 1 to 3 directly, the name that stayed keeps them; what the plan says runs in place is what runs",
+        arguments: [RouteChoice.through(["R 2"]), .coreData])
+    func newNameBesideRenamed(route: RouteChoice) async throws {
         let folder = try TemporaryDirectory()
         let model = try folder.model([
             "model.yaml": "name: R\ncurrent: R 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
@@ -77,7 +78,7 @@ struct InPlaceRenameTests {
             for key in 1...3 { try store.insert("P", ["name": .text("n\(key)"), "age": .integer(Int64(key))]) }
         }
         var options = MigrationOptions()
-        options.composeSteps = composed
+        options.route = route
         let migration = StoreMigration(store: store.path, model: model, options: options, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         let plan = try migration.plan()
         let planned = plan.steps.map { LightweightInPlace.statements(for: $0) ?? [] }
@@ -85,8 +86,9 @@ struct InPlaceRenameTests {
         let report = try await migration.run(plan, output: output)
         #expect(report.steps.map(\.appliedInPlace) == planned)
         let objects = try await store.migrated(options: options).objects("P")
-        #expect(objects.map { $0["fullName"] } == ["n1", "n2", "n3"])
-        #expect(objects.map { $0["name"] } == [nil, nil, nil])
+        let staged = route != .coreData
+        #expect(objects.map { $0["fullName"] } == (staged ? ["n1", "n2", "n3"] : [nil, nil, nil]))
+        #expect(objects.map { $0["name"] } == (staged ? [nil, nil, nil] : ["n1", "n2", "n3"]))
     }
 
     @Test(

@@ -33,14 +33,15 @@ struct MigrationTests {
     }
 
     @Test(
-        "BookStore 1 → 5: every object and link arrives as the mappings say; --out leaves the original byte for byte — step by step and with 1 → 2 → 3 composed",
-        arguments: [false, true])
-    func bookStoreChain(composing: Bool) throws {
+        "BookStore 1 → 5: every object and link arrives as the mappings say; --out leaves the original byte for byte — by Core Data's route (1 → 3 inferred) and step by step",
+        arguments: [RouteChoice.coreData, .stepByStep])
+    func bookStoreChain(route: RouteChoice) throws {
+        let composing = route == .coreData
         let source = try bookStoreV1()
         let before = try Data(contentsOf: URL(fileURLWithPath: source))
         let output = directory.path("Books5.sqlite")
         var options = MigrationOptions(batchSize: 77, registry: .builtIn)
-        options.composeSteps = composing
+        options.route = route
         let migration = StoreMigration(store: source, model: Self.bookStore, options: options)
         let plan = try migration.plan()
         #expect(plan.storeVersion == "BookStore 1")
@@ -152,9 +153,9 @@ struct MigrationTests {
         let editor = try Connection(path: source, configuration: .init(mode: .readWrite))
         try StoreFile.setMetadata("MyAppSyncToken", to: "abc123", in: editor, path: source)
         try editor.close()
-        for steps in [true, false] {
+        for steps in [RouteChoice.coreData, .stepByStep] {
             var options = MigrationOptions(registry: .builtIn)
-            options.composeSteps = steps
+            options.route = steps
             let migration = StoreMigration(store: source, model: Self.bookStore, options: options)
             let output = directory.path("uuid-\(steps).sqlite")
             _ = try migration.runBlocking(try migration.plan(), output: output)
@@ -283,7 +284,7 @@ struct MigrationFaultTests {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         // SQLite's max_page_count makes the destination "full" after a few pages, like a full disk.
         let model = Self.bookStore
-        let step = try MigrationPlanner.chain(in: model, from: "BookStore 1", to: "BookStore 2", mappingFiles: [], composing: false)[0]
+        let step = try MigrationPlanner.chain(in: model, from: "BookStore 1", to: "BookStore 2", mappingFiles: []).steps[0]
         let destination = directory.path("full.sqlite")
         let error = try #require(throws: (any Error).self) {
             var options = MigrationOptions(batchSize: 500, registry: .builtIn)
@@ -313,10 +314,10 @@ struct MigrationFaultTests {
     @Test("verification names the entity mapping and attribute whose copied values differ from the source")
     func verificationFailure() throws {
         let (path, before) = try source()
-        let step = try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 3", mappingFiles: [], composing: false)[1]
+        let step = try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 3", mappingFiles: [], choice: .stepByStep).steps[1]
         let middle = directory.path("v2.sqlite")
         _ = try Migrator.migrate(
-            try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 2", mappingFiles: [], composing: false)[0], from: path,
+            try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 2", mappingFiles: []).steps[0], from: path,
             to: middle, options: MigrationOptions(registry: .builtIn))
         let destination = directory.path("v3.sqlite")
         // Between the last pass and verification, something changes a copied value behind the migration's back.

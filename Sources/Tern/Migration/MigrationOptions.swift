@@ -23,9 +23,10 @@ public struct MigrationOptions: Sendable {
     public var workers: Int
     /// Keep the association tables in the migrated store, for auditing.
     public var keepAssociations: Bool
-    /// Compose consecutive inferred steps into one (`StepComposition`): the store is copied once
-    /// for all of them. Off, each step runs on its own, and validates its own version's rules.
-    public var composeSteps = true
+    /// How the versions between the store's and the target are chosen: Core Data's route by
+    /// default (one inferred mapping where the app ships none on the way), step by step, or
+    /// through named versions.
+    public var route: RouteChoice = .coreData
     /// Refuse an inferred step that would drop non-NULL values (`DataLoss`) rather than report it.
     public var refuseDataLoss = false
     /// Validation violations listed before giving up.

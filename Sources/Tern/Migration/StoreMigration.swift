@@ -24,6 +24,9 @@ public struct StoreMigration: Sendable {
         public let targetVersion: String
         /// The steps in order; empty when the store is at the target already.
         public let steps: [MigrationStep]
+        /// Why the steps go through the versions they do (`VersionRouter`), for people; nil
+        /// when the store is at the target already.
+        public var route: String?
         /// True when no version of the model wrote the store and its own model, read from its
         /// `Z_MODELCACHE`, is the source version (named `StoreModelCache.versionName`).
         public var fromStoreModel = false

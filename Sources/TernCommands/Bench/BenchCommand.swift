@@ -110,7 +110,7 @@ struct BenchRunCommand: ParsableCommand {
             }
             if chainObjects > 0 {
                 let chain = try bench.generateChain(objects: chainObjects, model: ConfigsDirectory.find("chain"))
-                try bench.migrate("chain: tern, 3 inferred steps composed into one", source: chain, options: [])
+                try bench.migrate("chain: tern, one inferred mapping (renames followed)", source: chain, options: [])
                 try bench.migrate("chain: tern, step by step (--step-by-step)", source: chain, options: ["--step-by-step"])
                 try bench.baseline("chain: hand-written SQL, one pass (ceiling)", command: "chain-sql-ceiling", source: chain)
                 if naive { try bench.baseline("chain: naive row by row (baseline)", command: "chain-naive", source: chain) }

@@ -120,18 +120,18 @@ struct BenchReport: Codable {
             "Chain: \(count(chainObjects)) objects (authors and books)\(chainLinks.map { " with \(count($0)) many-to-many links" } ?? ""), Chain 1 → 4 through three inferred steps: Book renamed Publication, its notes dropped; its authors made ordered, and so each author's edited publications (a list kept in their editor key, recreated through it), an edition added with a default; an author's name renamed (configs/chain).",
             chainResults, prefix: Self.chain, script: result("chain: hand-written"), naive: result("chain: naive"))
         if let tern = result("chain: tern, 3"), let ceiling = result("chain: hand-written") {
-            lines.append("- tern (composed) / hand-written SQL in one pass: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
+            lines.append("- tern (one mapping) / hand-written SQL in one pass: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
         }
         if let tern = result("chain: tern, 3"), let naive = result("chain: naive") {
             lines.append(
-                "- tern (composed) / naive row by row: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
+                "- tern (one mapping) / naive row by row: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
         }
         if let tern = result("chain: tern, 3"), let steps = result("chain: tern, step by step") {
-            lines.append("- composed / step by step: \(String(format: "%.2f×", tern.seconds / steps.seconds)) the time")
+            lines.append("- one mapping / step by step: \(String(format: "%.2f×", tern.seconds / steps.seconds)) the time")
         }
         if let tern = result("chain: tern, 3"), let verifying = tern.verifyingSeconds {
             lines.append(
-                "- verification by content in the composed run (every value, link and position): \(Self.share(verifying, of: tern.seconds))"
+                "- verification by content in the one-mapping run (every value, link and position): \(Self.share(verifying, of: tern.seconds))"
                     + Self.indexesAfter(tern))
         }
         return lines + linkRateLines(chainResults)

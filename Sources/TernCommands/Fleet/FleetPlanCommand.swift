@@ -35,7 +35,7 @@ struct FleetPlanCommand: ParsableCommand {
     @Option(help: "A compiled model's VersionInfo.plist, to recognise Core Data stores by Apple's hashes.")
     var versionInfo: String?
 
-    @Flag(help: "Run consecutive inferred steps one by one instead of composed into one.")
+    @Flag(help: "Staged: every version between the store's and the target, by content, instead of Core Data's route.")
     var stepByStep = false
 
     @Option(help: "Stores planned at once (default: the number of cores).")

@@ -63,7 +63,7 @@ struct FleetPlanner {
         let id = FleetManifest.id(forPath: written)
         do {
             var options = MigrationOptions(registry: registry)
-            options.composeSteps = !stepByStep
+            options.route = stepByStep ? .stepByStep : .coreData
             let migration = StoreMigration(
                 store: store, model: model, options: options, logger: Logger(label: "tern.fleet.plan", factory: { _ in SwiftLogNoOpLogHandler() }))
             let plan = try migration.plan(to: target, mappingFiles: mappingOverrides, appleHashes: appleHashes)

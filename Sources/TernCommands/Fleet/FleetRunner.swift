@@ -167,7 +167,7 @@ struct FleetRunner: Sendable {
     private func migrate(_ entry: FleetManifest.Entry, at path: String, lease: StoreLease, into outcome: inout StoreOutcome) throws {
         var options = MigrationOptions(batchSize: settings.batchSize, workers: settings.workers, registry: registry)
         options.memoryBudget = settings.memoryBudget
-        options.composeSteps = !manifest.header.stepByStep
+        options.route = manifest.header.stepByStep ? .stepByStep : .coreData
         let stop = shouldStop
         options.shouldStop = { stop() || lease.isLost }
         let migration = StoreMigration(store: path, model: model, options: options, logger: logger)

@@ -84,14 +84,12 @@ public struct MigrationRun: Codable, Sendable {
         /// take the same paths.
         public var inSwift: [EntityMappingIdentity]
 
-        /// The inputs of migrating `source` along `plans`, with the versions of `model` a
-        /// composed step passes through (their defaults and renames are baked into its mapping).
+        /// The inputs of migrating `source` along `plans`.
         static func of(source: StoreDigest, plans: [StepPlan], model: VersionedModel? = nil) -> Inputs {
             var inputs = Inputs(source: source, versions: [:], definitions: [:], mappings: [:], inSwift: [])
             for plan in plans {
                 let step = plan.step
-                let passedThrough = (step.composedFrom ?? []).compactMap { model?.version(named: $0) }
-                for version in [step.source, step.destination] + passedThrough {
+                for version in [step.source, step.destination] {
                     inputs.versions[version.versionName] = version.versionChecksum
                     let definition = (try? ModelExporter.yaml(version)) ?? ""
                     inputs.definitions?[version.versionName] = Data(SHA256.hash(data: Data(definition.utf8))).base64EncodedString()

@@ -4,10 +4,10 @@ import TernStore
 import TernMapping
 import Foundation
 
-/// Works out the chain of steps from a store's version to a target version: an explicit mapping
-/// model where one is found beside the model (several for one step run as passes, in file-name
-/// order, unless a plan file lists the passes), an inferred one otherwise; a mapping that jumps
-/// several versions is taken when given.
+/// Works out the steps from a store's version to a target version, by the route Core Data takes
+/// (`VersionRouter`): the app's mapping models where they lie on the way (several for one step
+/// run as passes, in file-name order, unless a plan file lists the passes), inferred mappings
+/// for the rest.
 public enum MigrationPlanner {
     /// Mapping files found for a versioned model: Tern's `mappings/*.yaml` inside a Tern model
     /// directory, `.xcmappingmodel` bundles near an Xcode model (its folder and the folder
@@ -76,30 +76,27 @@ public enum MigrationPlanner {
         }
     }
 
-    /// The steps from `from` to `to`.
+    /// The steps from `from` to `to`, by the route `choice` picks (`VersionRouter`): Core Data's
+    /// by default — the app's mapping model for the pair, else its mapping models where they lie
+    /// on the way with one inferred mapping for each stretch they leave, else one inferred
+    /// mapping from `from` to `to`. No order of version names enters it.
     ///
-    /// - Throws: `TernError` when a step has neither a mapping file nor an inferable mapping
-    ///   (every reason listed), or a mapping file is invalid.
+    /// - Throws: `TernError` when no route is left (every inferred hop tried failed; the direct
+    ///   inference's reasons listed), or a mapping file is invalid.
     ///
     /// Files in `overriding`, and mapping models in `models` (built in memory, naming their
     /// versions), win over `mappingFiles` for the step they cover: a mapping given on the command
     /// line or by a program replaces the one found beside the model. `now` is what `now()` in
     /// every mapping gives.
-    ///
-    /// With `composing`, consecutive inferred steps become one (`StepComposition`), so the store
-    /// is copied once for all of them; steps that cannot be composed say why (`notComposed`).
     public static func chain(
         in model: VersionedModel, from: String, to: String, mappingFiles: [String], overriding: [String] = [],
-        models: [MappingModel] = [], composing: Bool = true,
+        models: [MappingModel] = [], choice: RouteChoice = .coreData,
         now: Double = Date().timeIntervalSinceReferenceDate
-    ) throws -> [MigrationStep] {
-        let names = model.versions.map(\.versionName)
-        guard let start = names.firstIndex(of: from), let end = names.firstIndex(of: to) else {
+    ) throws -> (steps: [MigrationStep], reason: String) {
+        for name in [from, to] + { if case .through(let stops) = choice { return stops } else { return [] } }()
+        where model.version(named: name) == nil {
             throw TernError(
-                .badInput, "no version \(names.contains(from) ? to : from) in \(model.name) (versions: \(names.joined(separator: ", ")))", path: model.path)
-        }
-        guard start < end else {
-            throw TernError(.badInput, "cannot migrate from \(from) to the earlier version \(to): give a mapping model for the downgrade", path: model.path)
+                .badInput, "no version \(name) in \(model.name) (versions: \(model.versions.map(\.versionName).joined(separator: ", ")))", path: model.path)
         }
         var declared: [(mapping: MappingSource, source: String, destination: String)] = []
         var overridden: Set<StepIdentity> = []
@@ -129,52 +126,83 @@ public enum MigrationPlanner {
                 declared.append((.file(file), source, destination))
             }
         }
-        var steps: [MigrationStep] = []
-        var position = start
-        while position < end {
-            // The furthest version an explicit mapping reaches from here, else the next one.
-            let jumps = declared.filter { $0.source == names[position] }.compactMap { entry in
-                names.firstIndex(of: entry.destination).flatMap { $0 > position && $0 <= end ? ($0, entry.mapping) : nil }
+        var router = VersionRouter(
+            versions: model.versions,
+            mapped: Set(declared.filter { $0.source != $0.destination }.map { StepIdentity(source: $0.source, destination: $0.destination) }))
+        var refused: [StepIdentity: InferenceFailure] = [:]
+        while true {
+            guard let route = router.route(from: from, to: to, choice: choice, refused: Set(refused.keys)) else {
+                let direct = refused[StepIdentity(source: from, destination: to)]
+                let reasons = (direct ?? refused.values.first)?.reasons ?? []
+                throw TernError(
+                    .badInput,
+                    "no mapping model from \(from) to \(to), and it cannot be inferred:\n" + reasons.map { "  - \($0)" }.joined(separator: "\n"),
+                    path: model.path)
             }
-            let source = model.versions[position]
-            if let target = jumps.map(\.0).max() {
-                let destination = model.versions[target]
-                let mappings = jumps.filter { $0.0 == target }.map(\.1)
-                var passes: [ValidatedMapping] = []
-                var origins: [String] = []
-                if let plan = mappings.first(where: \.isPlan) {
-                    // A plan says exactly which passes the step has.
-                    for pass in try MappingLoader.loadPasses(ofPlan: plan.origin, source: source, destination: destination, now: now) {
-                        passes.append(pass.mapping)
-                        origins.append(pass.file)
-                    }
-                } else {
-                    var earlier: Set<String> = []
-                    for mapping in mappings {
-                        let pass = try mapping.load(source: source, destination: destination, earlier: earlier, now: now)
-                        earlier.formUnion(pass.model.entityMappings.map(\.name))
-                        passes.append(pass)
-                    }
-                    origins = mappings.map(\.origin)
+            var steps: [MigrationStep] = []
+            var notes: [String] = []
+            var failed = false
+            for hop in route.hops {
+                let source = model.version(named: hop.from)!, destination = model.version(named: hop.to)!
+                if hop.byMapping {
+                    let mappings = declared.filter { $0.source == hop.from && $0.destination == hop.to }.map(\.mapping)
+                    steps.append(try mappedStep(mappings, source: source, destination: destination, now: now))
+                    continue
                 }
-                steps.append(MigrationStep(source: source, destination: destination, passes: passes, isInferred: false, origins: origins))
-                position = target
-            } else {
-                let destination = model.versions[position + 1]
                 do {
                     let mapping = try MappingInference.infer(from: source, to: destination)
                     let validated = try mapping.validate(source: source, destination: destination, now: now)
                     steps.append(MigrationStep(source: source, destination: destination, passes: [validated], isInferred: true, origins: ["inferred"]))
                 } catch let failure as InferenceFailure {
-                    throw TernError(
-                        .badInput,
-                        "no mapping model from \(source.versionName) to \(destination.versionName), and it cannot be inferred:\n"
-                            + failure.reasons.map { "  - \($0)" }.joined(separator: "\n"), path: model.path)
+                    // Beyond Core Data, which would fail here: one mapping that follows renames
+                    // through the versions between (an entity renamed, its identifier dropped later).
+                    let between = router.intermediates(from: hop.from, to: hop.to)
+                    if choice == .coreData, !between.isEmpty,
+                        let traced = try? MappingInference.infer(from: source, to: destination, through: between.map { model.version(named: $0)! }),
+                        let validated = try? traced.validate(source: source, destination: destination, now: now)
+                    {
+                        steps.append(MigrationStep(source: source, destination: destination, passes: [validated], isInferred: true, origins: ["inferred"]))
+                        notes.append(
+                            "\(hop.from) → \(hop.to) cannot be inferred as one mapping (\(failure.reasons.joined(separator: "; "))): "
+                                + "inferred following renames through \(between.joined(separator: ", ")), beyond Core Data")
+                        continue
+                    }
+                    if choice == .stepByStep, route.hops.count > 1 {
+                        // Staged: each version's own rules, or nothing.
+                        throw TernError(
+                            .badInput,
+                            "step by step, no mapping model from \(hop.from) to \(hop.to), and it cannot be inferred:\n"
+                                + failure.reasons.map { "  - \($0)" }.joined(separator: "\n"), path: model.path)
+                    }
+                    refused[StepIdentity(source: hop.from, destination: hop.to)] = failure
+                    failed = true
+                    break
                 }
-                position += 1
             }
+            if !failed { return (steps, ([route.reason] + notes).joined(separator: "; ")) }
         }
-        return composing ? composed(steps, now: now) : steps
+    }
+
+    /// A step by the app's mapping models for one pair of versions: one pass each, in file-name
+    /// order, unless a plan file lists the passes.
+    private static func mappedStep(_ mappings: [MappingSource], source: ObjectModel, destination: ObjectModel, now: Double) throws -> MigrationStep {
+        var passes: [ValidatedMapping] = []
+        var origins: [String] = []
+        if let plan = mappings.first(where: \.isPlan) {
+            for pass in try MappingLoader.loadPasses(ofPlan: plan.origin, source: source, destination: destination, now: now) {
+                passes.append(pass.mapping)
+                origins.append(pass.file)
+            }
+        } else {
+            var earlier: Set<String> = []
+            for mapping in mappings {
+                let pass = try mapping.load(source: source, destination: destination, earlier: earlier, now: now)
+                earlier.formUnion(pass.model.entityMappings.map(\.name))
+                passes.append(pass)
+            }
+            origins = mappings.map(\.origin)
+        }
+        return MigrationStep(source: source, destination: destination, passes: passes, isInferred: false, origins: origins)
     }
 
     /// A step from `version` to itself, every object and link carried as it is: what brings a
@@ -183,40 +211,5 @@ public enum MigrationPlanner {
     static func relayout(of version: ObjectModel, now: Double) throws -> MigrationStep {
         let validated = try MappingInference.infer(from: version, to: version).validate(source: version, destination: version, now: now)
         return MigrationStep(source: version, destination: version, passes: [validated], isInferred: true, origins: ["inferred"])
-    }
-
-    /// `steps` with each run of consecutive inferred steps composed into one where it can be;
-    /// a run that cannot keeps its steps, the first saying why.
-    static func composed(_ steps: [MigrationStep], now: Double) -> [MigrationStep] {
-        var result: [MigrationStep] = []
-        var run: [MigrationStep] = []
-        func flush() {
-            if run.count > 1 {
-                switch StepComposition.compose(run, now: now) {
-                case .success(let step)
-                where step.schemaChanges == nil && run.allSatisfy({ $0.schemaChanges != nil }):
-                    // Schema changes alone, step after step, cost less than one copy.
-                    run[0].notComposed = "each of these steps runs in place as schema changes, which costs less than the one copy they would take composed"
-                    result += run
-                case .success(let step): result.append(step)
-                case .failure(let refusal):
-                    run[0].notComposed = refusal.reason
-                    result += run
-                }
-            } else {
-                result += run
-            }
-            run = []
-        }
-        for step in steps {
-            if step.isInferred {
-                run.append(step)
-            } else {
-                flush()
-                result.append(step)
-            }
-        }
-        flush()
-        return result
     }
 }

@@ -15,10 +15,6 @@ public struct MigrationStep: Sendable {
     public let isInferred: Bool
     /// Where each pass's mapping came from, for reports ("inferred" for an inferred one).
     public let origins: [String]
-    /// The versions, in order, of the inferred steps this one was composed of (V1, V2, V3), if any.
-    public let composedFrom: [String]?
-    /// Why this step was not composed with the next one, when both are inferred.
-    public internal(set) var notComposed: String?
     /// Why a step that qualifies to run in place is planned as a copy of the store: its schema
     /// changes, rehearsed on the store's schema while planning, did not give the destination's
     /// layout (`InPlaceRehearsal`), or an earlier Tern laid the store out.
@@ -35,15 +31,13 @@ public struct MigrationStep: Sendable {
 
     /// A step running `passes` in order; see the properties for what each argument means.
     public init(
-        source: ObjectModel, destination: ObjectModel, passes: [ValidatedMapping], isInferred: Bool, origins: [String],
-        composedFrom: [String]? = nil
+        source: ObjectModel, destination: ObjectModel, passes: [ValidatedMapping], isInferred: Bool, origins: [String]
     ) {
         self.source = source
         self.destination = destination
         self.passes = passes
         self.isInferred = isInferred
         self.origins = origins
-        self.composedFrom = composedFrom
         self.schemaChanges = LightweightInPlace.statements(for: self)
     }
 
@@ -68,7 +62,7 @@ public struct MigrationStep: Sendable {
 /// versions give (a plan file never runs SQL of its own).
 extension MigrationStep: Codable {
     private enum CodingKeys: String, CodingKey {
-        case source, destination, sourceRules, passes, isInferred, origins, composedFrom, notComposed, copiedInstead, schemaChanges
+        case source, destination, sourceRules, passes, isInferred, origins, copiedInstead, schemaChanges
     }
 
     /// A pass as saved: the mapping model as written, and what it was validated with.
@@ -97,8 +91,6 @@ extension MigrationStep: Codable {
         }
         isInferred = try container.decode(Bool.self, forKey: .isInferred)
         origins = try container.decode([String].self, forKey: .origins)
-        composedFrom = try container.decodeIfPresent([String].self, forKey: .composedFrom)
-        notComposed = try container.decodeIfPresent(String.self, forKey: .notComposed)
         copiedInstead = try container.decodeIfPresent(String.self, forKey: .copiedInstead)
         sourceRules = try container.decode(StoreLayout.Rules.self, forKey: .sourceRules)
         guard passes.count == origins.count, !passes.isEmpty else {
@@ -123,8 +115,6 @@ extension MigrationStep: Codable {
             passes.map { Pass(mapping: $0.model, now: $0.now, earlierMappings: $0.earlierMappings.sorted()) }, forKey: .passes)
         try container.encode(isInferred, forKey: .isInferred)
         try container.encode(origins, forKey: .origins)
-        try container.encodeIfPresent(composedFrom, forKey: .composedFrom)
-        try container.encodeIfPresent(notComposed, forKey: .notComposed)
         try container.encodeIfPresent(copiedInstead, forKey: .copiedInstead)
         try container.encode(sourceRules, forKey: .sourceRules)
         try container.encodeIfPresent(schemaChanges, forKey: .schemaChanges)

@@ -34,10 +34,6 @@ public struct PlanEstimate: Sendable, Codable {
         public var destination: String
         /// Where the mapping comes from: file names, or "inferred".
         public var origin: [String]
-        /// The versions, in order, of the inferred steps composed into this one.
-        public var composedFrom: [String]?
-        /// Why this inferred step was not composed with the next.
-        public var notComposed: String?
         /// Why a step that qualifies to run in place copies the store (`MigrationStep.copiedInstead`).
         public var copiedInstead: String?
         /// The SQL that applies the step in place, when it runs as schema changes.
@@ -182,8 +178,7 @@ extension StoreMigration {
             steps.append(
                 PlanEstimate.Step(
                     source: step.source.versionName, destination: step.destination.versionName,
-                    origin: step.isInferred ? ["inferred"] : step.origins, composedFrom: step.composedFrom,
-                    notComposed: step.notComposed, copiedInstead: step.copiedInstead, schemaChanges: stepPlan.inPlace, passes: passes,
+                    origin: step.isInferred ? ["inferred"] : step.origins, copiedInstead: step.copiedInstead, schemaChanges: stepPlan.inPlace, passes: passes,
                     dropped: (index == 0 ? try DataLoss.count(dropped, of: step, in: store) : dropped)
                         + (outsideModelCarried && stepPlan.inPlace == nil ? try DataLoss.tablesOutsideModel(of: plan.steps[0], in: store) : [])))
             if stepPlan.inPlace == nil { outsideModelCarried = false }

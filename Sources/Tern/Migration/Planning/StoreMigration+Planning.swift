@@ -48,12 +48,15 @@ extension StoreMigration {
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
         let files = MigrationPlanner.mappingFiles(for: model)
-        var steps =
-            version == targetVersion
-            ? [try MigrationPlanner.relayout(of: chainModel.version(named: version)!, now: options.now)]
-            : try MigrationPlanner.chain(
+        var steps: [MigrationStep]
+        var route: String?
+        if version == targetVersion {
+            steps = [try MigrationPlanner.relayout(of: chainModel.version(named: version)!, now: options.now)]
+        } else {
+            (steps, route) = try MigrationPlanner.chain(
                 in: chainModel, from: version, to: targetVersion, mappingFiles: files, overriding: extra, models: models,
-                composing: options.composeSteps, now: options.now)
+                choice: options.route, now: options.now)
+        }
         if earlierTern {
             // The first step reads the earlier Tern's tables (where they are not Core Data's
             // already: then only its hashes were its own); every step writes Core Data's.
@@ -75,12 +78,11 @@ extension StoreMigration {
                     + "(the store has tables or columns the model does not lay out): the store is copied")
         }
         var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
+        plan.route = route
         plan.fromStoreModel = fromStoreModel
         plan.origin = Plan.Origin.of(model: model, metadata: metadata, signature: signature)
-        if let first = chainModel.versions.firstIndex(where: { $0.versionName == version }),
-            let last = chainModel.versions.firstIndex(where: { $0.versionName == targetVersion }), first <= last
-        {
-            plan.versions = Array(chainModel.versions[first...last])
+        plan.versions = steps.reduce(into: [steps[0].source]) { versions, step in
+            if !versions.contains(where: { $0.versionName == step.destination.versionName }) { versions.append(step.destination) }
         }
         if let hashes = appleHashes[targetVersion], let destination = model.version(named: targetVersion) {
             try Self.checkAppleHashes(hashes, describe: destination)

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+@testable import Tern
+import TernMapping
+import TernModel
+
+/// The route a migration takes is Core Data's: the app's mapping model for the pair, else its
+/// mapping models where they lie on the way (by content), else one inferred mapping — and no
+/// order of version names enters it.
+@Suite("Core Data's route between versions")
+struct VersionRouteTests {
+    /// Cyface's 13 versions are named `CyfaceModel`, `2` … `13`: by name, the first sorts last.
+    /// It ships mapping models for 3 → 4, 7 → 8 and 10 → 11.
+    static let cyface = URL(fileURLWithPath: Fixtures.path("../apps/cyface-de__ios-backend/DataCapturing/Sources/DataCapturing"))
+    static let cyfaceModel = cyface.appendingPathComponent("Model/CyfaceModel.xcdatamodeld").path
+
+    private static func hops(_ steps: [MigrationStep]) -> [String] {
+        steps.map { "\($0.source.versionName) → \($0.destination.versionName)\($0.isInferred ? "" : " (mapping)")" }
+    }
+
+    private static func route(from: String, to: String, _ choice: RouteChoice = .coreData) throws -> (steps: [String], reason: String) {
+        let model = try ModelLoader.load(cyfaceModel)
+        let (steps, reason) = try MigrationPlanner.chain(
+            in: model, from: from, to: to, mappingFiles: MigrationPlanner.mappingFiles(for: model), choice: choice, now: 0)
+        return (hops(steps), reason)
+    }
+
+    @Test("the first version, named after the model, migrates to the current one through the app's three mapping models and nothing else")
+    func cyfaceFirstToCurrent() throws {
+        let (steps, reason) = try Self.route(from: "CyfaceModel", to: "13")
+        #expect(
+            steps == [
+                "CyfaceModel → 3", "3 → 4 (mapping)", "4 → 7", "7 → 8 (mapping)", "8 → 10", "10 → 11 (mapping)", "11 → 13",
+            ])
+        #expect(reason.contains("lie on the way"))
+    }
+
+    @Test("a mapping model that does not lie on the way is not taken: 5 → 6 is one inferred mapping, as Core Data infers it")
+    func mappingOffTheWay() throws {
+        let (steps, reason) = try Self.route(from: "5", to: "6")
+        #expect(steps == ["5 → 6"])
+        #expect(reason.contains("none of the app's lies on the way") && reason.contains("3 → 4"), "\(reason)")
+        #expect(try Self.route(from: "3", to: "4").steps == ["3 → 4 (mapping)"])
+    }
+
+    @Test("step by step goes through every version between, by content, keeping the app's mapping models; one that adds what the next removes is a detour, taken only when named")
+    func cyfaceStepByStep() throws {
+        let (steps, _) = try Self.route(from: "CyfaceModel", to: "13", .stepByStep)
+        // Version 9 adds directionsCount and rotationsCount, which 10 removes: by content it
+        // does not lie between 8 and 13.
+        #expect(
+            steps == [
+                "CyfaceModel → 2", "2 → 3", "3 → 4 (mapping)", "4 → 5", "5 → 6", "6 → 7", "7 → 8 (mapping)", "8 → 10",
+                "10 → 11 (mapping)", "11 → 12", "12 → 13",
+            ])
+        #expect(try Self.route(from: "8", to: "10", .through(["9"])).steps == ["8 → 9", "9 → 10"])
+    }
+
+    @Test("--through names the versions to pass, each leg by Core Data's route")
+    func through() throws {
+        #expect(try Self.route(from: "CyfaceModel", to: "3", .through(["2"])).steps == ["CyfaceModel → 2", "2 → 3"])
+        let error = try #require(throws: TernError.self) { try Self.route(from: "CyfaceModel", to: "3", .through(["nope"])) }
+        #expect(error.message.contains("no version nope"))
+    }
+
+    @Test("a version named later migrates to one named earlier: names carry no order (no 'downgrade' refusal)")
+    func namesCarryNoOrder() throws {
+        let folder = try TemporaryDirectory()
+        let model = try folder.model([
+            "model.yaml": "name: N\ncurrent: A\nversions: [z.yaml, a.yaml]\n",
+            "z.yaml": "version: Z\nentities:\n  P:\n    attributes: { name: string }\n",
+            "a.yaml": "version: A\nentities:\n  P:\n    attributes: { name: string, age: integer32 }\n",
+        ])
+        let (steps, reason) = try MigrationPlanner.chain(in: model, from: "Z", to: "A", mappingFiles: [], now: 0)
+        #expect(Self.hops(steps) == ["Z → A"])
+        #expect(reason.hasPrefix("Core Data's: no mapping model from Z to A"))
+    }
+
+    @Test("an intermediate version Core Data never infers through does not stop the one inferred mapping from the source to the target")
+    func unmatchedRenamingIdentifierInBetween() throws {
+        // Version 2 gives P an attribute whose renaming identifier matches nothing in version
+        // 1: inferring 1 → 2 alone is fine, but Tern once refused such hops; Core Data infers
+        // 1 → 3 directly and never looks at 2.
+        let folder = try TemporaryDirectory()
+        let model = try folder.model([
+            "model.yaml": "name: R\ncurrent: R 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
+            "v1.yaml": "version: R 1\nentities:\n  P:\n    attributes: { name: string }\n",
+            "v2.yaml": "version: R 2\nentities:\n  Q:\n    renamingIdentifier: Nothing\n    attributes: { name: string }\n",
+            "v3.yaml": "version: R 3\nentities:\n  P:\n    attributes: { name: string, age: integer32 }\n",
+        ])
+        let (steps, _) = try MigrationPlanner.chain(in: model, from: "R 1", to: "R 3", mappingFiles: [], now: 0)
+        #expect(Self.hops(steps) == ["R 1 → R 3"])
+    }
+}
