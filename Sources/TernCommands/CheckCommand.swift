@@ -68,6 +68,10 @@ struct CheckReport: Encodable {
     /// For "migration-needed": whether the step to the current version can be inferred
     /// (a lightweight migration), and if not, why.
     var lightweight: Bool?
+    /// How the version was recognised, where people should know (`VersionMatch.notes`).
+    var notes: [String] = []
+    /// The route `tern migrate` takes to the current version (`MigrationPlanner.chain`).
+    var route: String?
     var lightweightProblems: [String] = []
     /// Rows Core Data never writes, which `tern migrate` refuses (see `StoreAnomalies`).
     var anomalies: [String] = []
@@ -77,6 +81,7 @@ struct CheckReport: Encodable {
 
     init(match: VersionMatch, model: VersionedModel) {
         currentVersion = model.currentVersionName
+        notes = match.notes
         switch match.verdict {
         case .compatible(let version, let evidence):
             status = "compatible"; storeVersion = version; self.evidence = evidence.rawValue
@@ -90,18 +95,22 @@ struct CheckReport: Encodable {
         }
     }
 
-    /// Decides whether the store's version → current version step is lightweight.
+    /// Decides whether one mapping inferred from the store's version to the current one exists
+    /// (Core Data's lightweight migration), and the route `tern migrate` takes.
     mutating func addLightweight(in model: VersionedModel) {
-        guard status == "migration-needed", let storeVersion,
-            let (source, destination, between) = try? InferCommand.step(in: model, from: storeVersion, to: currentVersion)
+        guard status == "migration-needed", let storeVersion, storeVersion != currentVersion,
+            let (source, destination) = try? InferCommand.versions(in: model, from: storeVersion, to: currentVersion)
         else { return }
         do {
-            _ = try MappingInference.infer(from: source, to: destination, through: between)
+            _ = try MappingInference.infer(from: source, to: destination)
             lightweight = true
         } catch {
             lightweight = false
             lightweightProblems = error.reasons
         }
+        route = try? MigrationPlanner.chain(
+            in: model, from: storeVersion, to: currentVersion, mappingFiles: MigrationPlanner.mappingFiles(for: model)
+        ).reason
     }
 
     /// Scans a store of a known version for rows a migration would refuse.
@@ -121,7 +130,7 @@ struct CheckReport: Encodable {
     }
 
     var text: String {
-        let verdict = verdictText
+        let verdict = ([verdictText] + notes.map { "note: \($0)" }).joined(separator: "\n")
         guard !anomalies.isEmpty else { return verdict }
         return verdict + "\nrows Core Data never writes, which tern migrate refuses:\n" + anomalies.map { "  - \($0)" }.joined(separator: "\n")
     }
@@ -139,9 +148,12 @@ struct CheckReport: Encodable {
             }
             switch lightweight {
             case true?: lines.append("the step can be inferred: a lightweight migration")
-            case false?: lines.append("the step cannot be inferred; a mapping model is needed:"); lines += lightweightProblems.map { "  - \($0)" }
+            case false?:
+                lines.append("one mapping from it to the current version cannot be inferred:")
+                lines += lightweightProblems.map { "  - \($0)" }
             case nil: break
             }
+            if let route { lines.append("route: \(route)") }
             return lines.joined(separator: "\n")
         default:
             var lines = ["no version of the model wrote this store"]

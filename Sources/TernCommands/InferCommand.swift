@@ -8,8 +8,8 @@ struct InferCommand: ParsableCommand {
         abstract: "Infer the mapping model between two versions, as lightweight migration would.",
         discussion: """
             Writes the mapping in Tern's mapping format, ready to edit (as Xcode starts a mapping \
-            model from an inferred one). Versions in between are consulted to follow renames. \
-            Exit status 5 when the mapping cannot be inferred, with every reason listed.
+            model from an inferred one). One mapping from the source to the destination, as Core \
+            Data infers it: the versions in between play no part. Exit status 5 when the mapping cannot be inferred, with every reason listed.
             """
     )
 
@@ -31,9 +31,9 @@ struct InferCommand: ParsableCommand {
         var status: Int32 = 0
         try reportingErrors {
             let versioned = try loadModel([model])
-            let (source, destination, between) = try Self.step(in: versioned, from: from, to: to ?? versioned.currentVersionName)
+            let (source, destination) = try Self.versions(in: versioned, from: from, to: to ?? versioned.currentVersionName)
             do {
-                let mapping = try MappingInference.infer(from: source, to: destination, through: between)
+                let mapping = try MappingInference.infer(from: source, to: destination)
                 let text = try MappingLoader.yaml(mapping)
                 if let output {
                     guard !FileManager.default.fileExists(atPath: output) else {
@@ -56,14 +56,13 @@ struct InferCommand: ParsableCommand {
         if status != 0 { throw ExitCode(status) }
     }
 
-    /// The two versions and those between them, in model order.
-    static func step(in model: VersionedModel, from: String, to: String) throws -> (ObjectModel, ObjectModel, [ObjectModel]) {
-        let names = model.versions.map(\.versionName)
-        guard let start = names.firstIndex(of: from), let end = names.firstIndex(of: to) else {
-            let missing = names.contains(from) ? to : from
-            throw TernError(.badInput, "no version \(missing); versions: \(names.joined(separator: ", "))", path: model.path)
+    /// The two versions named.
+    static func versions(in model: VersionedModel, from: String, to: String) throws -> (ObjectModel, ObjectModel) {
+        guard let source = model.version(named: from), let destination = model.version(named: to) else {
+            let missing = model.version(named: from) == nil ? from : to
+            throw TernError(
+                .badInput, "no version \(missing); versions: \(model.versions.map(\.versionName).joined(separator: ", "))", path: model.path)
         }
-        let between = start < end ? Array(model.versions[(start + 1)..<end]) : []
-        return (model.versions[start], model.versions[end], between)
+        return (source, destination)
     }
 }

@@ -184,6 +184,7 @@ enum MigrationSummary {
         var lines = plan.fromStoreModel ? [MigrationSummary.storeModelNote] : []
         lines += ["The store is at \(plan.storeVersion); migrating to \(plan.targetVersion) in \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s"):"]
         if let route = plan.route { lines.append("  route: \(route)") }
+        lines += plan.notes.map { "  note: \($0)" }
         for (index, step) in plan.steps.enumerated() {
             let origin = step.isInferred ? "inferred mapping" : step.origins.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
             lines.append("  \(index + 1). \(step.source.versionName) → \(step.destination.versionName) (\(origin))")

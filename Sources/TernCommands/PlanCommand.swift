@@ -43,6 +43,7 @@ struct PlanCommand: ParsableCommand {
             "The store is at \(estimate.storeVersion); \(estimate.steps.count) step\(estimate.steps.count == 1 ? "" : "s") to \(estimate.targetVersion), in batches of \(count(estimate.batchSize)) source objects, \(estimate.workers) worker\(estimate.workers == 1 ? "" : "s") for mappings in Swift."
         ]
         if let route = estimate.plan.route { lines.append("Route: \(route).") }
+        lines += estimate.plan.notes.map { "Note: \($0)." }
         for (index, step) in estimate.steps.enumerated() {
             lines.append("")
             let how = step.schemaChanges == nil ? "the store is copied once" : "applied in place at once"

@@ -92,3 +92,43 @@ struct VersionRouteTests {
         #expect(Self.hops(steps) == ["R 1 → R 3"])
     }
 }
+
+/// Models Xcode compiles load as Core Data loads them.
+@Suite("Models Xcode compiles")
+struct XcodeQuirkTests {
+    private static func model(attribute: String) throws -> (VersionedModel?, String?) {
+        let folder = try TemporaryDirectory()
+        let bundle = folder.url.appendingPathComponent("M.xcdatamodeld/M.xcdatamodel")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        try """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            <entity name="P" representedClassName="P">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                \(attribute)
+            </entity>
+        </model>
+        """.write(to: bundle.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        do {
+            return (try ModelLoader.load(folder.url.appendingPathComponent("M.xcdatamodeld").path), nil)
+        } catch {
+            return (nil, "\(error)")
+        }
+    }
+
+    @Test("a transient attribute without a type (Xcode's Undefined) loads, hashed as Core Data hashes the entity, without it")
+    func typelessTransient() throws {
+        let (model, error) = try Self.model(attribute: #"<attribute name="cache" optional="YES" transient="YES"/>"#)
+        let loaded = try #require(model, "\(error ?? "")")
+        let (plain, _) = try Self.model(attribute: "")
+        #expect(loaded.current.entity(named: "P")?.attribute(named: "cache")?.type == .undefined)
+        #expect(loaded.current.versionHashes == plain?.current.versionHashes)
+    }
+
+    @Test("a stored attribute without a type is refused, naming it, as Xcode refuses it")
+    func typelessStored() throws {
+        let (model, error) = try Self.model(attribute: #"<attribute name="cache" optional="YES"/>"#)
+        #expect(model == nil)
+        #expect(error?.contains("attribute cache: a stored attribute needs a type") == true, "\(error ?? "")")
+    }
+}

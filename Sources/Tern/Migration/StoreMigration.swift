@@ -24,6 +24,9 @@ public struct StoreMigration: Sendable {
         public let targetVersion: String
         /// The steps in order; empty when the store is at the target already.
         public let steps: [MigrationStep]
+        /// What people should know about the store before it is migrated (how its version was
+        /// recognised), said with the plan.
+        public var notes: [String] = []
         /// Why the steps go through the versions they do (`VersionRouter`), for people; nil
         /// when the store is at the target already.
         public var route: String?

@@ -3,6 +3,9 @@ import TernSQLite
 /// The type of an attribute, with Core Data's codes and Xcode's names.
 public enum AttributeType: String, Sendable, CaseIterable, Codable {
     case integer16, integer32, integer64, decimal, double, float, string, boolean, date, binary, uuid, uri, transformable
+    /// Xcode's "Undefined" (`NSUndefinedAttributeType`, 0): allowed for a transient attribute
+    /// alone, which is never stored (model validation refuses it elsewhere, as Xcode does).
+    case undefined
 
     /// `NSAttributeType`'s raw value. It is part of an attribute's version hash.
     public var coreDataCode: Int {
@@ -20,6 +23,7 @@ public enum AttributeType: String, Sendable, CaseIterable, Codable {
         case .uuid: 1100
         case .uri: 1200
         case .transformable: 1800
+        case .undefined: 0
         }
     }
 
@@ -39,6 +43,7 @@ public enum AttributeType: String, Sendable, CaseIterable, Codable {
         case .uuid: "UUID"
         case .uri: "URI"
         case .transformable: "Transformable"
+        case .undefined: "Undefined"
         }
     }
 
@@ -56,7 +61,7 @@ public enum AttributeType: String, Sendable, CaseIterable, Codable {
         case .double, .float: "FLOAT"
         case .string, .uri: "VARCHAR"
         case .date: "TIMESTAMP"
-        case .binary, .uuid, .transformable: "BLOB"
+        case .binary, .uuid, .transformable, .undefined: "BLOB"
         }
     }
 
@@ -66,7 +71,7 @@ public enum AttributeType: String, Sendable, CaseIterable, Codable {
         case .integer16, .integer32, .integer64, .boolean: .integer
         case .decimal, .double, .float, .date: .real
         case .string, .uri: .text
-        case .binary, .uuid, .transformable: .blob
+        case .binary, .uuid, .transformable, .undefined: .blob
         }
     }
 

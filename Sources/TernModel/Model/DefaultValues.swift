@@ -55,6 +55,8 @@ extension AttributeType {
         case .binary, .transformable:
             guard let data = Data(base64Encoded: trimmed) else { throw ModelTextError("\(text) is not base64") }
             return .blob([UInt8](data))
+        case .undefined:
+            throw ModelTextError("\(text): an attribute of undefined type has no default")
         }
     }
 }

@@ -61,6 +61,10 @@ extension ObjectModel {
     private func attributeProblems(_ attribute: Attribute, in entity: Entity) -> [String] {
         let at = "entity \(entity.name), attribute \(attribute.name)"
         var problems: [String] = []
+        if attribute.type == .undefined && !attribute.isTransient {
+            // Xcode allows "Undefined" for a transient attribute alone: a stored one needs a column type.
+            problems.append("\(at): a stored attribute needs a type (Undefined is for transient attributes only)")
+        }
         if let value = attribute.defaultValue, value != .null {
             if let reason = attribute.type.rejectionReason(for: value) {
                 problems.append("\(at): default value \(value) \(reason)")

@@ -270,7 +270,7 @@ public struct StoreLayout: Sendable {
         case .string, .uri: 3
         case .uuid: 4
         case .transformable: 5
-        case .binary: 6
+        case .binary, .undefined: 6  // an undefined type is transient: never a column
         }
     }
 

@@ -30,6 +30,9 @@ public struct VersionMatch: Sendable, Equatable {
 
     /// Which version wrote the store, and whether it must be migrated.
     public let verdict: Verdict
+    /// What people should know about how the version was recognised (the metadata naming one
+    /// version and the tables being another's).
+    public var notes: [String] = []
 
     /// Decides which version of `model` wrote the store described by `metadata` and `signature`.
     ///
@@ -66,7 +69,22 @@ public struct VersionMatch: Sendable, Equatable {
         }
         if metadata.hasCoreDataHashes {
             for version in model.versions.reversed() where version.versionHashes.mapValues(VersionHash.hex) == metadata.versionHashes {
-                return laidOutByEarlierTern(version) ? earlierTern(version) : verdict(version.versionName, .appleHashes)
+                if laidOutByEarlierTern(version) { return earlierTern(version) }
+                // The metadata names one version, the tables are exactly another's (a migration
+                // that wrote the metadata and not the tables): the tables are what a migration
+                // reads, so they decide.
+                let differences = differences(of: version, from: metadata, signature: signature)
+                if !differences.isEmpty,
+                    let tables = model.versions.reversed().first(where: { self.differences(of: $0, from: metadata, signature: signature).isEmpty })
+                {
+                    var match = verdict(tables.versionName, .schema)
+                    match.notes = [
+                        "the store's metadata carries \(version.versionName)'s version hashes, but its tables are \(tables.versionName)'s "
+                            + "(\(differences.joined(separator: "; "))): it is read as \(tables.versionName)"
+                    ]
+                    return match
+                }
+                return verdict(version.versionName, .appleHashes)
             }
             for version in model.versions.reversed()
             where appleHashes[version.versionName] == metadata.versionHashes

@@ -79,6 +79,7 @@ extension StoreMigration {
         }
         var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
         plan.route = route
+        plan.notes = match.notes
         plan.fromStoreModel = fromStoreModel
         plan.origin = Plan.Origin.of(model: model, metadata: metadata, signature: signature)
         plan.versions = steps.reduce(into: [steps[0].source]) { versions, step in

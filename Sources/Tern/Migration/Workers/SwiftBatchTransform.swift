@@ -274,6 +274,7 @@ final class SourceBatchReader {
         case .date: "a number of seconds since 2001-01-01"
         case .string, .uri: "text"
         case .binary, .transformable, .uuid: "bytes"
+        case .undefined: "nothing (a transient attribute of undefined type is never stored)"
         }
     }
 
