@@ -34,7 +34,8 @@ struct MigrationInputs: ParsableArguments {
     var workers = ProcessStats.availableParallelism
 
     @Flag(
-        help: "Staged: go through every version that lies between the store's and the target (by content), each hop by the app's mapping model or inferred, instead of Core Data's route (one inferred mapping where the app ships none on the way)."
+        help:
+            "Staged: go through every version that lies between the store's and the target (by content), each hop by the app's mapping model or inferred, instead of Core Data's route (one inferred mapping where the app ships none on the way)."
     )
     var stepByStep = false
 

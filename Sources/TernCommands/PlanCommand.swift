@@ -48,7 +48,8 @@ struct PlanCommand: ParsableCommand {
             lines.append("")
             let how = step.schemaChanges == nil ? "the store is copied once" : "applied in place at once"
             let origin =
-                step.origin == ["inferred"] ? "inferred mapping: \(how)" : step.origin.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
+                step.origin == ["inferred"]
+                ? "inferred mapping: \(how)" : step.origin.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " then ")
             lines.append("Step \(index + 1), \(step.source) → \(step.destination) (\(origin)):")
             if let reason = step.copiedInstead { lines.append("  not in place: \(reason)") }
             lines += step.dropped.map { "  drops: \($0)\($0.values == nil ? " (counted when the step runs)" : "")" }

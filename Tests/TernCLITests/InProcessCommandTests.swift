@@ -70,6 +70,8 @@ struct InProcessCommandTests {
         }.value
         let (a, b) = await (one, two)
         #expect(a.status == 0 && b.status == 0, "\(a.errors) \(b.errors)")
-        #expect(a.output.contains("BookStore 1 → BookStore 3") && b.output.contains("BookStore 2 → BookStore 3") && !b.output.contains("BookStore 1 →"), "\(a.output)\n---\n\(b.output)")
+        #expect(
+            a.output.contains("BookStore 1 → BookStore 3") && b.output.contains("BookStore 2 → BookStore 3") && !b.output.contains("BookStore 1 →"),
+            "\(a.output)\n---\n\(b.output)")
     }
 }

@@ -75,7 +75,8 @@ struct MappingOrderTests {
         let model = try ModelLoader.load(Configs.path("bench"))
         let chain = try MigrationPlanner.chain(
             in: model, from: model.versions[0].versionName, to: model.currentVersionName,
-            mappingFiles: [], overriding: [try mapping(policy: nil)], now: 0).steps
+            mappingFiles: [], overriding: [try mapping(policy: nil)], now: 0
+        ).steps
         let sql = StepPlan(chain[0], registry: PolicyRegistry.builtIn(inSwift: false))
         #expect(sql.mappings.map(\.mapping.mapping.name) == ["CategoryToCategory", "BookToPublication", "PageToPage"])
         #expect(sql.mappings.map(\.runsInSwift) == [false, false, false])

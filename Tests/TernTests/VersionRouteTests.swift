@@ -43,7 +43,9 @@ struct VersionRouteTests {
         #expect(try Self.route(from: "3", to: "4").steps == ["3 → 4 (mapping)"])
     }
 
-    @Test("step by step goes through every version between, by content, keeping the app's mapping models; one that adds what the next removes is a detour, taken only when named")
+    @Test(
+        "step by step goes through every version between, by content, keeping the app's mapping models; one that adds what the next removes is a detour, taken only when named"
+    )
     func cyfaceStepByStep() throws {
         let (steps, _) = try Self.route(from: "CyfaceModel", to: "13", .stepByStep)
         // Version 9 adds directionsCount and rotationsCount, which 10 removes: by content it

@@ -124,7 +124,8 @@ struct BenchReport: Codable {
         }
         if let tern = result("chain: tern, one inferred mapping"), let naive = result("chain: naive") {
             lines.append(
-                "- tern (one mapping) / naive row by row: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))")
+                "- tern (one mapping) / naive row by row: \(String(format: "%.2f×", tern.seconds / naive.seconds)) the time, \(Self.memory(tern, against: naive))"
+            )
         }
         if let tern = result("chain: tern, one inferred mapping"), let steps = result("chain: tern, step by step") {
             lines.append("- one mapping / step by step: \(String(format: "%.2f×", tern.seconds / steps.seconds)) the time")
