@@ -40,7 +40,7 @@ public struct StoreMigration: Sendable {
         /// a run checks the store still has that schema before it writes anything.
         public internal(set) var origin: Origin?
         /// Every version the steps go through, from the store's to the target (the versions a
-        /// composed step passes through included): what a saved plan runs with, no model needed.
+        /// step reads or writes): what a saved plan runs with, no model needed.
         public internal(set) var versions: [ObjectModel] = []
     }
 

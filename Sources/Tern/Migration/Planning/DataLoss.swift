@@ -267,7 +267,7 @@ enum DataLoss {
         let mappingsOf = Dictionary(grouping: mappings.compactMap { mapping in mapping.sourceEntity.map { ($0, mapping) } }, by: \.0).mapValues { $0.map(\.1) }
         // Whether a mapping of `owner` reads `relationship` into one reaching the new entity of a
         // mapping of `target` — and, where its expression names the entity mappings whose
-        // objects it takes (a composed step's), that mapping is one of them.
+        // objects it takes, that mapping is one of them.
         func carries(_ owner: String, _ relationship: String, to target: String) -> Bool {
             for mapping in mappingsOf[owner] ?? [] {
                 guard let destination = mapping.destinationEntity else { continue }
