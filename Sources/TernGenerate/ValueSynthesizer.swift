@@ -92,6 +92,8 @@ struct ValueSynthesizer {
             return .blob(try markedValue(using: &rng))
         case .binary, .transformable:
             return .blob((0..<Int.random(in: blobLengths, using: &rng)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+        case .undefined:
+            return .null  // transient alone: never stored
         }
     }
 
