@@ -75,6 +75,9 @@ struct CheckReport: Encodable {
     var lightweightProblems: [String] = []
     /// Rows Core Data never writes, which `tern migrate` refuses (see `StoreAnomalies`).
     var anomalies: [String] = []
+    /// What Core Data reads all the same, which `tern migrate` carries and reports (refused
+    /// with `--strict`).
+    var tolerated: [String] = []
     /// For "no-match": whether the store carries its own model (`Z_MODELCACHE`, its layout the
     /// store's schema), which `tern plan` and `tern migrate` then take as the source version.
     var carriesModel = false
@@ -118,7 +121,9 @@ struct CheckReport: Encodable {
         guard let storeVersion, let version = model.version(named: storeVersion) else { return }
         let source = try ReadOnlyStore(path: store)
         let rules: StoreLayout.Rules = evidence == VersionMatch.Evidence.earlierTern.rawValue ? .earlierTern : .coreData
-        anomalies = try StoreAnomalies.find(in: source.attachPath, model: version, rules: rules).map(\.description)
+        let found = try StoreAnomalies.find(in: source.attachPath, model: version, rules: rules)
+        anomalies = found.filter { !$0.isTolerated }.map(\.description)
+        tolerated = found.filter(\.isTolerated).map(\.description)
     }
 
     var exitCode: Int32 {
@@ -130,9 +135,16 @@ struct CheckReport: Encodable {
     }
 
     var text: String {
-        let verdict = ([verdictText] + notes.map { "note: \($0)" }).joined(separator: "\n")
-        guard !anomalies.isEmpty else { return verdict }
-        return verdict + "\nrows Core Data never writes, which tern migrate refuses:\n" + anomalies.map { "  - \($0)" }.joined(separator: "\n")
+        var lines = [verdictText] + notes.map { "note: \($0)" }
+        if !anomalies.isEmpty {
+            lines.append("rows Core Data never writes, which tern migrate refuses:")
+            lines += anomalies.map { "  - \($0)" }
+        }
+        if !tolerated.isEmpty {
+            lines.append("what Core Data reads all the same, which tern migrate carries as it reads it and reports (--strict refuses it):")
+            lines += tolerated.map { "  - \($0)" }
+        }
+        return lines.joined(separator: "\n")
     }
 
     private var verdictText: String {

@@ -246,6 +246,13 @@ enum MigrationSummary {
             lines += droppedLines(step)
         }
         lines += passTable(report)
+        if !report.tolerated.isEmpty {
+            lines.append("")
+            lines.append(
+                "What Core Data reads past, taken as it reads it: a value kept as it is; a link to no object links nothing, and is not carried (--strict refuses both):"
+            )
+            lines += report.tolerated.map { "  carried: \($0)" }
+        }
         lines.append("")
         lines.append(
             "Migrated store: \(report.destination)\(report.backup.map { "; the original is kept as \($0)" } ?? "") (\(String(format: "%.2f", report.duration.seconds)) s in all)"
@@ -330,6 +337,8 @@ struct FinishedLine: Encodable {
     var seconds: Double
     /// Waiting for the source's checks and digest, at the start and at delivery.
     var checkingSourceSeconds: Double
+    /// What the source holds that Core Data reads all the same, carried as it reads it.
+    var tolerated: [String]
     var steps: [Step]
     var passes: [Pass]
 
@@ -338,6 +347,7 @@ struct FinishedLine: Encodable {
         backup = report.backup
         seconds = report.duration.seconds
         checkingSourceSeconds = report.checkingSource.seconds
+        tolerated = report.tolerated
         let names = report.plan.steps.map { "\($0.source.versionName) → \($0.destination.versionName)" }
         steps = report.steps.enumerated().map { index, step in
             Step(

@@ -102,19 +102,6 @@ struct AppsCorpusTests {
 
     @Test("each case of the apps' own expectations migrates and passes expect_real.py, or is refused naming the app's policy class", arguments: script.cases)
     func appCase(_ testCase: Case) throws {
-        guard !Self.notYet.contains(testCase.id) else {
-            withKnownIssue("a join-table row referring to no object: refused before any work, not yet carried and reported (issue 51, item 5)") {
-                try check(testCase)
-            }
-            return
-        }
-        try check(testCase)
-    }
-
-    /// Cases Tern still refuses where Core Data migrates: each says why where it is run.
-    static let notYet: Set<String> = ["AP-7"]
-
-    private func check(_ testCase: Case) throws {
         let repository = Self.apps.appendingPathComponent(testCase.repo)
         let original = repository.appendingPathComponent(testCase.src).path
         let before = try Self.digest(original)
@@ -148,16 +135,6 @@ struct AppsCorpusTests {
     /// entity numbering and version hashes.
     @Test("every store of every corpus migrates to its model's current version as its app does", arguments: script.stores + corpusStores)
     func everyStoreToCurrent(_ store: Store) throws {
-        guard !store.store.contains("v2CorruptDatabase") else {
-            withKnownIssue("a join-table row referring to no object: refused, not yet carried and reported (issue 51, item 5)") {
-                try migrateToCurrent(store)
-            }
-            return
-        }
-        try migrateToCurrent(store)
-    }
-
-    private func migrateToCurrent(_ store: Store) throws {
         let source = try copy(store.store, as: URL(fileURLWithPath: store.store).lastPathComponent)
         let output = scratch.path("current.sqlite")
         let run = try TernProcess.run(["migrate", source, "--model", store.bundle, "--out", output, "--progress", "none"])

@@ -60,6 +60,9 @@ public struct StoreMigration: Sendable {
         /// and the content digest (`StoreDigest`) at the start — beside the first pass, only
         /// what outlasts it — and the digest at delivery.
         public var checkingSource: Duration = .zero
+        /// What the source holds that Core Data reads all the same (`StoreAnomaly.isTolerated`):
+        /// carried as it is (a value), or dropped as Core Data drops it (a link to no object).
+        public var tolerated: [String] = []
     }
 
     /// The store to migrate, as given (a symbolic link is followed when the run starts).
@@ -197,9 +200,11 @@ public struct StoreMigration: Sendable {
             try? FileManager.default.removeItem(atPath: manifestPath)
             throw error
         }
-        return Report(
+        var report = Report(
             plan: plan, steps: reports, destination: finalPath, backup: start.backup, duration: ContinuousClock.now - started,
             checkingSource: start.checkingSource)
+        report.tolerated = run.tolerated ?? []
+        return report
     }
 
 }

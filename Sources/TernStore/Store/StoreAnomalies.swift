@@ -15,6 +15,10 @@ public struct StoreAnomaly: Sendable, Equatable, CustomStringConvertible {
     public var count: Int64
     /// One key at fault (the smallest), to look at.
     public var example: Int64?
+    /// What Core Data reads all the same, and so a migration carries (a value as it is) or
+    /// drops as Core Data drops it (a link to no object): reported, refused only when asked to
+    /// be strict. Other anomalies would be lost or changed silently, and are always refused.
+    public var isTolerated = false
 
     public var description: String {
         "\(place): \(count) \(count == 1 ? "row" : "rows") \(problem)\(example.map { " (first: Z_PK \($0))" } ?? "")"
@@ -30,6 +34,14 @@ public enum StoreAnomalies {
     /// Where, what is wrong, the query giving a count and the first key at fault, and where that
     /// query is slow, a cheaper count (`detect`) run first.
     private typealias Check = (place: String, problem: String, query: String, detect: String?)
+
+    /// The problems Core Data reads past (`StoreAnomaly.isTolerated`): text where bytes belong is
+    /// read as it is, and a join-table row naming no object links nothing, so Core Data never
+    /// sees it.
+    static func isTolerated(_ problem: String, at place: String, joinTables: Set<String>) -> Bool {
+        problem.hasPrefix("holding text in a binary attribute")
+            || (problem.hasSuffix("that does not exist") && joinTables.contains(String(place.prefix { $0 != "." })))
+    }
 
     /// Scans the store at `path` (a path or an SQLite URI) of `model`'s layout (by Core Data's
     /// rules, or an earlier Tern's), on up to `workers` threads.
@@ -180,8 +192,13 @@ public enum StoreAnomalies {
             if scanned.contains(where: { $0.count > 0 }) { found += table.checks }
         }
         let results = try ParallelScans.run(found.map { SQLFragment($0.query) }, store: path, workers: workers, shouldStop: shouldStop)
+        let joinTables = Set(layout.joinTables.map(\.table))
         return zip(found, results).compactMap { check, result in
-            result.count == 0 ? nil : StoreAnomaly(place: check.place, problem: check.problem, count: result.count, example: result.value)
+            result.count == 0
+                ? nil
+                : StoreAnomaly(
+                    place: check.place, problem: check.problem, count: result.count, example: result.value,
+                    isTolerated: isTolerated(check.problem, at: check.place, joinTables: joinTables))
         }
     }
 

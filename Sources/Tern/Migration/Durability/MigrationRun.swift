@@ -34,6 +34,9 @@ public struct MigrationRun: Codable, Sendable {
     /// yet. A resume reads them then, if the source is the file recorded, unchanged; otherwise
     /// it starts over.
     var sourcePending: Bool?
+    /// What the start checks found that Core Data reads all the same (`StoreAnomaly.isTolerated`),
+    /// carried or dropped as Core Data does: said in the report, a resume's included.
+    var tolerated: [String]?
 
     /// Where the record of a migration into `finalPath` is kept.
     public static func path(for finalPath: String) -> String {

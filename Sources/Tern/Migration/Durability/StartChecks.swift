@@ -25,6 +25,8 @@ final class StartChecks {
     private struct Outcome: Sendable {
         var digest: StoreDigest
         var unchanged: Bool
+        /// What Core Data reads all the same, which the run carries and reports.
+        var tolerated: [StoreAnomaly]
     }
 
     /// What the checking thread hands over: its outcome, once it has one.
@@ -96,6 +98,9 @@ final class StartChecks {
             if besideThePass { OSThread.yieldCoresToOthers() }
             let commits = evidence.withLock { $0.take() }
             defer { commits?.close() }
+            var tolerated: [StoreAnomaly] = []
+            // What Core Data reads past goes on, reported; under --strict it is refused too.
+            let refused = { (found: [StoreAnomaly]) in options.refuseDataLoss ? found : found.filter { !$0.isTolerated } }
             let outcome = Result<Outcome, any Error> {
                 try MigrationInterrupted.whenAsked(shouldStop) {
                     if let first {
@@ -108,12 +113,13 @@ final class StartChecks {
                         // Keys and references first; the checks of every row are counted in the
                         // digest's scan, which reads every row anyway.
                         let started = ContinuousClock.now
-                        let anomalies = try StoreAnomalies.find(
+                        let found = try StoreAnomalies.find(
                             in: source.attachPath, model: first.source, rules: first.sourceRules, workers: workers, rowsFlagged: [], shouldStop: shouldStop)
                         logger.debug(
                             "scanned the source's keys and references for rows Core Data never writes",
-                            metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "found": "\(anomalies.count)"])
-                        guard anomalies.isEmpty else {
+                            metadata: ["seconds": "\((ContinuousClock.now - started).seconds)", "found": "\(found.count)"])
+                        tolerated = found.filter(\.isTolerated)
+                        guard refused(found).isEmpty else {
                             // Every row is checked too, so the refusal names all there is.
                             throw MigrationError.sourceAnomalies(
                                 try StoreAnomalies.find(
@@ -138,9 +144,10 @@ final class StartChecks {
                             throw MigrationError.changedDuringMigration(
                                 store: store, changes: ["rows changed while the run read its content at the start, so what it migrated is not known"])
                         }
-                        throw MigrationError.sourceAnomalies(anomalies, store: store)
+                        tolerated += anomalies.filter(\.isTolerated)
+                        if !refused(anomalies).isEmpty { throw MigrationError.sourceAnomalies(anomalies, store: store) }
                     }
-                    return Outcome(digest: digest, unchanged: commits?.noneSinceStart(store: store) ?? true)
+                    return Outcome(digest: digest, unchanged: commits?.noneSinceStart(store: store) ?? true, tolerated: tolerated)
                 }
             }
             shared.outcome.withLock { $0 = outcome }
@@ -177,6 +184,7 @@ final class StartChecks {
         }
         run.inputs?.source = outcome.digest
         run.sourcePending = nil
+        run.tolerated = outcome.tolerated.isEmpty ? nil : outcome.tolerated.map(\.description)
         // Evidence only if nothing moved while the digest was read.
         let unmoved = stillFile != nil && StoreFileState(of: store) == stillFile && StoreFileState.hasNoWALFrames(store)
         run.sourceFile = unmoved ? stillFile : nil
