@@ -43,6 +43,7 @@ struct CheckCommand: ParsableCommand {
             let match = try VersionMatch.find(in: versioned, storeAt: store, appleHashes: apple)
             logger.debug("checked", metadata: ["store": "\(store)", "verdict": "\(match.verdict)"])
             var report = CheckReport(match: match, model: versioned)
+            warn(about: versioned, versions: report.storeVersion.map { [$0, versioned.currentVersionName] })
             report.addLightweight(in: versioned)
             try report.addAnomalies(store: store, model: versioned)
             if report.status == "no-match" { report.carriesModel = try StoreModelCache.model(ofStoreAt: store) != nil }

@@ -54,6 +54,7 @@ struct GenerateCommand: ParsableCommand {
         try reportingErrors {
             let versioned = try loadModel(model)
             let name = version ?? versioned.currentVersionName
+            warn(about: versioned, versions: [name])
             guard let objectModel = versioned.version(named: name) else {
                 throw TernError(
                     .badInput, "no version \(name); versions: \(versioned.versions.map(\.versionName).joined(separator: ", "))", path: versioned.path)

@@ -32,6 +32,7 @@ struct InferCommand: ParsableCommand {
         try reportingErrors {
             let versioned = try loadModel([model])
             let (source, destination) = try Self.versions(in: versioned, from: from, to: to ?? versioned.currentVersionName)
+            warn(about: versioned, versions: [source.versionName, destination.versionName])
             do {
                 let mapping = try MappingInference.infer(from: source, to: destination)
                 let text = try MappingLoader.yaml(mapping)

@@ -71,8 +71,16 @@ struct MigrationInputs: ParsableArguments {
     /// Loads the model and works out the steps from the store's version.
     func plan(options: MigrationOptions, logger: Logger) throws -> (StoreMigration, StoreMigration.Plan) {
         guard !model.isEmpty else { throw ValidationError("Missing expected argument '--model <model>'") }
-        let migration = StoreMigration(store: store, model: try loadModel(model, forStoreAt: store), options: options, logger: logger)
+        let versioned = try loadModel(model, forStoreAt: store)
+        let migration = StoreMigration(store: store, model: versioned, options: options, logger: logger)
         let apple = try versionInfo.map(VersionMatch.appleHashes(versionInfoAt:)) ?? [:]
-        return (migration, try migration.plan(to: to, mappingFiles: mapping, appleHashes: apple))
+        do {
+            let plan = try migration.plan(to: to, mappingFiles: mapping, appleHashes: apple)
+            warn(about: versioned, versions: Set(plan.versions.map(\.versionName) + [plan.storeVersion, plan.targetVersion]))
+            return (migration, plan)
+        } catch {
+            warn(about: versioned, versions: nil)
+            throw error
+        }
     }
 }

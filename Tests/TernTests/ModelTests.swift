@@ -139,7 +139,8 @@ struct ModelLoadingTests {
         #expect(flag.attribute(named: "on")?.defaultValue == .integer(1))
         #expect(model.warnings.count == 2)
         #expect(
-            model.warnings.first?.contains("contents: entity Flag, attribute count: defaultValueString \"YES\" is not an integer; read as 0") == true,
+            model.warnings.first?.description.contains("contents: entity Flag, attribute count: defaultValueString \"YES\" is not an integer; read as 0")
+                == true,
             "\(model.warnings)")
         #expect(throws: TernError.self) {
             try directory.model([

@@ -134,3 +134,19 @@ struct XcodeQuirkTests {
         #expect(error?.contains("attribute cache: a stored attribute needs a type") == true, "\(error ?? "")")
     }
 }
+
+@Suite("Model quirks are said once")
+struct ModelWarningTests {
+    @Test("a quirk every version repeats is one warning naming the versions; restricted to the versions a command uses, the others' are not said")
+    func onceForTheVersionsUsed() {
+        let quirk = "entity P, attribute on: defaultValueString \"YES\" is not an integer; read as 0, as Xcode's model compiler reads it"
+        let model = VersionedModel(
+            name: "M", versions: [], currentVersionName: "3", path: "/m",
+            warnings: ["1", "2", "3", "4", "5"].map { ModelWarning(version: $0, file: "/m/\($0)/contents", message: quirk) }
+                + [ModelWarning(version: "1", file: "/m/1/contents", message: "another")])
+        #expect(model.warnings(for: nil) == ["\(quirk) (in 1, 2, 3 and 2 more versions of M)", "/m/1/contents: another"])
+        #expect(model.warnings(for: ["3"]) == ["/m/3/contents: \(quirk)"])
+        #expect(model.warnings(for: ["2", "3"]) == ["\(quirk) (in 2, 3 versions of M)"])
+        #expect(model.warnings(for: ["9"]).isEmpty)
+    }
+}

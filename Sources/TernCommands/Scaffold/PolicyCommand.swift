@@ -45,6 +45,7 @@ struct PolicyScaffoldCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let versioned = try loadModel([model])
+            warn(about: versioned, versions: nil)
             let mappings = mapping.isEmpty ? MigrationPlanner.mappingFiles(for: versioned) : mapping
             guard !mappings.isEmpty else {
                 throw TernError(.missingInput, "no mapping models were found beside the model: name them with --mapping", path: model)

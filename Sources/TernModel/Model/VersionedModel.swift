@@ -9,11 +9,12 @@ public struct VersionedModel: Sendable, Equatable {
     /// Where the model was read from.
     public var path: String
     /// What the loader read as Xcode's model compiler does though it looks wrong (a Boolean's
-    /// `YES` as an Integer 32's default), each naming file, entity and attribute: for people.
-    public var warnings: [String]
+    /// `YES` as an Integer 32's default), each naming version, file, entity and attribute: for
+    /// people (`warnings(for:)` says each once).
+    public var warnings: [ModelWarning]
 
     /// A model with `versions`, oldest first; `currentVersionName` should name one of them.
-    public init(name: String, versions: [ObjectModel], currentVersionName: String, path: String, warnings: [String] = []) {
+    public init(name: String, versions: [ObjectModel], currentVersionName: String, path: String, warnings: [ModelWarning] = []) {
         self.name = name
         self.versions = versions
         self.currentVersionName = currentVersionName

@@ -28,7 +28,7 @@ public enum ModelLoader {
             let version = try CompiledModelReader.readVersion(at: url)
             model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path)
         case "xcdatamodel":
-            var warnings: [String] = []
+            var warnings: [ModelWarning] = []
             let version = try XcodeModelReader.readVersion(at: url, warnings: &warnings)
             model = VersionedModel(name: version.versionName, versions: [version], currentVersionName: version.versionName, path: path, warnings: warnings)
         case "yaml", "yml":

@@ -19,7 +19,7 @@ enum XcodeModelReader {
         guard !names.isEmpty else {
             throw TernError(.badInput, "no .xcdatamodel version inside", path: url.path)
         }
-        var warnings: [String] = []
+        var warnings: [ModelWarning] = []
         let versions = try names.map { name in
             try readVersion(at: url.appendingPathComponent(name), warnings: &warnings)
         }
@@ -41,7 +41,7 @@ enum XcodeModelReader {
     }
 
     /// Reads one `.xcdatamodel` directory; the version's name is the directory's name.
-    static func readVersion(at url: URL, warnings: inout [String]) throws -> ObjectModel {
+    static func readVersion(at url: URL, warnings: inout [ModelWarning]) throws -> ObjectModel {
         let contents = url.appendingPathComponent("contents")
         guard FileManager.default.fileExists(atPath: contents.path) else {
             throw TernError(.badInput, "no contents file: Tern reads Xcode 4+ XML models, not the older binary elements/layout form", path: url.path)
@@ -60,7 +60,7 @@ enum XcodeModelReader {
     }
 
     /// Parses a `contents` XML document.
-    static func readContents(at url: URL, versionName: String, warnings: inout [String]) throws -> ObjectModel {
+    static func readContents(at url: URL, versionName: String, warnings: inout [ModelWarning]) throws -> ObjectModel {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw TernError(.io, "cannot read the file", path: url.path)
         }
@@ -83,7 +83,7 @@ enum XcodeModelReader {
             var found: [String] = []
             var entities: [Entity] = []
             for element in root.elements(forName: "entity") { entities.append(try readEntity(element, warnings: &found)) }
-            warnings += found.map { "\(url.path): \($0)" }
+            warnings += found.map { ModelWarning(version: versionName, file: url.path, message: $0) }
             return ObjectModel(versionName: versionName, versionIdentifiers: identifier.map { [$0] } ?? [], entities: entities)
         } catch {
             throw TernError(.badInput, error.description, path: url.path)
