@@ -136,6 +136,17 @@ extension ObjectModel {
         return hashes
     }
 
+    /// Whether this version's hashes are `stored` (entity → hex, as a store's metadata holds
+    /// them), hashing entity by entity and stopping at the first that differs: recognising a
+    /// store among a long history costs an entity per version, not every property of every one.
+    public func hasVersionHashes(_ stored: [String: String]) -> Bool {
+        guard entities.count == stored.count else { return false }
+        for entity in entities {
+            guard let hash = stored[entity.name], hash == VersionHash.hex(VersionHash.of(entity, in: self)) else { return false }
+        }
+        return true
+    }
+
     /// Core Data's `versionChecksum` of the version.
     public var versionChecksum: String {
         VersionHash.checksum(versionHashes)

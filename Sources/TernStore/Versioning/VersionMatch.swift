@@ -68,7 +68,7 @@ public struct VersionMatch: Sendable, Equatable {
                 && Self.differences(of: version, rules: .earlierTern, from: metadata, signature: signature).isEmpty
         }
         if metadata.hasCoreDataHashes {
-            for version in model.versions.reversed() where version.versionHashes.mapValues(VersionHash.hex) == metadata.versionHashes {
+            for version in model.versions.reversed() where version.hasVersionHashes(metadata.versionHashes) {
                 if laidOutByEarlierTern(version) { return earlierTern(version) }
                 // The metadata names one version, the tables are exactly another's (a migration
                 // that wrote the metadata and not the tables): the tables are what a migration

@@ -30,7 +30,7 @@ extension StoreMigration {
         // The first step's version is the store's: its hashes are the store's, or its layout is
         // the store's tables (a plan's versions are values like any other, and could be edited).
         if let first = plan.steps.first {
-            let hashes = metadata.hasCoreDataHashes && first.source.versionHashes.mapValues(VersionHash.hex) == metadata.versionHashes
+            let hashes = metadata.hasCoreDataHashes && first.source.hasVersionHashes(metadata.versionHashes)
             let differences = VersionMatch.differences(of: first.source, rules: first.sourceRules, from: metadata, signature: signature)
             guard hashes || differences.isEmpty else {
                 throw TernError(
