@@ -13,7 +13,8 @@ struct BenchCommandTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-bench-\(UUID().uuidString)")
         let results = directory.appendingPathComponent("results").path
         let outcome = try TernProcess.run([
-            "bench", "--books", "1500", "--memory-sizes", "300", "--documents", "200", "--chain-objects", "2000", "--results", results,
+            "bench", "--books", "1500", "--memory-sizes", "300", "--documents", "200", "--chain-objects", "2000", "--history-versions", "20", "--results",
+            results,
             "--model", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path,
         ])
         #expect(outcome.status == 0, "\(outcome.standardError)")
@@ -33,6 +34,7 @@ struct BenchCommandTests {
             "verification by content in the one-mapping run (every value, link and position):",
             "verification's share of the run by size, all pushed down: 2,200 objects",
             "links recreated after the objects, chain: tern, one inferred mapping (renames followed): AuthorToAuthor.edited",
+            "Long history: a generated Xcode model of 20 versions", "| tern check, 20 versions |", "| tern migrate, 20 versions |",
             "BookToPublication.authors",
         ] {
             #expect(markdown.contains(row), "missing: \(row)")

@@ -49,6 +49,12 @@ struct BenchRunCommand: ParsableCommand {
     @Option(help: "Objects in the chain benchmark (configs/chain: as many authors as books, many-to-many, through three inferred steps); 0 leaves it out.")
     var chainObjects = 1_000_000
 
+    @Option(
+        help:
+            "Versions of the long-history benchmark (a generated Xcode model, each version adding an attribute; a store of a few hundred objects at its first version, checked and migrated to its last); 0 leaves it out."
+    )
+    var historyVersions = 100
+
     @Option(help: "Where to put the stores (default: a temporary directory, removed afterwards).")
     var directory: String?
 
@@ -67,6 +73,7 @@ struct BenchRunCommand: ParsableCommand {
         guard books >= 100 else { throw ValidationError("--books must be at least 100") }
         guard documents == 0 || documents >= 100 else { throw ValidationError("--documents must be 0 or at least 100") }
         guard chainObjects == 0 || chainObjects >= 100 else { throw ValidationError("--chain-objects must be 0 or at least 100") }
+        guard historyVersions == 0 || (2...1_000).contains(historyVersions) else { throw ValidationError("--history-versions must be 0 or from 2 to 1000") }
         guard [1, 3, 5, 7, 9].contains(repeats) else { throw ValidationError("--repeat must be odd, from 1 to 9: the median is a run's own") }
     }
 
@@ -114,6 +121,11 @@ struct BenchRunCommand: ParsableCommand {
                 try bench.migrate("chain: tern, step by step (--step-by-step)", source: chain, options: ["--step-by-step"])
                 try bench.baseline("chain: hand-written SQL, one pass (ceiling)", command: "chain-sql-ceiling", source: chain)
                 if naive { try bench.baseline("chain: naive row by row (baseline)", command: "chain-naive", source: chain) }
+            }
+            if historyVersions > 0 {
+                let history = try bench.generateHistory(versions: historyVersions)
+                try bench.check("history: tern check, \(historyVersions) versions", source: history)
+                try bench.migrate("history: tern migrate, \(historyVersions) versions", source: history, options: [])
             }
             for size in memorySizes where size != books {
                 let other = try bench.generate(books: size)

@@ -17,7 +17,11 @@ struct BenchReport: Codable {
     var results: [BenchResult]
 
     /// The book benchmark's runs, and the attachment benchmark's (named "attachments: …").
-    private var bookResults: [BenchResult] { results.filter { !$0.name.hasPrefix(Self.attachments) && !$0.name.hasPrefix(Self.chain) } }
+    private var bookResults: [BenchResult] {
+        results.filter { !$0.name.hasPrefix(Self.attachments) && !$0.name.hasPrefix(Self.chain) && !$0.name.hasPrefix(Self.history) }
+    }
+    private var historyResults: [BenchResult] { results.filter { $0.name.hasPrefix(Self.history) } }
+    private static let history = "history: "
     private var attachmentResults: [BenchResult] { results.filter { $0.name.hasPrefix(Self.attachments) } }
     private var chainResults: [BenchResult] { results.filter { $0.name.hasPrefix(Self.chain) } }
     private static let attachments = "attachments: "
@@ -109,7 +113,25 @@ struct BenchReport: Codable {
         lines += charts()
         lines += attachmentLines()
         lines += chainLines()
+        lines += historyLines()
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The long-history benchmark: a small store of a generated model's first version, checked
+    /// and migrated to its last (the goal: ≤ 0.3 s and ≤ 1 s, release build).
+    private func historyLines() -> [String] {
+        guard let generated = historyResults.first(where: { $0.name.hasSuffix("generate the store") }) else { return [] }
+        var lines = [
+            "",
+            "Long history: a generated Xcode model of \(generated.books) versions (each adds an attribute with a default), a store of \(Formatting.count(generated.objects)) objects at its first version.",
+            "",
+            "| run | wall time | peak RSS |", "| --- | --- | --- |",
+        ]
+        for result in historyResults where !result.name.hasSuffix("generate the store") {
+            lines.append(
+                "| \(result.name.dropFirst(Self.history.count)) | \(Self.wallTime(result)) | \(result.peakResidentMemory.map(Formatting.mebibytes) ?? "—") |")
+        }
+        return lines
     }
 
     /// The chain benchmark: its table and its ratios.

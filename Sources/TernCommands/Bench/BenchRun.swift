@@ -88,6 +88,36 @@ struct BenchRun {
         return store
     }
 
+    /// Creates a store of 300 people and their pets at the first version of a generated model
+    /// with `versions` versions (`HistoryModel`).
+    mutating func generateHistory(versions: Int) throws -> Store {
+        let model = try HistoryModel.write(versions: versions, into: work)
+        let store = Store(path: "\(work)/Long-\(versions).sqlite", books: versions, model: model)
+        Self.remove(store.path)
+        let report = try DataGenerator.generate(model: try ModelLoader.load(model).versions[0], at: store.path, rows: 300, seed: 1)
+        Self.settle()
+        results.append(
+            BenchResult(
+                name: "history: generate the store", books: versions, seconds: report.duration.seconds,
+                objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        return store
+    }
+
+    /// `tern check` as a child process: the time to load the model and recognise the store.
+    mutating func check(_ name: String, source: Store) throws {
+        let kept = try median { _ in
+            let started = Date()
+            let child = try ChildProcess.run(
+                URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), ["check", source.path, "--model", source.model])
+            let seconds = Date().timeIntervalSince(started)
+            guard child.status == 0 || child.status == TernExitCode.migrationNeeded else {
+                throw TernError(.io, "\(name): tern check exited \(child.status): \(String(decoding: child.standardError, as: UTF8.self))")
+            }
+            return BenchResult(name: name, books: source.books, seconds: seconds, objects: 0, peakResidentMemory: nil, passes: [])
+        }
+        if let kept { results.append(kept) }
+    }
+
     /// Leaves a store just generated still for a while before it is migrated, as a store at rest
     /// on a server is: a migration proves a source that was still unchanged at its end without
     /// reading it again (`StoreFileState`), and one written a moment ago it reads twice.

@@ -62,11 +62,18 @@ public struct ExternalDataFolders: Sendable {
     }
 
     /// A stored value as the app sees it: the bytes behind an inline marker, the contents of the
-    /// file a reference names, or the value itself when it has no marker.
+    /// file a reference names, or the value itself when it has no marker. Text is its bytes, as
+    /// Core Data reads a binary attribute's column whatever it holds.
     func decode(_ value: SQLiteValue) throws -> SQLiteValue {
-        guard case .blob(let stored) = value else { return value }
+        guard case .blob(let stored) = Self.bytes(value) else { return value }
         if let name = ExternalBinaryData.reference(in: stored) { return .blob(try bytes(of: name)) }
         if stored.first == ExternalBinaryData.inlineMarker { return .blob(Array(stored.dropFirst())) }
+        return .blob(stored)
+    }
+
+    /// A binary attribute's value as Core Data reads its column: text is its UTF-8 bytes.
+    private static func bytes(_ value: SQLiteValue) -> SQLiteValue {
+        if case .text(let text) = value { return .blob(Array(text.utf8)) }
         return value
     }
 
@@ -85,7 +92,7 @@ public struct ExternalDataFolders: Sendable {
     /// inline behind its marker, or a new file above the threshold. NULL and non-binary values
     /// stay as they are.
     package func encode(_ value: SQLiteValue, keeping kept: [UInt8]? = nil) throws -> SQLiteValue {
-        guard case .blob(let bytes) = value else { return value }
+        guard case .blob(let bytes) = Self.bytes(value) else { return value }
         if let kept { return .blob(kept) }
         guard bytes.count > ExternalBinaryData.threshold, let folder = newFiles else { return .blob(ExternalBinaryData.inlineValue(bytes)) }
         let name = UUID().uuidString
@@ -105,8 +112,9 @@ public struct ExternalDataFolders: Sendable {
     }
 
     /// Registers on `connection` the SQL functions compiled SQL uses for externally stored
-    /// values: `tern_external_bytes(stored)` (`decode`), `tern_external_store(bytes)` (`encode`)
-    /// and `tern_external_size(stored)` (`size(of:)`); with a `recorder`, also
+    /// values: `tern_external_bytes(stored)` (`decode`), `tern_external_store(bytes)` (`encode`),
+    /// `tern_as_bytes(value)` (text as its bytes, as both read it) and `tern_external_size(stored)`
+    /// (`size(of:)`); with a `recorder`, also
     /// `tern_external_own_bytes(stored, attribute)`, which decodes an attribute of the object being
     /// read and tells the recorder the form it was stored in.
     package func register(on connection: Connection, recorder: StoredForms? = nil) throws {
@@ -116,13 +124,16 @@ public struct ExternalDataFolders: Sendable {
         try connection.createFunction("tern_external_store", argumentCount: 1, deterministic: false) { arguments in
             try encode(arguments[0])
         }
+        try connection.createFunction("tern_as_bytes", argumentCount: 1) { arguments in
+            Self.bytes(arguments[0])
+        }
         try connection.createFunction("tern_external_size", argumentCount: 1, deterministic: false) { arguments in
             .integer(Int64(size(of: arguments[0])))
         }
         if let recorder {
             try connection.createFunction("tern_external_own_bytes", argumentCount: 2, deterministic: false) { arguments in
                 let decoded = try decode(arguments[0])
-                if case .blob(let stored) = arguments[0], case .blob(let bytes) = decoded, let attribute = arguments[1].text {
+                if case .blob(let stored) = Self.bytes(arguments[0]), case .blob(let bytes) = decoded, let attribute = arguments[1].text {
                     recorder.record(attribute, bytes: bytes, storedAs: stored)
                 }
                 return decoded

@@ -64,14 +64,19 @@ extension StepInputs {
 
     /// SQL over source rows `s`: the value verification expects, compared with
     /// `comparedColumn`: the stored form where it is copied, else the value as the app sees it.
+    ///
+    /// A binary attribute is compared as bytes: text in its column is what Core Data reads as
+    /// the same bytes (a store may hold it; `StoreAnomaly.isTolerated`), whichever path wrote it.
     func expectedValue(_ attribute: Attribute, in entry: PlannedMapping, compiler: inout SQLCompiler) -> SQLFragment {
-        storedFormCopy(attribute, in: entry).map { SQLFragment("s.\(quoteIdentifier($0))") } ?? appValue(attribute, in: entry, compiler: &compiler)
+        let value = storedFormCopy(attribute, in: entry).map { SQLFragment("s.\(quoteIdentifier($0))") } ?? appValue(attribute, in: entry, compiler: &compiler)
+        return attribute.type == .binary ? SQLFragment("tern_as_bytes(") + value + SQLFragment(")") : value
     }
 
     /// SQL over destination rows `d`: the attribute's column as verification compares it.
     func comparedColumn(_ attribute: Attribute, in entry: PlannedMapping) -> String {
         let column = "d.\(quoteIdentifier(destinationLayout.entities[entry.destinationEntity]!.attributeColumns[attribute.name]!))"
-        return attribute.allowsExternalStorage && storedFormCopy(attribute, in: entry) == nil ? "tern_external_bytes(\(column))" : column
+        let compared = attribute.allowsExternalStorage && storedFormCopy(attribute, in: entry) == nil ? "tern_external_bytes(\(column))" : column
+        return attribute.type == .binary ? "tern_as_bytes(\(compared))" : compared
     }
 
     /// The attribute's value expression (its inputs decoded), or its default.
