@@ -4,6 +4,7 @@ import Testing
 @testable import TernModel
 @testable import TernStore
 import TernSQLite
+import TernTesting
 
 /// A fixture store and the model version that wrote it (SOURCES.md).
 struct FixtureStore: Sendable, CustomStringConvertible {
@@ -81,5 +82,41 @@ struct StoreLayoutTests {
         #expect(layout.entities["Page"]?.entityColumns == ["book": "Z1_BOOK"])
         #expect(layout.indexStatements.contains(#"CREATE INDEX "ZBOOK_Z_ENT_INDEX" ON "ZBOOK" ("Z_ENT")"#))
         #expect(layout.tables.map(\.name) == ["ZBOOK", "ZPAGE"])
+    }
+}
+
+/// A store's own join-table names are read, never derived: which side names a reflexive
+/// many-to-many's table is Core Data's choice per model, and real stores show both.
+@Suite("Join tables read under the store's own names")
+struct StoreJoinTableNamesTests {
+    @Test("a reflexive many-to-many whose table the store names from the other side migrates with every link, and the plan says so")
+    func reflexiveNamedFromTheOtherSide() async throws {
+        let folder = try TemporaryDirectory()
+        let person =
+            "  Person:\n    attributes: { name: string%@ }\n    relationships:\n"
+            + "      friends: { destination: Person, toMany: true, inverse: friendOf }\n      friendOf: { destination: Person, toMany: true, inverse: friends }\n"
+        let model = try folder.model([
+            "model.yaml": "name: F\ncurrent: F 2\nversions: [v1.yaml, v2.yaml]\n",
+            "v1.yaml": "version: F 1\nentities:\n" + person.replacingOccurrences(of: "%@", with: ""),
+            "v2.yaml": "version: F 2\nentities:\n" + person.replacingOccurrences(of: "%@", with: ", age: integer32"),
+        ])
+        let store = try TestStore(model: model, version: "F 1") { store in
+            let people = try (1...6).map { try store.insert("Person", ["name": .text("p\($0)")]) }
+            try store.relate(people[0], "friends", to: [people[1], people[2]])
+            try store.relate(people[3], "friends", to: [people[0]])
+        }
+        let derived = StoreLayout(model: model.versions[0]).joinTables.map(\.table)
+        #expect(derived == ["Z_1FRIENDS"])
+        let editor = try Connection(path: store.path, configuration: .init(mode: .readWrite))
+        try editor.execute("ALTER TABLE Z_1FRIENDS RENAME TO Z_1FRIENDOF")
+        try editor.close()
+        let migration = StoreMigration(store: store.path, model: model)
+        let plan = try migration.plan()
+        #expect(plan.notes.contains { $0.contains("Person.friends from the other side") }, "\(plan.notes)")
+        let output = folder.path("out.sqlite")
+        _ = try await migration.run(plan, output: output)
+        let migrated = try Connection(path: output, configuration: .init(mode: .readOnly))
+        #expect(
+            try migrated.scalar("SELECT group_concat(Z_1FRIENDOF || '>' || Z_1FRIENDS) FROM (SELECT * FROM Z_1FRIENDS ORDER BY 1, 2)") == .text("1>2,1>3,4>1"))
     }
 }

@@ -103,13 +103,15 @@ public enum StoreAnomalies {
         in path: String, model: ObjectModel, rules: StoreLayout.Rules = .coreData, workers: Int, rowidsPerScan: Int64, rowsFlagged: Set<String>? = nil,
         shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws -> [StoreAnomaly] {
-        let layout = StoreLayout(model: model, rules: rules)
         var checks: [Check] = []
         /// A table's checks of every row, and the scans (one per rowid range) that find any.
         var rowScans: [(table: String, checks: [Check], scans: [String])] = []
         var flagged: [Check] = []
         let connection = try Connection(path: path, configuration: .init(mode: .readOnly))
         let columns = Dictionary(try connection.tableColumns().map { ($0.table, $0.columns) }, uniquingKeysWith: { first, _ in first })
+        // Join tables are read under the names the store gives them.
+        let flipped = StoreLayout.joinTablesNamedByInverse(of: model, rules: rules, in: Set(columns.keys))
+        let layout = StoreLayout(model: model, rules: rules, namedByInverse: flipped)
         for (table, conditions) in rowChecks(of: model, layout) {
             let quoted = quoteIdentifier(table)
             checks.append((table, "with a Z_PK of 0 or below", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK <= 0", nil))

@@ -116,6 +116,11 @@ public struct StoreLayout: Sendable {
     /// Whose naming rules laid the store out: Core Data's, or an earlier Tern's.
     public let rules: Rules
 
+    /// Many-to-many relationships ("Entity.relationship", on the entity declaring it) whose join
+    /// table Core Data's rule would name after them but a store names after their inverse: read
+    /// from the store as it has them (`joinTablesNamedByInverse(of:in:)`), never derived.
+    public let namedByInverse: Set<String>
+
     /// Whether uniqueness constraints are `CONSTRAINT … UNIQUE` clauses of `CREATE TABLE` (Core
     /// Data 637, the objc.io stores) rather than unique indexes (Core Data 1044 and later).
     public let uniquenessInTable: Bool
@@ -127,9 +132,11 @@ public struct StoreLayout: Sendable {
     ///   nil for today's. Releases before 1000 keep uniqueness constraints inside `CREATE TABLE`.
     /// - Parameter rules: Core Data's (what every store Tern writes has), or an earlier Tern's,
     ///   to read a store that release wrote.
-    public init(model: ObjectModel, frameworkVersion: Int? = nil, rules: Rules = .coreData) {
+    /// - Parameter namedByInverse: join tables a store names from the other side (see the property).
+    public init(model: ObjectModel, frameworkVersion: Int? = nil, rules: Rules = .coreData, namedByInverse: Set<String> = []) {
         self.model = model
         self.rules = rules
+        self.namedByInverse = namedByInverse
         self.uniquenessInTable = (frameworkVersion ?? Int.max) < 1000
         let numbers = model.entityNumbers
         for root in model.entities.filter({ $0.parent == nil }) {
@@ -355,9 +362,10 @@ public struct StoreLayout: Sendable {
                 }
                 // One-to-many, or no inverse: a foreign key in the destination's table holds it.
                 guard let inverse, inverse.isToMany else { continue }
-                let owner = (entity: declaring, relationship: relationship)
+                var owner = (entity: declaring, relationship: relationship)
                 let inverseOwner = model.entityDeclaring(relationship: inverse.name, from: relationship.destination)
-                let other = (entity: inverseOwner, relationship: inverse)
+                var other = (entity: inverseOwner, relationship: inverse)
+                if namedByInverse.contains(key) { swap(&owner, &other) }
                 done.insert("\(inverseOwner).\(inverse.name)")
                 done.insert(key)
                 let ownerNumber = numbers[owner.entity]!
@@ -376,6 +384,24 @@ public struct StoreLayout: Sendable {
                 add(join, index: CoreDataNames.columnIndex(table: table, column: destinationColumn))
             }
         }
+    }
+
+    /// The many-to-many relationships of `model` whose join table `tables` (a store's) holds
+    /// under the name of the other side, where the table Core Data's rule names is not there:
+    /// which side names a reflexive many-to-many's table is not derivable for every model, and
+    /// a store's own tables are the truth for reading it.
+    public static func joinTablesNamedByInverse(of model: ObjectModel, rules: Rules = .coreData, in tables: Set<String>) -> Set<String> {
+        guard rules == .coreData else { return [] }
+        let derived = StoreLayout(model: model)
+        let numbers = model.entityNumbers
+        var found: Set<String> = []
+        for join in derived.joinTables where !tables.contains(join.table) {
+            guard let inverseEntity = join.inverseEntity, let inverse = join.inverseRelationship, let number = numbers[inverseEntity],
+                tables.contains(CoreDataNames.joinTable(forRelationship: inverse, ownerNumber: number))
+            else { continue }
+            found.insert("\(join.entity).\(join.relationship)")
+        }
+        return found
     }
 
     // MARK: SQL

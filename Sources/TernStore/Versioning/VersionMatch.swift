@@ -132,7 +132,9 @@ public struct VersionMatch: Sendable, Equatable {
     public static func differences(
         of version: ObjectModel, rules: StoreLayout.Rules = .coreData, from metadata: StoreMetadata, signature: LayoutSignature
     ) -> [String] {
-        var found = LayoutSignature(layout: StoreLayout(model: version, rules: rules)).differences(from: signature)
+        // Join tables named from the other side are the store's to say (`namedByInverse`).
+        let flipped = StoreLayout.joinTablesNamedByInverse(of: version, rules: rules, in: Set(signature.joinTables.keys))
+        var found = LayoutSignature(layout: StoreLayout(model: version, rules: rules, namedByInverse: flipped)).differences(from: signature)
         guard !metadata.entities.isEmpty else { return found }
         let numbers = version.entityNumbers
         let byNumber = Dictionary(version.entities.map { (numbers[$0.name] ?? 0, $0) }, uniquingKeysWith: { first, _ in first })

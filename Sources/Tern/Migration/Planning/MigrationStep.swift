@@ -26,8 +26,12 @@ public struct MigrationStep: Sendable {
     /// and was not planned as a copy; nil when the step copies the store.
     public private(set) var schemaChanges: [String]?
 
+    /// Join tables the store the step reads names from the other side of their relationship
+    /// (`StoreLayout.namedByInverse`): read as the store has them, never derived.
+    public private(set) var sourceNamedByInverse: Set<String> = []
+
     /// The layout of the store the step reads.
-    public var sourceLayout: StoreLayout { StoreLayout(model: source, rules: sourceRules) }
+    public var sourceLayout: StoreLayout { StoreLayout(model: source, rules: sourceRules, namedByInverse: sourceNamedByInverse) }
 
     /// A step running `passes` in order; see the properties for what each argument means.
     public init(
@@ -47,6 +51,13 @@ public struct MigrationStep: Sendable {
         schemaChanges = nil
     }
 
+    /// Plans the step to read join tables the store names from the other side (a copy: its
+    /// tables are not the layout the destination's schema changes start from).
+    mutating func readJoinTables(namedByInverse relationships: Set<String>) {
+        sourceNamedByInverse = relationships
+        copy(because: "the store names join tables from the other side of \(relationships.sorted().joined(separator: ", ")): the step reads them as they are")
+    }
+
     /// Plans the step to read a store an earlier Tern laid out (a copy into Core Data's layout).
     mutating func readEarlierTernLayout() {
         sourceRules = .earlierTern
@@ -62,7 +73,7 @@ public struct MigrationStep: Sendable {
 /// versions give (a plan file never runs SQL of its own).
 extension MigrationStep: Codable {
     private enum CodingKeys: String, CodingKey {
-        case source, destination, sourceRules, passes, isInferred, origins, copiedInstead, schemaChanges
+        case source, destination, sourceRules, sourceNamedByInverse, passes, isInferred, origins, copiedInstead, schemaChanges
     }
 
     /// A pass as saved: the mapping model as written, and what it was validated with.
@@ -93,6 +104,7 @@ extension MigrationStep: Codable {
         origins = try container.decode([String].self, forKey: .origins)
         copiedInstead = try container.decodeIfPresent(String.self, forKey: .copiedInstead)
         sourceRules = try container.decode(StoreLayout.Rules.self, forKey: .sourceRules)
+        sourceNamedByInverse = try container.decodeIfPresent(Set<String>.self, forKey: .sourceNamedByInverse) ?? []
         guard passes.count == origins.count, !passes.isEmpty else {
             throw DecodingError.dataCorruptedError(forKey: .origins, in: container, debugDescription: "a step needs one origin per pass, and a pass")
         }
@@ -117,6 +129,7 @@ extension MigrationStep: Codable {
         try container.encode(origins, forKey: .origins)
         try container.encodeIfPresent(copiedInstead, forKey: .copiedInstead)
         try container.encode(sourceRules, forKey: .sourceRules)
+        if !sourceNamedByInverse.isEmpty { try container.encode(sourceNamedByInverse.sorted(), forKey: .sourceNamedByInverse) }
         try container.encodeIfPresent(schemaChanges, forKey: .schemaChanges)
     }
 }

@@ -67,6 +67,15 @@ extension StoreMigration {
                 "an earlier Tern laid the store out: the migration copies it into Core Data's layout",
                 metadata: ["store": "\(store)", "version": "\(version)"])
         }
+        // Join tables the store names from the other side are read as they are (a reflexive
+        // many-to-many's side is not derivable for every model).
+        var notes = match.notes
+        let flipped = StoreLayout.joinTablesNamedByInverse(
+            of: steps[0].source, rules: steps[0].sourceRules, in: Set(signature.joinTables.keys))
+        if !flipped.isEmpty {
+            steps[0].readJoinTables(namedByInverse: flipped)
+            notes.append("the store names the join tables of \(flipped.sorted().joined(separator: ", ")) from the other side: read as it has them")
+        }
         try registry.checkPolicies(of: steps)
         if let source = chainModel.version(named: version) {
             try NothingCarried.check(steps, store: store, storeVersion: source)
@@ -79,7 +88,7 @@ extension StoreMigration {
         }
         var plan = Plan(storeVersion: version, targetVersion: targetVersion, steps: steps)
         plan.route = route
-        plan.notes = match.notes
+        plan.notes = notes
         plan.fromStoreModel = fromStoreModel
         plan.origin = Plan.Origin.of(model: model, metadata: metadata, signature: signature)
         plan.versions = steps.reduce(into: [steps[0].source]) { versions, step in
