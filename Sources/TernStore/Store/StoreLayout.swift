@@ -386,8 +386,8 @@ public struct StoreLayout: Sendable {
         }
     }
 
-    /// The many-to-many relationships of `model` whose join table `tables` (a store's) holds
-    /// under the name of the other side, where the table Core Data's rule names is not there:
+    /// The reflexive many-to-many relationships of `model` whose join table `tables` (a store's)
+    /// holds under the name of the other side, where the table Core Data's rule names is not there:
     /// which side names a reflexive many-to-many's table is not derivable for every model, and
     /// a store's own tables are the truth for reading it.
     public static func joinTablesNamedByInverse(of model: ObjectModel, rules: Rules = .coreData, in tables: Set<String>) -> Set<String> {
@@ -395,7 +395,9 @@ public struct StoreLayout: Sendable {
         let derived = StoreLayout(model: model)
         let numbers = model.entityNumbers
         var found: Set<String> = []
-        for join in derived.joinTables where !tables.contains(join.table) {
+        // Only a reflexive pair (both sides on one entity): elsewhere the rule is proven on the
+        // corpora, and a table of the other side's name is not Core Data's.
+        for join in derived.joinTables where !tables.contains(join.table) && join.inverseEntity == join.entity {
             guard let inverseEntity = join.inverseEntity, let inverse = join.inverseRelationship, let number = numbers[inverseEntity],
                 tables.contains(CoreDataNames.joinTable(forRelationship: inverse, ownerNumber: number))
             else { continue }
