@@ -191,7 +191,9 @@ struct ExternalDataTests {
         try Self.expectComplete(backup, like: reference, originalFolder: Self.folder(path))
     }
 
-    @Test("a missing or altered external file is caught (7) naming entity, key, attribute and file; nothing is delivered")
+    @Test(
+        "an altered external file is caught (7) naming entity, key, attribute and file, nothing delivered; a missing one is read as Core Data reads it (no value), listed, refused with --strict (65)"
+    )
     func tampering() throws {
         let source = try store("Source.sqlite")
         let (_, files) = try Self.attachments(source)
@@ -212,13 +214,30 @@ struct ExternalDataTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: Self.folder(output)) == [files[0]])
         try FileManager.default.removeItem(atPath: URL(fileURLWithPath: Self.folder(output)).deletingLastPathComponent().path)
 
-        // Found by the start checks, beside the first pass: what that pass wrote is discarded.
+        // A file the source refers to is gone: Core Data reads no value there. Found before the
+        // first pass; --strict refuses it (65), nothing written; otherwise the reference is
+        // carried as it is (the app sees what it saw) and listed, and where a step decodes the
+        // value (1 → 3, attachments kept inside the store) it is no value, as Core Data reads it.
         try FileManager.default.removeItem(atPath: Self.folder(source) + "/" + files[1])
-        let missing = try TernProcess.run(arguments + ["--progress", "none", "--workers", "2"])
-        #expect(missing.status == 7, "\(missing.standardError)")
-        #expect(missing.standardError.contains("attachment: its external file \(files[1]) does not exist"), "\(missing.standardError)")
+        let key = try SQLiteShell.run(source, "SELECT Z_PK FROM ZDOCUMENT WHERE hex(ZATTACHMENT) LIKE '02%' || hex('\(files[1])') || '%';")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let line = "Document.attachment: 1 row referring to an external data file that does not exist (Core Data reads no value)"
+        let strict = try TernProcess.run(arguments + ["--progress", "none", "--workers", "2", "--strict"])
+        #expect(strict.status == 65, "\(strict.standardError)")
+        #expect(strict.standardError.contains(line), "\(strict.standardError)")
         #expect(!FileManager.default.fileExists(atPath: output))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(".Out") }.isEmpty)
+        let carried = try TernProcess.run(arguments + ["--progress", "none", "--workers", "2"])
+        #expect(carried.status == 0, "\(carried.standardError)")
+        #expect(carried.standardOutput.contains("carried: \(line) (first: Z_PK \(key))"), "\(carried.standardOutput)")
+        #expect(
+            try SQLiteShell.run(output, "SELECT hex(ZATTACHMENT) FROM ZDOCUMENT WHERE Z_PK = \(key);")
+                == SQLiteShell.run(source, "SELECT hex(ZATTACHMENT) FROM ZDOCUMENT WHERE Z_PK = \(key);"))
+        #expect(!FileManager.default.fileExists(atPath: Self.folder(output) + "/" + files[1]))
+        let decoded = directory.appendingPathComponent("Decoded.sqlite").path
+        let inline = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--out", decoded, "--progress", "none"])
+        #expect(inline.status == 0, "\(inline.standardError)")
+        #expect(try SQLiteShell.run(decoded, "SELECT ZATTACHMENT IS NULL FROM ZDOCUMENT WHERE Z_PK = \(key);") == "1\n")
     }
 
     @Test("files are carried on two threads, and the failure named is the first in key order, whichever thread found it first")

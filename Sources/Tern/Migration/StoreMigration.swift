@@ -176,7 +176,7 @@ public struct StoreMigration: Sendable {
                 try Self.finishLastStore(final, plan: plan, run: run, source: store)
                 start.checkingSource += try deliver(
                     final, at: plan.steps[plan.steps.count - 1].destination, from: store, to: finalPath, keepingOriginalAt: start.backup,
-                    externalData: Self.externalData(of: run, from: store, step: plan.steps.count - 1).lookup, recorded: run.inputs?.source,
+                    externalData: Self.externalData(of: run, from: store, step: plan.steps.count - 1), recorded: run.inputs?.source,
                     users: ownership.users, commits: ownership.commits)
             }
             for file in run.stepFiles { Self.removeStepStore(file) }

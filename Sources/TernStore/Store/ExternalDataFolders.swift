@@ -16,6 +16,9 @@ public struct ExternalDataFolders: Sendable {
     public var lookup: [String]
     /// The destination store's folder, where new files go; nil: every value is written inline.
     public var newFiles: String?
+    /// Files the source referred to that were in no folder when the run began: Core Data reads
+    /// such a value as no value, and so does a decoding here (a file gone since is an error).
+    public var absent: Set<String> = []
 
     /// Folders to read files from, in `lookup` order, and the folder new files go to (nil: all inline).
     public init(lookup: [String] = [], newFiles: String? = nil) {
@@ -66,7 +69,10 @@ public struct ExternalDataFolders: Sendable {
     /// Core Data reads a binary attribute's column whatever it holds.
     func decode(_ value: SQLiteValue) throws -> SQLiteValue {
         guard case .blob(let stored) = Self.bytes(value) else { return value }
-        if let name = ExternalBinaryData.reference(in: stored) { return .blob(try bytes(of: name)) }
+        if let name = ExternalBinaryData.reference(in: stored) {
+            if absent.contains(name), path(of: name) == nil { return .null }
+            return .blob(try bytes(of: name))
+        }
         if stored.first == ExternalBinaryData.inlineMarker { return .blob(Array(stored.dropFirst())) }
         return .blob(stored)
     }

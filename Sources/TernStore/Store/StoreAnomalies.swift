@@ -20,6 +20,15 @@ public struct StoreAnomaly: Sendable, Equatable, CustomStringConvertible {
     /// be strict. Other anomalies would be lost or changed silently, and are always refused.
     public var isTolerated = false
 
+    /// An anomaly found `count` times at `place`.
+    public init(place: String, problem: String, count: Int64, example: Int64?, isTolerated: Bool = false) {
+        self.place = place
+        self.problem = problem
+        self.count = count
+        self.example = example
+        self.isTolerated = isTolerated
+    }
+
     public var description: String {
         "\(place): \(count) \(count == 1 ? "row" : "rows") \(problem)\(example.map { " (first: Z_PK \($0))" } ?? "")"
     }

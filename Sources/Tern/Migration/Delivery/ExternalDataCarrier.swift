@@ -23,13 +23,15 @@ enum ExternalDataCarrier {
     ///   reference whose file is missing or differs (the first in entity, attribute and key order).
     @discardableResult
     static func carry(
-        into migrated: String, model: ObjectModel, from sources: [String], to destination: String, lanes: Int = 1,
+        into migrated: String, model: ObjectModel, from sources: [String], to destination: String, lanes: Int = 1, absent: Set<String> = [],
         shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws -> Int {
         let proved = Atomic<Int>(0)
         let folders = sources.compactMap(OpenFolder.init)
         let target = LazyFolder(destination)
         try forEachReference(in: migrated, model: model, lanes: min(lanes, mostLanes), shouldStop: shouldStop) { file, owner in
+            // Absent when the run began, and carried as the reference it is (Core Data reads no value).
+            if absent.contains(file), !folders.contains(where: { $0.status(of: file) != nil }) { return }
             try carry(file, from: folders, to: target, naming: owner, missingFrom: sources.first)
             proved.add(1, ordering: .relaxed)
         }
@@ -51,11 +53,44 @@ enum ExternalDataCarrier {
 
     /// Proves every file `store` refers to is a regular file in one of `folders`: a value read
     /// from a missing file is named before it is needed rather than lost later.
-    static func checkReferences(in store: String, model: ObjectModel, folders: [String], shouldStop: @escaping @Sendable () -> Bool = { false }) throws {
+    static func checkReferences(
+        in store: String, model: ObjectModel, folders: [String], tolerating absent: Set<String> = [],
+        shouldStop: @escaping @Sendable () -> Bool = { false }
+    ) throws {
         let opened = folders.compactMap(OpenFolder.init)
         try forEachReference(in: store, model: model, lanes: 1, shouldStop: shouldStop) { file, owner in
+            if absent.contains(file), !opened.contains(where: { $0.status(of: file) != nil }) { return }
             _ = try locate(file, in: opened, naming: owner, missingFrom: folders.first)
         }
+    }
+
+    /// The references of `store` whose file is in none of `folders` — what Core Data reads as no
+    /// value, and a migration carries as the reference it is — as anomalies per attribute (a
+    /// count and the first object) with the files' names. A name that is there but not a
+    /// regular file is refused as `checkReferences` refuses it.
+    static func absentReferences(
+        in store: String, model: ObjectModel, folders: [String], shouldStop: @escaping @Sendable () -> Bool = { false }
+    ) throws -> (anomalies: [StoreAnomaly], files: Set<String>) {
+        let opened = folders.compactMap(OpenFolder.init)
+        let found = Mutex<(anomalies: [String: StoreAnomaly], order: [String], files: Set<String>)>(([:], [], []))
+        try forEachReference(in: store, model: model, lanes: 1, shouldStop: shouldStop) { file, owner in
+            guard !opened.contains(where: { $0.status(of: file) != nil }) else {
+                _ = try locate(file, in: opened, naming: owner, missingFrom: folders.first)
+                return
+            }
+            found.withLock { found in
+                let place = "\(owner.entity).\(owner.attribute)"
+                if found.anomalies[place] == nil {
+                    found.order.append(place)
+                    found.anomalies[place] = StoreAnomaly(
+                        place: place, problem: "referring to an external data file that does not exist (Core Data reads no value)", count: 0,
+                        example: owner.key, isTolerated: true)
+                }
+                found.anomalies[place]!.count += 1
+                found.files.insert(file)
+            }
+        }
+        return found.withLock { found in (found.order.map { found.anomalies[$0]! }, found.files) }
     }
 
     /// Where a walk of the references is: an attribute of one object, or the start of an

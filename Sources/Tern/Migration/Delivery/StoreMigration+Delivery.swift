@@ -15,7 +15,7 @@ extension StoreMigration {
     /// - Parameter externalData: the folders the migrated store's external references name files in.
     func deliver(
         _ migrated: String, at version: ObjectModel, from store: String, to finalPath: String, keepingOriginalAt backup: String?,
-        externalData: [String], recorded: StoreDigest?, users: StoreUsers?, commits: SourceCommits?
+        externalData: ExternalDataFolders, recorded: StoreDigest?, users: StoreUsers?, commits: SourceCommits?
     ) throws -> Duration {
         var hold: SourceHold?
         var busy: (any Error)?
@@ -41,8 +41,8 @@ extension StoreMigration {
         let files = ExternalBinaryData.folder(forStore: store)
         if let backup { try ExternalDataCarrier.mirror(files, to: ExternalBinaryData.folder(forStore: backup), shouldStop: options.shouldStop) }
         try ExternalDataCarrier.carry(
-            into: migrated, model: version, from: externalData, to: ExternalBinaryData.folder(forStore: finalPath), lanes: options.workers,
-            shouldStop: options.shouldStop)
+            into: migrated, model: version, from: externalData.lookup, to: ExternalBinaryData.folder(forStore: finalPath), lanes: options.workers,
+            absent: externalData.absent, shouldStop: options.shouldStop)
         // In place, the migrated store's folder will be the original's: the files it no longer
         // refers to are listed now, from the private migrated file, and leave it after the swap
         // (they stay in the backup's folder). A file an app writes later is never on the list.

@@ -37,6 +37,9 @@ public struct MigrationRun: Codable, Sendable {
     /// What the start checks found that Core Data reads all the same (`StoreAnomaly.isTolerated`),
     /// carried or dropped as Core Data does: said in the report, a resume's included.
     var tolerated: [String]?
+    /// The external data files the source referred to that were in no folder when the run began
+    /// (read as no value, the references carried as they are); nil: none.
+    var absentExternalFiles: [String]?
 
     /// Where the record of a migration into `finalPath` is kept.
     public static func path(for finalPath: String) -> String {

@@ -79,14 +79,14 @@ struct RunStart {
             // The digest equals the one taken when the record was made, after the scan for rows
             // Core Data never writes found none: the scan would find none again.
             // A file the source refers to may have gone since: say so, and keep the work.
-            try migration.checkExternalData(plan)
+            try migration.checkExternalData(plan, tolerating: Set(existing.absentExternalFiles ?? []))
             run = existing
             if existing.sourcePending == true {
                 // Stopped before its start checks ended, on the very file it began with, written
                 // by no one since: they read again, beside the first pass where a new run's would.
                 let overlapping = migration.options.workers > 1 && stepPlans.first?.inPlace == nil
                 let checks = try StartChecks(
-                    migration, plan: plan, store: store, run: existing, manifestPath: manifestPath, checkingReferences: false,
+                    migration, plan: plan, store: store, run: existing, manifestPath: manifestPath,
                     overlappingWith: overlapping ? SourceCommits(store: store, inPlace: false) : nil)
                 if checks.overlapping {
                     pending = checks
@@ -119,16 +119,22 @@ struct RunStart {
                 throw MigrationError.destinationExists(file)
             }
             try migration.checkPlanned(plan, store: store)
-            let record = MigrationRun(
+            // Before the first pass, which may decode the values whose files are gone.
+            let absent = try migration.absentExternalData(plan)
+            var record = MigrationRun(
                 inputs: .of(source: .unread, plans: stepPlans, model: migration.model), store: store, output: output, target: plan.targetVersion,
                 steps: plan.steps.map(\.identity),
                 stepFiles: plan.steps.indices.map { MigrationRun.stepFile(for: finalPath, index: $0 + 1) }, completed: 0, plan: plan)
+            if !absent.files.isEmpty {
+                record.absentExternalFiles = absent.files.sorted()
+                record.tolerated = absent.anomalies.map(\.description)
+            }
             for file in record.stepFiles { StoreMigration.removeStepStore(file) }  // leftovers of a run whose record is gone
             // Beside the first pass when a second worker is free for them and every commit from
             // now on would be seen; an in-place first step changes a copy at once instead.
             let overlapping = migration.options.workers > 1 && stepPlans.first?.inPlace == nil
             let checks = try StartChecks(
-                migration, plan: plan, store: store, run: record, manifestPath: manifestPath, checkingReferences: true,
+                migration, plan: plan, store: store, run: record, manifestPath: manifestPath,
                 overlappingWith: overlapping ? SourceCommits(store: store, inPlace: false) : nil)
             if !checks.overlapping {
                 try checks.settle()

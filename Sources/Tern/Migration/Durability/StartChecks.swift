@@ -54,13 +54,13 @@ final class StartChecks {
     /// How long the run waited for the checks: all of their time when they do not overlap.
     private(set) var waited = Duration.zero
 
-    /// Starts the checks for `run`, whose inputs lack only the source's digest; a new run's
-    /// `checkingReferences` too (a resume checks them at once, to keep its work). With `commits`,
+    /// Starts the checks for `run`, whose inputs lack only the source's digest (the files the
+    /// source refers to are checked before, by `RunStart`, since a pass may decode them). With `commits`,
     /// evidence taken before the first pass begins, the caller goes on meanwhile: the record is
     /// written now, its digest pending, and they read on one worker fewer, leaving the writer
     /// its core.
     init(
-        _ migration: StoreMigration, plan: StoreMigration.Plan, store: String, run: MigrationRun, manifestPath: String, checkingReferences: Bool,
+        _ migration: StoreMigration, plan: StoreMigration.Plan, store: String, run: MigrationRun, manifestPath: String,
         overlappingWith commits: consuming sending SourceCommits?
     ) throws {
         self.store = store
@@ -104,12 +104,6 @@ final class StartChecks {
             let outcome = Result<Outcome, any Error> {
                 try MigrationInterrupted.whenAsked(shouldStop) {
                     if let first {
-                        // Every file the source refers to is there: a value read from a missing
-                        // file is named here rather than lost later (`ExternalDataCarrier`).
-                        if checkingReferences {
-                            try ExternalDataCarrier.checkReferences(
-                                in: store, model: first.source, folders: [ExternalBinaryData.folder(forStore: store)], shouldStop: shouldStop)
-                        }
                         // Keys and references first; the checks of every row are counted in the
                         // digest's scan, which reads every row anyway.
                         let started = ContinuousClock.now
@@ -184,7 +178,8 @@ final class StartChecks {
         }
         run.inputs?.source = outcome.digest
         run.sourcePending = nil
-        run.tolerated = outcome.tolerated.isEmpty ? nil : outcome.tolerated.map(\.description)
+        let tolerated = (run.tolerated ?? []) + outcome.tolerated.map(\.description)
+        run.tolerated = tolerated.isEmpty ? nil : tolerated
         // Evidence only if nothing moved while the digest was read.
         let unmoved = stillFile != nil && StoreFileState(of: store) == stillFile && StoreFileState.hasNoWALFrames(store)
         run.sourceFile = unmoved ? stillFile : nil

@@ -10,11 +10,25 @@ import TernStore
 extension StoreMigration {
     /// Every file the source refers to is a regular file in its folder (exit 7 naming the first
     /// that is not): a resume's check, before it goes on.
-    func checkExternalData(_ plan: Plan) throws {
+    func checkExternalData(_ plan: Plan, tolerating absent: Set<String> = []) throws {
         guard let first = plan.steps.first else { return }
         try ExternalDataCarrier.checkReferences(
             in: StoreFile.resolvingLinks(store), model: first.source,
-            folders: [ExternalBinaryData.folder(forStore: StoreFile.resolvingLinks(store))], shouldStop: options.shouldStop)
+            folders: [ExternalBinaryData.folder(forStore: StoreFile.resolvingLinks(store))], tolerating: absent, shouldStop: options.shouldStop)
+    }
+
+    /// A new run's check of the files the source refers to, before the first pass: a file in no
+    /// folder is what Core Data reads as no value — carried as the reference it is, and listed
+    /// (refused with --strict, exit 65); a name that is not a regular file is refused (exit 7).
+    func absentExternalData(_ plan: Plan) throws -> (anomalies: [StoreAnomaly], files: Set<String>) {
+        guard let first = plan.steps.first, first.source.entities.contains(where: { $0.attributes.contains(where: \.allowsExternalStorage) }) else {
+            return ([], [])
+        }
+        let store = StoreFile.resolvingLinks(self.store)
+        let found = try ExternalDataCarrier.absentReferences(
+            in: store, model: first.source, folders: [ExternalBinaryData.folder(forStore: store)], shouldStop: options.shouldStop)
+        if options.refuseDataLoss, !found.anomalies.isEmpty { throw MigrationError.sourceAnomalies(found.anomalies, store: self.store) }
+        return found
     }
 
     /// A plan runs on a store with the schema and version hashes it was made from (a saved plan

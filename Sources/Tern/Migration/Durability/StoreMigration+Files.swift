@@ -71,9 +71,11 @@ extension StoreMigration {
     /// folder and every step store's (a later step may copy a reference an earlier one wrote) —
     /// and where it writes new files: its own store's folder.
     static func externalData(of run: MigrationRun, from store: String, step index: Int) -> ExternalDataFolders {
-        ExternalDataFolders(
+        var folders = ExternalDataFolders(
             lookup: [ExternalBinaryData.folder(forStore: store)] + run.stepFiles.map(ExternalBinaryData.folder(forStore:)),
             newFiles: ExternalBinaryData.folder(forStore: run.stepFiles[index]))
+        folders.absent = Set(run.absentExternalFiles ?? [])
+        return folders
     }
 
     /// Removes a step's store and the support folder of the files it wrote.
