@@ -16,12 +16,12 @@ enum CompiledMappingReader {
         /// Destination entity name → its version hash.
         var destinationHashes: [String: [UInt8]]
 
-        /// The versions of `model` whose entities have these hashes (newest first where two
+        /// The versions of `model` whose entities have these hashes (the current first where two
         /// agree): what the mapping model was compiled between.
         func versions(in versioned: VersionedModel) -> (source: String?, destination: String?) {
             func matching(_ hashes: [String: [UInt8]]) -> String? {
                 guard !hashes.isEmpty else { return nil }
-                return versioned.versions.reversed().first { version in
+                return versioned.currentFirst.first { version in
                     let own = version.versionHashes
                     return hashes.allSatisfy { own[$0.key] == $0.value }
                 }?.versionName

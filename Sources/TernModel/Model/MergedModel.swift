@@ -62,10 +62,10 @@ extension VersionedModel {
     }
 
     /// For each part, the version whose entity hashes are the store's for that part's entities
-    /// (newest first, as `VersionMatch` prefers); nil for a part no version of which matches.
+    /// (the current first, as `VersionMatch` prefers); nil for a part no version of which matches.
     public static func versionsWriting(_ hashes: [String: String], parts: [VersionedModel]) -> [String?] {
         parts.map { part in
-            part.versions.reversed().first { version in
+            part.currentFirst.first { version in
                 let own = version.versionHashes.mapValues(VersionHash.hex)
                 return own.allSatisfy { hashes[$0.key] == $0.value }
             }?.versionName

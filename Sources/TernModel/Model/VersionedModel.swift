@@ -1,8 +1,9 @@
-/// A model with all its versions, oldest first, and the one apps use today.
+/// A model with all its versions (as it lists them) and the one apps use today.
 public struct VersionedModel: Sendable, Equatable {
     /// The model's name, for messages.
     public var name: String
-    /// Oldest first: the order a chain of migrations walks.
+    /// As the model lists them (an Xcode bundle's by file name): no order of age, which
+    /// versions do not have; a route between them comes from their content (`VersionFacts`).
     public var versions: [ObjectModel]
     /// The name of the version apps use today: the version a migration targets by default.
     public var currentVersionName: String
@@ -13,7 +14,7 @@ public struct VersionedModel: Sendable, Equatable {
     /// people (`warnings(for:)` says each once).
     public var warnings: [ModelWarning]
 
-    /// A model with `versions`, oldest first; `currentVersionName` should name one of them.
+    /// A model with `versions`, as the model lists them; `currentVersionName` should name one of them.
     public init(name: String, versions: [ObjectModel], currentVersionName: String, path: String, warnings: [ModelWarning] = []) {
         self.name = name
         self.versions = versions
@@ -30,6 +31,13 @@ public struct VersionedModel: Sendable, Equatable {
     /// The same model with another version as the current one.
     public func withCurrent(_ version: String) -> VersionedModel {
         VersionedModel(name: name, versions: versions, currentVersionName: version, path: path, warnings: warnings)
+    }
+
+    /// The current version first, then the others as the model lists them: where several
+    /// versions fit a store (hash-identical versions are one schema), the current one is taken.
+    /// No order of age: versions have none (`VersionFacts`).
+    public var currentFirst: [ObjectModel] {
+        versions.filter { $0.versionName == currentVersionName } + versions.filter { $0.versionName != currentVersionName }
     }
 
     /// The current version; the loader guarantees it exists.

@@ -16,7 +16,7 @@ package enum CompiledModelReader {
     /// The deepest nesting of archived objects followed; real models nest a handful of levels.
     static let maximumDepth = 32
 
-    /// Reads every version of a `.momd` bundle, oldest first, the current one named by its
+    /// Reads every version of a `.momd` bundle (listed by file name), the current one named by its
     /// `VersionInfo.plist` (required when there are several).
     static func readBundle(at url: URL) throws -> VersionedModel {
         var isDirectory: ObjCBool = false

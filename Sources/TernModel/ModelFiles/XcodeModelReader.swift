@@ -9,8 +9,8 @@ import TernSQLite
 /// `elements`, `configuration`, `fetchRequest`) are skipped; fetched properties have no column and
 /// are skipped too.
 enum XcodeModelReader {
-    /// Reads every version of an `.xcdatamodeld` bundle, oldest first (Xcode's names sort
-    /// numerically: "Model", "Model 2", …, "Model 10").
+    /// Reads every version of an `.xcdatamodeld` bundle, listed by file name, numbers compared
+    /// as numbers ("Model 2" before "Model 10"): a stable listing for people, no order of age.
     static func readBundle(at url: URL) throws -> VersionedModel {
         let fileManager = FileManager.default
         let names = try fileManager.contentsOfDirectory(atPath: url.path)

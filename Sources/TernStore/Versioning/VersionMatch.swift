@@ -39,7 +39,7 @@ public struct VersionMatch: Sendable, Equatable {
     /// Core Data's hashes first, as Core Data decides: the store's `NSStoreModelVersionHashes`
     /// against the hashes Tern computes for each version (or a compiled model's
     /// `VersionInfo.plist`, `appleHashes`, believed only where the tables agree too: a plist can
-    /// belong to another model). Newest first: two versions with identical hashes are the same
+    /// belong to another model). The current version first: two versions with identical hashes are the same
     /// schema, and the current one is preferred. Then the schema, declared types and entity
     /// numbers included: a store without Core Data's hashes (an earlier Tern's), or one whose
     /// model has what Tern may hash otherwise (a derivation other than `.@count`), is recognised
@@ -68,14 +68,14 @@ public struct VersionMatch: Sendable, Equatable {
                 && Self.differences(of: version, rules: .earlierTern, from: metadata, signature: signature).isEmpty
         }
         if metadata.hasCoreDataHashes {
-            for version in model.versions.reversed() where version.hasVersionHashes(metadata.versionHashes) {
+            for version in model.currentFirst where version.hasVersionHashes(metadata.versionHashes) {
                 if laidOutByEarlierTern(version) { return earlierTern(version) }
                 // The metadata names one version, the tables are exactly another's (a migration
                 // that wrote the metadata and not the tables): the tables are what a migration
                 // reads, so they decide.
                 let differences = differences(of: version, from: metadata, signature: signature)
                 if !differences.isEmpty,
-                    let tables = model.versions.reversed().first(where: { self.differences(of: $0, from: metadata, signature: signature).isEmpty })
+                    let tables = model.currentFirst.first(where: { self.differences(of: $0, from: metadata, signature: signature).isEmpty })
                 {
                     var match = verdict(tables.versionName, .schema)
                     match.notes = [
@@ -86,7 +86,7 @@ public struct VersionMatch: Sendable, Equatable {
                 }
                 return verdict(version.versionName, .appleHashes)
             }
-            for version in model.versions.reversed()
+            for version in model.currentFirst
             where appleHashes[version.versionName] == metadata.versionHashes
                 && differences(of: version, from: metadata, signature: signature).isEmpty
             {
@@ -94,7 +94,7 @@ public struct VersionMatch: Sendable, Equatable {
             }
         }
         var closest: (name: String, differences: [String])?
-        for version in model.versions.reversed() {
+        for version in model.currentFirst {
             var differences = differences(of: version, from: metadata, signature: signature)
             if differences.isEmpty {
                 return metadata.hashScheme == nil ? verdict(version.versionName, .schema) : earlierTern(version)
