@@ -3,6 +3,8 @@ import Testing
 @testable import Tern
 import TernMapping
 import TernModel
+import TernSQLite
+import TernTesting
 
 /// The route a migration takes is Core Data's: the app's mapping model for the pair, else its
 /// mapping models where they lie on the way (by content), else one inferred mapping — and no
@@ -125,6 +127,47 @@ struct XcodeQuirkTests {
         let (plain, _) = try Self.model(attribute: "")
         #expect(loaded.current.entity(named: "P")?.attribute(named: "cache")?.type == .undefined)
         #expect(loaded.current.versionHashes == plain?.current.versionHashes)
+    }
+
+    @Test(
+        "a to-one whose inverse names another relationship as its own loads with a warning, as Core Data loads it: a to-one of its own, hashed with the inverse it names; its links migrate"
+    )
+    func unreciprocatedInverse() async throws {
+        let folder = try TemporaryDirectory()
+        let model = { (version: String, extra: String) in
+            """
+            version: \(version)
+            entities:
+              Image:
+                attributes: { name: string\(extra) }
+                relationships:
+                  artist: { destination: Artist, inverse: thumbnail }
+                  thumbnailOf: { destination: Artist, inverse: thumbnail }
+              Artist:
+                attributes: { name: string }
+                relationships:
+                  thumbnail: { destination: Image, inverse: thumbnailOf }
+            """
+        }
+        let loaded = try folder.model([
+            "model.yaml": "name: A\ncurrent: A 2\nversions: [v1.yaml, v2.yaml]\n", "v1.yaml": model("A 1", ""), "v2.yaml": model("A 2", ", size: integer32"),
+        ])
+        let image = try #require(loaded.current.entity(named: "Image"))
+        #expect(image.relationship(named: "artist")?.inverse == nil && image.relationship(named: "artist")?.unreciprocatedInverse == "thumbnail")
+        #expect(image.relationship(named: "thumbnailOf")?.inverse == "thumbnail")
+        #expect(loaded.warnings(for: ["A 1"]).contains { $0.contains("relationship artist: its inverse Artist.thumbnail names thumbnailOf as its own") })
+        // Hashed with the inverse it names, as Core Data hashes it.
+        var renamed = image.relationship(named: "artist")!
+        renamed.unreciprocatedInverse = nil
+        #expect(VersionHash.of(renamed) != VersionHash.of(image.relationship(named: "artist")!))
+        let store = try TestStore(model: loaded, version: "A 1") { store in
+            let artist = try store.insert("Artist", ["name": .text("a")])
+            _ = try store.insert("Image", ["name": .text("i")], relating: ["artist": artist])
+        }
+        let migrated = try await store.migrated()
+        #expect(try migrated.objects("Image").count == 1)
+        let connection = try Connection(path: migrated.path, configuration: .init(mode: .readOnly))
+        #expect(try connection.scalar("SELECT count(*) FROM ZIMAGE WHERE ZARTIST IS NOT NULL") == .integer(1))
     }
 
     @Test("a stored attribute without a type is refused, naming it, as Xcode refuses it")

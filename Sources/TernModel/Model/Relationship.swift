@@ -28,6 +28,10 @@ public struct Relationship: Sendable, Equatable, Codable {
     public var destination: String
     /// The inverse relationship's name on the destination, if any.
     public var inverse: String?
+    /// The inverse a to-one names when that relationship names another as its own inverse
+    /// (`ObjectModel.separatingUnreciprocatedInverses()`): part of the version hash, as Core Data
+    /// hashes the name it is given, and nothing else — `inverse` is then nil.
+    public var unreciprocatedInverse: String?
     /// Whether the relationship holds many destinations (no foreign-key column on this side).
     public var isToMany: Bool
     /// Ordered to-many relationships keep a sort key (`Z_FOK_…`).

@@ -42,7 +42,7 @@ public enum VersionHash {
         var bytes = property(
             relationship.name, isOptional: relationship.isOptional, isTransient: relationship.isTransient,
             modifier: relationship.versionHashModifier)
-        bytes += Array(relationship.destination.utf8) + Array((relationship.inverse ?? "").utf8)
+        bytes += Array(relationship.destination.utf8) + Array((relationship.inverse ?? relationship.unreciprocatedInverse ?? "").utf8)
         bytes += littleEndian(UInt32(truncatingIfNeeded: relationship.maxCount))
         bytes += littleEndian(UInt32(truncatingIfNeeded: relationship.minCount))
         if relationship.isOrdered { bytes += [1, 0] }

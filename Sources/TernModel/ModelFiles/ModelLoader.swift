@@ -18,7 +18,7 @@ public enum ModelLoader {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw TernError(.missingInput, "no such model", path: path)
         }
-        let model: VersionedModel
+        var model: VersionedModel
         switch url.pathExtension {
         case "xcdatamodeld":
             model = try XcodeModelReader.readBundle(at: url)
@@ -51,6 +51,7 @@ public enum ModelLoader {
                 throw TernError(.badInput, "no model.yaml, no .xcdatamodeld bundle and no compiled .momd (an app bundle's) in this directory", path: path)
             }
         }
+        model = separatingUnreciprocatedInverses(model)
         try validate(model)
         return model
     }
@@ -76,6 +77,17 @@ public enum ModelLoader {
             throw TernError(.badInput, "not a compiled model: a .momd is a folder of .mom files (and a VersionInfo.plist)", path: model.path)
         }
         return model.path
+    }
+
+    /// Each version with its unreciprocated to-one inverses kept apart, said as warnings.
+    static func separatingUnreciprocatedInverses(_ model: VersionedModel) -> VersionedModel {
+        var model = model
+        for (index, version) in model.versions.enumerated() {
+            let (separated, warnings) = version.separatingUnreciprocatedInverses()
+            model.versions[index] = separated
+            model.warnings += warnings.map { ModelWarning(version: version.versionName, file: model.path, message: $0) }
+        }
+        return model
     }
 
     static func validate(_ model: VersionedModel) throws {

@@ -69,7 +69,7 @@ extension TernModelFile {
             "destination": relationship.destination, "optional": relationship.isOptional,
             "deleteRule": relationship.deleteRule.rawValue,
         ]
-        if let inverse = relationship.inverse { fields["inverse"] = inverse }
+        if let inverse = relationship.inverse ?? relationship.unreciprocatedInverse { fields["inverse"] = inverse }
         if relationship.isToMany { fields["toMany"] = true }
         if relationship.isOrdered { fields["ordered"] = true }
         if relationship.isTransient { fields["transient"] = true }
