@@ -48,10 +48,7 @@ struct BenchRun {
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: path, rows: books, counts: ["Page": 3 * books, "Category": 1_000], seed: 1)
         Self.settle()
-        results.append(
-            BenchResult(
-                name: "generate the benchmark store", books: books, seconds: report.duration.seconds,
-                objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        recordGeneration("generate the benchmark store", size: books, report)
         return store
     }
 
@@ -64,10 +61,7 @@ struct BenchRun {
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: store.path, rows: objects / 2, seed: 1)
         Self.settle()
-        results.append(
-            BenchResult(
-                name: "chain: generate the store", books: objects, seconds: report.duration.seconds,
-                objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        recordGeneration("chain: generate the store", size: objects, report)
         chainLinks = report.links
         return store
     }
@@ -81,10 +75,7 @@ struct BenchRun {
         let versioned = try ModelLoader.load(model)
         let report = try DataGenerator.generate(model: versioned.versions[0], at: store.path, rows: documents, counts: ["Folder": 100], seed: 1)
         Self.settle()
-        results.append(
-            BenchResult(
-                name: "attachments: generate the store", books: documents, seconds: report.duration.seconds,
-                objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        recordGeneration("attachments: generate the store", size: documents, report)
         return store
     }
 
@@ -96,10 +87,7 @@ struct BenchRun {
         Self.remove(store.path)
         let report = try DataGenerator.generate(model: try ModelLoader.load(model).versions[0], at: store.path, rows: 300, seed: 1)
         Self.settle()
-        results.append(
-            BenchResult(
-                name: "history: generate the store", books: versions, seconds: report.duration.seconds,
-                objects: report.objects.values.reduce(0, +), peakResidentMemory: nil, passes: []))
+        recordGeneration("history: generate the store", size: versions, report)
         return store
     }
 
@@ -116,6 +104,14 @@ struct BenchRun {
             return BenchResult(name: name, books: source.books, seconds: seconds, objects: 0, peakResidentMemory: nil, passes: [])
         }
         if let kept { results.append(kept) }
+    }
+
+    /// A generated store's row: how long it took, and its objects.
+    private mutating func recordGeneration(_ name: String, size: Int, _ report: DataGenerator.Report) {
+        results.append(
+            BenchResult(
+                name: name, books: size, seconds: report.duration.seconds, objects: report.objects.values.reduce(0, +), peakResidentMemory: nil,
+                passes: []))
     }
 
     /// Leaves a store just generated still for a while before it is migrated, as a store at rest
