@@ -8,7 +8,8 @@ import TernGenerate
 /// A generated migration, written as Tern's YAML files: two model versions (entities, one
 /// possibly with a subentity, every attribute type, binary values stored outside the store on
 /// either side or both, to-one / to-many / many-to-many / ordered
-/// relationships with and without inverses, optional and required) and an explicit mapping in one
+/// relationships with and without inverses, reflexive ones among them, optional and required,
+/// transient attributes of undefined type) and an explicit mapping in one
 /// or two passes (copies, renames, value expressions, new attributes with defaults, filters,
 /// relationships mapped from one side or both). The same seed writes the same files.
 struct RandomMigrationCase {
@@ -112,6 +113,10 @@ struct RandomMigrationCase {
             })
         let empty = entities.filter { _ in chance(0.12) }
 
+        // One case in five gives its first entity a transient attribute of undefined type
+        // (Xcode's "Undefined"), drawn from no random number so the other cases stay as they were.
+        let scratchAttribute: Set<String> = seed % 5 == 0 ? [entities[0]] : []
+
         // Model files.
         func modelFile(version: String, destination: Bool) -> String {
             var lines = ["version: \(version)", "entities:"]
@@ -131,6 +136,8 @@ struct RandomMigrationCase {
                         "      \(destination ? attribute.newName : attribute.name): { type: \(attribute.type), optional: \(attribute.optional)\(rename)\(external) }"
                     )
                 }
+                // Xcode's "Undefined" type, allowed for a transient attribute: never stored.
+                if scratchAttribute.contains(entity) { lines.append("      scratch: { type: undefined, transient: true }") }
                 if destination, let fresh = newAttribute[entity] {
                     lines.append("      \(fresh.name): { type: \(fresh.type), default: \"\(fresh.defaultValue)\" }")
                 }
