@@ -80,6 +80,43 @@ struct VersionRouteTests {
         #expect(reason.hasPrefix("Core Data's: no mapping model from Z to A"))
     }
 
+    /// V1 {a}, V2 {a, b}, V3 {a, b, c}, V4 {a, b, c, d}: the review's case.
+    private static func growing() throws -> (VersionedModel, TemporaryDirectory) {
+        let folder = try TemporaryDirectory()
+        var files = ["model.yaml": "name: G\ncurrent: G 4\nversions: [v1.yaml, v2.yaml, v3.yaml, v4.yaml]\n"]
+        for version in 1...4 {
+            let attributes = ["a", "b", "c", "d"].prefix(version).map { "\($0): string" }.joined(separator: ", ")
+            files["v\(version).yaml"] = "version: G \(version)\nentities:\n  E:\n    attributes: { \(attributes) }\n"
+        }
+        return (try folder.model(files), folder)
+    }
+
+    @Test("a mapping model from an older version is not reached by stepping back: an inferred hop never drops what both ends keep")
+    func neverBackwards() throws {
+        let (model, folder) = try Self.growing()
+        defer { withExtendedLifetime(folder) {} }
+        var old = try MappingInference.infer(from: model.version(named: "G 1")!, to: model.version(named: "G 4")!)
+        old.sourceVersion = "G 1"
+        old.destinationVersion = "G 4"
+        let (steps, _) = try MigrationPlanner.chain(in: model, from: "G 2", to: "G 4", mappingFiles: [], models: [old], now: 0)
+        #expect(Self.hops(steps) == ["G 2 → G 4"])
+        #expect(
+            Self.hops(try MigrationPlanner.chain(in: model, from: "G 1", to: "G 4", mappingFiles: [], models: [old], now: 0).steps) == ["G 1 → G 4 (mapping)"])
+    }
+
+    @Test("step by step never passes through a version that lacks a property both ends have")
+    func stagedKeepsWhatBothEndsHave() throws {
+        let folder = try TemporaryDirectory()
+        let model = try folder.model([
+            "model.yaml": "name: S\ncurrent: S 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
+            "v1.yaml": "version: S 1\nentities:\n  E:\n    attributes: { name: string }\n",
+            "v2.yaml": "version: S 2\nentities:\n  E:\n    attributes: { name: { type: string, optional: false, default: x }, score: integer16 }\n",
+            "v3.yaml": "version: S 3\nentities:\n  E:\n    attributes: { name: string, score: integer32 }\n",
+        ])
+        let (steps, _) = try MigrationPlanner.chain(in: model, from: "S 2", to: "S 3", mappingFiles: [], choice: .stepByStep, now: 0)
+        #expect(Self.hops(steps) == ["S 2 → S 3"])
+    }
+
     @Test("an intermediate version Core Data never infers through does not stop the one inferred mapping from the source to the target")
     func unmatchedRenamingIdentifierInBetween() throws {
         // Version 2 gives P an attribute whose renaming identifier matches nothing in version

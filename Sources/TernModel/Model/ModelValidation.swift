@@ -110,7 +110,7 @@ extension ObjectModel {
                     || descendants(of: inverse.destination).contains { $0.name == entity.name }
                 if !pointsBack {
                     problems.append("\(at): inverse \(destination.name).\(inverseName) points to \(inverse.destination), not back to \(entity.name)")
-                } else if let back = inverse.inverse, back != relationship.name {
+                } else if let back = inverse.inverse ?? inverse.unreciprocatedInverse, back != relationship.name {
                     problems.append("\(at): inverse \(destination.name).\(inverseName) names \(back) as its inverse, not \(relationship.name)")
                 } else if relationship.isToMany, inverseName == relationship.name, destination.name == entity.name {
                     // Its join table would name both columns alike; how Core Data tells them apart is not known here.

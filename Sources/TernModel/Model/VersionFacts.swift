@@ -47,10 +47,21 @@ public struct VersionFacts: Sendable, Equatable {
         return count
     }
 
-    /// True when these facts keep every fact `a` and `b` share (and have no key both lack).
+    /// True when these facts keep every fact `a` and `b` share, have every key both have
+    /// (whatever its fact: a property both ends hold is never dropped on the way), and have no
+    /// key both lack.
     public func lies(between a: VersionFacts, and b: VersionFacts) -> Bool {
-        for (key, fact) in a.facts where b.facts[key] == fact && facts[key] != fact { return false }
+        for (key, fact) in a.facts {
+            guard let other = b.facts[key] else { continue }
+            guard let own = facts[key], other != fact || own == fact else { return false }
+        }
         for key in facts.keys where a.facts[key] == nil && b.facts[key] == nil { return false }
         return true
+    }
+
+    /// Whether going from these facts to `next` drops a key that `start` and `end` both have:
+    /// an inferred hop of a route from `start` to `end` that would lose values both ends keep.
+    public func drops(goingTo next: VersionFacts, keptBy start: VersionFacts, and end: VersionFacts) -> Bool {
+        facts.keys.contains { next.facts[$0] == nil && start.facts[$0] != nil && end.facts[$0] != nil }
     }
 }

@@ -33,6 +33,9 @@ public struct VersionMatch: Sendable, Equatable {
     /// What people should know about how the version was recognised (the metadata naming one
     /// version and the tables being another's).
     public var notes: [String] = []
+    /// True when the metadata names another version than the tables: a migration rewrites it,
+    /// to the tables' own version too (Core Data would read the tables as the metadata's).
+    public var metadataDisagrees = false
 
     /// Decides which version of `model` wrote the store described by `metadata` and `signature`.
     ///
@@ -77,7 +80,8 @@ public struct VersionMatch: Sendable, Equatable {
                 if !differences.isEmpty,
                     let tables = model.currentFirst.first(where: { self.differences(of: $0, from: metadata, signature: signature).isEmpty })
                 {
-                    var match = verdict(tables.versionName, .schema)
+                    var match = VersionMatch(verdict: .migrationNeeded(from: tables.versionName, to: model.currentVersionName, evidence: .schema))
+                    match.metadataDisagrees = true
                     match.notes = [
                         "the store's metadata carries \(version.versionName)'s version hashes, but its tables are \(tables.versionName)'s "
                             + "(\(differences.joined(separator: "; "))): it is read as \(tables.versionName)"

@@ -74,7 +74,9 @@ enum ExternalDataCarrier {
         let opened = folders.compactMap(OpenFolder.init)
         let found = Mutex<(anomalies: [String: StoreAnomaly], order: [String], files: Set<String>)>(([:], [], []))
         try forEachReference(in: store, model: model, lanes: 1, shouldStop: shouldStop) { file, owner in
-            guard !opened.contains(where: { $0.status(of: file) != nil }) else {
+            // No folder at all is a store copied without its support folder, not a file Core
+            // Data lost: refused, naming the folder, as before.
+            guard !opened.isEmpty, !opened.contains(where: { $0.status(of: file) != nil }) else {
                 _ = try locate(file, in: opened, naming: owner, missingFrom: folders.first)
                 return
             }

@@ -80,6 +80,13 @@ struct RunStart {
             // Core Data never writes found none: the scan would find none again.
             // A file the source refers to may have gone since: say so, and keep the work.
             try migration.checkExternalData(plan, tolerating: Set(existing.absentExternalFiles ?? []))
+            // What the run began carrying, --strict refuses on a resume too.
+            if migration.options.refuseDataLoss, let tolerated = existing.tolerated, !tolerated.isEmpty {
+                throw TernError(
+                    .badInput,
+                    "the run began without --strict and carries what Core Data reads past, which --strict refuses:\n"
+                        + tolerated.map { "  - \($0)" }.joined(separator: "\n"), path: store)
+            }
             run = existing
             if existing.sourcePending == true {
                 // Stopped before its start checks ended, on the very file it began with, written

@@ -138,7 +138,7 @@ final class StartChecks {
                             throw MigrationError.changedDuringMigration(
                                 store: store, changes: ["rows changed while the run read its content at the start, so what it migrated is not known"])
                         }
-                        tolerated += anomalies.filter(\.isTolerated)
+                        tolerated += anomalies.filter { $0.isTolerated && !tolerated.contains($0) }
                         if !refused(anomalies).isEmpty { throw MigrationError.sourceAnomalies(anomalies, store: store) }
                     }
                     return Outcome(digest: digest, unchanged: commits?.noneSinceStart(store: store) ?? true, tolerated: tolerated)

@@ -130,13 +130,16 @@ public enum MigrationPlanner {
             versions: model.versions,
             mapped: Set(declared.filter { $0.source != $0.destination }.map { StepIdentity(source: $0.source, destination: $0.destination) }))
         var refused: [StepIdentity: InferenceFailure] = [:]
+        var lastRefused: StepIdentity?
         while true {
             guard let route = router.route(from: from, to: to, choice: choice, refused: Set(refused.keys)) else {
-                let direct = refused[StepIdentity(source: from, destination: to)]
-                let reasons = (direct ?? refused.values.first)?.reasons ?? []
+                // The direct inference's reasons, else the last hop tried (a leg of --through).
+                let pair = refused[StepIdentity(source: from, destination: to)] != nil ? StepIdentity(source: from, destination: to) : lastRefused
+                let reasons = pair.flatMap { refused[$0] }?.reasons ?? []
                 throw TernError(
                     .badInput,
-                    "no mapping model from \(from) to \(to), and it cannot be inferred:\n" + reasons.map { "  - \($0)" }.joined(separator: "\n"),
+                    "no mapping model from \(pair?.source ?? from) to \(pair?.destination ?? to), and it cannot be inferred:\n"
+                        + reasons.map { "  - \($0)" }.joined(separator: "\n"),
                     path: model.path)
             }
             var steps: [MigrationStep] = []
@@ -175,6 +178,7 @@ public enum MigrationPlanner {
                                 + failure.reasons.map { "  - \($0)" }.joined(separator: "\n"), path: model.path)
                     }
                     refused[StepIdentity(source: hop.from, destination: hop.to)] = failure
+                    lastRefused = StepIdentity(source: hop.from, destination: hop.to)
                     failed = true
                     break
                 }

@@ -44,7 +44,7 @@ extension StoreMigration {
             fromStoreModel = true
             logger.notice("no version of the model wrote the store: migrating from the model the store carries", metadata: ["store": "\(store)"])
         }
-        guard version != targetVersion || earlierTern else {
+        guard version != targetVersion || earlierTern || match.metadataDisagrees else {
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
         let files = MigrationPlanner.mappingFiles(for: model)

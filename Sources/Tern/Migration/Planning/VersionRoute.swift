@@ -106,7 +106,9 @@ struct VersionRouter {
                 let weight: Weight
                 if mapped.contains(pair) {
                     weight = (here.cost, here.hops + 1, here.inferred)
-                } else if !refused.contains(pair) {
+                } else if !refused.contains(pair), !facts(of: current).drops(goingTo: facts(of: next), keptBy: facts(of: from), and: facts(of: to)) {
+                    // Never an inferred hop that loses what both ends keep (back to a version
+                    // before a property was added, to reach an older mapping model).
                     weight = (here.cost + distance(current, next), here.hops + 1, here.inferred + 1)
                 } else {
                     continue
