@@ -240,6 +240,17 @@ struct ExternalDataTests {
         #expect(try SQLiteShell.run(decoded, "SELECT ZATTACHMENT IS NULL FROM ZDOCUMENT WHERE Z_PK = \(key);") == "1\n")
     }
 
+    @Test("a store copied without its support folder is refused (7), naming the folder: its files are not ones Core Data lost")
+    func withoutItsFolder() throws {
+        let source = try store("Bare.sqlite")
+        try FileManager.default.removeItem(atPath: URL(fileURLWithPath: Self.folder(source)).deletingLastPathComponent().path)
+        let output = directory.appendingPathComponent("BareOut.sqlite").path
+        let run = try TernProcess.run(["migrate", source, "--model", Self.attachments, "--to", "Attachments 2", "--out", output, "--progress", "none"])
+        #expect(run.status == 7, "\(run.standardError)")
+        #expect(run.standardError.contains("does not exist in \(Self.folder(source))"), "\(run.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
     @Test("files are carried on two threads, and the failure named is the first in key order, whichever thread found it first")
     func firstFailureOfTwoLanes() throws {
         let source = try store("Source.sqlite")

@@ -3,6 +3,8 @@ import Testing
 @testable import Tern
 import TernMapping
 import TernModel
+import TernStore
+import TernGenerate
 import TernSQLite
 import TernTesting
 
@@ -228,5 +230,26 @@ struct ModelWarningTests {
         #expect(model.warnings(for: ["3"]) == ["/m/3/contents: \(quirk)"])
         #expect(model.warnings(for: ["2", "3"]) == ["\(quirk) (in 2, 3 versions of M)"])
         #expect(model.warnings(for: ["9"]).isEmpty)
+    }
+}
+
+/// Recognition when a store's metadata and its tables disagree: the tables are what is read.
+@Suite("Metadata naming another version than the tables")
+struct MetadataDisagreementTests {
+    @Test(
+        "hashes of an older version over the current version's tables: read as the current version, and a migration rewrites the metadata, never 'compatible'")
+    func currentTablesOlderHashes() throws {
+        let directory = try TemporaryDirectory()
+        let model = try ModelLoader.load(Configs.path("bookstore"))
+        let store = directory.path("books.sqlite")
+        _ = try DataGenerator.generate(model: model.current, at: store, rows: 5, seed: 1)
+        let connection = try Connection(path: store, configuration: .init(mode: .readOnly))
+        var metadata = try StoreMetadata.read(from: connection, path: store)
+        metadata.versionHashes = model.version(named: "BookStore 3")!.versionHashes.mapValues(VersionHash.hex)
+        let match = VersionMatch.find(in: model, metadata: metadata, signature: try LayoutSignature(connection: connection))
+        try connection.close()
+        #expect(match.verdict == .migrationNeeded(from: "BookStore 5", to: "BookStore 5", evidence: .schema))
+        #expect(match.metadataDisagrees)
+        #expect(match.notes.first?.contains("carries BookStore 3's version hashes, but its tables are BookStore 5's") == true, "\(match.notes)")
     }
 }
