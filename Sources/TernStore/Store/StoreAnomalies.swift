@@ -40,17 +40,10 @@ public enum StoreAnomalies {
     /// Keys above this leave no room for the keys a migration gives new objects.
     public static let largestKey: Int64 = 1 << 62
 
-    /// Where, what is wrong, the query giving a count and the first key at fault, and where that
-    /// query is slow, a cheaper count (`detect`) run first.
-    private typealias Check = (place: String, problem: String, query: String, detect: String?)
-
-    /// The problems Core Data reads past (`StoreAnomaly.isTolerated`): text where bytes belong is
-    /// read as it is, and a join-table row naming no object links nothing, so Core Data never
-    /// sees it.
-    static func isTolerated(_ problem: String, at place: String, joinTables: Set<String>) -> Bool {
-        problem.hasPrefix("holding text in a binary attribute")
-            || (problem.hasSuffix("that does not exist") && joinTables.contains(String(place.prefix { $0 != "." })))
-    }
+    /// Where, what is wrong, the query giving a count and the first key at fault, where that
+    /// query is slow a cheaper count (`detect`) run first, and whether Core Data reads past it
+    /// (`StoreAnomaly.isTolerated`).
+    private typealias Check = (place: String, problem: String, query: String, detect: String?, tolerated: Bool)
 
     /// Scans the store at `path` (a path or an SQLite URI) of `model`'s layout (by Core Data's
     /// rules, or an earlier Tern's), on up to `workers` threads.
@@ -68,12 +61,15 @@ public enum StoreAnomalies {
     }
 
     /// Each root table's checks of every row (in words, and as a condition on a row).
-    private static func rowChecks(of model: ObjectModel, _ layout: StoreLayout) -> [(table: String, conditions: [(problem: String, condition: String)])] {
+    /// A condition's `tolerated`: Core Data reads such rows all the same (text where bytes belong).
+    private static func rowChecks(of model: ObjectModel, _ layout: StoreLayout) -> [(
+        table: String, conditions: [(problem: String, condition: String, tolerated: Bool)]
+    )] {
         model.entities.filter { $0.parent == nil }.map { root in
             let numbers = model.descendants(of: root.name).map { String(layout.entities[$0.name]!.number) }.joined(separator: ", ")
-            var conditions = [("whose Z_ENT is not one of the table's entities (\(numbers))", "Z_ENT IS NULL OR Z_ENT NOT IN (\(numbers))")]
+            var conditions = [("whose Z_ENT is not one of the table's entities (\(numbers))", "Z_ENT IS NULL OR Z_ENT NOT IN (\(numbers))", false)]
             /// Rows where a column of a `type` attribute holds a value of storage class `foreign`.
-            func holding(_ foreign: String, in type: AttributeType, _ what: String) {
+            func holding(_ foreign: String, in type: AttributeType, _ what: String, tolerated: Bool) {
                 let columns = model.descendants(of: root.name).flatMap { entity in
                     entity.attributes.filter { $0.type == type && !$0.isTransient }.map { layout.entities[entity.name]!.attributeColumns[$0.name]! }
                 }
@@ -81,15 +77,15 @@ public enum StoreAnomalies {
                 conditions.append(
                     (
                         "holding \(what) (\(columns.joined(separator: ", ")))",
-                        columns.map { "typeof(\(quoteIdentifier($0))) = '\(foreign)'" }.joined(separator: " OR ")
+                        columns.map { "typeof(\(quoteIdentifier($0))) = '\(foreign)'" }.joined(separator: " OR "), tolerated
                     ))
             }
             // A string attribute's column holds text (numbers become text as they are stored):
             // binary data there is not Core Data's, and no text function can read it.
-            holding("blob", in: .string, "binary data in a string attribute")
-            // And a binary attribute's column holds blobs: text there would cross a migration
-            // unlike the bytes it looks like (it gets no marker where values may live outside).
-            holding("text", in: .binary, "text in a binary attribute")
+            holding("blob", in: .string, "binary data in a string attribute", tolerated: false)
+            // And a binary attribute's column holds blobs; text there Core Data reads as its
+            // bytes, and a migration carries it so.
+            holding("text", in: .binary, "text in a binary attribute", tolerated: true)
             return (layout.entities[root.name]!.table, conditions)
         }
     }
@@ -104,7 +100,7 @@ public enum StoreAnomalies {
     }
 
     /// The condition a row meets when it meets any of `conditions`.
-    private static func anyOf(_ conditions: [(problem: String, condition: String)]) -> String {
+    private static func anyOf(_ conditions: [(problem: String, condition: String, tolerated: Bool)]) -> String {
         conditions.map { "(\($0.condition))" }.joined(separator: " OR ")
     }
 
@@ -123,12 +119,12 @@ public enum StoreAnomalies {
         let layout = StoreLayout(model: model, rules: rules, namedByInverse: flipped)
         for (table, conditions) in rowChecks(of: model, layout) {
             let quoted = quoteIdentifier(table)
-            checks.append((table, "with a Z_PK of 0 or below", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK <= 0", nil))
-            checks.append((table, "with a Z_PK above \(largestKey)", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK > \(largestKey)", nil))
+            checks.append((table, "with a Z_PK of 0 or below", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK <= 0", nil, false))
+            checks.append((table, "with a Z_PK above \(largestKey)", "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK > \(largestKey)", nil, false))
             // Checks of every row, as one scan of the table cut into rowid ranges (the workers
             // share a large table); each is counted on its own only if that scan finds anything.
-            let counted = conditions.map { problem, condition in
-                (table, problem, "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE \(condition)", nil as String?)
+            let counted = conditions.map { problem, condition, tolerated in
+                (table, problem, "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE \(condition)", nil as String?, tolerated)
             }
             if let rowsFlagged {
                 if rowsFlagged.contains(table) { flagged += counted }
@@ -141,7 +137,7 @@ public enum StoreAnomalies {
                 checks.append(
                     (
                         table, "sharing their Z_PK with another row",
-                        "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK IN (SELECT Z_PK FROM \(quoted) GROUP BY Z_PK HAVING count(*) > 1)", nil
+                        "SELECT count(*), min(Z_PK) FROM \(quoted) WHERE Z_PK IN (SELECT Z_PK FROM \(quoted) GROUP BY Z_PK HAVING count(*) > 1)", nil, false
                     ))
             }
         }
@@ -157,7 +153,7 @@ public enum StoreAnomalies {
                     (
                         "\(own.table).\(column)", "referring to a \(relationship.destination) that does not exist",
                         "SELECT count(*), min(s.Z_PK) FROM \(quoteIdentifier(own.table)) s WHERE s.Z_ENT IN (\(holders)) AND s.\(key) IS NOT NULL AND NOT \(exists(relationship.destination, key: "s.\(key)", layout))",
-                        distinctMissing(key, from: own.table, entity: relationship.destination, layout)
+                        distinctMissing(key, from: own.table, entity: relationship.destination, layout), false
                     ))
             }
         }
@@ -170,7 +166,7 @@ public enum StoreAnomalies {
                     (
                         "\(table).\(hidden.column)", "referring to a \(hidden.owner) that does not exist",
                         "SELECT count(*), min(s.Z_PK) FROM \(quoteIdentifier(table)) s WHERE s.\(key) IS NOT NULL AND NOT \(exists(hidden.owner, key: "s.\(key)", layout))",
-                        distinctMissing(key, from: table, entity: hidden.owner, layout)
+                        distinctMissing(key, from: table, entity: hidden.owner, layout), false
                     ))
             }
         }
@@ -180,7 +176,7 @@ public enum StoreAnomalies {
             checks.append(
                 (
                     join.table, "with a NULL key (\(join.ownerColumn) or \(join.destinationColumn))",
-                    "SELECT count(*), NULL FROM \(quoteIdentifier(join.table)) WHERE \(owner) IS NULL OR \(destination) IS NULL", nil
+                    "SELECT count(*), NULL FROM \(quoteIdentifier(join.table)) WHERE \(owner) IS NULL OR \(destination) IS NULL", nil, false
                 ))
             let target = model.allRelationships(of: join.entity).first { $0.name == join.relationship }!.destination
             for (column, entity) in [(join.ownerColumn, join.entity), (join.destinationColumn, target)] {
@@ -188,7 +184,8 @@ public enum StoreAnomalies {
                     (
                         "\(join.table).\(column)", "referring to a \(entity) that does not exist",
                         "SELECT count(*), min(j.\(quoteIdentifier(column))) FROM \(quoteIdentifier(join.table)) j WHERE NOT \(exists(entity, key: "j.\(quoteIdentifier(column))", layout))",
-                        distinctMissing(quoteIdentifier(column), from: join.table, entity: entity, layout)
+                        // A join row naming no object links nothing: Core Data never sees it.
+                        distinctMissing(quoteIdentifier(column), from: join.table, entity: entity, layout), true
                     ))
             }
         }
@@ -203,13 +200,10 @@ public enum StoreAnomalies {
             if scanned.contains(where: { $0.count > 0 }) { found += table.checks }
         }
         let results = try ParallelScans.run(found.map { SQLFragment($0.query) }, store: path, workers: workers, shouldStop: shouldStop)
-        let joinTables = Set(layout.joinTables.map(\.table))
         return zip(found, results).compactMap { check, result in
             result.count == 0
                 ? nil
-                : StoreAnomaly(
-                    place: check.place, problem: check.problem, count: result.count, example: result.value,
-                    isTolerated: isTolerated(check.problem, at: check.place, joinTables: joinTables))
+                : StoreAnomaly(place: check.place, problem: check.problem, count: result.count, example: result.value, isTolerated: check.tolerated)
         }
     }
 
