@@ -107,7 +107,8 @@ struct CheckReport: Encodable {
         else { return }
         do {
             _ = try MappingInference.infer(from: source, to: destination)
-            lightweight = true
+            lightweightProblems = StoreLayout(model: destination).nameClashes().map(\.description)
+            lightweight = lightweightProblems.isEmpty
         } catch {
             lightweight = false
             lightweightProblems = error.reasons

@@ -38,7 +38,10 @@ struct InspectCommand: ParsableCommand {
                 if let existing = try? FileManager.default.contentsOfDirectory(atPath: exportModel), !existing.isEmpty {
                     throw TernError(.badInput, "exists and is not empty: Tern never overwrites a model (name a new directory)", path: exportModel)
                 }
-                try ModelExporter.export(carried, named: name, to: URL(fileURLWithPath: exportModel))
+                // The model is the store's schema: it gets no more access than the store.
+                try StorePermissions.restricting(for: store) {
+                    try ModelExporter.export(carried, named: name, to: URL(fileURLWithPath: exportModel))
+                }
                 if !json { print("Wrote the model the store carries to \(exportModel) (model.yaml, v1.yaml: version \(name)).") }
             }
         }

@@ -67,6 +67,7 @@ struct MigrateCommand: ParsableCommand {
             ].filter(\.1).map(\.0)
             guard fixed.isEmpty else { throw ValidationError("--plan fixes the versions and mappings: \(fixed.joined(separator: ", ")) cannot go with it") }
         }
+        if let out, let problem = StoreMigration.outputPlaceProblem(out) { throw ValidationError(problem) }
         guard report.map({ $0.hasSuffix(".svg") }) ?? true else { throw ValidationError("--report writes an SVG chart: name a FILE.svg") }
     }
 
@@ -149,6 +150,10 @@ extension MigrateCommand {
                 return (migration, try migration.plan())
             }
             return (migration, recorded)
+        }
+        if resume, inputs.model.isEmpty {
+            throw ValidationError(
+                "nothing to resume: no unfinished migration into \(out ?? inputs.store) (tern status lists them); to start one, give --model")
         }
         return try inputs.plan(options: options, logger: logger)
     }

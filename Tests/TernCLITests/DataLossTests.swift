@@ -479,4 +479,58 @@ struct DataLossTests {
             "\(plan.standardOutput)\(plan.standardError)")
         #expect(try TernProcess.run(["migrate", store, "--model", model.path, "--mapping", mapping, "--no-data-loss", "--progress", "none"]).status == 65)
     }
+
+    @Test(
+        "objects no entity mapping's filter selects are dropped objects: counted, refused with --no-data-loss; a step keeping none of them is refused whatever the flags"
+    )
+    func filteredOutObjectsAreCounted() throws {
+        let store = directory.appendingPathComponent("Filtered.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", directory.path, "--version", "Notes 1", "--rows", "40", store]).status == 0)
+        try SQLiteShell.run(store, "UPDATE ZNOTE SET ZTITLE = 'keep' WHERE Z_PK <= 15; UPDATE ZNOTE SET ZTITLE = NULL WHERE Z_PK > 35;")
+        func mapping(noteFilter: String, folderFilter: String? = nil) throws -> String {
+            let path = directory.appendingPathComponent("map-\(UUID().uuidString).yaml").path
+            try """
+            source: Notes 1
+            destination: Notes 2
+            entityMappings:
+              - name: FolderToFolder
+                type: transform
+                source: Folder
+                destination: Folder\(folderFilter.map { "\n    filter: '\($0)'" } ?? "")
+                attributes:
+                  name: '$source.name'
+              - name: NoteToNote
+                type: transform
+                source: Note
+                destination: Note
+                filter: '\(noteFilter)'
+                attributes:
+                  title: '$source.title'
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let some = try mapping(noteFilter: "title == \"keep\"")
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let refused = try TernProcess.run(["migrate", store, "--model", directory.path, "--mapping", some, "--no-data-loss", "--progress", "none"])
+        #expect(refused.status == 65, "\(refused.standardError)")
+        // 40 notes, 15 titled "keep": 25 left out, the 5 NULL titles among them.
+        #expect(
+            refused.standardError.contains("entity Note: 25 objects no entity mapping selects (the filter of NoteToNote leaves them out)"),
+            "\(refused.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+
+        let output = directory.appendingPathComponent("filtered-out.sqlite").path
+        let migrated = try TernProcess.run(["migrate", store, "--model", directory.path, "--mapping", some, "--out", output, "--progress", "none"])
+        #expect(migrated.status == 0, "\(migrated.standardError)")
+        #expect(migrated.standardOutput.contains("dropped: entity Note: 25 objects no entity mapping selects"), "\(migrated.standardOutput)")
+        #expect(try SQLiteShell.run(output, "SELECT count(*) FROM ZNOTE;") == "15\n")
+
+        let none = try mapping(noteFilter: "title == \"never\"", folderFilter: "name == \"never\"")
+        let emptied = directory.appendingPathComponent("emptied.sqlite").path
+        let keepsNothing = try TernProcess.run(["migrate", store, "--model", directory.path, "--mapping", none, "--out", emptied, "--progress", "none"])
+        #expect(keepsNothing.status == 65, "\(keepsNothing.standardError)")
+        #expect(keepsNothing.standardError.contains("would keep none of the store's"), "\(keepsNothing.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: emptied))
+    }
 }

@@ -19,6 +19,31 @@ struct MigrateCommandTests {
         return path
     }
 
+    @Test("--out that cannot name a file (empty, ending in /, an existing directory) is refused before any work (64), nothing written")
+    func outThatNamesNoFile() throws {
+        let path = try store()
+        let folder = directory.appendingPathComponent("existing").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        for out in ["", directory.appendingPathComponent("x.sqlite").path + "/", folder, folder + "/", folder + "/."] {
+            let outcome = try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", out, "--progress", "none"])
+            #expect(outcome.status == 64, "--out '\(out)': \(outcome.standardError)")
+            #expect(outcome.standardError.contains(out.isEmpty ? "--out is empty" : "names a directory"), "\(outcome.standardError)")
+            #expect(!outcome.standardError.contains("--resume"))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+    }
+
+    @Test("a bare --resume with nothing to resume says so (64), not that --model is missing")
+    func bareResumeWithNothingToResume() throws {
+        let path = try store()
+        let outcome = try TernProcess.run(["migrate", path, "--resume", "--progress", "none"])
+        #expect(outcome.status == 64, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("nothing to resume: no unfinished migration into \(path)"), "\(outcome.standardError)")
+        #expect(!outcome.standardError.contains("Missing expected argument"))
+    }
+
     @Test("--dry-run prints the chain and writes nothing")
     func dryRun() throws {
         let path = try store()

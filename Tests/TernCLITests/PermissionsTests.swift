@@ -71,4 +71,22 @@ struct PermissionsTests {
             #expect(mode & 0o077 == 0, "in place, \(path): \(String(mode, radix: 8))")
         }
     }
+
+    @Test("inspect --export-model of a 0600 store writes the model private too: its directory and files")
+    func exportedModelStaysPrivate() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-perm-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = directory + "/carried.sqlite"
+        try FileManager.default.copyItem(
+            atPath: CheckAndGenerateCommandTests.fixtures + "/alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite",
+            toPath: store)
+        if getuid() == 0 { for path in [directory, store] { _ = chown(path, 65534, 65534) } }
+        _ = chmod(store, 0o600)
+        let exported = try runAsNobody(["inspect", store, "--export-model", directory + "/model"])
+        #expect(exported.status == 0, "\(exported.standardError)")
+        let written = try modes(under: directory, except: ["carried.sqlite"])
+        #expect(written.keys.contains("model/model.yaml"), "\(written)")
+        for (path, mode) in written { #expect(mode & 0o077 == 0, "\(path): \(String(mode, radix: 8))") }
+    }
 }

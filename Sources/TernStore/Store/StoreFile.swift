@@ -73,12 +73,13 @@ public enum StoreFile {
         guard !FileManager.default.fileExists(atPath: path) else {
             throw TernError(.badInput, "refusing to overwrite an existing file", path: path)
         }
+        let layout = StoreLayout(model: model)
+        try layout.refuseNameClashes()
         do {
             let connection = try Connection(path: path)
             try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = 2")
             try connection.setJournalMode(.wal)
             try connection.execute("PRAGMA synchronous = NORMAL")
-            let layout = StoreLayout(model: model)
             try connection.transaction(.immediate) {
                 for statement in layout.createTableStatements {
                     try connection.execute(statement)

@@ -52,13 +52,17 @@ extension StoreLayout {
             ("PARAMETER_DELETE", "AFTER DELETE", "OLD", "\(column) - 1"),
         ]
         for (role, event, row, value) in parameter {
-            triggerStatements.append(
-                "CREATE TRIGGER \(name(parameterTable, role)) \(event) ON \(parameterTable) FOR EACH ROW WHEN (\(row).\(key) NOT NULL) BEGIN "
-                    + "UPDATE \(table) SET \(column) = \(value) WHERE Z_PK = \(row).\(key); \(notify(changed, "\(row).\(key)")) END")
+            triggers.append(
+                SchemaStatement(
+                    name: name(parameterTable, role), table: parameterTable,
+                    sql: "CREATE TRIGGER \(name(parameterTable, role)) \(event) ON \(parameterTable) FOR EACH ROW WHEN (\(row).\(key) NOT NULL) BEGIN "
+                        + "UPDATE \(table) SET \(column) = \(value) WHERE Z_PK = \(row).\(key); \(notify(changed, "\(row).\(key)")) END"))
         }
-        triggerStatements.append(
-            "CREATE TRIGGER \(name(table, "SOURCE_INSERT")) AFTER INSERT ON \(table) FOR EACH ROW BEGIN "
-                + "UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(key)), 0) FROM \(parameterTable) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; "
-                + "\(notify("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", "NEW.Z_PK")) END")
+        triggers.append(
+            SchemaStatement(
+                name: name(table, "SOURCE_INSERT"), table: table,
+                sql: "CREATE TRIGGER \(name(table, "SOURCE_INSERT")) AFTER INSERT ON \(table) FOR EACH ROW BEGIN "
+                    + "UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(key)), 0) FROM \(parameterTable) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; "
+                    + "\(notify("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", "NEW.Z_PK")) END"))
     }
 }

@@ -100,11 +100,15 @@ public struct StoreLayout: Sendable {
     /// Entity table name → the name of the inheritance root it holds (`Z_PRIMARYKEY`'s row
     /// with `Z_SUPER` 0 that counts the table's keys).
     public private(set) var rootEntities: [String: String] = [:]
+    /// The indexes, to make after bulk loading.
+    public internal(set) var indexes: [SchemaStatement] = []
+    /// The triggers keeping derived attributes current, as Core Data makes them; to make last,
+    /// after `derivedValueStatements` (their bodies call functions only Core Data has).
+    public internal(set) var triggers: [SchemaStatement] = []
     /// `CREATE INDEX` statements, to run after bulk loading.
-    public internal(set) var indexStatements: [String] = []
-    /// `CREATE TRIGGER` statements keeping derived attributes current, as Core Data makes them; to
-    /// run last, after `derivedValueStatements` (their bodies call functions only Core Data has).
-    public internal(set) var triggerStatements: [String] = []
+    public var indexStatements: [String] { indexes.map(\.sql) }
+    /// `CREATE TRIGGER` statements, to run last.
+    public var triggerStatements: [String] { triggers.map(\.sql) }
     /// `UPDATE` statements giving every derived attribute the value its triggers would keep.
     public internal(set) var derivedValueStatements: [String] = []
     /// Derived attributes kept by triggers, named on the entity declaring them.
@@ -189,7 +193,7 @@ public struct StoreLayout: Sendable {
                 let column = CoreDataNames.unique(CoreDataNames.column(forProperty: relationship.name), in: &used)
                 layout.foreignKeyColumns[relationship.name] = column
                 place(column, "INTEGER", group: 0, kind: 1)
-                indexStatements.append(Self.createIndex(CoreDataNames.columnIndex(table: table, column: column), on: table, [quoteIdentifier(column)]))
+                indexes.append(Self.createIndex(CoreDataNames.columnIndex(table: table, column: column), on: table, [quoteIdentifier(column)]))
                 if model.children(of: relationship.destination).isEmpty == false, let destination = numbers[relationship.destination] {
                     let entityColumn = CoreDataNames.unique(CoreDataNames.entityColumn(forToOne: relationship.name, destinationNumber: destination), in: &used)
                     layout.entityColumns[relationship.name] = entityColumn
@@ -208,7 +212,7 @@ public struct StoreLayout: Sendable {
                 let ownerNumber = numbers[owner]!
                 let column = CoreDataNames.unique(CoreDataNames.hiddenForeignKey(forToMany: relationship.name, ownerNumber: ownerNumber), in: &used)
                 place(column, "INTEGER", group: 0, kind: 1)
-                indexStatements.append(Self.createIndex(CoreDataNames.columnIndex(table: table, column: column), on: table, [quoteIdentifier(column)]))
+                indexes.append(Self.createIndex(CoreDataNames.columnIndex(table: table, column: column), on: table, [quoteIdentifier(column)]))
                 var key = HiddenKey(owner: owner, relationship: relationship.name, column: column)
                 if relationship.isOrdered {
                     key.orderColumn = CoreDataNames.unique(CoreDataNames.hiddenOrderColumn(forToMany: relationship.name, ownerNumber: ownerNumber), in: &used)
@@ -249,10 +253,10 @@ public struct StoreLayout: Sendable {
         }
         tables.append(Table(name: table, columns: fixed + placed.sorted { $0.0 < $1.0 }.map(\.1), constraints: constraints))
         if tree.count > 1 {
-            indexStatements.append(Self.createIndex(CoreDataNames.entityIndex(table: table), on: table, ["\"Z_ENT\""]))
+            indexes.append(Self.createIndex(CoreDataNames.entityIndex(table: table), on: table, ["\"Z_ENT\""]))
         }
         for entity in tree {
-            indexStatements += constraintIndexes(entity, table: table, columns: entities[entity.name]!)
+            indexes += constraintIndexes(entity, table: table, columns: entities[entity.name]!)
         }
     }
 
@@ -289,19 +293,21 @@ public struct StoreLayout: Sendable {
         let columns = ([join.ownerColumn, join.destinationColumn] + orders).map { Column(name: $0, declaration: "INTEGER") }
         let key = [join.ownerColumn, join.destinationColumn].map(quoteIdentifier).joined(separator: ", ")
         tables.append(Table(name: join.table, columns: columns, constraints: ["PRIMARY KEY (\(key))"]))
-        indexStatements.append(Self.createIndex(index, on: join.table, [quoteIdentifier(join.destinationColumn), quoteIdentifier(join.ownerColumn)]))
+        indexes.append(Self.createIndex(index, on: join.table, [quoteIdentifier(join.destinationColumn), quoteIdentifier(join.ownerColumn)]))
         joinTables.append(join)
     }
 
-    private static func createIndex(_ name: String, unique: Bool = false, on table: String, _ columns: [String]) -> String {
-        "CREATE \(unique ? "UNIQUE " : "")INDEX \(quoteIdentifier(name)) ON \(quoteIdentifier(table)) (\(columns.joined(separator: ", ")))"
+    private static func createIndex(_ name: String, unique: Bool = false, on table: String, _ columns: [String]) -> SchemaStatement {
+        SchemaStatement(
+            name: name, table: table,
+            sql: "CREATE \(unique ? "UNIQUE " : "")INDEX \(quoteIdentifier(name)) ON \(quoteIdentifier(table)) (\(columns.joined(separator: ", ")))")
     }
 
-    private func constraintIndexes(_ entity: Entity, table: String, columns: EntityLayout) -> [String] {
+    private func constraintIndexes(_ entity: Entity, table: String, columns: EntityLayout) -> [SchemaStatement] {
         func column(_ property: String) -> String? {
             columns.attributeColumns[property] ?? columns.foreignKeyColumns[property]
         }
-        var statements: [String] = []
+        var statements: [SchemaStatement] = []
         // Xcode 7's indexed attributes and compound indexes (objc.io's Moody stores).
         for attribute in entity.attributes.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) where attribute.isIndexed {
             guard let name = columns.attributeColumns[attribute.name] else { continue }
@@ -341,7 +347,9 @@ public struct StoreLayout: Sendable {
 
     /// Many-to-many join tables. Core Data visits entities in name order, each with its
     /// relationships (inherited ones included) from the last name to the first; the first
-    /// side of a pair it meets names the table after itself (`Z_<its entity's number><NAME>`).
+    /// side of a pair it meets names the table after itself (`Z_<its entity's number><NAME>`);
+    /// both sides of a reflexive pair are on one entity, and there the hash-ordered walk of its
+    /// properties (`CoreDataPropertyWalk`) decides which it meets first.
     /// Join columns are unique across all join tables, later ones taking a numeric suffix in
     /// the order the tables are made. Evidence: CareKit 2.1 (`Z_1TAGS`, `Z_3TAGS` … with
     /// `Z_13TAGS`, `Z_13TAGS1`, `Z_13TAGS2` for the subentity `OCKCDHealthKitTask`'s inherited
@@ -350,6 +358,7 @@ public struct StoreLayout: Sendable {
     private mutating func layOutJoinTables(numbers: [String: Int]) {
         var done: Set<String> = []
         var takenColumns: Set<String> = []
+        var walks: [String: [String]?] = [:]
         for entity in model.entities {
             let relationships = model.allRelationships(of: entity.name)
                 .sorted { $1.name.utf8.lexicographicallyPrecedes($0.name.utf8) }
@@ -365,7 +374,16 @@ public struct StoreLayout: Sendable {
                 var owner = (entity: declaring, relationship: relationship)
                 let inverseOwner = model.entityDeclaring(relationship: inverse.name, from: relationship.destination)
                 var other = (entity: inverseOwner, relationship: inverse)
-                if namedByInverse.contains(key) { swap(&owner, &other) }
+                // A reflexive pair: the side Core Data's property walk meets first names the table.
+                if relationship.destination == entity.name, inverseOwner == declaring {
+                    if walks[entity.name] == nil { walks[entity.name] = CoreDataPropertyWalk.order(of: entity.name, in: model, numbers: numbers) }
+                    if let walk = walks[entity.name] ?? nil, let mine = walk.firstIndex(of: relationship.name),
+                        let theirs = walk.firstIndex(of: inverse.name), theirs < mine
+                    {
+                        swap(&owner, &other)
+                    }
+                }
+                if namedByInverse.contains("\(owner.entity).\(owner.relationship.name)") { swap(&owner, &other) }
                 done.insert("\(inverseOwner).\(inverse.name)")
                 done.insert(key)
                 let ownerNumber = numbers[owner.entity]!

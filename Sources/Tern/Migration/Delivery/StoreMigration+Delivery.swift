@@ -71,9 +71,24 @@ extension StoreMigration {
         return digest
     }
 
+    /// Why `output` cannot name the migrated store's file, seen from the path alone, or nil: an
+    /// empty path, or one naming a directory (`x.sqlite/`, an existing folder) would be found only
+    /// when the finished store is moved into place.
+    public static func outputPlaceProblem(_ output: String) -> String? {
+        if output.isEmpty { return "\(RecoveryWording.output) is empty: give the path of a new store file" }
+        var isDirectory: ObjCBool = false
+        if output.hasSuffix("/") || output.hasSuffix("/.") || output.hasSuffix("/..") || output == "." || output == ".."
+            || (FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) && isDirectory.boolValue)
+        {
+            return "\(RecoveryWording.output) \(output) names a directory: give the path of a new store file (DIR/Store.sqlite)"
+        }
+        return nil
+    }
+
     /// `--out` must name a place in an existing directory, and not a symbolic link: renaming the
     /// migrated store onto a link would replace the link, not what it points to.
     static func checkOutputPlace(_ output: String) throws {
+        if let problem = outputPlaceProblem(output) { throw TernError(.badInput, problem, path: output.isEmpty ? nil : output) }
         var info = stat()
         if lstat(output, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
             throw TernError(.badInput, "\(RecoveryWording.output) is a symbolic link; give the path of a new file instead", path: output)

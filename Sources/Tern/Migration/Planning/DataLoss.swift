@@ -41,6 +41,9 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     public var createdUnassociatedBy: String?
     /// The entity mapping of `createdUnassociatedBy`.
     public var entityMapping: String?
+    /// The entity mappings reading `entity`, every one with a filter: the objects none of their
+    /// filters selects are not migrated, and `values` counts them.
+    public var unselectedBy: [String]?
 
     /// Which of a to-many relationship's links a step loses.
     public enum LostLinks: String, Sendable, Codable {
@@ -77,6 +80,10 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         if let policy = createdUnassociatedBy {
             return "entity \(entity): \(plural(values ?? 0, "object")) created by \(policy) in entity mapping \(entityMapping ?? "?") without a source object "
                 + "(context.associate) or a link of its own (context.relate): the mapping's relationship mappings do not reach them, so they have none of those links"
+        }
+        if let mappings = unselectedBy {
+            return "\(what): " + (values.map { plural($0, "object") + " " } ?? "the objects ")
+                + "no entity mapping selects (the filter\(mappings.count == 1 ? "" : "s") of \(mappings.joined(separator: ", ")) leave\(mappings.count == 1 ? "s" : "") them out)"
         }
         if leftOutByMapping == true {
             return "\(what): " + (values.map { plural($0, "object") + " " } ?? "its objects ")
@@ -122,8 +129,9 @@ enum DataLoss {
     /// entity of both versions (by name or renaming identifier) that none of its entity mappings
     /// reads, in any pass, loses every object.
     static func leftOut(by step: MigrationStep) -> [DroppedData] {
-        let read = Set(step.passes.flatMap { $0.entities.compactMap(\.mapping.sourceEntity) })
-        return step.source.entitiesInStoreOrder.filter { entity in
+        let mappings = step.passes.flatMap { $0.entities.map(\.mapping) }
+        let read = Set(mappings.compactMap(\.sourceEntity))
+        let leftOut = step.source.entitiesInStoreOrder.filter { entity in
             !entity.isAbstract && !read.contains(entity.name)
                 && step.destination.entities.contains { $0.name == entity.name || $0.renamingKey == entity.name }
         }.map { entity in
@@ -131,6 +139,16 @@ enum DataLoss {
             data.leftOutByMapping = true
             return data
         }
+        // An entity every one of whose mappings filters: what no filter selects stays behind.
+        let entries = step.passes.flatMap(\.entities)
+        let filtered = step.source.entitiesInStoreOrder.compactMap { entity -> DroppedData? in
+            let reading = entries.filter { $0.mapping.sourceEntity == entity.name }
+            guard !reading.isEmpty, reading.allSatisfy({ $0.filter != nil }) else { return nil }
+            var data = DroppedData(entity: entity.name)
+            data.unselectedBy = reading.map(\.mapping.name)
+            return data
+        }
+        return leftOut + filtered
     }
 
     /// What `step` drops, not counted yet.
@@ -352,6 +370,14 @@ enum DataLoss {
                 counted.values = count
                 return counted
             }
+            if let names = element.unselectedBy {
+                guard let count = try countUnselected(element.entity, by: names, of: step, layout: layout, connection: connection), count > 0 else {
+                    return nil
+                }
+                var counted = element
+                counted.values = count
+                return counted
+            }
             if let lost = element.links, let property = element.property {
                 guard let count = try countLinks(lost, of: property, of: element.entity, layout: layout, connection: connection), count > 0 else { return nil }
                 return DroppedData(entity: element.entity, property: property, values: count, links: lost)
@@ -366,6 +392,60 @@ enum DataLoss {
             counted.values = Int(values)
             return values > 0 ? counted : nil
         }
+    }
+
+    /// Refuses, whatever the flags, a step that would keep none of a non-empty store's objects:
+    /// no entity mapping selects any (every entity left out or filtered away). No one migrates a
+    /// store to empty it; a mapping that creates objects from nothing is left to its author.
+    static func refuseKeepingNothing(_ dropped: [DroppedData], of step: MigrationStep, in store: String) throws {
+        let entries = step.passes.flatMap(\.entities)
+        guard !step.isInferred, entries.allSatisfy({ $0.mapping.sourceEntity != nil }) else { return }
+        let layout = step.sourceLayout
+        let source = try ReadOnlyStore(path: store)
+        let connection = try source.connect()
+        defer { withExtendedLifetime(source) {} }
+        try SQLCompiler.prepare(connection)
+        var compiler = SQLCompiler(layout: layout)
+        for entry in entries {
+            guard let name = entry.mapping.sourceEntity, let entity = layout.entities[name] else { continue }
+            var query = SQLFragment("SELECT EXISTS (SELECT 1 FROM \(quoteIdentifier(entity.table)) s WHERE s.\"Z_ENT\" = \(entity.number)")
+            if let filter = entry.filter { query = query + SQLFragment(" AND (") + compiler.sql(filter, alias: "s") + SQLFragment(")") }
+            let statement = try connection.prepare(query.sql + ")")
+            try statement.bind(query.arguments)
+            var rows = statement.rows()
+            if try rows.next()?.int64(at: 0) == 1 { return }
+        }
+        var total = 0
+        for table in Set(layout.entities.values.map(\.table)) {
+            total += Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
+        }
+        guard total > 0 else { return }
+        throw TernError(
+            .badInput,
+            "step \(step.identity) would keep none of the store's \(total) objects: no entity mapping selects any\n"
+                + dropped.filter { $0.property == nil && ($0.values ?? 0) > 0 }.map { "  - \($0)" }.joined(separator: "\n")
+                + "\nrefused whatever the options: check the mapping model's filters and entity mappings", path: store)
+    }
+
+    /// The objects of `entity` (its own, not its subentities': each entity has its mappings)
+    /// that none of the filters of the entity mappings `names` selects — a filter that is NULL
+    /// for an object does not select it.
+    private static func countUnselected(_ entity: String, by names: [String], of step: MigrationStep, layout: StoreLayout, connection: Connection) throws
+        -> Int?
+    {
+        let filters = step.passes.flatMap(\.entities).filter { names.contains($0.mapping.name) }.compactMap(\.filter)
+        guard let table = layout.entities[entity], !filters.isEmpty else { return nil }
+        try SQLCompiler.prepare(connection)
+        var compiler = SQLCompiler(layout: layout)
+        let selected = filters.map { SQLFragment("(") + compiler.sql($0, alias: "s") + SQLFragment(")") }
+            .reduce(nil as SQLFragment?) { joined, next in joined.map { $0 + SQLFragment(" OR ") + next } ?? next }!
+        let query =
+            SQLFragment("SELECT count(*) FROM \(quoteIdentifier(table.table)) s WHERE s.\"Z_ENT\" = \(table.number) AND NOT coalesce(")
+            + selected + SQLFragment(", 0)")
+        let statement = try connection.prepare(query.sql)
+        try statement.bind(query.arguments)
+        var rows = statement.rows()
+        return Int(try rows.next()?.int64(at: 0) ?? 0)
     }
 
     /// The tables of `store` outside the layout of `step`'s source, with the rows each holds:

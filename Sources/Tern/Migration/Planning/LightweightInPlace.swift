@@ -16,6 +16,12 @@ import TernSQLite
 /// does a step qualify. Before committing, the store's tables and columns must equal the destination layout exactly; otherwise the
 /// transaction rolls back and the step is copied instead.
 enum LightweightInPlace {
+    /// The prefixes of the tables and columns the statements make while they move things aside
+    /// (`tern_rebuilt_ZITEM`, `tern_renaming_ZITEM`): no object of a store may use them.
+    static let workTablePrefixes = [rebuilt, renaming]
+    private static let rebuilt = "tern_rebuilt_"
+    private static let renaming = "tern_renaming_"
+
     /// The SQL that turns a store of `step.source` into one of `step.destination`, or nil when the
     /// step does not qualify.
     static func statements(for step: MigrationStep) -> [String]? {
@@ -147,11 +153,11 @@ enum LightweightInPlace {
             if new.columns.map({ keeps[$0.name] }) == old.columns.map(\.name) {
                 // Through names of their own first, so renames may swap names (a → b, b → a).
                 for (newName, oldName) in keeps.sorted(by: { $0.key < $1.key }) where newName != oldName {
-                    columnRenames.first.append(Self.renameColumn(table, oldName, "tern_renaming_" + oldName))
-                    columnRenames.last.append(Self.renameColumn(table, "tern_renaming_" + oldName, newName))
+                    columnRenames.first.append(Self.renameColumn(table, oldName, Self.renaming + oldName))
+                    columnRenames.last.append(Self.renameColumn(table, Self.renaming + oldName, newName))
                 }
             } else {
-                let temporary = "tern_rebuilt_" + target
+                let temporary = Self.rebuilt + target
                 let values = new.columns.map { column in
                     keeps[column.name].map(quoteIdentifier) ?? defaults[table]?[column.name] ?? "NULL"
                 }
@@ -194,8 +200,8 @@ enum LightweightInPlace {
         // their own, as columns are, so that one may take a name another gives up (A → B, B → C).
         let tables = renamedTables.sorted(by: { $0.key < $1.key })
         return columnRenames.first + rebuilds + statements + columnRenames.last
-            + tables.map { "ALTER TABLE \(quoteIdentifier($0.key)) RENAME TO \(quoteIdentifier("tern_renaming_" + $0.key))" }
-            + tables.map { "ALTER TABLE \(quoteIdentifier("tern_renaming_" + $0.key)) RENAME TO \(quoteIdentifier($0.value))" }
+            + tables.map { "ALTER TABLE \(quoteIdentifier($0.key)) RENAME TO \(quoteIdentifier(Self.renaming + $0.key))" }
+            + tables.map { "ALTER TABLE \(quoteIdentifier(Self.renaming + $0.key)) RENAME TO \(quoteIdentifier($0.value))" }
             + rebuilt.map { "ALTER TABLE \(quoteIdentifier($0.temporary)) RENAME TO \(quoteIdentifier($0.name))" }
     }
 
@@ -267,7 +273,7 @@ enum LightweightInPlace {
             guard let sql = try connection.scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", table.name)?.text,
                 sql.contains("CONSTRAINT")
             else { continue }
-            let temporary = "tern_rebuilt_" + table.name
+            let temporary = Self.rebuilt + table.name
             let columns = table.columns.map { quoteIdentifier($0.name) }.joined(separator: ", ")
             try connection.execute(destination.createStatement(table, named: temporary))
             try connection.execute("INSERT INTO \(quoteIdentifier(temporary)) (\(columns)) SELECT \(columns) FROM \(quoteIdentifier(table.name))")

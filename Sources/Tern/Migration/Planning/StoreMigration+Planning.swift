@@ -77,6 +77,7 @@ extension StoreMigration {
             notes.append("the store names the join tables of \(flipped.sorted().joined(separator: ", ")) from the other side: read as it has them")
         }
         try registry.checkPolicies(of: steps)
+        try SchemaNameCheck.check(steps, store: store)
         if let source = chainModel.version(named: version) {
             try NothingCarried.check(steps, store: store, storeVersion: source)
         }

@@ -52,6 +52,7 @@ struct StepSequence {
                 "from": "\(step.source.versionName)", "to": "\(step.destination.versionName)", "mapping": "\(step.origins.joined(separator: ", "))",
             ])
         var dropped = try DataLoss.count(DataLoss.dropped(by: step), of: step, in: input)
+        try DataLoss.refuseKeepingNothing(dropped, of: step, in: input)
         if stepPlans[index].inPlace == nil { dropped += try DataLoss.tablesOutsideModel(of: step, in: input) }
         if options.refuseDataLoss, !dropped.isEmpty {
             throw MigrationError.dataLoss(step: step.identity, dropped: dropped)
