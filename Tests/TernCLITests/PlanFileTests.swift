@@ -169,7 +169,7 @@ struct PlanFileTests {
                 }
             ),
             (
-                "the plan's first step reads version Chain 1, but the store is not of it",
+                "the plan is not the one tern made (its content does not match its seal, plan.origin.seal)",
                 {
                     var versions = $0["versions"] as! [Any]
                     dropPrice(&versions[0])

@@ -57,12 +57,22 @@ public struct MigrationRun: Codable, Sendable {
     /// The record at `path`, or nil when there is none. Throws `TernError(.badInput)` when it is unreadable.
     public static func load(at path: String) throws -> MigrationRun? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let run: MigrationRun
         do {
-            return try JSONDecoder().decode(MigrationRun.self, from: data)
+            run = try JSONDecoder().decode(MigrationRun.self, from: data)
         } catch {
             throw TernError(
                 .badInput, "the record of an unfinished migration is unreadable (\(error.localizedDescription)); remove it to start over", path: path)
         }
+        // A plan with steps is sealed when made; the record of a run with nothing to do has none.
+        if let plan = run.plan, !plan.steps.isEmpty {
+            do {
+                try plan.checkSeal(path: path)
+            } catch let error as TernError {
+                throw TernError(.badInput, "the unfinished migration's record: \(error.message); start over with --restart", path: path)
+            }
+        }
+        return run
     }
 
     /// Writes the record to a temporary file and renames it into place, so it is whole or absent.

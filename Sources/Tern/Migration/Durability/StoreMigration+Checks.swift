@@ -54,6 +54,18 @@ extension StoreMigration {
             }
         }
         try registry.checkPolicies(of: plan.steps)
+        // What planning checks of the store, checked again of this store: a saved plan may be
+        // run on another store of its schema, or on this one after the app changed it.
+        guard let first = plan.steps.first else { return }
+        try SchemaNameCheck.check(plan.steps, store: store)
+        try NothingCarried.check(plan.steps, store: store, storeVersion: first.source)
+        try AppSchemaObjects.check(plan.steps, store: store)
+        if let index = try InPlaceRehearsal.stepsToCopy(plan.steps, store: store).first {
+            throw TernError(
+                .badInput,
+                "step \(plan.steps[index].identity) was planned in place, but its schema changes do not give the new version's tables on this store "
+                    + "(it has tables or columns the model does not lay out): plan the migration again", path: store)
+        }
     }
 
     /// The store's metadata and tables, read without leaving files beside it.

@@ -394,39 +394,6 @@ enum DataLoss {
         }
     }
 
-    /// Refuses, whatever the flags, a step that would keep none of a non-empty store's objects:
-    /// no entity mapping selects any (every entity left out or filtered away). No one migrates a
-    /// store to empty it; a mapping that creates objects from nothing is left to its author.
-    static func refuseKeepingNothing(_ dropped: [DroppedData], of step: MigrationStep, in store: String) throws {
-        let entries = step.passes.flatMap(\.entities)
-        guard !step.isInferred, entries.allSatisfy({ $0.mapping.sourceEntity != nil }) else { return }
-        let layout = step.sourceLayout
-        let source = try ReadOnlyStore(path: store)
-        let connection = try source.connect()
-        defer { withExtendedLifetime(source) {} }
-        try SQLCompiler.prepare(connection)
-        var compiler = SQLCompiler(layout: layout)
-        for entry in entries {
-            guard let name = entry.mapping.sourceEntity, let entity = layout.entities[name] else { continue }
-            var query = SQLFragment("SELECT EXISTS (SELECT 1 FROM \(quoteIdentifier(entity.table)) s WHERE s.\"Z_ENT\" = \(entity.number)")
-            if let filter = entry.filter { query = query + SQLFragment(" AND (") + compiler.sql(filter, alias: "s") + SQLFragment(")") }
-            let statement = try connection.prepare(query.sql + ")")
-            try statement.bind(query.arguments)
-            var rows = statement.rows()
-            if try rows.next()?.int64(at: 0) == 1 { return }
-        }
-        var total = 0
-        for table in Set(layout.entities.values.map(\.table)) {
-            total += Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
-        }
-        guard total > 0 else { return }
-        throw TernError(
-            .badInput,
-            "step \(step.identity) would keep none of the store's \(total) objects: no entity mapping selects any\n"
-                + dropped.filter { $0.property == nil && ($0.values ?? 0) > 0 }.map { "  - \($0)" }.joined(separator: "\n")
-                + "\nrefused whatever the options: check the mapping model's filters and entity mappings", path: store)
-    }
-
     /// The objects of `entity` (its own, not its subentities': each entity has its mappings)
     /// that none of the filters of the entity mappings `names` selects — a filter that is NULL
     /// for an object does not select it.

@@ -16,6 +16,31 @@ extension StoreMigration.Plan {
         public var modelPath: String
         /// SHA-256 of the store's tables, columns, declared types and version hashes.
         public var storeSchema: String
+        /// SHA-256 of the whole plan as tern wrote it (this field left out): everything that
+        /// decides what a run writes — a version's external-storage flag as much as a step or a
+        /// filter — is pinned, so an edited plan is refused, never run (`checkSeal()`).
+        public var seal: String?
+    }
+
+    /// The plan's seal: SHA-256 of its encoding without the seal.
+    func computedSeal() throws -> String {
+        var unsealed = self
+        unsealed.origin?.seal = nil
+        return SHA256.hash(data: try PlanEstimate.encoder.encode(unsealed)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Refuses a plan whose content is not what tern sealed when it made it: an edited plan
+    /// file, or a run's record edited after the run began.
+    func checkSeal(path: String?) throws {
+        guard let seal = origin?.seal else {
+            throw TernError(.badInput, "the plan has no seal (plan.origin.seal): tern plan writes one; make the plan again with tern plan --json", path: path)
+        }
+        guard try computedSeal() == seal else {
+            throw TernError(
+                .badInput,
+                "the plan is not the one tern made (its content does not match its seal, plan.origin.seal): it was edited. "
+                    + "Make the plan again with tern plan --json", path: path)
+        }
     }
 
     /// The versioned model a saved plan runs with: the versions it goes through, the target current.
@@ -49,6 +74,7 @@ extension StoreMigration.Plan {
                 throw TernError(.badInput, "the plan has no origin (plan.origin): tern plan writes one; make the plan again with tern plan --json", path: path)
             }
             try estimate.plan.checkVersions()
+            try estimate.plan.checkSeal(path: path)
             return estimate.plan
         }
     }

@@ -99,6 +99,8 @@ extension StoreMigration {
             try Self.checkAppleHashes(hashes, describe: destination)
             plan.targetAppleHashes = hashes
         }
+        let seal = try plan.computedSeal()
+        plan.origin?.seal = seal
         return plan
     }
 

@@ -52,7 +52,8 @@ struct StepSequence {
                 "from": "\(step.source.versionName)", "to": "\(step.destination.versionName)", "mapping": "\(step.origins.joined(separator: ", "))",
             ])
         var dropped = try DataLoss.count(DataLoss.dropped(by: step), of: step, in: input)
-        try DataLoss.refuseKeepingNothing(dropped, of: step, in: input)
+        // The first step's selection was checked on the store while planning.
+        if index > 0 { try NothingCarried.checkSelection(of: step, store: input) }
         if stepPlans[index].inPlace == nil { dropped += try DataLoss.tablesOutsideModel(of: step, in: input) }
         if options.refuseDataLoss, !dropped.isEmpty {
             throw MigrationError.dataLoss(step: step.identity, dropped: dropped)
