@@ -453,6 +453,50 @@ struct DataLossTests {
         #expect(try SQLiteShell.run(store, "SELECT count(*) FROM appnames;") == "5\n")
     }
 
+    @Test(
+        "an app's index on a model table survives an in-place step; a copied step makes again the app's views, triggers and indexes that hold, and reports those that do not (refused with --no-data-loss)"
+    )
+    func appObjectsOnBothPaths() throws {
+        let model = try writeModel(
+            "objects",
+            [
+                "model.yaml": "name: O\ncurrent: O 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
+                "v1.yaml": "version: O 1\nentities:\n  A:\n    attributes: { n: string, t: string }\n  B:\n    attributes: { x: string }\n",
+                // In place: B gains a column.
+                "v2.yaml": "version: O 2\nentities:\n  A:\n    attributes: { n: string, t: string }\n  B:\n    attributes: { x: string, y: string }\n",
+                // A copy: AA comes between A and B, which B's entity number moves for; A loses t.
+                "v3.yaml":
+                    "version: O 3\nentities:\n  A:\n    attributes: { n: string }\n  AA:\n    attributes: { m: string }\n  B:\n    attributes: { x: string }\n",
+            ])
+        let objects = """
+            CREATE INDEX app_a_n ON ZA (ZN); CREATE VIEW appnames AS SELECT ZN FROM ZA;
+            CREATE TRIGGER appcount AFTER INSERT ON ZA BEGIN SELECT 1; END; CREATE VIEW appt AS SELECT ZT FROM ZA;
+            """
+        let inPlace = directory.appendingPathComponent("objects-inplace.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "O 1", "--rows", "5", inPlace]).status == 0)
+        #expect(try SQLiteShell.run(inPlace, "CREATE INDEX app_a_n ON ZA (ZN); CREATE VIEW appnames AS SELECT ZN FROM ZA;").isEmpty)
+        let step = try TernProcess.run(["migrate", inPlace, "--model", model.path, "--to", "O 2", "--progress", "none"])
+        #expect(step.status == 0 && step.standardOutput.contains("applied in place"), "\(step.standardOutput)\(step.standardError)")
+        #expect(try SQLiteShell.run(inPlace, "SELECT type, name FROM sqlite_master WHERE name LIKE 'app%' ORDER BY name;") == "index|app_a_n\nview|appnames\n")
+
+        let store = directory.appendingPathComponent("objects.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "O 1", "--rows", "5", store]).status == 0)
+        #expect(try SQLiteShell.run(store, objects).isEmpty)
+        let notCarried = "the store's view appt (it would not hold over the new version's tables: no such column: ZT"
+        let plan = try TernProcess.run(["plan", store, "--model", model.path])
+        #expect(plan.status == 0 && plan.standardOutput.contains("drops: \(notCarried)"), "\(plan.standardOutput)\(plan.standardError)")
+        let refused = try TernProcess.run(["migrate", store, "--model", model.path, "--no-data-loss", "--progress", "none"])
+        #expect(refused.status == 65 && refused.standardError.contains(notCarried), "\(refused.standardError)")
+        let output = directory.appendingPathComponent("objects-out.sqlite").path
+        let copied = try TernProcess.run(["migrate", store, "--model", model.path, "--out", output, "--progress", "none"])
+        #expect(copied.status == 0, "\(copied.standardError)")
+        #expect(copied.standardOutput.contains("dropped: \(notCarried)"), "\(copied.standardOutput)")
+        #expect(
+            try SQLiteShell.run(output, "SELECT type, name FROM sqlite_master WHERE name LIKE 'app%' ORDER BY name;")
+                == "index|app_a_n\ntrigger|appcount\nview|appnames\n")
+        #expect(try SQLiteShell.run(output, "SELECT count(*) FROM appnames;") == "5\n")
+    }
+
     @Test("a mapping model that leaves out an entity of both versions says what it drops (its objects, counted), and --no-data-loss refuses it")
     func entityLeftOutByMapping() throws {
         let version = { (name: String, modifier: String) in

@@ -107,6 +107,21 @@ struct PolicyScaffoldTests {
         ])
         #expect(refused.status == 65 && refused.standardError.contains("differ from it only in case"), "\(refused.standardError)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("clash").path))
+        // Two modules' classes of one name are two types; names apart only in a character no
+        // identifier holds stay apart; a name longer than a file name may be still ports.
+        let long = String(repeating: "VeryLongPolicy", count: 715)
+        let apart = directory.appendingPathComponent("apart.yaml").path
+        try mapping(["A.Foo", "B.Foo", "Foo?", "Foo!", long], "\"title != nil\"").write(toFile: apart, atomically: true, encoding: .utf8)
+        let apartPackage = directory.appendingPathComponent("apart").path
+        let ported = try TernProcess.run(["policy", "scaffold", "--model", bookstore, "--mapping", apart, "--out", apartPackage])
+        #expect(ported.status == 0, "\(ported.standardError)")
+        let policies = try FileManager.default.contentsOfDirectory(atPath: apartPackage + "/Sources/BookStorePolicies/Policies").sorted()
+        for file in ["A_Foo.swift", "B_Foo.swift", "Foo_3F.swift", "Foo_21.swift"] { #expect(policies.contains(file), "\(file): \(policies)") }
+        #expect(policies.contains { $0.hasPrefix("VeryLongPolicy") && $0.utf8.count < 120 }, "\(policies)")
+        let apartRegistry = try String(contentsOfFile: apartPackage + "/Sources/BookStorePolicies/Registry.swift", encoding: .utf8)
+        #expect(
+            apartRegistry.contains("register(A_Foo(), as: \"A.Foo\")") && apartRegistry.contains("register(B_Foo(), as: \"B.Foo\")")
+                && apartRegistry.contains("register(Foo_3F(), as: \"Foo?\")"), "\(apartRegistry)")
         // Planning names every class to port, not the first alone.
         let store = directory.appendingPathComponent("v3.sqlite").path
         #expect(try TernProcess.run(["generate", "--model", bookstore, "--version", "BookStore 3", "--rows", "5", store]).status == 0)

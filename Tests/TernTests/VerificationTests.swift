@@ -130,6 +130,25 @@ struct VerificationTests {
         try Self.expectCaught(tampering, running: migration, plan, output: bench.directory.path("migrated.sqlite"))
     }
 
+    @Test("a verification that fails on a source committed to since the run's start digest is reported as that change (exit 9), not as a fault (7)")
+    func failedVerificationOverAChangedSource() throws {
+        let source = try BenchSource(books: 20, seed: 7)
+        let migration = StoreMigration(store: source.path, model: source.model)
+        let recorded = try migration.digest(of: source.path)
+        let failed = MigrationFailure.verification("BookToBook.title: the value differs")
+        // Unchanged: the failure is the migration's own.
+        #expect(migration.changeBehind(failed, store: source.path, recorded: recorded, commits: nil) == nil)
+        // The app commits: the same failure is the change.
+        let app = try Connection(path: source.path)
+        try app.execute("UPDATE ZBOOK SET ZTITLE = 'changed by the app' WHERE Z_PK = 1")
+        try app.close()
+        let change = try #require(migration.changeBehind(failed, store: source.path, recorded: recorded, commits: nil))
+        #expect(TernFailure(change).kind == .sourceChanged)
+        #expect("\(change)".contains("the store changed while it was being migrated"), "\(change)")
+        // Another failure over the changed source stays what it is.
+        #expect(migration.changeBehind(MigrationFailure.validation([]), store: source.path, recorded: recorded, commits: nil) == nil)
+    }
+
     @Test("untouched, the same migration passes and says what it proved per mapping", arguments: [false, true])
     func untouchedPasses(inSwift: Bool) throws {
         let source = directory.path("library.sqlite")

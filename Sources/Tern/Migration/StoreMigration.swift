@@ -198,7 +198,7 @@ public struct StoreMigration: Sendable {
             Self.removeCarriedFiles(into: finalPath, output: output, source: store, stepFiles: run.stepFiles)
             for file in run.stepFiles { Self.removeStepStore(file) }
             try? FileManager.default.removeItem(atPath: manifestPath)
-            throw error
+            throw changeBehind(error, store: store, recorded: run.inputs?.source, commits: ownership.commits) ?? error
         }
         var report = Report(
             plan: plan, steps: reports, destination: finalPath, backup: start.backup, duration: ContinuousClock.now - started,

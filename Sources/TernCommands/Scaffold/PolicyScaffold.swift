@@ -47,7 +47,8 @@ struct PolicyScaffold {
                 "the package name \(packageName) cannot name a Swift module (an ASCII identifier that is no keyword and not "
                     + "Tern's or the standard library's own name): choose one with --name")
         }
-        var classes: [PolicyClass] = []
+        // Every class name, as spelled, with its uses, in the order met.
+        var spelled: [(name: String, uses: [Use])] = []
         for file in mappingFiles {
             let mapping = try MappingLoader.read(file, in: model)
             // Checked as a migration checks it: a scaffold of a mapping `plan` refuses would not pass its own tests.
@@ -57,26 +58,37 @@ struct PolicyScaffold {
             for entityMapping in mapping.entityMappings {
                 guard let name = entityMapping.policy else { continue }
                 let use = Use(file: file, source: mapping.sourceVersion ?? "?", destination: mapping.destinationVersion ?? "?", mapping: entityMapping)
-                if let index = classes.firstIndex(where: { $0.name == name }) {
-                    classes[index].uses.append(use)
-                    continue
+                if let index = spelled.firstIndex(where: { $0.name == name }) {
+                    spelled[index].uses.append(use)
+                } else {
+                    spelled.append((name, [use]))
                 }
-                let typeName = Self.typeName(for: name)
-                // One class however the mappings qualify it (the registry finds it by its last part).
-                if let index = classes.firstIndex(where: { $0.typeName == typeName && Self.lastPart($0.name) == Self.lastPart(name) }) {
-                    classes[index].uses.append(use)
-                    classes[index].otherNames.insert(name)
-                    continue
-                }
-                // File and test names must differ on a disk that ignores case.
-                if let other = classes.first(where: { $0.typeName.lowercased() == typeName.lowercased() }) {
-                    throw TernError(
-                        .badInput,
-                        "the policy classes \(other.name) and \(name) would both be the Swift type \(typeName) (or differ from it only in case): "
-                            + "scaffold their mapping models apart (--mapping)", path: file)
-                }
-                classes.append(PolicyClass(name: name, typeName: typeName, uses: [use]))
             }
+        }
+        // `MyApp.Policy` and `Policy` are one class (the registry finds a name by its last part)
+        // unless two modules have a class of that name: `A.Foo` and `B.Foo` are two types.
+        var modules: [String: Set<String>] = [:]
+        for (name, _) in spelled where name.contains(".") {
+            modules[Self.lastPart(name), default: []].insert(String(name.dropLast(Self.lastPart(name).count + 1)))
+        }
+        var classes: [PolicyClass] = []
+        for (name, uses) in spelled {
+            let last = Self.lastPart(name)
+            let qualifiedApart = (modules[last]?.count ?? 0) > 1 && name.contains(".")
+            let typeName = Self.typeName(for: qualifiedApart ? name.replacingOccurrences(of: ".", with: "_") : last)
+            if !qualifiedApart, let index = classes.firstIndex(where: { $0.typeName == typeName && Self.lastPart($0.name) == last }) {
+                classes[index].uses += uses
+                classes[index].otherNames.insert(name)
+                continue
+            }
+            // File and test names must differ on a disk that ignores case.
+            if let other = classes.first(where: { $0.typeName.lowercased() == typeName.lowercased() }) {
+                throw TernError(
+                    .badInput,
+                    "the policy classes \(other.name) and \(name) would both be the Swift type \(typeName) (or differ from it only in case): "
+                        + "scaffold their mapping models apart (--mapping)", path: uses[0].file)
+            }
+            classes.append(PolicyClass(name: name, typeName: typeName, uses: uses))
         }
         guard !classes.isEmpty else {
             throw TernError(
@@ -91,13 +103,27 @@ struct PolicyScaffold {
     }
 
     /// A Swift type name for a class name as a mapping gives it: Xcode qualifies it with the
-    /// app's module (`MyApp.PostPolicy`), and the registry finds it by its last part.
+    /// app's module (`MyApp.PostPolicy`), and the registry finds it by its last part. A character
+    /// no Swift identifier holds is spelled by its code (`Foo?` → `Foo_3F`), so distinct names
+    /// stay distinct; a name too long for a file name keeps its start and a digest of the whole.
     static func typeName(for className: String) -> String {
-        var name = String(lastPart(className).map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") ? $0 : "_" })
+        var name = ""
+        for scalar in className.unicodeScalars {
+            let character = Character(scalar)
+            name +=
+                character.isASCII && (character.isLetter || character.isNumber || character == "_")
+                ? String(character) : "_" + String(scalar.value, radix: 16, uppercase: true)
+        }
         if name.isEmpty || name.first!.isNumber { name = "_" + name }
         // A keyword, a name the generated files use, or no letter at all: prefixed.
         if keywords.contains(name) || reserved.contains(name) || !name.contains(where: \.isLetter) {
             name = "Ported" + (name.contains(where: \.isLetter) ? name.prefix(1).uppercased() + name.dropFirst() : "Policy")
+        }
+        // Files are named after the type (`<Type>Tests.swift`): 255 bytes at most on most disks.
+        if name.utf8.count > 100 {
+            var digest: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable from run to run
+            for byte in className.utf8 { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            name = name.prefix(80) + "_" + String(digest, radix: 16)
         }
         return name
     }

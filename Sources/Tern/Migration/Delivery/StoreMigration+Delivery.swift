@@ -60,6 +60,17 @@ extension StoreMigration {
         return checking
     }
 
+    /// A verification that failed on a source someone committed to while the run read it is
+    /// that change, not a fault of the mapping or the data: said as the change (exit 9, run
+    /// again once the writer stops), never as a failed verification (7, which a fleet counts
+    /// as permanent). Nil when the source is as the run began, or the failure is another.
+    func changeBehind(_ error: any Error, store: String, recorded: StoreDigest?, commits: SourceCommits?) -> MigrationError? {
+        guard case MigrationFailure.verification? = error as? MigrationFailure, let recorded, commits?.noneSinceStart(store: store) != true,
+            let changes = try? digest(of: store).changes(since: recorded), !changes.isEmpty
+        else { return nil }
+        return MigrationError.changedDuringMigration(store: store, changes: changes)
+    }
+
     /// The source's content, read without leaving a mark on it.
     func digest(of store: String) throws -> StoreDigest {
         let started = ContinuousClock.now

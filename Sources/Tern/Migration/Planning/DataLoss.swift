@@ -41,6 +41,11 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     public var createdUnassociatedBy: String?
     /// The entity mapping of `createdUnassociatedBy`.
     public var entityMapping: String?
+    /// The kind of the app's own schema object named `entity` (a view, trigger or index) that a
+    /// copied step cannot make again over the new tables; `reason` says why.
+    public var schemaObject: String?
+    /// Why `schemaObject` does not hold over the new tables, in SQLite's words.
+    public var reason: String?
     /// The entity mappings reading `entity`, every one with a filter: the objects none of their
     /// filters selects are not migrated, and `values` counts them.
     public var unselectedBy: [String]?
@@ -80,6 +85,9 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         if let policy = createdUnassociatedBy {
             return "entity \(entity): \(plural(values ?? 0, "object")) created by \(policy) in entity mapping \(entityMapping ?? "?") without a source object "
                 + "(context.associate) or a link of its own (context.relate): the mapping's relationship mappings do not reach them, so they have none of those links"
+        }
+        if let type = schemaObject {
+            return "the store's \(type) \(entity) (it would not hold over the new version's tables: \(reason ?? "?"); a copied step makes again those that do)"
         }
         if let mappings = unselectedBy {
             return "\(what): " + (values.map { plural($0, "object") + " " } ?? "the objects ")

@@ -232,19 +232,21 @@ enum LightweightInPlace {
             try connection.transaction(.immediate) {
                 // The indexes of the model's tables are rebuilt from the destination model, and so are
                 // Core Data's triggers (a derived attribute's), which name tables a rebuild replaces;
-                // an app's views and triggers are set aside and made again (the plan checked they
-                // hold), and its own tables keep their indexes.
+                // an app's views, triggers and indexes on the model's tables are set aside and made
+                // again (the plan checked they hold), and its own tables keep their indexes.
                 let modelTables = Set(step.sourceLayout.tables.map(\.name))
+                let appObjects = try AppSchemaObjects.read(connection, layout: step.sourceLayout)
+                let appIndexes = Set(appObjects.filter { $0.type == "index" }.map(\.name))
                 let indexes = try connection.prepare("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
                 var drops: [String] = []
                 var rows = indexes.rows()
                 while let row = try rows.next() {
-                    if modelTables.contains(row.text(at: 1) ?? "") { drops.append("DROP INDEX \(quoteIdentifier(row.text(at: 0)!))") }
+                    let name = row.text(at: 0) ?? ""
+                    if modelTables.contains(row.text(at: 1) ?? ""), !appIndexes.contains(name) { drops.append("DROP INDEX \(quoteIdentifier(name))") }
                 }
                 let coreDataTriggers = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
                 var triggerRows = coreDataTriggers.rows()
                 while let row = try triggerRows.next() { drops.append("DROP TRIGGER \(quoteIdentifier(row.text(at: 0)!))") }
-                let appObjects = try AppSchemaObjects.read(connection)
                 drops += appObjects.map { "DROP \($0.type.uppercased()) \(quoteIdentifier($0.name))" }
                 for drop in drops { try connection.execute(drop) }
                 for statement in statements { try connection.execute(statement) }

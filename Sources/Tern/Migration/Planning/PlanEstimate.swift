@@ -180,7 +180,8 @@ extension StoreMigration {
                     source: step.source.versionName, destination: step.destination.versionName,
                     origin: step.isInferred ? ["inferred"] : step.origins, copiedInstead: step.copiedInstead, schemaChanges: stepPlan.inPlace, passes: passes,
                     dropped: (index == 0 ? try DataLoss.count(dropped, of: step, in: store) : dropped)
-                        + (outsideModelCarried && stepPlan.inPlace == nil ? try DataLoss.tablesOutsideModel(of: plan.steps[0], in: store) : [])))
+                        + (outsideModelCarried && stepPlan.inPlace == nil
+                            ? try DataLoss.tablesOutsideModel(of: plan.steps[0], in: store) + AppSchemaObjects.notCarried(by: step, from: store) : [])))
             if stepPlan.inPlace == nil { outsideModelCarried = false }
             objects = created
         }

@@ -35,6 +35,9 @@ extension StepMigrator {
             for statement in destinationLayout.triggerStatements {
                 try connection.execute(statement.replacingOccurrences(of: "CREATE TRIGGER", with: "CREATE TRIGGER IF NOT EXISTS"))
             }
+            // The app's views, triggers and indexes that hold over the new tables (the others
+            // were reported as dropped when the step began).
+            try AppSchemaObjects.carry(into: connection, from: sourceLayout)
         }
         try connection.execute("DETACH DATABASE src")
     }

@@ -54,7 +54,9 @@ struct StepSequence {
         var dropped = try DataLoss.count(DataLoss.dropped(by: step), of: step, in: input)
         // The first step's selection was checked on the store while planning.
         if index > 0 { try NothingCarried.checkSelection(of: step, store: input) }
-        if stepPlans[index].inPlace == nil { dropped += try DataLoss.tablesOutsideModel(of: step, in: input) }
+        if stepPlans[index].inPlace == nil {
+            dropped += try DataLoss.tablesOutsideModel(of: step, in: input) + AppSchemaObjects.notCarried(by: step, from: input)
+        }
         if options.refuseDataLoss, !dropped.isEmpty {
             throw MigrationError.dataLoss(step: step.identity, dropped: dropped)
         }
