@@ -136,6 +136,37 @@ struct MappingInferenceTests {
         _ = try mapping.validate(source: v1, destination: v2)
     }
 
+    @Test(
+        "a renaming identifier that matches no source entity makes a new entity, as Core Data's inference pairs entities by renaming identifier alone: the old one's objects are removed, links into them dropped, nothing refused"
+    )
+    func identifierMatchingNothing() throws {
+        let pet = { (identifier: String?) in
+            Entity(
+                name: "Pet", renamingIdentifier: identifier, attributes: [Attribute(name: "name", type: .string)],
+                relationships: [Relationship(name: "owner", destination: "Person", inverse: "pets")])
+        }
+        let person = Entity(name: "Person", relationships: [Relationship(name: "pets", destination: "Pet", inverse: "owner", isToMany: true)])
+        let v1 = ObjectModel(versionName: "1", entities: [person, pet(nil)])
+        let v2 = ObjectModel(versionName: "2", entities: [person, pet("Critter")])
+        let mapping = try MappingInference.infer(from: v1, to: v2)
+        #expect(mapping.entityMapping(named: "Pet")?.type == .add)
+        #expect(mapping.entityMapping(named: "Remove_Pet")?.type == .remove)
+        #expect(mapping.entityMapping(named: "PersonToPerson")?.relationshipMappings.first { $0.name == "pets" }?.valueExpression == nil)
+        _ = try mapping.validate(source: v1, destination: v2)
+        // Required, the relationship would leave existing objects without one: refused.
+        let strict = ObjectModel(
+            versionName: "3",
+            entities: [
+                Entity(name: "Person", relationships: [Relationship(name: "pets", destination: "Pet", inverse: "owner", isToMany: true, minCount: 1)]),
+                pet("Critter"),
+            ])
+        let failure = try #require(throws: InferenceFailure.self) { try MappingInference.infer(from: v1, to: strict) }
+        #expect(
+            failure.reasons == [
+                "entity Person, relationship pets: required, but no object of Pet becomes an object of this version: existing objects would have none"
+            ])
+    }
+
     @Test("what cannot be inferred is refused with every reason, naming entity and property")
     func refusals() throws {
         let v1 = ObjectModel(

@@ -2,8 +2,9 @@ import Foundation
 
 /// A generated Xcode model with a long history (`tern bench --history-versions`): version `k`
 /// of `Long` has `Person` with `k - 1` added Integer 32 attributes (each with a default), a
-/// reflexive many-to-many and a one-to-many to `Pet`. What an app with years of releases ships:
-/// the cost of a small store's migration must be the store's, not the history's.
+/// transient attribute of Xcode's "Undefined" type, a reflexive many-to-many and a one-to-many to
+/// `Pet`. What an app with years of releases ships: the cost of a small store's migration must
+/// be the store's, not the history's.
 enum HistoryModel {
     /// Writes `Long.xcdatamodeld` with `versions` versions into `directory`; returns its path.
     static func write(versions: Int, into directory: String) throws -> String {
@@ -23,6 +24,7 @@ enum HistoryModel {
                 ] + added + [
                     #"        <attribute name="born" optional="YES" attributeType="Date" usesScalarValueType="NO"/>"#,
                     #"        <attribute name="name" optional="YES" attributeType="String"/>"#,
+                    #"        <attribute name="scratch" optional="YES" transient="YES"/>"#,
                     #"        <relationship name="friendOf" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Person" inverseName="friends" inverseEntity="Person"/>"#,
                     #"        <relationship name="friends" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Person" inverseName="friendOf" inverseEntity="Person"/>"#,
                     #"        <relationship name="pets" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Pet" inverseName="owner" inverseEntity="Pet"/>"#,

@@ -115,7 +115,21 @@ public enum MappingInference {
                 let targets = destination.descendants(of: relationship.destination).map(\.name).filter { origins[$0] != nil }
                 let oldTargets = Set(source.descendants(of: old.destination).map(\.name))
                 guard targets.contains(where: { oldTargets.contains(origins[$0]!) }) else {
-                    reasons.append("\(at): now points to \(relationship.destination), which no object of \(old.destination) becomes")
+                    // The old destinations become no object at all (their entity is removed, or its
+                    // renaming identifier matches nothing here): Core Data's mapping finds no
+                    // destination for them, and the links are lost — dropped data, counted. Become
+                    // objects of another entity, they would be links of the wrong type.
+                    let becomeSomething = destination.entities.contains { origins[$0.name].map(oldTargets.contains) == true }
+                    guard !becomeSomething else {
+                        reasons.append("\(at): now points to \(relationship.destination), which no object of \(old.destination) becomes")
+                        continue
+                    }
+                    if relationship.minCount > 0 || (!relationship.isToMany && !relationship.isOptional) {
+                        reasons.append(
+                            "\(at): required, but no object of \(old.destination) becomes an object of this version: existing objects would have none")
+                    }
+                    changed = true
+                    relationships.append(PropertyMapping(name: relationship.name, valueExpression: nil))
                     continue
                 }
                 let covering = targets.filter { oldTargets.contains(origins[$0]!) }
@@ -137,7 +151,10 @@ public enum MappingInference {
         let migrated = Set(origins.values)
         // An abstract source entity has no objects of its own to remove.
         for entity in source.entitiesInStoreOrder where !migrated.contains(entity.name) && !entity.isAbstract {
-            mappings.append(EntityMapping(name: entity.name, type: .remove, sourceEntity: entity.name, destinationEntity: nil))
+            // Beside a new entity of the same name (one whose renaming identifier matches nothing
+            // here), the removal takes Core Data's name for it.
+            let name = mappings.contains { $0.name == entity.name } ? "Remove_\(entity.name)" : entity.name
+            mappings.append(EntityMapping(name: name, type: .remove, sourceEntity: entity.name, destinationEntity: nil))
         }
         guard reasons.isEmpty else { throw InferenceFailure(reasons: reasons) }
         return MappingModel(sourceVersion: source.versionName, destinationVersion: destination.versionName, entityMappings: mappings)

@@ -155,7 +155,25 @@ public enum MigrationPlanner {
                 do {
                     let mapping = try MappingInference.infer(from: source, to: destination)
                     let validated = try mapping.validate(source: source, destination: destination, now: now)
-                    steps.append(MigrationStep(source: source, destination: destination, passes: [validated], isInferred: true, origins: ["inferred"]))
+                    let direct = MigrationStep(source: source, destination: destination, passes: [validated], isInferred: true, origins: ["inferred"])
+                    // Beyond Core Data, the one direction allowed: what its one mapping drops (an
+                    // entity renamed, then given an identifier naming its new name) but renames
+                    // followed through the versions between keep, is kept, and the plan says so.
+                    let between = choice == .coreData ? router.intermediates(from: hop.from, to: hop.to) : []
+                    if !between.isEmpty,
+                        let traced = try? MappingInference.infer(from: source, to: destination, through: between.map { model.version(named: $0)! }),
+                        let validatedTraced = try? traced.validate(source: source, destination: destination, now: now)
+                    {
+                        let kept = MigrationStep(source: source, destination: destination, passes: [validatedTraced], isInferred: true, origins: ["inferred"])
+                        if let dropped = Self.droppedOnlyBy(direct, keptBy: kept) {
+                            steps.append(kept)
+                            notes.append(
+                                "Core Data's one mapping from \(hop.from) to \(hop.to) would drop \(dropped): "
+                                    + "inferred following renames through \(between.joined(separator: ", ")), beyond Core Data")
+                            continue
+                        }
+                    }
+                    steps.append(direct)
                 } catch let failure as InferenceFailure {
                     // Beyond Core Data, which would fail here: one mapping that follows renames
                     // through the versions between (an entity renamed, its identifier dropped later).
@@ -185,6 +203,23 @@ public enum MigrationPlanner {
             }
             if !failed { return (steps, ([route.reason] + notes).joined(separator: "; ")) }
         }
+    }
+
+    /// What `direct` drops that `traced` keeps, in words, when `traced` keeps all `direct` keeps
+    /// and more: every source entity `direct` maps, and another; or the same entities and fewer
+    /// of their properties dropped. Nil otherwise.
+    static func droppedOnlyBy(_ direct: MigrationStep, keptBy traced: MigrationStep) -> String? {
+        func mapped(_ step: MigrationStep) -> Set<String> {
+            Set(step.passes.flatMap(\.entities).filter { $0.mapping.destinationEntity != nil }.compactMap(\.mapping.sourceEntity))
+        }
+        let (directEntities, tracedEntities) = (mapped(direct), mapped(traced))
+        guard directEntities.isSubset(of: tracedEntities) else { return nil }
+        if directEntities != tracedEntities {
+            return tracedEntities.subtracting(directEntities).sorted().map { "entity \($0)" }.joined(separator: ", ")
+        }
+        let (directLost, tracedLost) = (Set(DataLoss.dropped(by: direct).map(\.description)), Set(DataLoss.dropped(by: traced).map(\.description)))
+        guard tracedLost.isSubset(of: directLost), tracedLost != directLost else { return nil }
+        return directLost.subtracting(tracedLost).sorted().joined(separator: "; ")
     }
 
     /// A step by the app's mapping models for one pair of versions: one pass each, in file-name
