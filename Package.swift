@@ -4,7 +4,8 @@ import PackageDescription
 /// Tern: migrate SQLite object stores (Core Data's on-disk layout) between model versions.
 ///
 /// The layering is strict: only `TernSQLite` imports `CSQLite`, only `TernLoop` imports `CLibUV`,
-/// only `TernInflate` imports `CZlib`, and everything above them speaks Swift.
+/// only `TernInflate` imports `CZlib`, only `TernDigest` imports `CCrypto`, and everything above them
+/// speaks Swift.
 let package = Package(
     name: "Tern",
     platforms: [.macOS(.v15)],
@@ -21,7 +22,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // `swift package generate-documentation`: DocC for the public products (never built by `swift build`).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -43,25 +43,31 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
 
         // The thin layers over C.
         .target(name: "TernSQLite", dependencies: ["CSQLite"]),
         .target(name: "TernLoop", dependencies: ["CLibUV"]),
         .target(name: "TernInflate", dependencies: ["CZlib"]),
+        .target(name: "TernDigest", dependencies: ["CCrypto"]),
 
         // The layers of the library, each depending only on those below it (the compiler keeps
         // them apart; see each target's README.md).
         // Models: entities, versions, Core Data's version hashes, and the files models come in.
         .target(
             name: "TernModel",
-            dependencies: ["TernSQLite", "TernInflate", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Yams", package: "Yams")],
+            dependencies: ["TernSQLite", "TernInflate", "TernDigest", .product(name: "Yams", package: "Yams")],
             exclude: ["README.md"]
         ),
         // Stores: Core Data's layout (the one owner of its names), metadata, recognition of the
         // version that wrote a store, and reading and writing objects.
         .target(
             name: "TernStore",
-            dependencies: ["TernModel", "TernSQLite", "TernLoop", "TernInflate", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["TernModel", "TernSQLite", "TernLoop", "TernInflate", "TernDigest"],
             exclude: ["README.md"]
         ),
         // Mappings: NSExpression/NSPredicate value expressions compiled to SQL, mapping models
@@ -81,7 +87,7 @@ let package = Package(
                 "TernSQLite",
                 "TernLoop",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "TernDigest",
             ]
         ),
 
@@ -107,7 +113,7 @@ let package = Package(
                 "TernLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "TernDigest",
             ]
         ),
         // The `tern` executable: the command line with the built-in policies.
@@ -116,6 +122,7 @@ let package = Package(
         .testTarget(name: "TernSQLiteTests", dependencies: ["TernSQLite", "TernLoop"]),
         .testTarget(name: "TernLoopTests", dependencies: ["TernLoop"]),
         .testTarget(name: "TernInflateTests", dependencies: ["TernInflate"]),
+        .testTarget(name: "TernDigestTests", dependencies: ["TernDigest"]),
         .testTarget(name: "TernTests", dependencies: ["Tern", "TernExamples", "TernGenerate", "TernLoop", "TernSQLite", "TernTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TernCLITests", dependencies: ["TernCLI", "TernCommands", "TernSQLite"]),
     ],

@@ -12,12 +12,13 @@ tern_require_system_packages() {
     pkg-config --exists sqlite3 2>/dev/null || missing+=(libsqlite3-dev)
     pkg-config --exists libuv 2>/dev/null || missing+=(libuv1-dev)
     pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
+    pkg-config --exists libcrypto 2>/dev/null || missing+=(libssl-dev)
     command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
     [ ${#missing[@]} -eq 0 ] && return 0
 
     # pkg-config itself may be what is missing; ask for all of them then.
     if ! command -v pkg-config >/dev/null 2>&1; then
-        missing+=(pkg-config libsqlite3-dev libuv1-dev zlib1g-dev)
+        missing+=(pkg-config libsqlite3-dev libuv1-dev zlib1g-dev libssl-dev)
     fi
     if [ "$(id -u)" -eq 0 ]; then
         echo "Installing ${missing[*]} …" >&2

@@ -1,4 +1,4 @@
-import Crypto
+import TernDigest
 import Foundation
 import Tern
 

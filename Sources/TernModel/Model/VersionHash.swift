@@ -1,4 +1,4 @@
-import Crypto
+import TernDigest
 import Foundation
 
 /// Core Data's version hashes, computed as Core Data computes them, so a store Tern writes is one

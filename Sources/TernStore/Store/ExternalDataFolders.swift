@@ -1,4 +1,4 @@
-import Crypto
+import TernDigest
 import TernModel
 import Foundation
 import TernSQLite
