@@ -3,7 +3,7 @@ import Foundation
 import Tern
 import TernSQLite
 
-/// The documented exit statuses of `tern` (the README's table lists the same).
+/// The documented exit statuses of `tern` (the article "Exit codes and guarantees" lists the same).
 enum TernExitCode {
     /// `tern check`: the store was written by an older version of the model.
     static let migrationNeeded: Int32 = 3

@@ -12,7 +12,7 @@ struct InspectCommand: ParsableCommand {
     @Argument(help: "The store (an SQLite file in Core Data's layout).")
     var store: String
 
-    @Flag(help: "Print JSON (stable keys, documented in the README) instead of text.")
+    @Flag(help: "Print JSON (stable keys, documented in the article Commands) instead of text.")
     var json = false
 
     @Option(

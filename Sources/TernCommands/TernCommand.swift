@@ -18,9 +18,9 @@ import TernExamples
 /// what the command printed instead of exiting.
 public enum TernCommandLine {
     /// What an in-process command ended with: the exit status `tern` would have exited with (the
-    /// README's table), and what it wrote to standard output and standard error.
+    /// exit-code table), and what it wrote to standard output and standard error.
     public struct Outcome: Sendable, Equatable {
-        /// The exit status: 0, or a code of the README's table.
+        /// The exit status: 0, or a documented exit code.
         public var status: Int32
         /// What the command printed to standard output.
         public var output: String
@@ -70,7 +70,7 @@ struct TernCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tern",
         abstract: "Migrate SQLite object stores (Core Data's layout) from one model version to the next.",
-        discussion: "Exit codes are listed in the README under \"Exit codes\".",
+        discussion: "Exit codes: Sources/Tern/Tern.docc/ExitCodesAndGuarantees.md (tern help explains each command).",
         version: "0.1.0",
         subcommands: [
             DemoCommand.self, InspectCommand.self, CheckCommand.self, GenerateCommand.self, InferCommand.self, PlanCommand.self, MigrateCommand.self,

@@ -3,7 +3,7 @@ import Foundation
 import Tern
 import TernLoop
 
-/// `tern bench`: the end-to-end benchmark (README "Benchmarks"). Generates the benchmark store,
+/// `tern bench`: the end-to-end benchmark (Benchmarks/README.md). Generates the benchmark store,
 /// then runs, one after the other on this machine, Tern's migration (pushed down to SQL, through
 /// a Swift policy, a CPU-heavy policy on 1 and 2 workers), a hand-written SQL script (the
 /// ceiling) and a naive row-by-row program (the baseline), each as its own process so each

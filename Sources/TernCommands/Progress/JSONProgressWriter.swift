@@ -2,7 +2,7 @@ import Foundation
 import Tern
 
 /// `--progress json`: one JSON object per line on standard output, for servers and log pipelines.
-/// Every line has `event` and the fields of `ProgressSnapshot`; the README documents the schema.
+/// Every line has `event` and the fields of `ProgressSnapshot`; the article "Commands" documents the schema.
 final class JSONProgressWriter: ProgressRenderer {
     func render(_ event: MigrationEvent, _ snapshot: ProgressSnapshot) {
         var line = ProgressLine(event: Self.name(of: event), progress: snapshot)

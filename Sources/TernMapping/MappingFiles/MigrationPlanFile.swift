@@ -3,7 +3,7 @@ import TernModel
 import TernStore
 import Yams
 
-/// An explicit plan for one step (documented in the README under "Plan files"): the passes in
+/// An explicit plan for one step (documented in the article "Model and mapping files" under "Plan files"): the passes in
 /// order, each a mapping model file and optionally a predicate that restricts every entity
 /// mapping of that pass (combined with their own filters), so a large step can be cut into
 /// passes by entity and by predicate.

@@ -4,7 +4,7 @@ import TernStore
 import Yams
 
 /// Tern's mapping-model format: YAML, written by people or by `tern infer` (documented in the
-/// README under "Mapping files").
+/// article "Model and mapping files").
 enum TernMappingFile {
     struct File: Codable {
         var source: String?

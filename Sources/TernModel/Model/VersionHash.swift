@@ -6,7 +6,7 @@ import Foundation
 ///
 /// The byte layout was established from the stores and compiled models in `shared/fixtures`
 /// (every `NSStoreModelVersionHashes` and `VersionInfo.plist` hash there is reproduced; see
-/// `CoreDataCorpusTests` and the README's "Version hashes"). Every digest is SHA-256; strings are
+/// `CoreDataCorpusTests` and the article "Version hashes and the store layout"). Every digest is SHA-256; strings are
 /// their UTF-8 bytes with no terminator or length; integers are 32-bit little-endian.
 ///
 /// - property: `name ‖ isOptional ‖ isTransient` (one byte each) `‖ versionHashModifier`;

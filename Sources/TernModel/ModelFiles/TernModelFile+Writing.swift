@@ -101,7 +101,7 @@ extension TernModelFile {
     }
 }
 
-/// Writes a model version in Tern's YAML format (README, "Model files"): what `tern inspect
+/// Writes a model version in Tern's YAML format (the article "Model and mapping files"): what `tern inspect
 /// --export-model` does with the model a store carries.
 public enum ModelExporter {
     /// The YAML text of `version`, as one version file.

@@ -2,7 +2,7 @@ import Foundation
 import TernSQLite
 import Yams
 
-/// Tern's own model format: YAML files people write by hand (documented in the README under
+/// Tern's own model format: YAML files people write by hand (documented in the article "Model and mapping files" under
 /// "Model files").
 ///
 /// A versioned model is a directory with `model.yaml` naming the versions, oldest first, and the

@@ -1,7 +1,7 @@
 /// An error a person can act on: what went wrong, and which file or entity is at fault.
 ///
 /// `kind` sorts failures by who must act, and decides the command-line exit status (see the
-/// README's exit-code table).
+/// exit-code table in the article "Exit codes and guarantees").
 public struct TernError: Error, Equatable, CustomStringConvertible {
     /// Who must act, and how: the exit status `tern` gives the error.
     public enum Kind: Sendable, Equatable {

@@ -4,7 +4,7 @@ import TernModel
 /// the engine) asks the layout or these functions, never spells a name itself.
 ///
 /// Each rule is proven on stores Core Data wrote (`shared/fixtures/*/pairs.tsv`, checked by
-/// `CoreDataCorpusTests`); the README's "Store layout" section gives the evidence.
+/// `CoreDataCorpusTests`); the article "Version hashes and the store layout" gives the evidence.
 public enum CoreDataNames {
     /// An inheritance root's table: `Z` + the uppercased entity name (`ZCAR` for Car and its
     /// subentities). Persistent-history entities (numbered from 16000) use `A` instead.

@@ -86,7 +86,7 @@ public struct PolicyRegistry: Sendable {
                     + "(registered: \(names.isEmpty ? "none" : names.joined(separator: ", "))). It is the app's own NSEntityMigrationPolicy subclass: "
                     + "write it in Swift as an EntityMigrationPolicy and register it under this name in a program of your own: "
                     + "tern policy scaffold --model MODEL --out DIR writes that package, one policy type per class the mappings name "
-                    + "(README, \"Entity migration policies\")")
+                    + "(the article \"Using Tern as a library\", Entity migration policies)")
         }
         return policy
     }
