@@ -111,6 +111,10 @@ public struct StepReport: Sendable {
         /// source object (or linking them), this run: its relationship mappings cannot reach them,
         /// so they have none of those links. Reported in `StepReport.dropped` too.
         public var unassociated = 0
+        /// Source objects the mapping selected that its policy associated with no destination
+        /// object (a forgotten `associate`): what reaches them through the mapping finds nothing.
+        /// Reported in `StepReport.dropped` too.
+        public var neverAssociated = 0
     }
 
     /// Where a mapping in Swift spent its time: the one writer's share says whether more

@@ -41,6 +41,11 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
     public var createdUnassociatedBy: String?
     /// The entity mapping of `createdUnassociatedBy`.
     public var entityMapping: String?
+    /// The policy that associated `values` selected source objects of `entity` with no
+    /// destination object in `entityMapping`; `sourceKeys` names the first few.
+    public var neverAssociatedBy: String?
+    /// The first source keys of `neverAssociatedBy`'s objects.
+    public var sourceKeys: [Int64]?
     /// The kind of the app's own schema object named `entity` (a view, trigger or index) that a
     /// copied step cannot make again over the new tables; `reason` says why.
     public var schemaObject: String?
@@ -85,6 +90,11 @@ public struct DroppedData: Sendable, Equatable, Codable, CustomStringConvertible
         if let policy = createdUnassociatedBy {
             return "entity \(entity): \(plural(values ?? 0, "object")) created by \(policy) in entity mapping \(entityMapping ?? "?") without a source object "
                 + "(context.associate) or a link of its own (context.relate): the mapping's relationship mappings do not reach them, so they have none of those links"
+        }
+        if let policy = neverAssociatedBy {
+            return "entity \(entity): \(plural(values ?? 0, "source object")) \(policy) associated with no destination object in entity mapping "
+                + "\(entityMapping ?? "?") (context.associate; first: \((sourceKeys ?? []).map(String.init).joined(separator: ", "))): "
+                + "nothing the mapping's relationships reach through them is linked"
         }
         if let type = schemaObject {
             return "the store's \(type) \(entity) (it would not hold over the new version's tables: \(reason ?? "?"); a copied step makes again those that do)"

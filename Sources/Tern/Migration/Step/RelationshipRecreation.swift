@@ -135,7 +135,7 @@ final class RelationshipRecreation {
         let owner = destinationLayout.entities[entry.destinationEntity]!
         for relationship in step.destination.allRelationships(of: entry.destinationEntity) where entry.mapping.relationships[relationship.name] != nil {
             guard let pair = destinationLayout.oneToOne(relationship.name, of: entry.destinationEntity) else { continue }
-            let (column, target, inverseName, inverseColumn) = (pair.column, pair.target, pair.inverse, pair.inverseColumn)
+            let (target, inverseColumn) = (pair.target, pair.inverseColumn)
             let (_, targets) = inputs.targets(of: relationship, in: entry)
             guard !targets.isEmpty else { continue }
             let mirrored = LinkEnds(
@@ -144,15 +144,20 @@ final class RelationshipRecreation {
             writtenLinks.append(mirrored)
             let unit = WorkUnit.mirror(mapping: entry.number, name: mapping.name, relationship: relationship.name)
             guard !workspace[unit].done else { continue }
-            var sets = ["\(quoteIdentifier(inverseColumn)) = o.\"Z_PK\""]
-            if let entityColumn = target.entityColumns[inverseName] { sets.append("\(quoteIdentifier(entityColumn)) = o.\"Z_ENT\"") }
             try workspace.commit(unit, done: true) {
-                try connection.execute(
-                    "UPDATE \(quoteIdentifier(target.table)) SET \(sets.joined(separator: ", ")) FROM \(quoteIdentifier(owner.table)) o WHERE o.\(quoteIdentifier(column)) = \(quoteIdentifier(target.table)).\"Z_PK\" AND o.\"Z_ENT\" = \(owner.number)"
-                )
+                try connection.execute(Self.mirrorStatement(pair, owner: owner))
                 return StepWorkspace.Progress(count: connection.changes)
             }
         }
+    }
+
+    /// Writes the other side's foreign key of one-to-one `pair` from `owner`'s: each target
+    /// row an owner points at points back at it. Idempotent.
+    static func mirrorStatement(_ pair: StoreLayout.OneToOne, owner: StoreLayout.EntityLayout) -> String {
+        var sets = ["\(quoteIdentifier(pair.inverseColumn)) = o.\"Z_PK\""]
+        if let entityColumn = pair.target.entityColumns[pair.inverse] { sets.append("\(quoteIdentifier(entityColumn)) = o.\"Z_ENT\"") }
+        return "UPDATE \(quoteIdentifier(pair.target.table)) SET \(sets.joined(separator: ", ")) FROM \(quoteIdentifier(owner.table)) o "
+            + "WHERE o.\(quoteIdentifier(pair.column)) = \(quoteIdentifier(pair.target.table)).\"Z_PK\" AND o.\"Z_ENT\" = \(owner.number)"
     }
 
     func writeRelationship(
@@ -303,6 +308,11 @@ final class RelationshipRecreation {
                     WHERE target IS NOT NULL
                     """
                 try apply(pairs: pairs, relationship: relationship, ownerEntity: ownerEntity, storage: storage, unit: unit)
+            }
+            // Core Data sets the inverse whenever a relationship is set: a one-to-one the policy
+            // set from one side gets the other side's key too.
+            if let pair = destinationLayout.oneToOne(name, of: ownerEntity), let owner = destinationLayout.entities[ownerEntity] {
+                try connection.execute(Self.mirrorStatement(pair, owner: owner))
             }
             links["policy: \(ownerEntity).\(name)", default: 0] += workspace[unit].count
         }

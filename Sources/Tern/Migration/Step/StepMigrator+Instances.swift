@@ -68,7 +68,39 @@ extension StepMigrator {
             try reportUnassociated(count, of: entry)
             mappingReport.unassociated = count
         }
+        if mapping.policy != nil, let policy = policies[entry.number], !keptKeys {
+            mappingReport.neverAssociated = try reportNeverAssociated(entry, selection: writer.selection, policy: policy.name(in: mapping))
+        }
         report.mappings.append(mappingReport)
+    }
+
+    /// Source objects the policy of `entry` associated with no destination object (a forgotten
+    /// `associate`, or none made): Core Data leaves what reaches them through the mapping empty
+    /// without a word; Tern counts them, warns with the first few, and refuses them with
+    /// `refuseDataLoss`. Returns their count.
+    private func reportNeverAssociated(_ entry: PlannedMapping, selection: SQLFragment, policy: String) throws -> Int {
+        let source = quoteIdentifier(sourceLayout.entities[entry.sourceEntity]!.table)
+        let query =
+            SQLFragment("SELECT s.\"Z_PK\" FROM \"src\".\(source) s WHERE ") + selection
+            + SQLFragment(" AND NOT EXISTS (SELECT 1 FROM \(quoteIdentifier(entry.table)) a WHERE a.source = s.\"Z_PK\") ORDER BY s.\"Z_PK\"")
+        let statement = try connection.prepare(query.sql)
+        try statement.bind(query.arguments)
+        var rows = statement.rows()
+        var count = 0
+        var first: [Int64] = []
+        while let row = try rows.next() {
+            count += 1
+            if first.count < 3 { first.append(row.int64(at: 0)) }
+        }
+        guard count > 0 else { return 0 }
+        var dropped = DroppedData(entity: entry.sourceEntity, values: count)
+        dropped.neverAssociatedBy = policy
+        dropped.entityMapping = entry.entityMapping.name
+        dropped.sourceKeys = first
+        if options.refuseDataLoss { throw MigrationError.dataLoss(step: step.identity, dropped: [dropped]) }
+        logger.warning("\(dropped)", metadata: ["mapping": "\(entry.entityMapping.name)"])
+        report.dropped.append(dropped)
+        return count
     }
 
     /// A policy that creates objects without associating them loses what the mapping's

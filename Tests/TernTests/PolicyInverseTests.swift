@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import Tern
+import TernSQLite
+import TernTesting
+
+/// A policy relates one side of a relationship with an inverse; Core Data's `setValue(_:forKey:)`
+/// sets the inverse too, and so does Tern: a one-to-one set from either side keeps both keys,
+/// and the run verifies.
+@Suite("A policy's link keeps both sides of a one-to-one")
+struct PolicyInverseTests {
+    /// Makes a `Card` for each person and relates the one side `fromCard` names.
+    struct CardMaker: EntityMigrationPolicy {
+        let fromCard: Bool
+
+        func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+            let person = context.create(try context.defaultDestination(for: source))
+            context.associate(source, with: person)
+            let card = context.create(DestinationObject(entity: "Card", values: ["number": .integer(source.key)]))
+            if fromCard {
+                context.relate(card, "person", to: .created(person))
+            } else {
+                context.relate(person, "card", to: .created(card))
+            }
+        }
+    }
+
+    static let mapping = """
+        source: P 1
+        destination: P 2
+        entityMappings:
+          - name: PersonToPerson
+            type: custom
+            source: Person
+            destination: Person
+            policy: CardMaker
+            attributes:
+              name: $source.name
+
+        """
+
+    @Test("related from the card or from the person: every person and card point at each other", arguments: [true, false])
+    func oneToOne(fromCard: Bool) async throws {
+        let folder = try TemporaryDirectory()
+        let model = try folder.model([
+            "model.yaml": "name: P\ncurrent: P 2\nversions: [v1.yaml, v2.yaml]\n",
+            "v1.yaml": "version: P 1\nentities:\n  Person:\n    attributes: { name: string }\n",
+            "v2.yaml": """
+            version: P 2
+            entities:
+              Card:
+                attributes: { number: integer64 }
+                relationships:
+                  person: { destination: Person, inverse: card }
+              Person:
+                attributes: { name: string }
+                relationships:
+                  card: { destination: Card, inverse: person }
+
+            """,
+        ])
+        let store = try TestStore(model: model, version: "P 1") { store in
+            for index in 1...20 { try store.insert("Person", ["name": .text("p\(index)")]) }
+        }
+        var registry = PolicyRegistry()
+        registry.register(CardMaker(fromCard: fromCard), as: "CardMaker")
+        let migrated = try await store.migrated(to: "P 2", mapping: Self.mapping, registry: registry)
+        let connection = try Connection(path: migrated.path, configuration: .init(mode: .readOnly))
+        defer { try? connection.close() }
+        #expect(try connection.scalar("SELECT count(*) FROM ZCARD")?.int64 == 20)
+        // Both keys, pointing at each other, for every pair.
+        #expect(
+            try connection.scalar("SELECT count(*) FROM ZCARD c JOIN ZPERSON p ON c.ZPERSON = p.Z_PK AND p.ZCARD = c.Z_PK")?.int64 == 20)
+    }
+}
