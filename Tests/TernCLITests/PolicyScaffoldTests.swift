@@ -43,9 +43,22 @@ struct PolicyScaffoldTests {
         #expect(registry.contains("registry.register(V2to3MakerPolicy(), as: \"REPLACE_AT_RUNTIME.V2to3MakerPolicy\")"))
         let test = try String(contentsOfFile: package + "/Tests/SampleModelPoliciesTests/V2to3MakerPolicyTests.swift", encoding: .utf8)
         #expect(test.contains("TestStore(model: model, version: \"SampleModel2\", generating: 20)"))
-        #expect(test.contains("mappingFiles: [\"\(URL(fileURLWithPath: Self.fixtures).standardizedFileURL.path)/V2toV3.cdm\"]"))
+        // Paths relative to the package: it builds and tests wherever the folders stand together.
+        let fixturesFromPackage = Self.relative(Self.fixtures, from: package)
+        #expect(test.contains("mappingFiles: [packagePath(\"\(fixturesFromPackage)/V2toV3.cdm\")]"), "\(test)")
+        #expect(test.contains("ModelLoader.load(packagePath(\"\(fixturesFromPackage)/SampleModel.momd\"))"), "\(test)")
         let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
-        #expect(manifest.contains(".package(path: "))
+        #expect(manifest.contains(".package(path: \"\(Self.relative(CheckAndGenerateCommandTests.repository.path, from: package))\")"), "\(manifest)")
+        for file in ["Package.swift", "README.md", "Tests/SampleModelPoliciesTests/V2to3MakerPolicyTests.swift"] {
+            let text = try String(contentsOfFile: package + "/" + file, encoding: .utf8)
+            for absolute in [directory.path, CheckAndGenerateCommandTests.repository.path] {
+                for opening in ["\"", "`", " "] { #expect(!text.contains(opening + absolute), "\(file) holds an absolute path") }
+            }
+        }
+        // The version the mapping leads to is not the bundle's current one: the next command says --to.
+        #expect(outcome.standardOutput.contains("--to SampleModel3"), "\(outcome.standardOutput)")
+        // The porter's clues: what no expression reads, what no entity mapping fills.
+        #expect(policy.contains("source attributes no expression reads") || policy.contains("destination entities no entity mapping"), "\(policy)")
 
         // Never over someone's work; a mapping that names no class has nothing to port.
         let again = try TernProcess.run(["policy", "scaffold", "--model", Self.fixtures + "/SampleModel.momd", "--out", package])
@@ -56,6 +69,14 @@ struct PolicyScaffoldTests {
             directory.appendingPathComponent("none").path,
         ])
         #expect(none.status == 65 && none.standardError.contains("names a migration policy class: there is nothing to port"), "\(none.standardError)")
+    }
+
+    /// `path` relative to `directory`, as the scaffold writes it.
+    static func relative(_ path: String, from directory: String) -> String {
+        let from = URL(fileURLWithPath: directory).standardizedFileURL.pathComponents
+        let to = URL(fileURLWithPath: path).standardizedFileURL.pathComponents
+        let common = zip(from, to).prefix { $0 == $1 }.count
+        return (Array(repeating: "..", count: from.count - common) + to[common...]).joined(separator: "/")
     }
 
     @Test(

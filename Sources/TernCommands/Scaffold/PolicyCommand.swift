@@ -54,13 +54,13 @@ struct PolicyScaffoldCommand: ParsableCommand {
             let packageName = name ?? (PolicyScaffold.typeName(for: versioned.name.replacingOccurrences(of: " ", with: "")) + "Policies")
             let scaffold = try PolicyScaffold(
                 model: versioned, modelPath: Self.absolute(versioned.path), mappingFiles: mappings.map(Self.absolute),
-                packageName: packageName, ternPath: ternPath)
+                packageName: packageName, ternPath: ternPath, packageDirectory: Self.absolute(out))
             try Self.checkEmpty(out)
             try Self.write(scaffold.files(), to: out)
             let types = scaffold.classes.map { "\($0.typeName) (\($0.name))" }.joined(separator: ", ")
             print("Wrote the package \(packageName) to \(out): \(scaffold.classes.count) \(scaffold.classes.count == 1 ? "policy" : "policies"), \(types).")
             print(
-                "Next: write the app's code into each policy's hooks; cd \(out) && swift test; swift run \(scaffold.executableName) migrate STORE --model \(versioned.path)"
+                "Next: write the app's code into each policy's hooks; cd \(out) && swift test; swift run \(scaffold.executableName) migrate STORE --model \(scaffold.relative(versioned.path))\(scaffold.targetOption)"
             )
         }
     }

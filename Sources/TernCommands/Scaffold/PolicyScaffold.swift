@@ -14,6 +14,12 @@ struct PolicyScaffold {
         let source: String
         let destination: String
         let mapping: EntityMapping
+        /// The source entity's stored attributes no expression of the mapping reads: what the
+        /// app's class may have read in code, a porter's first clue.
+        var unread: [String] = []
+        /// The destination entities no entity mapping of the whole mapping model fills: objects
+        /// the app's class may have made itself.
+        var unfilled: [String] = []
     }
 
     /// A class the mappings name: as they spell it, the Swift type standing for it, and its uses.
@@ -28,6 +34,10 @@ struct PolicyScaffold {
     let packageName: String
     let modelPath: String
     let ternPath: String
+    /// Where the package is written: the paths it holds are relative to it, so it builds and
+    /// tests wherever the three folders stand beside each other.
+    let packageDirectory: String
+    let model: VersionedModel
     let classes: [PolicyClass]
 
     /// The library target holding the policies and their registry.
@@ -38,7 +48,9 @@ struct PolicyScaffold {
     /// Reads the mapping models and collects the policy classes they name, in the order met.
     /// Throws when none names one (there is nothing to port) or when two classes would become
     /// one Swift type.
-    init(model: VersionedModel, modelPath: String, mappingFiles: [String], packageName: String, ternPath: String) throws {
+    init(
+        model: VersionedModel, modelPath: String, mappingFiles: [String], packageName: String, ternPath: String, packageDirectory: String
+    ) throws {
         guard Self.isIdentifier(packageName), !Self.reserved.contains(packageName), !Self.keywords.contains(packageName),
             packageName.contains(where: { $0 != "_" })
         else {
@@ -57,7 +69,13 @@ struct PolicyScaffold {
             }
             for entityMapping in mapping.entityMappings {
                 guard let name = entityMapping.policy else { continue }
-                let use = Use(file: file, source: mapping.sourceVersion ?? "?", destination: mapping.destinationVersion ?? "?", mapping: entityMapping)
+                var use = Use(file: file, source: mapping.sourceVersion ?? "?", destination: mapping.destinationVersion ?? "?", mapping: entityMapping)
+                use.unread = Self.unread(by: entityMapping, in: model.version(named: use.source))
+                use.unfilled =
+                    model.version(named: use.destination).map { destination in
+                        let filled = Set(mapping.entityMappings.compactMap(\.destinationEntity))
+                        return destination.entities.filter { !$0.isAbstract && !filled.contains($0.name) }.map(\.name).sorted()
+                    } ?? []
                 if let index = spelled.firstIndex(where: { $0.name == name }) {
                     spelled[index].uses.append(use)
                 } else {
@@ -99,6 +117,8 @@ struct PolicyScaffold {
         self.packageName = packageName
         self.modelPath = modelPath
         self.ternPath = ternPath
+        self.packageDirectory = packageDirectory
+        self.model = model
         self.classes = classes
     }
 
@@ -126,6 +146,18 @@ struct PolicyScaffold {
             name = name.prefix(80) + "_" + String(digest, radix: 16)
         }
         return name
+    }
+
+    /// The stored attributes of `mapping`'s source entity that none of its expressions reads
+    /// (`$source.name`), in name order.
+    static func unread(by mapping: EntityMapping, in version: ObjectModel?) -> [String] {
+        guard let version, let entity = mapping.sourceEntity else { return [] }
+        let texts = (mapping.attributeMappings + mapping.relationshipMappings).compactMap(\.valueExpression) + [mapping.filterPredicate].compactMap { $0 }
+        var read: Set<String> = []
+        for text in texts {
+            for match in text.matches(of: /\$source\.([A-Za-z_][A-Za-z0-9_]*)/) { read.insert(String(match.1)) }
+        }
+        return version.allAttributes(of: entity).filter { !$0.isTransient && !read.contains($0.name) }.map(\.name).sorted()
     }
 
     /// A class name without the module Xcode qualifies it with.
@@ -174,6 +206,22 @@ struct PolicyScaffold {
 
     // MARK: The files
 
+    /// `path` relative to the package's folder (`../../app/Model.momd`).
+    func relative(_ path: String) -> String {
+        let from = URL(fileURLWithPath: packageDirectory).standardizedFileURL.pathComponents
+        let to = URL(fileURLWithPath: path).standardizedFileURL.pathComponents
+        let common = zip(from, to).prefix { $0 == $1 }.count
+        let parts = Array(repeating: "..", count: from.count - common) + to[common...]
+        return parts.isEmpty ? "." : parts.joined(separator: "/")
+    }
+
+    /// `--to V` where the mappings' last destination is not the model's current version (the
+    /// command would otherwise migrate past the versions the policies were written for).
+    var targetOption: String {
+        guard let last = classes.flatMap(\.uses).last?.destination, last != model.currentVersionName else { return "" }
+        return " --to \(last.contains(" ") ? "'\(last)'" : last)"
+    }
+
     /// A path dependency is known by its folder's name: that is the package name products name.
     private var ternPackage: String { URL(fileURLWithPath: ternPath).lastPathComponent }
 
@@ -183,13 +231,13 @@ struct PolicyScaffold {
         import PackageDescription
 
         /// The app's migration policies ported to Tern (scaffolded by `tern policy scaffold`).
-        /// Build and run: `swift run \(executableName) migrate STORE --model \(swiftLiteral(modelPath))`;
+        /// Build and run: `swift run \(executableName) migrate STORE --model \(swiftLiteral(relative(modelPath)))\(targetOption)`;
         /// test: `swift test`.
         let package = Package(
             name: \(swiftLiteral(packageName)),
             platforms: [.macOS(.v15)],
             // A path dependency is known by its folder's name (\(swiftLiteral(ternPackage))).
-            dependencies: [.package(path: \(swiftLiteral(ternPath)))],
+            dependencies: [.package(path: \(swiftLiteral(relative(ternPath))))],
             targets: [
                 .target(name: \(swiftLiteral(libraryName)), dependencies: [.product(name: "Tern", package: \(swiftLiteral(ternPackage)))]),
                 .executableTarget(
@@ -215,14 +263,14 @@ struct PolicyScaffold {
             # \(packageName)
 
             The app's entity migration policies, ported to Tern. Scaffolded by `tern policy scaffold`
-            from the model `\(modelPath)`; each policy type does what Core Data's default
+            from the model `\(relative(modelPath))`; each policy type does what Core Data's default
             `NSEntityMigrationPolicy` does until the app's code is written into it:
 
             \(list.joined(separator: "\n"))
 
             - `swift test` migrates generated objects through each policy's mapping and checks the result
               passes Tern's verification; add what the app's own migration tests check.
-            - `swift run \(executableName) migrate STORE --model \(modelPath)` migrates a store with the
+            - `swift run \(executableName) migrate STORE --model \(relative(modelPath))\(targetOption)` migrates a store with the
               policies registered (every `tern` command works the same).
 
             """
@@ -272,6 +320,15 @@ struct PolicyScaffold {
             }
             for (key, value) in mapping.userInfo.sorted(by: { $0.key < $1.key }) {
                 said.append("///   - user info `\(commentSafe(key))`: `\(commentSafe(value))`")
+            }
+            if !use.unread.isEmpty {
+                said.append(
+                    "///   - source attributes no expression reads (the app's code may): \(use.unread.map { "`\(commentSafe($0))`" }.joined(separator: ", "))")
+            }
+            if !use.unfilled.isEmpty {
+                said.append(
+                    "///   - destination entities no entity mapping of \(commentSafe(URL(fileURLWithPath: use.file).lastPathComponent)) fills (the app's code may create them): "
+                        + use.unfilled.map { "`\(commentSafe($0))`" }.joined(separator: ", "))
             }
         }
         return """
@@ -328,6 +385,7 @@ struct PolicyScaffold {
         }
         let function = policyClass.typeName.prefix(1).lowercased() + policyClass.typeName.dropFirst()
         return """
+            import Foundation
             import Testing
             import Tern
             import TernTesting
@@ -337,10 +395,17 @@ struct PolicyScaffold {
             /// to \(commentSafe(use.destination)) through \(commentSafe(URL(fileURLWithPath: use.file).lastPathComponent)), whose `\(commentSafe(mapping.name))` names it; the
             /// result passed Tern's verification.
             @Test func \(function)MigratesGeneratedObjects() async throws {
-                let model = try ModelLoader.load(\(swiftLiteral(modelPath)))
+                let model = try ModelLoader.load(packagePath(\(swiftLiteral(relative(modelPath)))))
                 let store = try TestStore(model: model, version: \(swiftLiteral(use.source)), generating: 20)
-                let migrated = try await store.migrated(to: \(swiftLiteral(use.destination)), mappingFiles: [\(swiftLiteral(use.file))], registry: .appPolicies)
+                let migrated = try await store.migrated(
+                    to: \(swiftLiteral(use.destination)), mappingFiles: [packagePath(\(swiftLiteral(relative(use.file))))], registry: .appPolicies)
             \(check)
+            }
+
+            /// A path the scaffold wrote relative to the package's folder, wherever the tests run from.
+            private func packagePath(_ relative: String) -> String {
+                URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                    .appendingPathComponent(relative).standardizedFileURL.path
             }
 
             """
