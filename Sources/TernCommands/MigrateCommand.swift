@@ -212,7 +212,7 @@ enum MigrationSummary {
         var lines: [String] = [""]
         for (index, step) in report.steps.enumerated() {
             let planned = report.plan.steps[index]
-            let objects = step.mappings.reduce(0) { $0 + $1.created }
+            let objects = step.written.isEmpty ? step.mappings.reduce(0) { $0 + $1.created } : step.written.values.reduce(0, +)
             if !step.appliedInPlace.isEmpty || step.mappings.isEmpty {
                 lines.append(
                     "Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): applied in place as schema changes, without reading rows, in \(String(format: "%.2f", step.duration.seconds)) s"
@@ -225,6 +225,9 @@ enum MigrationSummary {
             lines.append(
                 "Step \(index + 1), \(planned.source.versionName) → \(planned.destination.versionName): \(objects) objects in \(String(format: "%.2f", step.duration.seconds)) s"
             )
+            if !step.written.isEmpty {
+                lines.append("  written: " + step.written.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            }
             for mapping in step.mappings {
                 lines.append("  \(mapping.name): \(mapping.selected) selected, \(mapping.created) created\(mapping.keptKeys ? " (keys kept)" : "")")
                 if !mapping.verified.isEmpty {
@@ -322,6 +325,8 @@ struct FinishedLine: Encodable {
         var mappings: [Mapping]
         /// What an inferred step dropped, with its non-NULL values.
         var dropped: [DroppedData]
+        /// Destination entity → the objects the step's store holds, policies' included.
+        var written: [String: Int]
     }
 
     struct Mapping: Encodable {
@@ -363,7 +368,7 @@ struct FinishedLine: Encodable {
                         name: $0.name, pass: $0.pass, selected: $0.selected, created: $0.created, keptKeys: $0.keptKeys, swiftTimes: $0.swiftTimes,
                         verified: $0.verified)
                 },
-                dropped: step.dropped)
+                dropped: step.dropped, written: step.written)
         }
         passes = report.steps.enumerated().flatMap { index, step in
             step.passes.map { Pass(step: index + 1, stepName: names[index], report: $0) }

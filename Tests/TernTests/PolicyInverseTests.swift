@@ -72,4 +72,38 @@ struct PolicyInverseTests {
         #expect(
             try connection.scalar("SELECT count(*) FROM ZCARD c JOIN ZPERSON p ON c.ZPERSON = p.Z_PK AND p.ZCARD = c.Z_PK")?.int64 == 20)
     }
+
+    @Test("the report counts every object the step writes, by destination entity: the policy's cards beside the mapping's people")
+    func writtenCounts() async throws {
+        let folder = try TemporaryDirectory()
+        let model = try folder.model([
+            "model.yaml": "name: P\ncurrent: P 2\nversions: [v1.yaml, v2.yaml]\n",
+            "v1.yaml": "version: P 1\nentities:\n  Person:\n    attributes: { name: string }\n",
+            "v2.yaml": """
+            version: P 2
+            entities:
+              Card:
+                attributes: { number: integer64 }
+                relationships:
+                  person: { destination: Person, inverse: card }
+              Person:
+                attributes: { name: string }
+                relationships:
+                  card: { destination: Card, inverse: person }
+
+            """,
+        ])
+        let store = try TestStore(model: model, version: "P 1") { store in
+            for index in 1...20 { try store.insert("Person", ["name": .text("p\(index)")]) }
+        }
+        var registry = PolicyRegistry()
+        registry.register(CardMaker(fromCard: true), as: "CardMaker")
+        let file = folder.path("mapping.yaml")
+        try Self.mapping.write(toFile: file, atomically: true, encoding: .utf8)
+        let migration = StoreMigration(store: store.path, model: model, options: MigrationOptions(registry: registry))
+        let report = try await migration.run(try migration.plan(mappingFiles: [file]), output: folder.path("out.sqlite"))
+        let step = try #require(report.steps.first)
+        #expect(step.written == ["Person": 20, "Card": 20])
+        #expect(step.mappings.first { $0.name == "PersonToPerson" }?.created == 20)
+    }
 }

@@ -132,6 +132,10 @@ public struct StepReport: Sendable {
 
     /// Each entity mapping the step ran, in run order.
     public var mappings: [Mapping] = []
+    /// Every object the step's store holds when it is done, by destination entity: what each
+    /// mapping's destination entity received and whatever its policies made of other entities
+    /// (a mapping's `created` counts its own entity alone). Empty for a step applied in place.
+    public var written: [String: Int] = [:]
     /// The links of each relationship mapping, by "mapping.relationship": as stage 2 wrote them,
     /// or, for to-ones stage 1 wrote inside its inserts, as verification counted them. Both sides
     /// of a relationship share their links: they are counted once, under the side that wrote them.

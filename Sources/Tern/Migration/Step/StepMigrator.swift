@@ -188,6 +188,7 @@ final class StepMigrator {
             throw error
         }
         report = verification.report
+        report.written = try writtenObjects()
         let finishing = ContinuousClock.now
         emit(.stepStage(.indexing))
         indexes?.finishCurrent()
@@ -195,6 +196,20 @@ final class StepMigrator {
         report.verifying = finishing - verifying
         report.indexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started
+    }
+
+    /// The objects of each destination entity the step's store holds (one scan of each table).
+    private func writtenObjects() throws -> [String: Int] {
+        let names = Dictionary(destinationLayout.entities.values.map { ($0.number, $0.name) }, uniquingKeysWith: { first, _ in first })
+        var written: [String: Int] = [:]
+        for table in Set(destinationLayout.entities.values.map(\.table)).sorted() {
+            let statement = try connection.prepare("SELECT Z_ENT, count(*) FROM \(quoteIdentifier(table)) GROUP BY Z_ENT")
+            var rows = statement.rows()
+            while let row = try rows.next() {
+                if let name = names[Int(row.int64(at: 0))] { written[name, default: 0] += Int(row.int64(at: 1)) }
+            }
+        }
+        return written
     }
 
     /// Verification's source side, read beside the passes when a second worker is free, after
