@@ -106,4 +106,44 @@ struct PolicyInverseTests {
         #expect(step.written == ["Person": 20, "Card": 20])
         #expect(step.mappings.first { $0.name == "PersonToPerson" }?.created == 20)
     }
+
+    /// Links each card to a person that does not exist.
+    struct DanglingCardMaker: EntityMigrationPolicy {
+        func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
+            let person = context.create(try context.defaultDestination(for: source))
+            context.associate(source, with: person)
+            let card = context.create(DestinationObject(entity: "Card", values: ["number": .integer(source.key)]))
+            context.relate(card, "person", to: .existing(key: 1_000_000 + source.key, entity: "Person"))
+        }
+    }
+
+    @Test("a verification failure over what a policy wrote names the policy and its entity mapping")
+    func failureNamesThePolicy() async throws {
+        let folder = try TemporaryDirectory()
+        let model = try folder.model([
+            "model.yaml": "name: P\ncurrent: P 2\nversions: [v1.yaml, v2.yaml]\n",
+            "v1.yaml": "version: P 1\nentities:\n  Person:\n    attributes: { name: string }\n",
+            "v2.yaml": """
+            version: P 2
+            entities:
+              Card:
+                attributes: { number: integer64 }
+                relationships:
+                  person: { destination: Person, inverse: card }
+              Person:
+                attributes: { name: string }
+                relationships:
+                  card: { destination: Card, inverse: person }
+
+            """,
+        ])
+        let store = try TestStore(model: model, version: "P 1") { store in
+            for index in 1...5 { try store.insert("Person", ["name": .text("p\(index)")]) }
+        }
+        var registry = PolicyRegistry()
+        registry.register(DanglingCardMaker(), as: "CardMaker")
+        let failure = await #expect(throws: TernFailure.self) { _ = try await store.migrated(to: "P 2", mapping: Self.mapping, registry: registry) }
+        let words = failure.map { "\($0.underlying)" } ?? ""
+        #expect(words.contains("verification failed") && words.contains("written by policy CardMaker in entity mapping PersonToPerson"), "\(words)")
+    }
 }

@@ -183,6 +183,9 @@ final class StepMigrator {
             : nil
         do {
             try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
+        } catch MigrationFailure.verification(let message) {
+            indexes?.stop()
+            throw MigrationFailure.verification(message + policyNote(for: message))
         } catch {
             indexes?.stop()
             throw error
@@ -196,6 +199,22 @@ final class StepMigrator {
         report.verifying = finishing - verifying
         report.indexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started
+    }
+
+    /// Which policies wrote what a failed verification names (an entity mapping, or an entity of
+    /// a relationship's sides, before the first colon): the policy's code is where to look.
+    func policyNote(for message: String) -> String {
+        let subject = message.prefix { $0 != ":" }
+        let words = Set(subject.split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" }).map(String.init))
+        let named = associations.entries.filter { entry in
+            entry.entityMapping.policy != nil && (words.contains(entry.entityMapping.name) || words.contains(entry.destinationEntity))
+        }
+        guard !named.isEmpty else { return "" }
+        let written = named.map { entry in
+            let policy = policies[entry.number].map { $0.name(in: entry.entityMapping) } ?? entry.entityMapping.policy ?? "?"
+            return "policy \(policy) in entity mapping \(entry.entityMapping.name)"
+        }
+        return " (written by " + written.joined(separator: ", ") + ": look there first)"
     }
 
     /// The objects of each destination entity the step's store holds (one scan of each table).
