@@ -39,10 +39,9 @@ struct PolicyInverseTests {
 
         """
 
-    @Test("related from the card or from the person: every person and card point at each other", arguments: [true, false])
-    func oneToOne(fromCard: Bool) async throws {
-        let folder = try TemporaryDirectory()
-        let model = try folder.model([
+    /// People in version 1; in version 2, each person and a card point at each other.
+    static func model(in folder: TemporaryDirectory) throws -> VersionedModel {
+        try folder.model([
             "model.yaml": "name: P\ncurrent: P 2\nversions: [v1.yaml, v2.yaml]\n",
             "v1.yaml": "version: P 1\nentities:\n  Person:\n    attributes: { name: string }\n",
             "v2.yaml": """
@@ -59,6 +58,12 @@ struct PolicyInverseTests {
 
             """,
         ])
+    }
+
+    @Test("related from the card or from the person: every person and card point at each other", arguments: [true, false])
+    func oneToOne(fromCard: Bool) async throws {
+        let folder = try TemporaryDirectory()
+        let model = try Self.model(in: folder)
         let store = try TestStore(model: model, version: "P 1") { store in
             for index in 1...20 { try store.insert("Person", ["name": .text("p\(index)")]) }
         }
@@ -76,23 +81,7 @@ struct PolicyInverseTests {
     @Test("the report counts every object the step writes, by destination entity: the policy's cards beside the mapping's people")
     func writtenCounts() async throws {
         let folder = try TemporaryDirectory()
-        let model = try folder.model([
-            "model.yaml": "name: P\ncurrent: P 2\nversions: [v1.yaml, v2.yaml]\n",
-            "v1.yaml": "version: P 1\nentities:\n  Person:\n    attributes: { name: string }\n",
-            "v2.yaml": """
-            version: P 2
-            entities:
-              Card:
-                attributes: { number: integer64 }
-                relationships:
-                  person: { destination: Person, inverse: card }
-              Person:
-                attributes: { name: string }
-                relationships:
-                  card: { destination: Card, inverse: person }
-
-            """,
-        ])
+        let model = try Self.model(in: folder)
         let store = try TestStore(model: model, version: "P 1") { store in
             for index in 1...20 { try store.insert("Person", ["name": .text("p\(index)")]) }
         }
@@ -120,23 +109,7 @@ struct PolicyInverseTests {
     @Test("a verification failure over what a policy wrote names the policy and its entity mapping")
     func failureNamesThePolicy() async throws {
         let folder = try TemporaryDirectory()
-        let model = try folder.model([
-            "model.yaml": "name: P\ncurrent: P 2\nversions: [v1.yaml, v2.yaml]\n",
-            "v1.yaml": "version: P 1\nentities:\n  Person:\n    attributes: { name: string }\n",
-            "v2.yaml": """
-            version: P 2
-            entities:
-              Card:
-                attributes: { number: integer64 }
-                relationships:
-                  person: { destination: Person, inverse: card }
-              Person:
-                attributes: { name: string }
-                relationships:
-                  card: { destination: Card, inverse: person }
-
-            """,
-        ])
+        let model = try Self.model(in: folder)
         let store = try TestStore(model: model, version: "P 1") { store in
             for index in 1...5 { try store.insert("Person", ["name": .text("p\(index)")]) }
         }
