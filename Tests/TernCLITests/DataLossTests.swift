@@ -497,6 +497,47 @@ struct DataLossTests {
         #expect(try SQLiteShell.run(output, "SELECT count(*) FROM appnames;") == "5\n")
     }
 
+    @Test(
+        "the app's schema, as apps have it: an FTS5 table with its shadow tables, an INSTEAD OF trigger on a view, a trigger on a WITHOUT ROWID table — kept in place, not refused; a trigger a later in-place step would break is refused before any work"
+    )
+    func appSchemasAsAppsHaveThem() throws {
+        let model = try writeModel(
+            "apps",
+            [
+                "model.yaml": "name: S\ncurrent: S 3\nversions: [v1.yaml, v2.yaml, v3.yaml]\n",
+                "v1.yaml": "version: S 1\nentities:\n  B:\n    attributes: { n: string, t: string }\n",
+                // A copy: A comes before B, which B's entity number moves for.
+                "v2.yaml": "version: S 2\nentities:\n  A:\n    attributes: { m: string }\n  B:\n    attributes: { n: string, t: string }\n",
+                // In place: B loses t.
+                "v3.yaml": "version: S 3\nentities:\n  A:\n    attributes: { m: string }\n  B:\n    attributes: { n: string }\n",
+            ])
+        let objects = """
+            CREATE VIRTUAL TABLE notes_fts USING fts5(body);
+            CREATE TRIGGER fts_sync AFTER INSERT ON ZB BEGIN INSERT INTO notes_fts (body) VALUES (NEW.ZN); END;
+            CREATE VIEW names AS SELECT Z_PK, ZN FROM ZB;
+            CREATE TRIGGER names_insert INSTEAD OF INSERT ON names BEGIN INSERT INTO ZB (ZN) VALUES (NEW.ZN); END;
+            CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+            CREATE TRIGGER settings_touch AFTER UPDATE ON settings BEGIN SELECT 1; END;
+            """
+        let store = directory.appendingPathComponent("apps.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "S 2", "--rows", "5", store]).status == 0)
+        #expect(try SQLiteShell.run(store, objects).isEmpty)
+        let inPlace = try TernProcess.run(["migrate", store, "--model", model.path, "--progress", "none"])
+        #expect(inPlace.status == 0 && inPlace.standardOutput.contains("applied in place"), "\(inPlace.standardOutput)\(inPlace.standardError)")
+        #expect(
+            try SQLiteShell.run(
+                store, "SELECT type, name FROM sqlite_master WHERE name IN ('fts_sync', 'names', 'names_insert', 'settings_touch') ORDER BY name;")
+                == "trigger|fts_sync\nview|names\ntrigger|names_insert\ntrigger|settings_touch\n")
+
+        // Step by step from S 1: a copy to S 2 keeps the trigger, then S 3 in place would break it.
+        let chained = directory.appendingPathComponent("chained.sqlite").path
+        #expect(try TernProcess.run(["generate", "--model", model.path, "--version", "S 1", "--rows", "5", chained]).status == 0)
+        #expect(try SQLiteShell.run(chained, "CREATE TRIGGER keep_t AFTER INSERT ON ZB BEGIN UPDATE ZB SET ZN = NEW.ZT WHERE Z_PK = NEW.Z_PK; END;").isEmpty)
+        let refused = try TernProcess.run(["migrate", chained, "--model", model.path, "--step-by-step", "--progress", "none"])
+        #expect(refused.status == 65, "\(refused.standardError)")
+        #expect(refused.standardError.contains("the store's trigger keep_t would not hold after step S 2 → S 3"), "\(refused.standardError)")
+    }
+
     @Test("a mapping model that leaves out an entity of both versions says what it drops (its objects, counted), and --no-data-loss refuses it")
     func entityLeftOutByMapping() throws {
         let version = { (name: String, modifier: String) in

@@ -149,5 +149,10 @@ struct PlanSealTests {
             resumed.standardError.contains("the unfinished migration's record: the plan is not the one tern made")
                 && resumed.standardError.contains("--restart"), "\(resumed.standardError)")
         #expect(!FileManager.default.fileExists(atPath: out))
+        // Its status still reads, and --restart discards it, every work file with it.
+        #expect(try TernProcess.run(["status", store, "--out", out]).status == 0)
+        let restarted = try TernProcess.run(["migrate", "--model", Self.chain, "--step-by-step", store, "--out", out, "--restart", "--progress", "none"])
+        #expect(restarted.status == 0, "\(restarted.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".out.sqlite") }.isEmpty)
     }
 }

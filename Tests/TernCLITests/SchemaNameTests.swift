@@ -101,6 +101,18 @@ struct SchemaNameTests {
         try SQLiteShell.run(work, "CREATE TABLE tern_rebuilt_ZITEM (id INTEGER PRIMARY KEY);")
         try expectRefused(work, model: model, naming: ["the store's own table tern_rebuilt_ZITEM", "work tables"])
 
+        // An index on a model table named as Core Data names its own (`Z…`) is taken for Core
+        // Data's: the new version's index of that name replaces it, never a clash mid-step.
+        let indexed = try self.model("indexed", adding: "")
+        let v2 = URL(fileURLWithPath: indexed).appendingPathComponent("v2.yaml")
+        try "version: Names 2\nentities:\n  Item:\n    hashModifier: \"2\"\n    attributes: { title: { type: string, indexed: true } }\n".write(
+            to: v2, atomically: true, encoding: .utf8)
+        let appIndex = try store("appindex.sqlite", model: indexed)
+        try SQLiteShell.run(appIndex, "CREATE INDEX ZITEM_ZTITLE_INDEX ON ZITEM (ZTITLE);")
+        let replaced = try TernProcess.run(["migrate", appIndex, "--model", indexed, "--progress", "none"])
+        #expect(replaced.status == 0, "\(replaced.standardError)")
+        #expect(try SQLiteShell.run(appIndex, "SELECT count(*) FROM sqlite_master WHERE name = 'ZITEM_ZTITLE_INDEX';") == "1\n")
+
         // An app index of another name is the app's, and kept out of the way.
         let fine = try store("fine.sqlite", model: model)
         try SQLiteShell.run(fine, "CREATE TABLE app_settings (key TEXT PRIMARY KEY, value TEXT);")

@@ -26,18 +26,19 @@ public struct StoreMigration: Sendable {
         public let steps: [MigrationStep]
         /// What people should know about the store before it is migrated (how its version was
         /// recognised), said with the plan.
-        public var notes: [String] = []
+        public internal(set) var notes: [String] = []
         /// Why the steps go through the versions they do (`VersionRouter`), for people; nil
         /// when the store is at the target already.
-        public var route: String?
+        public internal(set) var route: String?
         /// True when no version of the model wrote the store and its own model, read from its
         /// `Z_MODELCACHE`, is the source version (named `StoreModelCache.versionName`).
-        public var fromStoreModel = false
+        public internal(set) var fromStoreModel = false
         /// Core Data's own version hashes of the target version (entity → hex), when known (a
         /// `.momd`'s `VersionInfo.plist`): the migrated store carries them, so Core Data opens it.
-        public var targetAppleHashes: [String: String]?
+        public internal(set) var targetAppleHashes: [String: String]?
         /// The model and the store schema the plan was made from (nil in a plan built by hand):
-        /// a run checks the store still has that schema before it writes anything.
+        /// a run checks the store still has that schema before it writes anything. It holds the
+        /// plan's seal, which is why a plan's fields are set only while it is made.
         public internal(set) var origin: Origin?
         /// Every version the steps go through, from the store's to the target (the versions a
         /// step reads or writes): what a saved plan runs with, no model needed.

@@ -218,7 +218,10 @@ struct PolicyScaffold {
     /// `--to V` where the mappings' last destination is not the model's current version (the
     /// command would otherwise migrate past the versions the policies were written for).
     var targetOption: String {
-        guard let last = classes.flatMap(\.uses).last?.destination, last != model.currentVersionName else { return "" }
+        // Where the mappings' chain ends: a destination no mapping starts from.
+        let uses = classes.flatMap(\.uses)
+        let ends = Set(uses.map(\.destination)).subtracting(uses.map(\.source))
+        guard ends.count == 1, let last = ends.first, last != model.currentVersionName else { return "" }
         return " --to \(last.contains(" ") ? "'\(last)'" : last)"
     }
 

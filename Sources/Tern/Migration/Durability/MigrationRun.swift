@@ -64,7 +64,14 @@ public struct MigrationRun: Codable, Sendable {
             throw TernError(
                 .badInput, "the record of an unfinished migration is unreadable (\(error.localizedDescription)); remove it to start over", path: path)
         }
-        // A plan with steps is sealed when made; the record of a run with nothing to do has none.
+        return run
+    }
+
+    /// The record at `path` whose plan a resume runs again: the plan must be the one tern sealed
+    /// when it made it (a record edited since, or one an earlier tern wrote without a seal, is
+    /// refused; `--restart` discards it, which reads the record without this check).
+    public static func loadForResume(at path: String) throws -> MigrationRun? {
+        guard let run = try load(at: path) else { return nil }
         if let plan = run.plan, !plan.steps.isEmpty {
             do {
                 try plan.checkSeal(path: path)

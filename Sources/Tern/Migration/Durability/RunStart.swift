@@ -41,7 +41,7 @@ struct RunStart {
 
         var run: MigrationRun
         var pending: StartChecks?
-        var found = try MigrationRun.load(at: manifestPath)
+        var found = try resume ? MigrationRun.loadForResume(at: manifestPath) : MigrationRun.load(at: manifestPath)
         if let stale = found, resume, stale.store == store, stale.sourcePending == true, stale.completed > 0 || !Self.untouched(stale, store: store) {
             // Stopped before its start checks ended, on a source that may have changed since:
             // what it wrote cannot be trusted.

@@ -80,6 +80,6 @@ extension StoreMigration {
     /// The plan an unfinished migration into `finalPath` recorded (nil when there is none, or
     /// its record predates recorded plans): what `--resume` runs again.
     public static func unfinishedPlan(into finalPath: String) throws -> Plan? {
-        try TernFailure.wrapping { try MigrationRun.load(at: MigrationRun.path(for: StoreFile.resolvingLinks(finalPath)))?.plan }
+        try TernFailure.wrapping { try MigrationRun.loadForResume(at: MigrationRun.path(for: StoreFile.resolvingLinks(finalPath)))?.plan }
     }
 }

@@ -23,9 +23,11 @@ enum InPlaceRehearsal {
         // without a word; the copy says what it drops.
         guard DataLoss.columnsOutsideModel(of: steps[0].source, tables: try source.tableColumns()).isEmpty else { return [0] }
         let schema = try Connection(path: ":memory:")
+        // A virtual table (FTS5) makes its shadow tables itself.
         let objects = try source.prepare(
             """
             SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+            AND name NOT IN (SELECT name FROM pragma_table_list WHERE type = 'shadow')
             ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 WHEN 'view' THEN 2 ELSE 3 END, rowid
             """)
         var rows = objects.rows()

@@ -247,7 +247,10 @@ enum LightweightInPlace {
                 let coreDataTriggers = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
                 var triggerRows = coreDataTriggers.rows()
                 while let row = try triggerRows.next() { drops.append("DROP TRIGGER \(quoteIdentifier(row.text(at: 0)!))") }
-                drops += appObjects.map { "DROP \($0.type.uppercased()) \(quoteIdentifier($0.name))" }
+                // Triggers first: dropping a view drops its INSTEAD OF triggers with it.
+                let order = ["trigger": 0, "view": 1, "index": 2]
+                drops += appObjects.sorted { order[$0.type, default: 3] < order[$1.type, default: 3] }
+                    .map { "DROP \($0.type.uppercased()) IF EXISTS \(quoteIdentifier($0.name))" }
                 for drop in drops { try connection.execute(drop) }
                 for statement in statements { try connection.execute(statement) }
                 try rebuildTablesWithConstraints(destination, connection: connection)

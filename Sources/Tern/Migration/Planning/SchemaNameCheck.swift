@@ -26,8 +26,8 @@ enum SchemaNameCheck {
     }
 
     /// The store's objects outside the model's tables: tables the layout does not make (nor Core
-    /// Data), with their indexes and triggers, and views. (An index on a model table is the
-    /// model's, whatever its name: a table Core Data renamed in a migration keeps its indexes'.)
+    /// Data), with their indexes and triggers, and views; and the app's indexes and triggers on
+    /// the model's tables (`AppSchemaObjects.read`: those a step makes again).
     private static func appObjects(in store: String, besides layout: StoreLayout) throws -> [SchemaName] {
         let own = Set((layout.tables.map(\.name) + LayoutSignature.bookkeepingTables).map { $0.uppercased() })
         let reader = try ReadOnlyStore(path: store)
@@ -40,6 +40,10 @@ enum SchemaNameCheck {
             while let row = try rows.next() {
                 let type = row.text(at: 0) ?? "", name = row.text(at: 1) ?? "", table = row.text(at: 2) ?? ""
                 if !own.contains(table.uppercased()) { names.append(SchemaName(name: name, holder: "the store's own \(type) \(name)")) }
+            }
+            let outside = Set(names.map(\.name))
+            for object in try AppSchemaObjects.read(connection, layout: layout) where !outside.contains(object.name) {
+                names.append(SchemaName(name: object.name, holder: "the store's own \(object.type) \(object.name)"))
             }
             return names
         }
