@@ -217,11 +217,19 @@ final class StepMigrator {
         return " (written by " + written.joined(separator: ", ") + ": look there first)"
     }
 
-    /// The objects of each destination entity the step's store holds (one scan of each table).
+    /// The objects of each destination entity the step's store holds: a table of one entity is
+    /// counted without reading its rows (SQLite counts a b-tree's cells); one shared by an
+    /// inheritance tree is grouped by `Z_ENT`.
     private func writtenObjects() throws -> [String: Int] {
         let names = Dictionary(destinationLayout.entities.values.map { ($0.number, $0.name) }, uniquingKeysWith: { first, _ in first })
         var written: [String: Int] = [:]
-        for table in Set(destinationLayout.entities.values.map(\.table)).sorted() {
+        let byTable = Dictionary(grouping: destinationLayout.entities.values, by: \.table)
+        for (table, entities) in byTable.sorted(by: { $0.key < $1.key }) {
+            if entities.count == 1, let entity = entities.first {
+                let count = Int(try connection.scalar("SELECT count(*) FROM \(quoteIdentifier(table))")?.int64 ?? 0)
+                if count > 0 { written[entity.name] = count }
+                continue
+            }
             let statement = try connection.prepare("SELECT Z_ENT, count(*) FROM \(quoteIdentifier(table)) GROUP BY Z_ENT")
             var rows = statement.rows()
             while let row = try rows.next() {
