@@ -159,7 +159,9 @@ public enum MigrationPlanner {
                     // Beyond Core Data, the one direction allowed: what its one mapping drops (an
                     // entity renamed, then given an identifier naming its new name) but renames
                     // followed through the versions between keep, is kept, and the plan says so.
-                    let between = choice == .coreData ? router.intermediates(from: hop.from, to: hop.to) : []
+                    // Only where the one mapping drops something: finding the versions between is
+                    // the costly part of planning a long history.
+                    let between = choice == .coreData && !DataLoss.dropped(by: direct).isEmpty ? router.intermediates(from: hop.from, to: hop.to) : []
                     if !between.isEmpty,
                         let traced = try? MappingInference.infer(from: source, to: destination, through: between.map { model.version(named: $0)! }),
                         let validatedTraced = try? traced.validate(source: source, destination: destination, now: now)
