@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "TernExamples", targets: ["TernExamples"]),
         .library(name: "TernGenerate", targets: ["TernGenerate"]),
         .library(name: "TernCommands", targets: ["TernCommands"]),
+        .library(name: "TernFleet", targets: ["TernFleet"]),
+        .library(name: "TernBench", targets: ["TernBench"]),
         .library(name: "TernTesting", targets: ["TernTesting"]),
         .executable(name: "tern", targets: ["TernCLI"]),
     ],
@@ -77,10 +79,38 @@ let package = Package(
             dependencies: ["TernModel", "TernStore", "TernSQLite", .product(name: "Yams", package: "Yams")],
             exclude: ["README.md"]
         ),
-        // The engine, and the library other Swift programs import (it re-exports the layers).
+        // The engine, in three layers. Planning: what a run will do, decided once, as values
+        // (the plan, its steps, every per-mapping decision) and the policy API they name.
+        .target(
+            name: "TernPlanning",
+            dependencies: ["TernModel", "TernStore", "TernMapping", "TernSQLite", "TernDigest", .product(name: "Logging", package: "swift-log")],
+            exclude: ["README.md"]
+        ),
+        // Durability: what outlives a process — the run's record, each step's workspace and
+        // checkpoints, the store's lock and files, and the errors that say how to go on.
+        .target(
+            name: "TernDurability",
+            dependencies: ["TernPlanning", "TernModel", "TernStore", "TernMapping", "TernSQLite", "TernLoop", "TernDigest"],
+            exclude: ["README.md"]
+        ),
+        // Execution: one step run — batches through the three stages on libuv workers,
+        // verification, progress.
+        .target(
+            name: "TernExecution",
+            dependencies: [
+                "TernPlanning", "TernDurability", "TernModel", "TernStore", "TernMapping", "TernSQLite", "TernLoop",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["README.md"]
+        ),
+        // The library other Swift programs import: `StoreMigration` runs the steps of a plan with
+        // its record and delivers the store; it re-exports every layer.
         .target(
             name: "Tern",
             dependencies: [
+                "TernPlanning",
+                "TernDurability",
+                "TernExecution",
                 "TernModel",
                 "TernStore",
                 "TernMapping",
@@ -88,7 +118,8 @@ let package = Package(
                 "TernLoop",
                 .product(name: "Logging", package: "swift-log"),
                 "TernDigest",
-            ]
+            ],
+            exclude: ["README.md"]
         ),
 
         // Synthetic stores for any model version (`tern generate`, the benchmarks, the tests).
@@ -116,15 +147,34 @@ let package = Package(
                 "TernDigest",
             ]
         ),
-        // The `tern` executable: the command line with the built-in policies.
-        .executableTarget(name: "TernCLI", dependencies: ["TernCommands"]),
+        // Fleets: thousands of stores migrated by a job engine's workers, each store leased
+        // (`tern fleet`); a product of its own, added to a command line by `TernCommandLine.main`.
+        .target(
+            name: "TernFleet",
+            dependencies: [
+                "Tern", "TernCommands", "TernLoop", "TernSQLite", "TernDigest",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The benchmarks (`tern bench`): Tern beside the hand-written SQL script and the naive
+        // program, measured in one run; a product of its own.
+        .target(
+            name: "TernBench",
+            dependencies: [
+                "Tern", "TernCommands", "TernGenerate", "TernExamples", "TernLoop", "TernSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The `tern` executable: the command line with the built-in policies, fleets and benchmarks.
+        .executableTarget(name: "TernCLI", dependencies: ["TernCommands", "TernFleet", "TernBench"]),
 
         .testTarget(name: "TernSQLiteTests", dependencies: ["TernSQLite", "TernLoop"]),
         .testTarget(name: "TernLoopTests", dependencies: ["TernLoop"]),
         .testTarget(name: "TernInflateTests", dependencies: ["TernInflate"]),
         .testTarget(name: "TernDigestTests", dependencies: ["TernDigest"]),
-        .testTarget(name: "TernTests", dependencies: ["Tern", "TernExamples", "TernGenerate", "TernLoop", "TernSQLite", "TernTesting", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "TernCLITests", dependencies: ["TernCLI", "TernCommands", "TernSQLite"]),
+        .testTarget(name: "TernTests", dependencies: ["Tern", "TernPlanning", "TernDurability", "TernExecution", "TernExamples", "TernGenerate", "TernLoop", "TernSQLite", "TernTesting", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TernCLITests", dependencies: ["TernCLI", "TernCommands", "TernFleet", "TernBench", "TernSQLite", "TernLoop"]),
     ],
     swiftLanguageModes: [.v6]
 )

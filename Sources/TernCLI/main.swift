@@ -1,3 +1,5 @@
+import TernBench
 import TernCommands
+import TernFleet
 
-TernCommandLine.main()
+TernCommandLine.main(commands: [FleetCommand.self, BenchCommand.self])

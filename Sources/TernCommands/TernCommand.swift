@@ -11,8 +11,11 @@ import TernExamples
 ///
 /// var registry = PolicyRegistry.builtIn
 /// registry.register(MyPolicy(), as: "MyPolicy")
-/// TernCommandLine.main(registry: registry)
+/// TernCommandLine.main(registry: registry, commands: [FleetCommand.self])  // import TernFleet
 /// ```
+///
+/// The single-store commands are always there; `commands` adds those of other products —
+/// `tern fleet` (`TernFleet`) and `tern bench` (`TernBench`), which the `tern` executable adds.
 ///
 /// A server runs a command in-process with `run(_:registry:)`, which returns the exit status and
 /// what the command printed instead of exiting.
@@ -30,10 +33,11 @@ public enum TernCommandLine {
 
     /// Runs `tern` with `arguments` (default: the process's), and exits the process with its
     /// status. SIGINT and SIGTERM stop a migration at its next batch boundary.
-    public static func main(registry: PolicyRegistry = .builtIn, arguments: [String]? = nil) -> Never {
+    public static func main(registry: PolicyRegistry = .builtIn, commands: [any ParsableCommand.Type] = [], arguments: [String]? = nil) -> Never {
         // A reader that goes away (`| head`) is a failed write to handle, not a signal to die of.
         signal(SIGPIPE, SIG_IGN)
-        let environment = CommandEnvironment(registry: registry, output: .standardOutput, errors: .standardError, stop: .process)
+        let environment = CommandEnvironment(
+            registry: registry, output: .standardOutput, errors: .standardError, stop: .process, commands: AddedCommands(commands))
         inside(environment) { TernCommand.main(arguments) }
         exit(0)
     }
@@ -41,8 +45,9 @@ public enum TernCommandLine {
     /// Runs one `tern` command in this process and returns its outcome; never exits, and installs
     /// no signal handler. `arguments` are what follows `tern` (`["check", store, "--model", model]`).
     /// Commands run this way may run at once on several threads.
-    public static func run(_ arguments: [String], registry: PolicyRegistry = .builtIn) -> Outcome {
-        let environment = CommandEnvironment(registry: registry, output: .collecting(), errors: .collecting(), stop: StopRequest())
+    public static func run(_ arguments: [String], registry: PolicyRegistry = .builtIn, commands: [any ParsableCommand.Type] = []) -> Outcome {
+        let environment = CommandEnvironment(
+            registry: registry, output: .collecting(), errors: .collecting(), stop: StopRequest(), commands: AddedCommands(commands))
         let status = inside(environment) { () -> Int32 in
             do {
                 var command = try TernCommand.parseAsRoot(arguments)
@@ -67,14 +72,17 @@ public enum TernCommandLine {
 }
 
 struct TernCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "tern",
-        abstract: "Migrate SQLite object stores (Core Data's layout) from one model version to the next.",
-        discussion: "Exit codes: Sources/Tern/Tern.docc/ExitCodesAndGuarantees.md (tern help explains each command).",
-        version: "0.1.0",
-        subcommands: [
-            DemoCommand.self, InspectCommand.self, CheckCommand.self, GenerateCommand.self, InferCommand.self, PlanCommand.self, MigrateCommand.self,
-            StatusCommand.self, PolicyCommand.self, FleetCommand.self, BenchCommand.self,
-        ]
-    )
+    /// The single-store commands, then those the environment adds (`TernCommandLine.main`'s `commands`).
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "tern",
+            abstract: "Migrate SQLite object stores (Core Data's layout) from one model version to the next.",
+            discussion: "Exit codes: Sources/Tern/Tern.docc/ExitCodesAndGuarantees.md (tern help explains each command).",
+            version: "0.1.0",
+            subcommands: [
+                DemoCommand.self, InspectCommand.self, CheckCommand.self, GenerateCommand.self, InferCommand.self, PlanCommand.self,
+                MigrateCommand.self, StatusCommand.self, PolicyCommand.self,
+            ] + CommandEnvironment.current.commands.types
+        )
+    }
 }

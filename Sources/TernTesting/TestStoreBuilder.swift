@@ -51,7 +51,7 @@ public final class TestStoreBuilder {
             try pointTo(
                 target, from: owner, column: column, entityColumn: entityLayout(owner.entity).entityColumns[relationship],
                 orderColumn: entityLayout(owner.entity).orderColumns[relationship])
-        case .inverseForeignKey(_, let column, let orderColumn):
+        case .inverseForeignKey(_, let column, let orderColumn), .hiddenKey(_, let column, let orderColumn):
             for (index, target) in targets.enumerated() {
                 let entityColumn = try declared.inverse.flatMap { try entityLayout(target.entity).entityColumns[$0] }
                 try pointTo(

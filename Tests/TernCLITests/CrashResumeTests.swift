@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TernLoop
 import TernSQLite
 
 /// Kills `tern migrate` with SIGKILL at random instants and resumes it, again and again, then
@@ -29,12 +30,10 @@ struct CrashResumeTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let ended = Latch()
+        process.terminationHandler = { _ in ended.open() }
         try process.run()
-        if let delay {
-            let deadline = Date().addingTimeInterval(delay)
-            while process.isRunning && Date() < deadline { usleep(200) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
+        if let delay, !ended.wait(seconds: delay) { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         return process.terminationReason == .uncaughtSignal ? nil : process.terminationStatus
     }
@@ -55,13 +54,14 @@ struct CrashResumeTests {
     private func killAndResume(model: String, version: String, rows: Int, options: [String], kills: Int, minimumLines: Int) throws {
         let source = path("Source.sqlite")
         #expect(try TernProcess.run(["generate", "--model", model, "--version", version, "--rows", "\(rows)", "--seed", "5", source]).status == 0)
-        // At rest, as a store on a server is: its start checks read beside the first pass, and a
-        // kill before they end leaves no record (the resume starts over).
-        Thread.sleep(forTimeInterval: StoreInUseTests.stillFor)
+        // At rest, as a store on a server is (by a clock moved ahead, not by waiting): its start
+        // checks read beside the first pass, and a kill before they end leaves no record (the
+        // resume starts over).
+        let atRest = StoreInUseTests.atRest
         let original = try Data(contentsOf: URL(fileURLWithPath: source))
         let reference = path("reference.sqlite")
         let started = Date()
-        #expect(try run(["migrate", source, "--model", model, "--out", reference] + options, killAfter: nil) == 0)
+        #expect(try run(["migrate", source, "--model", model, "--out", reference] + options, killAfter: nil, environment: atRest) == 0)
         let duration = Date().timeIntervalSince(started)
         let expected = try StoreDump.lines(reference)
         #expect(expected.count > minimumLines)
@@ -81,7 +81,7 @@ struct CrashResumeTests {
                 attempts += 1
                 let arguments = ["migrate", source, "--model", model, "--out", output] + options + (attempts > 1 ? ["--resume"] : [])
                 // Toward the end of a trial, let the run finish.
-                let status = try run(arguments, killAfter: attempts > 12 ? nil : nextDelay())
+                let status = try run(arguments, killAfter: attempts > 12 ? nil : nextDelay(), environment: atRest)
                 if status == nil { killed += 1; continue }
                 // Killed after the record went: the output is complete, and never taken as its own (73).
                 let finishedEarlier =

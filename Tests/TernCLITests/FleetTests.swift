@@ -1,8 +1,10 @@
 import Foundation
 import Synchronization
 import Testing
+import TernLoop
 import TernSQLite
 @testable import TernCommands
+@testable import TernFleet
 
 /// `tern fleet`: a fleet of generated stores of mixed versions, two of them broken, migrated by
 /// four shard processes started as the job engines start them (their index variables), killed at
@@ -54,11 +56,11 @@ final class FleetTests: Sendable {
         output.seekToEndOfFile()
         process.standardOutput = output
         process.standardError = output
+        let ended = Latch()
+        process.terminationHandler = { _ in ended.open() }
         try process.run()
         // A task that never ends is a failure too, not a test that hangs.
-        let deadline = Date().addingTimeInterval(delay ?? 120)
-        while process.isRunning && Date() < deadline { usleep(1000) }
-        if process.isRunning {
+        if !ended.wait(seconds: delay ?? 120) {
             kill(process.processIdentifier, SIGKILL)
             if delay == nil { Issue.record("fleet run \(arguments) ran for more than 120 s") }
         }
@@ -86,7 +88,8 @@ final class FleetTests: Sendable {
         try connection.close()
 
         let manifest = path("fleet.jsonl")
-        let planned = TernCommandLine.run(["fleet", "plan", "--model", Self.model, "--stores", path("stores/*.sqlite"), "--manifest", manifest])
+        let planned = TernCommandLine.run(
+            ["fleet", "plan", "--model", Self.model, "--stores", path("stores/*.sqlite"), "--manifest", manifest], commands: [FleetCommand.self])
         #expect(planned.status == 0, "\(planned.errors)")
         #expect(planned.output.contains("200 stores to BookStore 5"), "\(planned.output)")
         #expect(planned.output.contains("unreadable: stores/broken-not-a-store.sqlite"), "\(planned.output)")
@@ -157,7 +160,7 @@ final class FleetTests: Sendable {
         #expect(kills.count >= 5 && !retried.isEmpty, "\(kills.count) kills, \(retried.count) stores migrated by a retry")
 
         // The status agrees with the files.
-        let status = TernCommandLine.run(["fleet", "status", "--manifest", manifest, "--json"])
+        let status = TernCommandLine.run(["fleet", "status", "--manifest", manifest, "--json"], commands: [FleetCommand.self])
         #expect(status.status == 12, "\(status.output)\(status.errors)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
         let counts = try #require(report["counts"] as? [String: Int])
@@ -177,23 +180,20 @@ final class FleetTests: Sendable {
         let store = path("stores/big.sqlite")
         #expect(TernCommandLine.run(["generate", "--model", Self.model, "--version", "BookStore 1", "--rows", "30000", store]).status == 0)
         let manifest = path("fleet.jsonl")
-        #expect(TernCommandLine.run(["fleet", "plan", "--model", Self.model, "--stores", store, "--manifest", manifest]).status == 0)
+        #expect(
+            TernCommandLine.run(["fleet", "plan", "--model", Self.model, "--stores", store, "--manifest", manifest], commands: [FleetCommand.self]).status == 0)
         let process = try TernProcess.launch(
             ["fleet", "run", "--manifest", manifest, "--batch-size", "50"], standardOutput: FileHandle.nullDevice, standardError: FileHandle.nullDevice)
         // Once the lease is taken and a migration under way, as an engine evicting the pod would:
         // its record complete, with the source's digest (a run stopped before its start checks
         // end on a store written a moment ago keeps nothing, and says so).
         let record = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent(".big.sqlite.tern-migration.json").path
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            if FileManager.default.fileExists(atPath: StoreLease.path(for: store)),
-                let text = try? String(contentsOfFile: record, encoding: .utf8), !text.contains("sourcePending")
-            {
-                break
+        Latch.until(timeout: 60) {
+            guard FileManager.default.fileExists(atPath: StoreLease.path(for: store)), let text = try? String(contentsOfFile: record, encoding: .utf8) else {
+                return false
             }
-            usleep(2000)
+            return !text.contains("sourcePending")
         }
-        usleep(100_000)
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         #expect(process.terminationStatus == 75)
@@ -217,17 +217,19 @@ final class FleetTests: Sendable {
         let store = path("stores/one.sqlite")
         #expect(TernCommandLine.run(["generate", "--model", model, "--version", "BookStore 3", "--rows", "10", store]).status == 0)
         let manifest = path("fleet.jsonl")
-        #expect(TernCommandLine.run(["fleet", "plan", "--model", model, "--list", try listFile([store]), "--manifest", manifest]).status == 0)
+        #expect(
+            TernCommandLine.run(["fleet", "plan", "--model", model, "--list", try listFile([store]), "--manifest", manifest], commands: [FleetCommand.self])
+                .status == 0)
         let mapping = model + "/mappings/v4-to-v5.yaml"
         try (try String(contentsOfFile: mapping, encoding: .utf8) + "\n# edited\n").write(toFile: mapping, atomically: true, encoding: .utf8)
-        let run = TernCommandLine.run(["fleet", "run", "--manifest", manifest])
+        let run = TernCommandLine.run(["fleet", "run", "--manifest", manifest], commands: [FleetCommand.self])
         #expect(run.status == 12)
         #expect(run.errors.contains("changed since the fleet was planned"), "\(run.errors)")
         #expect(TernCommandLine.run(["check", store, "--model", model]).status == 3, "the store was left alone")
         // A manifest cut short is refused too, by line.
         let text = try String(contentsOfFile: manifest, encoding: .utf8)
         try String(text.prefix(text.count - 20)).write(toFile: manifest, atomically: true, encoding: .utf8)
-        let cut = TernCommandLine.run(["fleet", "run", "--manifest", manifest])
+        let cut = TernCommandLine.run(["fleet", "run", "--manifest", manifest], commands: [FleetCommand.self])
         #expect(cut.status == 12)
         #expect(cut.errors.contains("line 2"), "\(cut.errors)")
     }
@@ -253,7 +255,7 @@ final class FleetTests: Sendable {
         let list = try listFile(
             names.dropLast() + (try FileManager.default.contentsOfDirectory(atPath: stores).map { "\(stores)/\($0)" }) + [path("gone/c.sqlite")])
         let manifest = path("fleet.jsonl")
-        let planned = TernCommandLine.run(["fleet", "plan", "--model", Self.model, "--list", list, "--manifest", manifest])
+        let planned = TernCommandLine.run(["fleet", "plan", "--model", Self.model, "--list", list, "--manifest", manifest], commands: [FleetCommand.self])
         #expect(planned.status == 0, "\(planned.errors)")
         let read = try FleetManifest.read(manifest)
         #expect(read.entries.map(\.path).sorted() == ["gone/c.sqlite", "stores/a.sqlite", "stores/b.sqlite", "stores/fifo.sqlite"], "\(planned.output)")
@@ -273,9 +275,9 @@ final class FleetTests: Sendable {
         edited.header.stores += 1
         try edited.text().write(toFile: manifest, atomically: true, encoding: .utf8)
         try FileManager.default.removeItem(atPath: path("gone"))
-        let run = TernCommandLine.run(["fleet", "run", "--manifest", manifest])
+        let run = TernCommandLine.run(["fleet", "run", "--manifest", manifest], commands: [FleetCommand.self])
         #expect(run.status == 12, "\(run.output)\(run.errors)")
-        let status = TernCommandLine.run(["fleet", "status", "--manifest", manifest, "--json"])
+        let status = TernCommandLine.run(["fleet", "status", "--manifest", manifest, "--json"], commands: [FleetCommand.self])
         let report = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
         #expect(
             report["counts"] as? [String: Int] == ["migrated": 1, "skipped": 0, "failed": 4, "interrupted": 0, "running": 0, "pending": 0], "\(status.output)")
@@ -295,7 +297,8 @@ final class FleetTests: Sendable {
         // A manifest inside the model's folder would change the model's hash: refused.
         let model = path("model")
         try FileManager.default.copyItem(atPath: Self.model, toPath: model)
-        let inside = TernCommandLine.run(["fleet", "plan", "--model", model, "--list", list, "--manifest", model + "/fleet.jsonl"])
+        let inside = TernCommandLine.run(
+            ["fleet", "plan", "--model", model, "--list", list, "--manifest", model + "/fleet.jsonl"], commands: [FleetCommand.self])
         #expect(inside.status == 65 && inside.errors.contains("inside the model's folder"), "\(inside.errors)")
     }
 

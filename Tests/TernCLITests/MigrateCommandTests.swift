@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TernLoop
 import TernSQLite
 
 @Suite("tern migrate, run as a process")
@@ -151,8 +152,7 @@ struct MigrateCommandTests {
         let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "3", "--progress", "none"]
         let first = try TernProcess.launch(arguments, standardOutput: FileHandle.nullDevice, standardError: FileHandle.nullDevice)
         let lock = directory.appendingPathComponent(".busy-out.sqlite.tern-lock").path
-        let deadline = Date().addingTimeInterval(20)
-        while !((try? String(contentsOfFile: lock, encoding: .utf8)) ?? "").contains("pid"), Date() < deadline { usleep(20_000) }
+        Latch.until(timeout: 20) { ((try? String(contentsOfFile: lock, encoding: .utf8)) ?? "").contains("pid") }
         for extra in [[], ["--resume"], ["--restart"]] {
             let second = try TernProcess.run(arguments + extra)
             #expect(second.status == 8, "\(extra): \(second.standardError)")

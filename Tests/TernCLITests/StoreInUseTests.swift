@@ -1,6 +1,7 @@
 import Foundation
 import TernCommands
 import Testing
+import TernLoop
 import TernSQLite
 
 /// Stores other processes use or change while (or between) tern runs: a second real process
@@ -54,7 +55,7 @@ struct StoreInUseTests {
         if kind == "rollback journal" { try SQLiteShell.run(path, "PRAGMA journal_mode = DELETE;") }
         // A main file proves nothing until it has been still for a while (a write in the same
         // tick of the file system's clock would leave the same times).
-        if kind == "WAL at rest" { Thread.sleep(forTimeInterval: Self.stillFor) }
+        let environment = kind == "WAL at rest" ? Self.atRest : [:]
         #expect(FileManager.default.fileExists(atPath: path + "-shm") == false, "a generated store is at rest")
         let reference = directory.appendingPathComponent("reference.sqlite").path
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", reference, "--progress", "none"]).status == 0)
@@ -65,7 +66,7 @@ struct StoreInUseTests {
             let arguments =
                 ["migrate", path, "--model", Self.bookStore, "--batch-size", "10", "--workers", "1", "--log-level", "info"]
                 + (inPlace ? [] : ["--out", output])
-            let run = try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"stepStarted\"")
+            let run = try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"stepStarted\"", environment: environment)
             if let sql { try SQLiteShell.run(path, sql) }
             let outcome = run.resume()
             return (outcome.status, outcome.standardError.components(separatedBy: "read the source's digest").count - 1, output)
@@ -92,26 +93,26 @@ struct StoreInUseTests {
         #expect(try TernProcess.run(["check", path, "--model", Self.bookStore]).standardOutput.contains("BookStore 1"))
     }
 
-    /// Longer than a store file must have been still for its state to prove anything: more than
-    /// 2 whole seconds of its clock, so up to 3 s after a write.
-    static let stillFor = 3.5
+    /// A `tern` whose wall clock runs 10 s ahead (`TERN_CLOCK_SHIFT`, debug builds): a store
+    /// written a moment ago is as still to it as one at rest, more than the 2 whole seconds of
+    /// its clock a file state needs to prove anything — without the test waiting them out.
+    static let atRest = ["TERN_CLOCK_SHIFT": "10"]
 
     @Test(
         "a resumed run whose source is still the file it began with (unwritten for a while, no -wal frames) takes the recorded digest without reading it; a source written since is read, and refused when it changed"
     )
     func resumeTrustsAStillSource() throws {
         let path = try store(rows: 3000)
-        Thread.sleep(forTimeInterval: Self.stillFor)
         let reference = directory.appendingPathComponent("reference.sqlite").path
         #expect(try TernProcess.run(["migrate", path, "--model", Self.bookStore, "--out", reference, "--progress", "none"]).status == 0)
         let output = directory.appendingPathComponent("out.sqlite").path
         // One worker: the record, digest and all, is written before the first batch.
         let arguments = ["migrate", path, "--model", Self.bookStore, "--out", output, "--batch-size", "10", "--workers", "1", "--log-level", "info"]
         func killedThenResumed(committing sql: String?) throws -> (outcome: TernProcess.Outcome, digests: Int) {
-            try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"batchCommitted\"").kill()
+            try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"batchCommitted\"", environment: Self.atRest).kill()
             #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(".out.sqlite.tern-migration.json").path))
             if let sql { try SQLiteShell.run(path, sql) }
-            let outcome = try TernProcess.run(arguments + ["--resume", "--progress", "none"])
+            let outcome = try TernProcess.run(arguments + ["--resume", "--progress", "none"], environment: Self.atRest)
             return (outcome, outcome.standardError.components(separatedBy: "read the source's digest").count - 1)
         }
 
@@ -174,7 +175,7 @@ struct StoreInUseTests {
         let errors = Pipe()
         let tern = try run?.process ?? TernProcess.launch(arguments + ["--progress", "none"], standardOutput: FileHandle.nullDevice, standardError: errors)
         kill(tern.processIdentifier, SIGCONT)
-        usleep(UInt32(seconds * 1_000_000))
+        Latch.pause(seconds: seconds)  // the app's transaction, held that long
         writer.send("ROLLBACK; SELECT 'free';", waitingFor: "free")
         writer.quit()
         let status: Int32
@@ -452,10 +453,10 @@ struct PausedTern {
         var data = Data()
     }
 
-    init(_ arguments: [String], pausedAt marker: String) throws {
+    init(_ arguments: [String], pausedAt marker: String, environment: [String: String] = [:]) throws {
         standardOutput = Pipe()
         standardError = Pipe()
-        process = try TernProcess.launch(arguments, standardOutput: standardOutput, standardError: standardError)
+        process = try TernProcess.launch(arguments, standardOutput: standardOutput, standardError: standardError, environment: environment)
         var read = Data()
         while !String(decoding: read, as: UTF8.self).contains(marker) {
             let chunk = standardOutput.fileHandleForReading.availableData

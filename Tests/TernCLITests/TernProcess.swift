@@ -19,10 +19,11 @@ struct TernProcess {
     }()
 
     /// Starts `tern` and returns at once, for tests that act while it runs.
-    static func launch(_ arguments: [String], standardOutput: Any, standardError: Any) throws -> Process {
+    static func launch(_ arguments: [String], standardOutput: Any, standardError: Any, environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = standardOutput
         process.standardError = standardError
         try process.run()

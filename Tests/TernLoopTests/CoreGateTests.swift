@@ -10,8 +10,14 @@ struct CoreGateTests {
     private final class Reader: Sendable {
         private let passedGate = Atomic<Bool>(false)
         private let stopAsked = Atomic<Bool>(false)
+        /// How often the gate asked whether to stop: it asks only while the reader waits at it.
+        private let asks = Atomic<Int>(0)
         var passed: Bool { passedGate.load(ordering: .sequentiallyConsistent) }
-        var shouldStop: Bool { stopAsked.load(ordering: .sequentiallyConsistent) }
+        var timesAsked: Int { asks.load(ordering: .sequentiallyConsistent) }
+        var shouldStop: Bool {
+            asks.add(1, ordering: .sequentiallyConsistent)
+            return stopAsked.load(ordering: .sequentiallyConsistent)
+        }
         func stop() { stopAsked.store(true, ordering: .sequentiallyConsistent) }
 
         /// Starts a thread passing `gate`, asking `shouldStop` while it waits.
@@ -32,11 +38,14 @@ struct CoreGateTests {
         var thread: OSThread?
         try gate.holding {
             thread = try reader.start(at: gate)
-            Thread.sleep(forTimeInterval: 0.25)
+            // Waiting at the gate: it asks whether to stop, again and again.
+            #expect(Latch.until(timeout: 30) { reader.timesAsked >= 2 })
             let passedWhileHeld = reader.passed
             #expect(!passedWhileHeld)
             // Held twice (nested): releasing the inner hold keeps it closed.
-            gate.holding { Thread.sleep(forTimeInterval: 0.1) }
+            let asked = reader.timesAsked
+            gate.holding { _ = Latch.until(timeout: 30) { reader.timesAsked > asked } }
+            #expect(Latch.until(timeout: 30) { reader.timesAsked > asked + 1 })
             let passedAfterInnerRelease = reader.passed
             #expect(!passedAfterInnerRelease)
         }
@@ -52,7 +61,7 @@ struct CoreGateTests {
         let reader = Reader()
         try gate.holding {
             let thread = try reader.start(at: gate)
-            Thread.sleep(forTimeInterval: 0.2)
+            #expect(Latch.until(timeout: 30) { reader.timesAsked >= 2 })
             let passedWhileHeld = reader.passed
             #expect(!passedWhileHeld)
             reader.stop()

@@ -31,7 +31,7 @@ struct EarlierTernLayoutTests {
         case .foreignKey(let column):
             let own = try #require(layout.entities[entity])
             query = "SELECT Z_PK, \(quoteIdentifier(column)), -1 FROM \(quoteIdentifier(own.table)) WHERE \(quoteIdentifier(column)) IS NOT NULL"
-        case .inverseForeignKey(let table, let column, let order):
+        case .inverseForeignKey(let table, let column, let order), .hiddenKey(let table, let column, let order):
             query =
                 "SELECT \(quoteIdentifier(column)), Z_PK, \(order.map(quoteIdentifier) ?? "-1") FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(column)) IS NOT NULL"
         case .joinTable(let table, let own, let destination, let order):

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TernStore
 @testable import Tern
+@testable import TernDurability
+@testable import TernExecution
+@testable import TernPlanning
 import TernGenerate
 import TernSQLite
 import TernTesting
@@ -27,8 +30,7 @@ struct EarlyExpectationsTests {
             shouldStop: { false })
         // Read in order, on a thread of its own: once the scan over the source is read, the
         // other was tried.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while early.readSoFar[overSource] == nil && ContinuousClock.now < deadline { usleep(10_000) }
+        Latch.until(timeout: 30) { early.readSoFar[overSource] != nil }
         let read = early.finish()
         #expect(read.count == 1)
         #expect(read[overSource] == ScanResult(count: 200, value: (101...300).reduce(0, +)))

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernDurability
+@testable import TernExecution
+@testable import TernPlanning
 @testable import TernMapping
 @testable import TernModel
 @testable import TernStore
@@ -138,7 +141,8 @@ struct ExampleMigrationTests {
             source: v1, destination: v2, passes: [try pass("price < 50", pages: false), try pass("price >= 50", pages: true)],
             isInferred: false, origins: ["cheap", "dear"])
         let output = directory.path("split-out.sqlite")
-        let report = try Migrator.migrate(step, from: source, to: output, options: MigrationOptions(batchSize: 33, registry: .builtIn))
+        let report = try StepRunner.run(
+            step.planned(with: .builtIn), from: source, to: output, options: MigrationOptions(batchSize: 33, registry: .builtIn))
         let old = try Connection(path: source, configuration: .init(mode: .readOnly))
         let new = try Connection(path: output, configuration: .init(mode: .readOnly))
         #expect(

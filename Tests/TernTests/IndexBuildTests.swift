@@ -1,7 +1,11 @@
 import Foundation
 import Synchronization
 import Testing
+import TernLoop
 @testable import Tern
+@testable import TernDurability
+@testable import TernExecution
+@testable import TernPlanning
 import TernSQLite
 import TernTesting
 
@@ -74,7 +78,7 @@ struct IndexBuildTests {
                 calls.add(1, ordering: .relaxed)
                 return false
             })
-        while calls.load(ordering: .relaxed) < 3 { usleep(1_000) }
+        Latch.until(timeout: 30) { calls.load(ordering: .relaxed) >= 3 }
         build.finishCurrent()
         #expect(try indexes(connection) == ["ZITEM_ZNAME_INDEX"])
         #expect(try connection.scalar("PRAGMA integrity_check") == .text("ok"))

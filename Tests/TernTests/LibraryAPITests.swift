@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import TernLoop
 @_spi(Testing) import Tern
 import TernExamples
 import TernGenerate
@@ -184,9 +185,17 @@ struct LibraryAPITests {
     func firstFailureInKeyOrder() async throws {
         struct Failing: EntityMigrationPolicy {
             struct Refused: Error {}
+            /// Opened when the second batch has failed.
+            let secondFailed = Latch()
             func createDestinationInstances(for source: SourceObject, in context: InstanceCreationContext) throws {
-                if source.key == 10 { usleep(300_000); throw Refused() }  // the first batch fails, late
-                if source.key == 60 { throw Refused() }  // the second, at once
+                if source.key == 10 {  // the first batch fails, after the second
+                    secondFailed.wait(seconds: 30)
+                    throw Refused()
+                }
+                if source.key == 60 {  // the second, at once
+                    secondFailed.open()
+                    throw Refused()
+                }
                 context.associate(source, with: context.create(try context.defaultDestination(for: source)))
             }
         }

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernDurability
+@testable import TernExecution
+@testable import TernPlanning
 @testable import TernMapping
 @testable import TernModel
 @testable import TernStore
@@ -77,12 +80,12 @@ struct MappingOrderTests {
             in: model, from: model.versions[0].versionName, to: model.currentVersionName,
             mappingFiles: [], overriding: [try mapping(policy: nil)], now: 0
         ).steps
-        let sql = StepPlan(chain[0], registry: PolicyRegistry.builtIn(inSwift: false))
+        let sql = chain[0].planned(with: PolicyRegistry.builtIn(inSwift: false))
         #expect(sql.mappings.map(\.mapping.mapping.name) == ["CategoryToCategory", "BookToPublication", "PageToPage"])
         #expect(sql.mappings.map(\.runsInSwift) == [false, false, false])
         // The filtered books get new keys; categories and pages keep theirs.
         #expect(sql.mappings.map(\.keepsKeys) == [true, false, true])
-        let swift = StepPlan(chain[0], registry: PolicyRegistry.builtIn(inSwift: true))
+        let swift = chain[0].planned(with: PolicyRegistry.builtIn(inSwift: true))
         #expect(swift.mappings.map(\.mapping.mapping.name) == ["PageToPage", "CategoryToCategory", "BookToPublication"])
         #expect(swift.mappings.allSatisfy { $0.runsInSwift && !$0.keepsKeys })
         let (report, _, _) = try migrate(policy: nil)

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernDurability
+@testable import TernExecution
+@testable import TernPlanning
 @testable import TernMapping
 @testable import TernModel
 @testable import TernStore
@@ -289,7 +292,7 @@ struct MigrationFaultTests {
         let error = try #require(throws: (any Error).self) {
             var options = MigrationOptions(batchSize: 500, registry: .builtIn)
             options.extraPages = 10
-            try Migrator.migrate(step, from: path, to: destination, options: options)
+            _ = try StepRunner.run(step.planned(with: options.registry), from: path, to: destination, options: options)
         }
         #expect("\(error)".contains("full"))
         #expect(!FileManager.default.fileExists(atPath: destination))
@@ -316,9 +319,9 @@ struct MigrationFaultTests {
         let (path, before) = try source()
         let step = try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 3", mappingFiles: [], choice: .stepByStep).steps[1]
         let middle = directory.path("v2.sqlite")
-        _ = try Migrator.migrate(
-            try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 2", mappingFiles: []).steps[0], from: path,
-            to: middle, options: MigrationOptions(registry: .builtIn))
+        _ = try StepRunner.run(
+            try MigrationPlanner.chain(in: Self.bookStore, from: "BookStore 1", to: "BookStore 2", mappingFiles: []).steps[0].planned(with: .builtIn),
+            from: path, to: middle, options: MigrationOptions(registry: .builtIn))
         let destination = directory.path("v3.sqlite")
         // Between the last pass and verification, something changes a copied value behind the migration's back.
         let options = MigrationOptions(
@@ -327,7 +330,9 @@ struct MigrationFaultTests {
                 guard case .passFinished = event else { return }
                 try? Connection(path: destination).execute("UPDATE ZPUBLICATION SET ZTITLE = 'tampered' WHERE Z_PK = 7")
             })
-        let error = try #require(throws: MigrationFailure.self) { try Migrator.migrate(step, from: middle, to: destination, options: options) }
+        let error = try #require(throws: MigrationFailure.self) {
+            try StepRunner.run(step.planned(with: options.registry), from: middle, to: destination, options: options)
+        }
         guard case .verification(let message) = error else { Issue.record("\(error)"); return }
         #expect(message == "BookToPublication.title: the destination value differs from its value expression over source Book 7")
         #expect(!FileManager.default.fileExists(atPath: destination))

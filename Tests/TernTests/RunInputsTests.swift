@@ -1,7 +1,12 @@
 import Foundation
 import Logging
+import Synchronization
+import TernGenerate
 import Testing
 @testable import Tern
+@testable import TernDurability
+@testable import TernExecution
+@testable import TernPlanning
 @testable import TernMapping
 @testable import TernModel
 @testable import TernStore
@@ -30,10 +35,48 @@ struct RunInputsTests {
         _ = try StoreFile.create(at: store, model: model.versions[0])
         let plan = try StoreMigration(store: store, model: model, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }).plan()
         let inputs = [PolicyRegistry(), PolicyRegistry().sendingEveryMappingThroughSwift()].map { registry in
-            MigrationRun.Inputs.of(source: StoreDigest(tables: [:]), plans: plan.steps.map { StepPlan($0, registry: registry) }, model: model)
+            MigrationRun.Inputs.of(source: StoreDigest(tables: [:]), plan: plan.deciding(with: registry))
         }
         #expect(inputs[0].inSwift.isEmpty)
         #expect(inputs[1].inSwift == [EntityMappingIdentity(step: StepIdentity(source: "Ranks 1", destination: "Ranks 3"), pass: 1, name: "PersonToPerson")])
         #expect(inputs[1].differences(from: inputs[0]) == ["other entity mappings run in Swift (then: none; now: PersonToPerson (Ranks 1 → Ranks 3, pass 1))"])
+    }
+}
+
+@Suite("A resume compares the whole plan")
+struct WholePlanResumeTests {
+    @Test(
+        "a resume whose plan differs from the recorded one in what the named inputs leave out is refused, naming the part; the same plan made again a moment later resumes"
+    )
+    func wholePlanCompared() throws {
+        let folder = try TemporaryDirectory()
+        // Library's steps copy the store (mapping files, two passes): a run stops between batches.
+        let model = try ModelLoader.load(Configs.path("library"))
+        let store = folder.path("Library.sqlite")
+        _ = try DataGenerator.generate(model: model.versions[0], at: store, rows: 200, seed: 3)
+        let output = folder.path("out.sqlite")
+        let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let stop = Atomic<Bool>(false)
+        var options = MigrationOptions(batchSize: 10, workers: 1, shouldStop: { stop.load(ordering: .relaxed) })
+        options.progress = { if case .batchCommitted = $0 { stop.store(true, ordering: .relaxed) } }
+        let plan = try StoreMigration(store: store, model: model, options: options, logger: quiet).plan()
+        _ = try requireUnderlying(MigrationInterrupted.self) {
+            _ = try StoreMigration(store: store, model: model, options: options, logger: quiet).runBlocking(plan, output: output)
+        }
+
+        var edited = plan
+        edited.fromStoreModel = true
+        let resuming = StoreMigration(store: store, model: model, options: MigrationOptions(batchSize: 10, workers: 1), logger: quiet)
+        let refused = try #require(throws: TernFailure.self) { _ = try resuming.runBlocking(edited, output: output, resume: true) }
+        guard case .resumeMismatch(_, _, let differences)? = refused.underlying as? MigrationError else {
+            Issue.record("\(refused)")
+            return
+        }
+        #expect(differences == ["the plan's fromStoreModel"])
+
+        // Made again: another instant for now(), the same decisions.
+        let again = try resuming.plan()
+        _ = try resuming.runBlocking(again, output: output, resume: true)
+        #expect(try StoreMetadata.read(storeAt: output, countingRows: false).versionName == model.currentVersionName)
     }
 }

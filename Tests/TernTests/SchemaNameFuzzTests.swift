@@ -4,6 +4,9 @@ import Testing
 import TernGenerate
 import TernSQLite
 @testable import Tern
+@testable import TernDurability
+@testable import TernExecution
+@testable import TernPlanning
 @testable import TernModel
 @testable import TernStore
 

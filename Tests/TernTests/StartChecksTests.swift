@@ -2,6 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 @_spi(Testing) @testable import Tern
+@testable import TernDurability
+@_spi(Testing) @testable import TernExecution
+@testable import TernPlanning
 import TernGenerate
 import TernSQLite
 import TernTesting
@@ -57,12 +60,14 @@ struct StartChecksTests {
 
     /// A run of the SQL path in batches of 100, with `reached` told of each milestone.
     private func migration(
-        workers: Int = 2, shouldStop: @escaping @Sendable () -> Bool = { false }, reached: (@Sendable (MigrationOptions.Milestone) -> Void)? = nil
+        workers: Int = 2, clock: WallClock = .system, shouldStop: @escaping @Sendable () -> Bool = { false },
+        reached: (@Sendable (MigrationOptions.Milestone) -> Void)? = nil
     )
         -> StoreMigration
     {
         var options = MigrationOptions(batchSize: 100, workers: workers, shouldStop: shouldStop)
         options.reached = reached
+        options.wallClock = clock
         return StoreMigration(store: source, model: model, options: options)
     }
 
@@ -161,14 +166,15 @@ struct StartChecksTests {
         let counted = migration(reached: { if $0 == .batchCommitted { whole.add() } })
         _ = try counted.runBlocking(try counted.plan(), output: directory.path("counted.sqlite"))
         let fullRun = whole.count
-        // Still for longer than a file state needs to prove anything (`StoreFileState.stillFor`).
-        Thread.sleep(forTimeInterval: 3.2)
+        // Still for longer than a file state needs to prove anything (`StoreFileState.stillFor`),
+        // by a clock moved ahead rather than by waiting.
+        let later = WallClock.shifted(by: 10)
         for touched in [false, true] {
             let output = directory.path("still-\(touched).sqlite")
             let record = record(of: output)
             let stop = Flag()
             let checksHeld = DispatchSemaphore(value: 0)
-            let run = migration(shouldStop: { stop.isSet }) { milestone in
+            let run = migration(clock: later, shouldStop: { stop.isSet }) { milestone in
                 switch milestone {
                 case .readingStartDigest: checksHeld.wait()
                 case .batchCommitted:
@@ -193,18 +199,20 @@ struct StartChecksTests {
             let batches = Counter()
             let pendingAtABatch = Flag()
             let firstBatch = DispatchSemaphore(value: 0)
-            let resumed = migration(reached: { milestone in
-                switch milestone {
-                case .readingStartDigest: _ = firstBatch.wait(timeout: .now() + 5)  // bounded: read before the pass, no batch comes
-                case .batchCommitted:
-                    batches.add()
-                    if batches.count == 1 {
-                        if (try? MigrationRun.load(at: record))??.sourcePending == true { pendingAtABatch.set() }
-                        firstBatch.signal()
+            let resumed = migration(
+                clock: later,
+                reached: { milestone in
+                    switch milestone {
+                    case .readingStartDigest: _ = firstBatch.wait(timeout: .now() + 5)  // bounded: read before the pass, no batch comes
+                    case .batchCommitted:
+                        batches.add()
+                        if batches.count == 1 {
+                            if (try? MigrationRun.load(at: record))??.sourcePending == true { pendingAtABatch.set() }
+                            firstBatch.signal()
+                        }
+                    default: break
                     }
-                default: break
-                }
-            })
+                })
             _ = try resumed.runBlocking(plan, output: output, resume: true)
             try expectSameStore(output, as: reference)
             #expect(!FileManager.default.fileExists(atPath: record))

@@ -2,6 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Tern
+@testable import TernDurability
+@testable import TernExecution
+@testable import TernPlanning
 @testable import TernMapping
 @testable import TernModel
 @testable import TernStore

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Tern
+@testable import TernDurability
+@testable import TernExecution
+@testable import TernPlanning
 @testable import TernMapping
 @testable import TernModel
 @testable import TernStore
@@ -174,10 +177,11 @@ struct VerificationTests {
     func keptSourceScans(_ kept: KeptScans) throws {
         let source = directory.path("library.sqlite")
         _ = try DataGenerator.generate(model: Self.library.versions[0], at: source, rows: 300, seed: 21)
-        // A file the run can prove untouched later has been still for whole seconds first.
-        Thread.sleep(forTimeInterval: 3.1)
         let output = directory.path("migrated.sqlite")
         var options = MigrationOptions(batchSize: 40, workers: 2, registry: .builtIn(inSwift: false))
+        // A file the run can prove untouched later has been still for whole seconds first: by a
+        // clock moved ahead, not by waiting.
+        options.wallClock = .shifted(by: 10)
         options.keysPerScan = 16
         options.beforeVerification = { _ in throw MigrationInterrupted() }
         let stopped = StoreMigration(store: source, model: Self.library, options: options)

@@ -1,5 +1,8 @@
 import Testing
 @testable import Tern
+@testable import TernDurability
+@testable import TernExecution
+@testable import TernPlanning
 @testable import TernMapping
 @testable import TernModel
 @testable import TernStore

@@ -4,6 +4,9 @@ import TernStore
 import TernMapping
 import Synchronization
 import TernLoop
+import TernPlanning
+import TernDurability
+import TernExecution
 
 extension StoreMigration {
     /// Runs the plan without blocking the caller: the migration runs on a thread of its own (its
@@ -50,7 +53,7 @@ public final class RunningMigration: Sendable {
         case finished(Result<StoreMigration.Report, any Error>)
     }
 
-    init(_ migration: StoreMigration, plan: StoreMigration.Plan, output: String?, resume: Bool) {
+    init(_ migration: StoreMigration, plan: MigrationPlan, output: String?, resume: Bool) {
         let (events, sink) = AsyncStream.makeStream(of: MigrationEvent.self, bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
         self.events = events
         var migration = migration

@@ -4,6 +4,9 @@ import TernStore
 import TernMapping
 import Logging
 import TernSQLite
+import TernPlanning
+import TernDurability
+import TernExecution
 
 /// The default migration process: find the store's version, the chain to the target version,
 /// migrate through temporary stores beside the original, verify, and only then put the result
@@ -15,35 +18,8 @@ import TernSQLite
 /// let report = try await migration.run(plan, output: "/data/Books-migrated.sqlite")
 /// ```
 public struct StoreMigration: Sendable {
-    /// What a run will do: decided once by `plan(to:mappingFiles:appleHashes:)`, read by the run,
-    /// `estimate(_:)` and `tern plan` alike.
-    public struct Plan: Sendable, Codable {
-        /// The version that wrote the store.
-        public let storeVersion: String
-        /// The version the store is migrated to.
-        public let targetVersion: String
-        /// The steps in order; empty when the store is at the target already.
-        public let steps: [MigrationStep]
-        /// What people should know about the store before it is migrated (how its version was
-        /// recognised), said with the plan.
-        public internal(set) var notes: [String] = []
-        /// Why the steps go through the versions they do (`VersionRouter`), for people; nil
-        /// when the store is at the target already.
-        public internal(set) var route: String?
-        /// True when no version of the model wrote the store and its own model, read from its
-        /// `Z_MODELCACHE`, is the source version (named `StoreModelCache.versionName`).
-        public internal(set) var fromStoreModel = false
-        /// Core Data's own version hashes of the target version (entity → hex), when known (a
-        /// `.momd`'s `VersionInfo.plist`): the migrated store carries them, so Core Data opens it.
-        public internal(set) var targetAppleHashes: [String: String]?
-        /// The model and the store schema the plan was made from (nil in a plan built by hand):
-        /// a run checks the store still has that schema before it writes anything. It holds the
-        /// plan's seal, which is why a plan's fields are set only while it is made.
-        public internal(set) var origin: Origin?
-        /// Every version the steps go through, from the store's to the target (the versions a
-        /// step reads or writes): what a saved plan runs with, no model needed.
-        public internal(set) var versions: [ObjectModel] = []
-    }
+    /// What a run will do (`MigrationPlan`).
+    public typealias Plan = MigrationPlan
 
     /// What a finished run did.
     public struct Report: Sendable {
@@ -148,7 +124,7 @@ public struct StoreMigration: Sendable {
         }
         if let output { try Self.checkOutputPlace(output) }
         let finalPath = output ?? store
-        let ownership = try StoreOwnership(store: store, finalPath: finalPath, inPlace: output == nil)
+        let ownership = try StoreOwnership(store: store, finalPath: finalPath, inPlace: output == nil, clock: options.wallClock)
         defer { ownership.release() }
         var start = try RunStart.open(self, plan: plan, store: store, output: output, finalPath: finalPath, resume: resume, registry: options.registry)
         let plan = start.plan
@@ -180,16 +156,16 @@ public struct StoreMigration: Sendable {
                     externalData: Self.externalData(of: run, from: store, step: plan.steps.count - 1), recorded: run.inputs?.source,
                     users: ownership.users, commits: ownership.commits)
             }
-            for file in run.stepFiles { Self.removeStepStore(file) }
+            for file in run.stepFiles { StoreFiles.removeStepStore(file) }
             // Otherwise the rename happened before a crash: the migrated store is already in place.
             try? FileManager.default.removeItem(atPath: manifestPath)
-        } catch let error where Self.isResumable(error) && start.pendingChecks.map({ !$0.settled && !$0.resumable }) == true {
+        } catch let error where FailureKind.isResumable(error) && start.pendingChecks.map({ !$0.settled && !$0.resumable }) == true {
             // Stopped before the start checks ended, on a source no resume could prove untouched
             // since (`StartChecks`): nothing to resume from.
-            for file in run.stepFiles { Self.removeStepStore(file) }
+            for file in run.stepFiles { StoreFiles.removeStepStore(file) }
             try? FileManager.default.removeItem(atPath: manifestPath)
             throw error is MigrationInterrupted ? MigrationInterrupted(saved: false) : error
-        } catch let error where Self.isResumable(error) {
+        } catch let error where FailureKind.isResumable(error) {
             if Self.isDiskFull(error) { throw Self.diskFull(beside: finalPath, kept: [manifestPath] + run.stepFiles, source: store) }
             // The disk or a lock failed: the message says what is kept and how to go on.
             if error is SQLiteError || error is TernError { throw MigrationError.stoppedResumably(cause: error, record: manifestPath) }
@@ -197,7 +173,7 @@ public struct StoreMigration: Sendable {
         } catch {
             // Running again cannot help (invalid data, a bad mapping): leave nothing behind.
             Self.removeCarriedFiles(into: finalPath, output: output, source: store, stepFiles: run.stepFiles)
-            for file in run.stepFiles { Self.removeStepStore(file) }
+            for file in run.stepFiles { StoreFiles.removeStepStore(file) }
             try? FileManager.default.removeItem(atPath: manifestPath)
             throw changeBehind(error, store: store, recorded: run.inputs?.source, commits: ownership.commits) ?? error
         }

@@ -1,23 +1,31 @@
 /// Horizontal bars, one per run, in panels side by side (wall time, peak memory): tern's runs in
 /// one colour, the references they are measured against (the hand-written SQL script, the naive
 /// program) in another, so a ratio can be seen at a glance.
-struct BarChart {
-    struct Bar {
+package struct BarChart {
+    package struct Bar {
         var label: String
         var value: Double
         var text: String
         var isReference: Bool
+
+        package init(label: String, value: Double, text: String, isReference: Bool) {
+            (self.label, self.value, self.text, self.isReference) = (label, value, text, isReference)
+        }
     }
 
-    struct Panel {
+    package struct Panel {
         var title: String
         var bars: [Bar]
+
+        package init(title: String, bars: [Bar]) {
+            (self.title, self.bars) = (title, bars)
+        }
     }
 
     static let ternColor = "#2f6db5"
     static let referenceColor = "#b0b0b0"
 
-    static func svg(title: String, panels: [Panel]) -> String {
+    package static func svg(title: String, panels: [Panel]) -> String {
         // Wide enough for the longest label at about 7 px a character (SVG text cannot be measured here).
         let longest = panels.flatMap(\.bars).map(\.label.count).max() ?? 0
         let labelWidth = max(200, Double(longest) * 7 + 20), panelWidth = 300.0, barHeight = 18.0, gap = 8.0, top = 56.0

@@ -28,7 +28,7 @@ final class MemorySampler: Sendable {
                     return state.stopped
                 }
                 if done { return }
-                usleep(50_000)
+                Latch.pause(seconds: 0.05)
             }
         }
         // The sampler stops itself when `chart` is drawn; a thread that could not start samples nothing.

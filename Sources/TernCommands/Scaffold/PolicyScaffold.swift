@@ -182,7 +182,8 @@ struct PolicyScaffold {
     /// Names the generated files use (types, modules): a policy or package of that name would
     /// shadow them.
     static let reserved: Set<String> = [
-        "Tern", "TernCommands", "TernTesting", "TernSQLite", "TernLoop", "TernExamples", "TernGenerate", "TernInflate", "TernCLI",
+        "Tern", "TernCommands", "TernFleet", "TernBench", "TernTesting", "TernSQLite", "TernLoop", "TernExamples", "TernGenerate", "TernInflate",
+        "TernCLI", "TernPlanning", "TernDurability", "TernExecution", "TernModel", "TernStore", "TernMapping", "TernDigest", "FleetCommand",
         "Foundation", "Testing", "Swift", "PackageDescription", "XCTest", "Dispatch", "Glibc", "Darwin",
         "PolicyRegistry", "EntityMigrationPolicy", "SourceObject", "DestinationObject", "InstanceCreationContext", "RelationshipContext",
         "ValidationContext", "EntityMapping", "TestStore", "ModelLoader", "TernCommandLine", "Registry",
@@ -245,7 +246,7 @@ struct PolicyScaffold {
                 .target(name: \(swiftLiteral(libraryName)), dependencies: [.product(name: "Tern", package: \(swiftLiteral(ternPackage)))]),
                 .executableTarget(
                     name: \(swiftLiteral(executableName)),
-                    dependencies: [\(swiftLiteral(libraryName)), .product(name: "Tern", package: \(swiftLiteral(ternPackage))), .product(name: "TernCommands", package: \(swiftLiteral(ternPackage)))]
+                    dependencies: [\(swiftLiteral(libraryName)), .product(name: "Tern", package: \(swiftLiteral(ternPackage))), .product(name: "TernCommands", package: \(swiftLiteral(ternPackage))), .product(name: "TernFleet", package: \(swiftLiteral(ternPackage)))]
                 ),
                 .testTarget(
                     name: \(swiftLiteral(libraryName + "Tests")),
@@ -302,10 +303,11 @@ struct PolicyScaffold {
         """
         import Tern
         import TernCommands
+        import TernFleet
         import \(libraryName)
 
-        // Tern's command line, with the app's policies registered.
-        TernCommandLine.main(registry: .appPolicies)
+        // Tern's command line, with the app's policies registered, and its fleets (tern fleet).
+        TernCommandLine.main(registry: .appPolicies, commands: [FleetCommand.self])
 
         """
     }

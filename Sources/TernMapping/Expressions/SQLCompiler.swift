@@ -108,7 +108,7 @@ public struct SQLCompiler {
     /// object whose key is the SQL `owner`.
     private mutating func elementsSQL(entity: String, relationship: String, owner: String, element: String) -> String {
         switch layout.storage(ofRelationship: relationship, of: entity)! {
-        case .inverseForeignKey(let table, let column, _):
+        case .inverseForeignKey(let table, let column, _), .hiddenKey(let table, let column, _):
             return "FROM \(self.table(table)) \(element) WHERE \(element).\(quoteIdentifier(column)) = \(owner)"
         case .joinTable(let table, let ownColumn, let destinationColumn, _):
             let join = freshAlias()

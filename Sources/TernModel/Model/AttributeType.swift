@@ -53,7 +53,8 @@ public enum AttributeType: String, Sendable, CaseIterable, Codable {
         self = type
     }
 
-    /// The column type Core Data declares (STORE-LAYOUT.md §3.2).
+    /// The column type Core Data declares (the rule "declared types" of
+    /// `Sources/Tern/Tern.docc/VersionHashesAndStoreLayout.md`).
     public var columnDeclaration: String {
         switch self {
         case .integer16, .integer32, .integer64, .boolean: "INTEGER"

@@ -86,25 +86,6 @@ public struct ObjectModel: Sendable, Equatable {
         let inverse = inverse(of: relationship)
         return relationship.isToMany ? inverse?.isToMany == true : inverse?.isToMany != false
     }
-
-    /// Core Data's entity numbers (`Z_ENT`): depth-first pre-order over the inheritance trees,
-    /// roots and siblings in name order, starting at 1 (STORE-LAYOUT.md §2.1).
-    public var entityNumbers: [String: Int] {
-        var numbers: [String: Int] = [:]
-        func visit(_ entity: Entity) {
-            guard numbers[entity.name] == nil else { return }  // an inheritance cycle
-            numbers[entity.name] = numbers.count + 1
-            children(of: entity.name).forEach(visit)
-        }
-        entities.filter { $0.parent == nil }.forEach(visit)
-        return numbers
-    }
-
-    /// Entities in `Z_ENT` order.
-    public var entitiesInStoreOrder: [Entity] {
-        let numbers = entityNumbers
-        return entities.sorted { (numbers[$0.name] ?? 0) < (numbers[$1.name] ?? 0) }
-    }
 }
 
 extension ObjectModel: Codable {

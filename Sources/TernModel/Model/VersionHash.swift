@@ -95,14 +95,16 @@ public enum VersionHash {
     }
 
     /// Core Data's `versionChecksum` (`NSStoreModelVersionChecksumKey`): SHA-256 of the entity
-    /// hashes concatenated in byte-wise name order, base64 (STORE-LAYOUT.md §5.2).
+    /// hashes concatenated in byte-wise name order, base64 ("The metadata's digests" in
+    /// `Sources/Tern/Tern.docc/VersionHashesAndStoreLayout.md`).
     public static func checksum(_ hashes: [String: [UInt8]]) -> String {
         let ordered = hashes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
         return Data(SHA256.hash(data: ordered.flatMap(\.value))).base64EncodedString()
     }
 
     /// Core Data's `NSStoreModelVersionHashesDigest`: SHA-512 of name ‖ hash pairs in byte-wise
-    /// name order, base64 (STORE-LAYOUT.md §5.2).
+    /// name order, base64 ("The metadata's digests" in
+    /// `Sources/Tern/Tern.docc/VersionHashesAndStoreLayout.md`).
     public static func digest(_ hashes: [String: [UInt8]]) -> String {
         let ordered = hashes.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
         return Data(SHA512.hash(data: ordered.flatMap { Array($0.key.utf8) + $0.value })).base64EncodedString()

@@ -57,7 +57,7 @@ public struct ObjectReader {
         case .joinTable(let table, let own, let destination, let order):
             sql =
                 "SELECT \(quoteIdentifier(destination)) FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(own)) = ? ORDER BY \(order.map(quoteIdentifier) ?? "1"), 1"
-        case .inverseForeignKey(let table, let column, let order):
+        case .inverseForeignKey(let table, let column, let order), .hiddenKey(let table, let column, let order):
             sql = "SELECT Z_PK FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(column)) = ? ORDER BY \(order.map(quoteIdentifier) ?? "Z_PK"), Z_PK"
         case .foreignKey, nil:
             throw TernError(.badInput, "entity \(entity), relationship \(relationship): no storage found")

@@ -138,8 +138,7 @@ public final class ObjectWriter {
     /// already inserted, gets `owner` as its one owner).
     public func link(_ entity: String, _ relationship: String, owner: Int64, destination: Int64, order: Int64? = nil, inverseOrder: Int64? = nil) throws {
         guard let join = layout.joinTables.first(where: { ($0.entity == entity && $0.relationship == relationship) }) else {
-            guard layout.model.allRelationships(of: entity).first(where: { $0.name == relationship })?.inverse == nil,
-                case .inverseForeignKey(let table, let column, let orderColumn)? = layout.storage(ofRelationship: relationship, of: entity)
+            guard case .hiddenKey(let table, let column, let orderColumn)? = layout.storage(ofRelationship: relationship, of: entity)
             else {
                 throw TernError(.badInput, "entity \(entity), relationship \(relationship) is not a to-many stored in a join table or a hidden key")
             }

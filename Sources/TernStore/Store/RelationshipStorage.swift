@@ -3,10 +3,13 @@ import TernModel
 public enum RelationshipStorage: Sendable, Equatable {
     /// A to-one: a foreign-key column in the object's own table.
     case foreignKey(column: String)
-    /// A to-many whose inverse is a to-one, or that has no inverse: the destinations' table holds
-    /// a foreign key back to the object (the inverse's, or a hidden one), and a sort key when the
-    /// relationship is ordered.
+    /// A to-many whose inverse is a to-one: the destinations' table holds the inverse's foreign
+    /// key back to the object, and a sort key when the relationship is ordered.
     case inverseForeignKey(table: String, column: String, orderColumn: String?)
+    /// A to-many with no inverse: the destinations' table holds a hidden key back to the object
+    /// (`Z<n><NAME>`), and a sort key when it is ordered. A hidden key holds one owner per
+    /// destination object: where several would link one object, the smallest key is the one kept.
+    case hiddenKey(table: String, column: String, orderColumn: String?)
     /// A many-to-many: rows of a join table.
     case joinTable(table: String, ownColumn: String, destinationColumn: String, orderColumn: String?)
 }
@@ -32,7 +35,7 @@ extension StoreLayout {
         guard let inverse = relationship.inverse else {
             let declaring = model.entityDeclaring(relationship: name, from: entity)
             return destination.hiddenKeys.first { $0.owner == declaring && $0.relationship == name }
-                .map { .inverseForeignKey(table: destination.table, column: $0.column, orderColumn: $0.orderColumn) }
+                .map { .hiddenKey(table: destination.table, column: $0.column, orderColumn: $0.orderColumn) }
         }
         guard let column = destination.foreignKeyColumns[inverse] else { return nil }
         return .inverseForeignKey(table: destination.table, column: column, orderColumn: destination.orderColumns[inverse])
@@ -44,8 +47,24 @@ extension RelationshipStorage {
     public var orderColumn: String? {
         switch self {
         case .foreignKey: nil
-        case .inverseForeignKey(_, _, let column), .joinTable(_, _, _, let column): column
+        case .inverseForeignKey(_, _, let column), .hiddenKey(_, _, let column), .joinTable(_, _, _, let column): column
         }
+    }
+
+    /// For a to-many kept as a key in its destinations' rows (the inverse's, or a hidden one):
+    /// that table, the key's column and the sort key's.
+    public var keyInDestinations: (table: String, column: String, orderColumn: String?)? {
+        switch self {
+        case .inverseForeignKey(let table, let column, let order), .hiddenKey(let table, let column, let order): (table, column, order)
+        case .foreignKey, .joinTable: nil
+        }
+    }
+
+    /// Whether each destination object has at most one owner through this storage because of how
+    /// it is stored (a hidden key), whatever the links given.
+    public var holdsOneOwnerPerDestination: Bool {
+        if case .hiddenKey = self { return true }
+        return false
     }
 }
 

@@ -12,7 +12,7 @@ extension StoreLayout {
             for attribute in entity.attributes.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
                 guard let derivation = attribute.derivation else { continue }
                 guard case .count(let relationship) = derivation,
-                    case .inverseForeignKey(let parameterTable, let key, _)? = storage(ofRelationship: relationship, of: entity.name),
+                    case let (parameterTable, key, _)? = storage(ofRelationship: relationship, of: entity.name)?.keyInDestinations,
                     let own = entities[entity.name], let column = own.attributeColumns[attribute.name]
                 else {
                     untriggeredDerivations.append("\(entity.name).\(attribute.name) (\(derivation))")

@@ -2,7 +2,7 @@ import TernSQLite
 import TernModel
 
 /// How one model version is laid out in SQLite, following Core Data's conventions
-/// (STORE-LAYOUT.md §3): one table per inheritance root, `Z` + uppercased names, foreign keys for
+/// (the rules, each with its evidence: `Sources/Tern/Tern.docc/VersionHashesAndStoreLayout.md`): one table per inheritance root, `Z` + uppercased names, foreign keys for
 /// to-one relationships and inverse-less to-manys, join tables for many-to-many ones, `Z_FOK_`
 /// sort keys for ordered ones.
 ///

@@ -3,6 +3,9 @@ import Logging
 import Synchronization
 import Testing
 @testable import Tern
+@testable import TernDurability
+@testable import TernExecution
+@testable import TernPlanning
 @testable import TernMapping
 @testable import TernModel
 @testable import TernStore
@@ -101,6 +104,8 @@ struct EngineDifferentialTests {
         for (index, run) in runs.enumerated() {
             let output = directory.path("out-\(index).sqlite")
             var options = run.options
+            // Each run's plan decides, with its policies, which mappings run in Swift.
+            let plan = try StoreMigration(store: source, model: model, options: options, logger: Self.quiet).plan()
             if let stopAfter = run.stopAfter {
                 let batches = Mutex(0)
                 options.progress = { event in

@@ -1,0 +1,25 @@
+import Foundation
+@_spi(Testing) import Tern
+
+/// Crash tests of the command line: when the environment variable `TERN_CRASH_AT` names a
+/// `MigrationOptions.Milestone`, the process kills itself there with SIGKILL, as a power cut
+/// would, leaving whatever is on disk. Those are the windows a random kill rarely hits. The
+/// library has no such code: it only says where it is (`MigrationOptions.reached`, a test hook).
+/// `TERN_CLOCK_SHIFT` moves the run's wall clock ahead by that many seconds, so a store just
+/// written counts as still. Debug builds only, which the tests run: a shipped (release) `tern`
+/// never reads either variable.
+enum CrashTest {
+    static func install(on options: inout MigrationOptions) {
+        #if DEBUG
+            // The wall clock moved ahead (`TERN_CLOCK_SHIFT` seconds): a store just written looks
+            // as still as one at rest, without the test waiting for it to age.
+            if let shift = ProcessInfo.processInfo.environment["TERN_CLOCK_SHIFT"].flatMap(Double.init) {
+                options.wallClock = .shifted(by: shift)
+            }
+            guard let target = ProcessInfo.processInfo.environment["TERN_CRASH_AT"].flatMap(MigrationOptions.Milestone.init(rawValue:)) else { return }
+            options.reached = { milestone in
+                if milestone == target { kill(getpid(), SIGKILL) }
+            }
+        #endif
+    }
+}
