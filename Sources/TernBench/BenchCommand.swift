@@ -18,7 +18,7 @@ public struct BenchCommand: ParsableCommand {
         abstract: "Benchmark whole migrations against a hand-written SQL ceiling and a naive baseline.",
         subcommands: [
             BenchRunCommand.self, BenchReportCommand.self, SQLCeilingCommand.self, NaiveBaselineCommand.self,
-            AttachmentsCeilingCommand.self, AttachmentsNaiveCommand.self, ChainCeilingCommand.self, ChainNaiveCommand.self,
+            AttachmentsCeilingCommand.self, AttachmentsNaiveCommand.self, ChainCeilingCommand.self, ChainNaiveCommand.self, VacuumFloorCommand.self,
         ],
         defaultSubcommand: BenchRunCommand.self
     )
@@ -108,6 +108,7 @@ struct BenchRunCommand: ParsableCommand {
             }
             try bench.migrateKilledAndResumed("tern: all pushed down to SQL, killed at 50% and resumed", source: source, options: [], at: 0.5)
             try bench.baseline("hand-written SQL script (ceiling)", command: "sql-ceiling", source: source)
+            try bench.baseline("VACUUM INTO of the source (floor)", command: "vacuum-floor", source: source)
             if naive { try bench.baseline("naive row by row (baseline)", command: "naive", source: source) }
             if documents > 0 {
                 let attachments = try bench.generateAttachments(documents: documents, model: ConfigsDirectory.find("attachments"))
@@ -127,6 +128,7 @@ struct BenchRunCommand: ParsableCommand {
                 try bench.migrate("chain: tern, one inferred mapping (renames followed)", source: chain, options: [])
                 try bench.migrate("chain: tern, step by step (--step-by-step)", source: chain, options: ["--step-by-step"])
                 try bench.baseline("chain: hand-written SQL, one pass (ceiling)", command: "chain-sql-ceiling", source: chain)
+                try bench.baseline("chain: VACUUM INTO of the source (floor)", command: "vacuum-floor", source: chain)
                 if naive { try bench.baseline("chain: naive row by row (baseline)", command: "chain-naive", source: chain) }
             }
             if historyVersions > 0 {

@@ -63,6 +63,11 @@ struct BenchReport: Codable {
         if let tern = result("tern: all pushed down"), let ceiling = result("hand-written SQL") {
             lines.append("- tern (SQL) / hand-written SQL ceiling: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
         }
+        if let tern = result("tern: all pushed down"), let floor = result("VACUUM INTO") {
+            lines.append(
+                "- tern (SQL) / VACUUM INTO of the source (the floor: the file rewritten, nothing migrated): \(String(format: "%.2f×", tern.seconds / floor.seconds)) the time"
+            )
+        }
         if let tern = result("tern: all pushed down"), let verifying = tern.verifyingSeconds {
             lines.append(
                 "- verification by content in the pushed-down run: \(Self.share(verifying, of: tern.seconds)), with the index build beside it on the cores it leaves idle"
@@ -144,6 +149,9 @@ struct BenchReport: Codable {
             chainResults, prefix: Self.chain, script: result("chain: hand-written"), naive: result("chain: naive"))
         if let tern = result("chain: tern, one inferred mapping"), let ceiling = result("chain: hand-written") {
             lines.append("- tern (one mapping) / hand-written SQL in one pass: \(String(format: "%.2f×", tern.seconds / ceiling.seconds)) the time")
+        }
+        if let tern = result("chain: tern, one inferred mapping"), let floor = result("chain: VACUUM INTO") {
+            lines.append("- tern (one mapping) / VACUUM INTO of the source (the floor): \(String(format: "%.2f×", tern.seconds / floor.seconds)) the time")
         }
         if let tern = result("chain: tern, one inferred mapping"), let naive = result("chain: naive") {
             lines.append(

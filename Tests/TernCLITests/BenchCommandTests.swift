@@ -45,7 +45,10 @@ struct BenchCommandTests {
             $0.hasPrefix("| ") && !$0.hasPrefix("| run") && !$0.hasPrefix("| ---") && !$0.contains("generate") && !$0.contains("| 300 |")
                 && !$0.contains(", 20 versions |")  // the long history's: no baselines
         }
-        #expect(rowsOfTables.count == 15)
+        #expect(rowsOfTables.count == 17)
+        // The floor beside the books' and the chain's workloads: the source rewritten by VACUUM INTO.
+        #expect(markdown.components(separatedBy: "| VACUUM INTO of the source (floor) |").count == 3, "the books' and the chain's floor rows")
+        #expect(markdown.contains("tern (SQL) / VACUUM INTO of the source") && markdown.contains("tern (one mapping) / VACUUM INTO of the source"))
         for row in rowsOfTables {
             let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             let ratios = cells.filter { $0.hasSuffix("×") }
@@ -72,7 +75,7 @@ struct BenchCommandTests {
         for row in attachmentRuns { #expect(row["objects"] as? Int == 300, "\(row["name"] ?? "")") }
         // Every chain run wrote the 1,000 authors and 1,000 publications.
         let chainRuns = rows.filter { ($0["name"] as? String ?? "").hasPrefix("chain: ") && !($0["name"] as? String ?? "").hasSuffix("generate the store") }
-        #expect(chainRuns.count == 4)
+        #expect(chainRuns.count == 5)
         for row in chainRuns { #expect(row["objects"] as? Int == 2000, "\(row["name"] ?? "")") }
         // The charts: a bar per run in time and in memory, and memory over time with each pass marked.
         let bars = try SVGFile(results + "/latest.svg")

@@ -10,14 +10,14 @@ extension MigrationStep {
 }
 
 extension MigrationPlan {
-    /// The plan with its steps decided again with `registry` (another set of policies).
+    /// The plan with its steps decided again with `registry` (another set of policies), as
+    /// planning with it decides them; everything else as it was.
     func deciding(with registry: PolicyRegistry) -> MigrationPlan {
-        MigrationPlan(
-            storeVersion: storeVersion, targetVersion: targetVersion,
-            steps: steps.map { step in
-                var step = step
-                step.decide(with: registry)
-                return step
-            })
+        var plan = self
+        for index in plan.steps.indices { plan.steps[index].decide(with: registry) }
+        // Sealed again, as planning seals what it decided (a resume checks the recorded seal).
+        let seal = try? plan.computedSeal()
+        plan.origin?.seal = seal
+        return plan
     }
 }

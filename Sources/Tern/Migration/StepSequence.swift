@@ -65,7 +65,9 @@ struct StepSequence {
         }
         var report: StepReport
         var memory = PeakMemoryMeter()
-        if var inPlace = try InPlaceStep.apply(stepPlans[index], from: input, working: file, isOriginal: index == 0, shouldStop: options.shouldStop) {
+        if let statements = stepPlans[index].inPlace {
+            var inPlace = try InPlaceStep.apply(
+                statements, of: step, from: input, working: file, isOriginal: index == 0, shouldStop: options.shouldStop)
             let pass = PassReport(
                 pass: 1, passes: 1, mappings: ["schema changes"], objects: sourceObjects,
                 seconds: inPlace.duration.seconds, peakResidentMemory: memory.peak())
@@ -73,14 +75,6 @@ struct StepSequence {
             options.progress?(.passFinished(pass))
             report = inPlace
         } else {
-            if stepPlans[index].inPlace != nil {
-                // The plan rehearsed these changes on the store's schema: the store is
-                // not what was planned. Never decided again here.
-                throw TernError(
-                    .badInput,
-                    "step \(step.identity) was planned in place, but its schema changes no longer give the new version's tables: "
-                        + "the store's schema changed since it was planned; plan the migration again", path: input)
-            }
             let checks = index == 0 ? startChecks : nil
             // What a stopped run read of the source holds for the very file it read, written by
             // no one since; a later step's input is a store of the run's own.

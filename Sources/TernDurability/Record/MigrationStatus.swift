@@ -42,7 +42,9 @@ public struct MigrationStatus: Sendable, Codable {
         guard let run = try MigrationRun.load(at: MigrationRun.path(for: finalPath)) else { return nil }
         var units: [Unit] = []
         if run.completed < run.stepFiles.count, FileManager.default.fileExists(atPath: run.stepFiles[run.completed]) {
-            units = try StepWorkspace.recorded(inStoreAt: run.stepFiles[run.completed]).map { unit, progress in
+            // A policy's kept keys are a fact of its mapping's stage 1, not a unit of work of its own.
+            units = try StepWorkspace.recorded(inStoreAt: run.stepFiles[run.completed]).filter { if case .keptKeys = $0.0 { false } else { true } }.map {
+                unit, progress in
                 Unit(stage: unit.stage, name: unit.subject, done: progress.done, count: progress.count, lastKey: progress.lastKey)
             }
         }

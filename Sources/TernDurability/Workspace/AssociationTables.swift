@@ -18,8 +18,10 @@ package struct AssociationTables {
     private let source: StoreLayout
     private let destination: StoreLayout
     /// Entity mappings run by a policy that turned out to keep every key (`policyMayKeepKeys`),
-    /// by number: known once their objects are all created, and shared by every copy of this value.
-    private let policyKeptKeys = PolicyKeptKeys()
+    /// by number: known once their objects are all created, and written only by the step's
+    /// workspace, as it commits (or reads back) the unit's record (`WorkUnit.keptKeys`). Every
+    /// copy of this value reads the one record.
+    let keptByPolicy = KeptKeys()
 
     package init(plan: StepPlan, source: StoreLayout, destination: StoreLayout) {
         entries = plan.mappings
@@ -30,13 +32,7 @@ package struct AssociationTables {
     /// Whether `entry`'s destination objects have their source objects' keys, one each: lookups
     /// are then the key itself.
     package func keepsKeys(_ entry: PlannedMapping) -> Bool {
-        entry.keepsKeys || policyKeptKeys.contains(entry.number)
-    }
-
-    /// Records that the policy of `entry`, its objects all created, gave every source object
-    /// exactly one destination object of its table, with the source's key.
-    package func policyKeptKeys(_ entry: PlannedMapping) {
-        policyKeptKeys.insert(entry.number)
+        entry.keepsKeys || keptByPolicy.contains(entry.number)
     }
 
     /// The entry for an entity mapping name, preferring the given pass, then earlier passes.
@@ -114,9 +110,10 @@ package struct AssociationTables {
     }
 }
 
-/// The numbers of the entity mappings whose policy kept every key; a reference, so the copies of
-/// `AssociationTables` every stage holds all see what instance creation found.
-private final class PolicyKeptKeys: Sendable {
+/// The numbers of the entity mappings whose policy kept every key, as the step's workspace
+/// records them; a reference, so the copies of `AssociationTables` every stage holds all read the
+/// one record.
+final class KeptKeys: Sendable {
     private let numbers = Mutex<Set<Int>>([])
 
     func contains(_ number: Int) -> Bool { numbers.withLock { $0.contains(number) } }

@@ -23,11 +23,15 @@ package final class StepWorkspace {
         /// Objects or links written so far.
         package var count = 0
         package var done = false
+        /// For stage 1 of an entity mapping run by a policy: it kept every source key
+        /// (`WorkUnit.keptKeys`), recorded with the unit.
+        package var keptKeys = false
 
-        package init(lastKey: Int64 = 0, count: Int = 0, done: Bool = false) {
+        package init(lastKey: Int64 = 0, count: Int = 0, done: Bool = false, keptKeys: Bool = false) {
             self.lastKey = lastKey
             self.count = count
             self.done = done
+            self.keptKeys = keptKeys
         }
     }
 
@@ -83,7 +87,10 @@ package final class StepWorkspace {
             ]
         }
         for statement in statements { try connection.execute(statement) }
-        for (unit, unitProgress) in try Self.recorded(in: connection, path: connection.path) { progress[unit] = unitProgress }
+        for (unit, unitProgress) in try Self.recorded(in: connection, path: connection.path) {
+            progress[unit] = unitProgress
+            if case .keptKeys(let number) = unit { associations.keptByPolicy.insert(number) }
+        }
         let keys = try connection.prepare("SELECT root, next FROM \(Self.keysTable)")
         var rows = keys.rows()
         while let row = try rows.next() { nextKeys[row.text(at: 0)!] = row.int64(at: 1) }
@@ -104,6 +111,10 @@ package final class StepWorkspace {
             try connection.execute(
                 "INSERT INTO \(Self.progressTable) (unit, last_key, count, done) VALUES (?, ?, ?, ?) ON CONFLICT (unit) DO UPDATE SET last_key = excluded.last_key, count = excluded.count, done = excluded.done",
                 unit.key, reached.lastKey, reached.count, done)
+            if reached.keptKeys, case .createInstances(let number, _) = unit {
+                try connection.execute(
+                    "INSERT OR REPLACE INTO \(Self.progressTable) (unit, last_key, count, done) VALUES (?, 0, 0, 1)", WorkUnit.keptKeys(mapping: number).key)
+            }
             for (root, next) in nextKeys where savedKeys[root] != next {
                 try connection.execute(
                     "INSERT INTO \(Self.keysTable) (root, next) VALUES (?, ?) ON CONFLICT (root) DO UPDATE SET next = excluded.next", root, next)
@@ -111,6 +122,7 @@ package final class StepWorkspace {
         }
         progress[unit] = reached
         savedKeys = nextKeys
+        if reached.keptKeys, case .createInstances(let number, _) = unit { associations.keptByPolicy.insert(number) }
     }
 
     /// The entity mappings that wrote objects in Swift, by the root table they wrote into,

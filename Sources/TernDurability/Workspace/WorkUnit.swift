@@ -21,6 +21,10 @@ package enum WorkUnit: Hashable, Sendable {
     /// Stage 3 of a pass: every object its entity mappings created met the destination model's
     /// rules and the policies' own validation.
     case validated(pass: Int)
+    /// The policy of an entity mapping gave every source object exactly one object of its table,
+    /// with the source's key: committed with its stage 1, so lookups are the key itself and no
+    /// later stage or resume finds it out again.
+    case keptKeys(mapping: Int)
 
     /// The stored form.
     var key: String {
@@ -33,6 +37,7 @@ package enum WorkUnit: Hashable, Sendable {
         case .policyLinks(let pass, let entity, let relationship): "policylinks:\(pass):\(entity).\(relationship)"
         case .policyLinksApplied(let pass): "policylinks:\(pass)"
         case .validated(let pass): "validated:\(pass)"
+        case .keptKeys(let number): "kept:\(number)"
         }
     }
 
@@ -53,6 +58,7 @@ package enum WorkUnit: Hashable, Sendable {
         case "hook" where parts.count == 2: self = .relationshipHook(mapping: number)
         case "policylinks" where parts.count == 2: self = .policyLinksApplied(pass: number)
         case "validated" where parts.count == 2: self = .validated(pass: number)
+        case "kept" where parts.count == 2: self = .keptKeys(mapping: number)
         case "policylinks":
             guard let (entity, relationship) = named() else { return nil }; self = .policyLinks(pass: number, entity: entity, relationship: relationship)
         default: return nil
@@ -64,7 +70,7 @@ package enum WorkUnit: Hashable, Sendable {
     /// What the unit does, in words, for `tern status`.
     var stage: String {
         switch self {
-        case .createInstances: "create instances"
+        case .createInstances, .keptKeys: "create instances"
         case .links, .laterLinks, .mirror: "recreate relationships"
         case .relationshipHook: "policy relationships"
         case .policyLinks, .policyLinksApplied: "apply policy links"
@@ -78,7 +84,7 @@ package enum WorkUnit: Hashable, Sendable {
         case .createInstances(_, let name): name
         case .links(_, let name, let relationship), .laterLinks(_, let name, let relationship), .mirror(_, let name, let relationship):
             "\(name).\(relationship)"
-        case .relationshipHook(let number): "entity mapping \(number)"
+        case .relationshipHook(let number), .keptKeys(let number): "entity mapping \(number)"
         case .policyLinks(_, let entity, let relationship): "\(entity).\(relationship)"
         case .policyLinksApplied(let pass), .validated(let pass): "pass \(pass + 1)"
         }

@@ -10,17 +10,16 @@ import TernDurability
 /// previous step's store: the schema changes in one transaction, checked against the
 /// destination's layout before they commit.
 package enum InPlaceStep {
-    /// Tries a lightweight step as schema changes. The original store is never altered: its
-    /// first step works on a copy made with `VACUUM INTO` (which reads pages, not rows, and takes
-    /// in rows that live only in a `-wal`); later steps alter the previous temporary store.
-    /// Returns nil when the step must be copied instead, else the report and the store now at the
-    /// destination version.
+    /// Applies a step planned in place (`statements`, its `StepPlan.inPlace`). The original
+    /// store is never altered: its first step works on a copy made with `VACUUM INTO` (which
+    /// reads pages, not rows, and takes in rows that live only in a `-wal`); later steps alter the
+    /// previous temporary store. Planning rehearsed the changes on the store's schema, so changes
+    /// that no longer give the destination's tables mean the store changed since it was planned:
+    /// refused, never copied instead (the run decides nothing the plan did not).
     package static func apply(
-        _ plan: StepPlan, from current: String, working file: String, isOriginal: Bool,
+        _ statements: [String], of step: MigrationStep, from current: String, working file: String, isOriginal: Bool,
         shouldStop: @escaping @Sendable () -> Bool = { false }
-    ) throws -> StepReport? {
-        guard let statements = plan.inPlace else { return nil }
-        let step = plan.step
+    ) throws -> StepReport {
         let started = ContinuousClock.now
         let fileManager = FileManager.default
         // Work on the step's own file: a copy of the original, or the previous temporary store
@@ -56,11 +55,14 @@ package enum InPlaceStep {
         guard try MigrationInterrupted.whenAsked(shouldStop, { try LightweightInPlace.apply(statements, step: step, to: connection) }) else {
             try connection.close()
             if !isOriginal {
-                _ = rename(file, current)  // give the previous step's store its name back, then copy
+                _ = rename(file, current)  // give the previous step's store its name back
             } else {
                 StoreFiles.remove(file)
             }
-            return nil
+            throw TernError(
+                .badInput,
+                "step \(step.identity) was planned in place, but its schema changes no longer give the new version's tables: "
+                    + "the store's schema changed since it was planned; plan the migration again", path: current)
         }
         try connection.setJournalMode(.wal)
         try connection.setPragma("user_version", .integer(StepWorkspace.completedMarker))

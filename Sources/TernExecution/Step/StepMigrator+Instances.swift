@@ -40,22 +40,21 @@ extension StepMigrator {
                     try stopIfAsked()
                 }
             }
-            // This run wrote every association of a policy that kept every key: lookups will be
-            // the key itself, and the index would serve none (a resume asks the table instead).
-            let keptEveryKey = entry.policyMayKeepKeys && identityAssociations[entry.number].map { $0.other == 0 && $0.identity == selected } == true
+            // Whether a policy kept every key is found once, as the mapping's stage 1 commits, and
+            // recorded with it: from this run's batches when it wrote them all, else from the
+            // association table (a resumed mapping). Lookups are then the key itself, and the
+            // index would serve none.
+            let seenKeepingEveryKey = identityAssociations[entry.number].map { $0.other == 0 && $0.identity == selected } == true
             try workspace.commit(unit, done: true) {
-                if !keptEveryKey, let index = associations.indexStatement(entry) {
+                let kept = try entry.policyMayKeepKeys && (seenKeepingEveryKey || policyKeptEveryKey(entry, selected: selected))
+                if !kept, let index = associations.indexStatement(entry) {
                     try connection.execute(index)
                 }
-                return StepWorkspace.Progress(lastKey: batches.last, count: selected)
+                return StepWorkspace.Progress(lastKey: batches.last, count: selected, keptKeys: kept)
             }
-            if keptEveryKey { associations.policyKeptKeys(entry) }
         }
         completed.insert(entry.number)
         let selected = workspace[unit].count
-        if entry.policyMayKeepKeys, !associations.keepsKeys(entry), try policyKeptEveryKey(entry, selected: selected) {
-            associations.policyKeptKeys(entry)
-        }
         let keptKeys = associations.keepsKeys(entry)
         let created = entry.keepsKeys ? selected : try createdCount(entry)
         if !recorded.done {

@@ -9,7 +9,7 @@ public struct MigrationPlan: Sendable, Codable {
     /// The version the store is migrated to.
     public let targetVersion: String
     /// The steps in order; empty when the store is at the target already.
-    public let steps: [MigrationStep]
+    public package(set) var steps: [MigrationStep]
     /// What people should know about the store before it is migrated (how its version was
     /// recognised), said with the plan.
     public package(set) var notes: [String] = []

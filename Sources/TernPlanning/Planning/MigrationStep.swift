@@ -72,10 +72,16 @@ public struct MigrationStep: Sendable {
         decisions = MappingDecision.decide(self, registry: registry)
     }
 
-    /// The differences between the decisions saved with the step and those `registry` gives:
-    /// a plan runs only with policies that run its mappings the way it was planned.
+    /// Whether `registry` would run an entity mapping otherwise than the saved decisions say (in
+    /// Swift rather than SQL, or its values no longer following their expressions): a plan runs
+    /// only with policies that run its mappings the way it was planned. The rest of a decision
+    /// (order, keys kept) follows from these and the step, so comparing these compares all.
     package func decisionsDiffer(from registry: PolicyRegistry) -> Bool {
-        decisions != MappingDecision.decide(self, registry: registry)
+        guard let decisions else { return true }
+        return decisions.contains { decision in
+            let mapping = passes[decision.pass].entities[decision.entity].mapping
+            return registry.runsInSwift(mapping) != decision.runsInSwift || registry.valuesFollowExpressions(mapping) != decision.valuesFollowExpressions
+        }
     }
 
     /// Plans the step to read a store an earlier Tern laid out (a copy into Core Data's layout).
@@ -161,7 +167,8 @@ extension MigrationStep: Codable {
         try container.encode(source, forKey: .source)
         try container.encode(destination, forKey: .destination)
         try container.encode(
-            passes.map { Pass(mapping: $0.model, now: $0.now, earlierMappings: $0.earlierMappings.sorted()) }, forKey: .passes)
+            passes.map { Pass(mapping: $0.model, now: encoder.userInfo[.omittingInstants] != nil ? 0 : $0.now, earlierMappings: $0.earlierMappings.sorted()) },
+            forKey: .passes)
         try container.encode(isInferred, forKey: .isInferred)
         try container.encode(origins, forKey: .origins)
         try container.encodeIfPresent(copiedInstead, forKey: .copiedInstead)
@@ -170,6 +177,12 @@ extension MigrationStep: Codable {
         try container.encodeIfPresent(schemaChanges, forKey: .schemaChanges)
         try container.encodeIfPresent(decisions, forKey: .decisions)
     }
+}
+
+extension CodingUserInfoKey {
+    /// Set (to anything) for an encoding that writes each pass's `now()` instant as 0: what a
+    /// plan decides, compared across plans made at different instants (`MigrationPlan.contentDigest()`).
+    package static let omittingInstants = CodingUserInfoKey(rawValue: "tern.omittingInstants")!
 }
 
 /// A step's identity: the versions it goes between. What a run's record, a resume, progress

@@ -59,15 +59,23 @@ extension MigrationPlan {
         try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
     }
 
-    /// A digest of what the plan decides (`decidedFields`): two plans with one digest write one store.
+    /// A digest of what the plan decides (what `decidedFields` holds, encoded directly: each
+    /// pass's instant written as 0): two plans with one digest write one store.
     package func contentDigest() throws -> String {
-        SHA256.hash(data: Self.json(try decidedFields()) ?? Data()).map { String(format: "%02x", $0) }.joined()
+        var decided = self
+        decided.origin?.seal = nil
+        decided.origin?.modelPath = ""
+        (decided.notes, decided.route) = ([], nil)
+        let encoder = Self.encoder
+        encoder.userInfo[.omittingInstants] = true
+        return SHA256.hash(data: try encoder.encode(decided)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// Where this plan decides otherwise than `recorded`, in words: each top-level part that
     /// differs, and for the steps, each step's part ("step A → B: its decisions"). Empty when
     /// the two write the same store.
     package func differences(from recorded: MigrationPlan) throws -> [String] {
+        guard try contentDigest() != recorded.contentDigest() else { return [] }
         let (now, then) = (try decidedFields(), try recorded.decidedFields())
         let same = { (a: Any?, b: Any?) -> Bool in
             guard let a, let b else { return a == nil && b == nil }
