@@ -59,11 +59,11 @@ extension PolicyRegistry {
     /// (`PolicyRegistry.forModel(at:)`), never for a copy of it elsewhere.
     public static var builtIn: PolicyRegistry {
         var registry = PolicyRegistry()
-        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy", folder: configs + "/bookstore")
-        registry.registerExample(BookStoreExample.AuthorSplitPolicy(), as: "AuthorSplitPolicy", folder: configs + "/bench")
-        registry.registerExample(BookStoreExample.AuthorSplitPolicy(clean: BenchExample.cleanName), as: "NameCleaningPolicy", folder: configs + "/bench")
-        registry.registerExample(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy", folder: configs + "/events")
-        registry.setExampleDelegate(BookStoreExample.SynopsisManager(), folder: configs + "/bookstore")
+        registry.register(BookStoreExample.AuthorSplitPolicy(), as: "PublicationToPublicationMigrationPolicy", forModelAt: configs + "/bookstore")
+        registry.register(BookStoreExample.AuthorSplitPolicy(), as: "AuthorSplitPolicy", forModelAt: configs + "/bench")
+        registry.register(BookStoreExample.AuthorSplitPolicy(clean: BenchExample.cleanName), as: "NameCleaningPolicy", forModelAt: configs + "/bench")
+        registry.register(EventsExample.PrintedDatePolicy(), as: "StepOneEntityMigrationPolicy", forModelAt: configs + "/events")
+        registry.setDelegate(BookStoreExample.SynopsisManager(), forModelAt: configs + "/bookstore")
         return registry
     }
 

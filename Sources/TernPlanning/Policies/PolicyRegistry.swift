@@ -11,15 +11,15 @@ import TernMapping
 /// `Post2ToPost3MigrationPolicy`.
 public struct PolicyRegistry: Sendable {
     private var policies: [String: any EntityMigrationPolicy] = [:]
-    /// Names registered for Tern's own examples, with the model folder each serves: kept apart in
-    /// messages (a user's mapping that names an app class is told what they registered, not the
-    /// demo's policies), and used only for the model in that very folder.
-    private var examples: [String: String] = [:]
-    /// The model folder the manager hook serves, when it is one of Tern's examples.
-    private var exampleDelegateFolder: String?
+    /// Names registered for one model only, with the folder of that model: used only for the
+    /// model in that very folder, and kept apart in messages (a mapping of another model that
+    /// names a class is told what was registered for every model).
+    private var scoped: [String: String] = [:]
+    /// The model folder the manager hook serves, when it was set for one model only.
+    private var delegateScope: String?
     /// The manager-level hook, if any.
     public var delegate: (any MigrationManagerDelegate)? {
-        didSet { exampleDelegateFolder = nil }
+        didSet { delegateScope = nil }
     }
 
     /// An empty registry: no policies and no manager hook.
@@ -28,34 +28,34 @@ public struct PolicyRegistry: Sendable {
     /// Registers `policy` under `name`, replacing any policy registered under that name before.
     public mutating func register(_ policy: any EntityMigrationPolicy, as name: String) {
         policies[name] = policy
-        examples[name] = nil
+        scoped[name] = nil
     }
 
-    /// Registers one of Tern's example policies (the `tern` binary's) for the model in `folder`
-    /// (the absolute path of a folder of Tern's `configs/`): a migration of any other model — a
-    /// copy of it elsewhere included — does not see it, so an app's own class of the same name
-    /// is never stood in for by a demo. A policy registered later under the same name replaces it.
-    public mutating func registerExample(_ policy: any EntityMigrationPolicy, as name: String, folder: String) {
+    /// Registers `policy` under `name` for the model in `folder` only (its absolute path): a
+    /// migration of any other model — a copy of it elsewhere included — does not see it, so a
+    /// class of the same name in another app is never stood in for by it. A policy registered
+    /// later under the same name replaces it.
+    public mutating func register(_ policy: any EntityMigrationPolicy, as name: String, forModelAt folder: String) {
         policies[name] = policy
-        examples[name] = Self.canonical(folder)
+        scoped[name] = Self.canonical(folder)
     }
 
-    /// Sets one of Tern's example manager hooks, for the model in `folder` only.
-    public mutating func setExampleDelegate(_ delegate: any MigrationManagerDelegate, folder: String) {
+    /// Sets the manager hook for the model in `folder` only.
+    public mutating func setDelegate(_ delegate: any MigrationManagerDelegate, forModelAt folder: String) {
         self.delegate = delegate
-        exampleDelegateFolder = Self.canonical(folder)
+        delegateScope = Self.canonical(folder)
     }
 
-    /// This registry for a migration of the model at `modelPath`: without the examples (policies
-    /// and manager hook) of other folders.
+    /// This registry for a migration of the model at `modelPath`: without what was registered
+    /// for other models only (policies and manager hook).
     public func forModel(at modelPath: String) -> PolicyRegistry {
         let model = Self.canonical(modelPath)
         var registry = self
-        for (name, folder) in examples where folder != model {
+        for (name, folder) in scoped where folder != model {
             registry.policies[name] = nil
-            registry.examples[name] = nil
+            registry.scoped[name] = nil
         }
-        if let folder = exampleDelegateFolder, folder != model {
+        if let folder = delegateScope, folder != model {
             registry.delegate = nil
         }
         return registry
@@ -72,8 +72,8 @@ public struct PolicyRegistry: Sendable {
     }
 
     /// The registered names, sorted, for messages listing what is available: the ones registered
-    /// with `register(_:as:)`, not Tern's examples.
-    public var names: [String] { policies.keys.filter { examples[$0] == nil }.sorted() }
+    /// with `register(_:as:)` for every model, not those registered for one model only.
+    public var names: [String] { policies.keys.filter { scoped[$0] == nil }.sorted() }
 
     /// The policy `mapping` names, or an error naming the mapping, the policy and what is
     /// registered: checked when a migration is planned, not halfway through it.
