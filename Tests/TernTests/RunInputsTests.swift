@@ -80,3 +80,28 @@ struct WholePlanResumeTests {
         #expect(try StoreMetadata.read(storeAt: output, countingRows: false).versionName == model.currentVersionName)
     }
 }
+
+@Suite("A saved plan's decisions")
+struct SavedDecisionsTests {
+    @Test("decisions edited in a saved plan (keys kept where planning keeps none) are refused when read, whatever its seal; unedited, it reads back equal")
+    func editedDecisionsRefused() throws {
+        let folder = try TemporaryDirectory()
+        let model = try ModelLoader.load(Configs.path("library"))
+        let store = folder.path("Library.sqlite")
+        _ = try DataGenerator.generate(model: model.versions[0], at: store, rows: 10, seed: 2)
+        let plan = try StoreMigration(store: store, model: model, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }).plan()
+        let data = try MigrationPlan.encoder.encode(plan)
+        let read = try JSONDecoder().decode(MigrationPlan.self, from: data)
+        #expect(read.steps.map(\.decisions) == plan.steps.map(\.decisions))
+
+        var json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var steps = try #require(json["steps"] as? [[String: Any]])
+        var decisions = try #require(steps[0]["decisions"] as? [[String: Any]])
+        let index = try #require(decisions.firstIndex { ($0["keepsKeys"] as? Bool) == false })
+        decisions[index]["keepsKeys"] = true
+        steps[0]["decisions"] = decisions
+        json["steps"] = steps
+        let edited = try JSONSerialization.data(withJSONObject: json)
+        #expect(throws: DecodingError.self) { _ = try JSONDecoder().decode(MigrationPlan.self, from: edited) }
+    }
+}

@@ -73,14 +73,22 @@ struct RunStart {
                 migration.logger.info("the source is the file the run began with, unchanged: its digest is the one recorded")
             }
             var differences = try inputs(known: unchanged ? recorded.source : nil).differences(from: recorded)
+            // A record an earlier Tern wrote, before plans held their decisions: that Tern decided
+            // them as the run began, with the policies it ran with, which the inputs above showed
+            // unchanged; decided so once here, and recorded with the run from now on.
+            var recordedPlan = existing.plan
+            if var old = recordedPlan, old.stepPlans == nil {
+                for index in old.steps.indices { old.steps[index].decide(with: registry) }
+                recordedPlan = old
+            }
             // The whole plan, compared field by field: what the named inputs leave out decides
             // the store as much (a step copied rather than changed in place, keys kept).
-            if differences.isEmpty, let recordedPlan = existing.plan {
+            if differences.isEmpty, let recordedPlan {
                 differences = try plan.differences(from: recordedPlan)
             }
             guard differences.isEmpty else { throw MigrationError.resumeMismatch(existing, manifest: manifestPath, differences: differences) }
             // The same plan: the run goes on with the one it recorded (its instant of `now()`).
-            if let recordedPlan = existing.plan {
+            if let recordedPlan {
                 plan = recordedPlan
                 stepPlans = try Self.stepPlans(of: plan, registry: registry, path: manifestPath)
             }

@@ -13,7 +13,7 @@ enum CrashTest {
         #if DEBUG
             // The wall clock moved ahead (`TERN_CLOCK_SHIFT` seconds): a store just written looks
             // as still as one at rest, without the test waiting for it to age.
-            if let shift = ProcessInfo.processInfo.environment["TERN_CLOCK_SHIFT"].flatMap(Double.init) {
+            if let shift = ProcessInfo.processInfo.environment["TERN_CLOCK_SHIFT"].flatMap(Double.init), shift.isFinite, abs(shift) < 1e9 {
                 options.wallClock = .shifted(by: shift)
             }
             guard let target = ProcessInfo.processInfo.environment["TERN_CRASH_AT"].flatMap(MigrationOptions.Milestone.init(rawValue:)) else { return }

@@ -38,8 +38,9 @@ public struct MigrationOptions: Sendable {
     public var now: Double
     /// What "now" is where the wall clock decides something: whether the source has been still
     /// long enough for its file state to prove nobody wrote it (`StoreFileState`). Tests move it
-    /// instead of waiting for a file to age.
-    public var wallClock: WallClock = .system
+    /// instead of waiting for a file to age. Not API: a clock ahead of the system's would let a
+    /// source written a moment ago pass for one at rest.
+    package var wallClock: WallClock = .system
     /// The policies mapping models may name, and the manager hook (default: none; `tern`
     /// registers its built-in examples, `PolicyRegistry.builtIn`).
     public var registry: PolicyRegistry

@@ -159,6 +159,22 @@ extension MigrationStep: Codable {
                     debugDescription:
                         "the decisions do not name each entity mapping of step \(source.versionName) → \(destination.versionName) that copies objects once")
             }
+            // Only the Swift-or-SQL answers are the policies' to give; the order, the keys kept and
+            // the association tables follow from them and the step: made again, they must match.
+            let answers = Dictionary(decisions.map { ([$0.pass, $0.entity], $0) }, uniquingKeysWith: { first, _ in first })
+            let passes = self.passes
+            let answer = { (pass: Int, mapping: EntityMapping) in
+                passes[pass].entities.firstIndex { $0.mapping.name == mapping.name }.flatMap { answers[[pass, $0]] }
+            }
+            let remade = MappingDecision.decide(
+                self, runsInSwift: { answer($0, $1)?.runsInSwift ?? false }, valuesFollowExpressions: { answer($0, $1)?.valuesFollowExpressions ?? true })
+            guard remade == decisions else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .decisions, in: container,
+                    debugDescription:
+                        "the decisions of step \(source.versionName) → \(destination.versionName) are not what planning decides from their Swift-or-SQL answers (keys kept, order, numbering)"
+                )
+            }
         }
     }
 

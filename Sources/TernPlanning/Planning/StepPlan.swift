@@ -30,10 +30,19 @@ extension MappingDecision {
     /// mapping into its destination table reads one source table and has no filter (each
     /// source key then names at most one destination object).
     package static func decide(_ step: MigrationStep, registry: PolicyRegistry) -> [MappingDecision] {
+        decide(step, runsInSwift: { registry.runsInSwift($1) }, valuesFollowExpressions: { registry.valuesFollowExpressions($1) })
+    }
+
+    /// The decisions for `step` given, per pass and entity mapping, whether it runs in Swift and
+    /// whether its values follow their expressions: everything else follows from these and the
+    /// step (how a decoded plan's decisions are checked: made again from their own answers).
+    package static func decide(
+        _ step: MigrationStep, runsInSwift: (Int, EntityMapping) -> Bool, valuesFollowExpressions: (Int, EntityMapping) -> Bool
+    ) -> [MappingDecision] {
         var all: [(pass: Int, index: Int, entity: ValidatedMapping.Entity, source: String, destination: String)] = []
         for (pass, mapping) in step.passes.enumerated() {
             // `MappingOrder.copying` gives only mappings with both entities.
-            for entity in MappingOrder.copying(mapping, destination: step.destination, runsInSwift: registry.runsInSwift) {
+            for entity in MappingOrder.copying(mapping, destination: step.destination, runsInSwift: { runsInSwift(pass, $0) }) {
                 guard let source = entity.mapping.sourceEntity, let destination = entity.mapping.destinationEntity,
                     let index = mapping.entities.firstIndex(where: { $0.mapping.name == entity.mapping.name })
                 else { continue }
@@ -50,11 +59,11 @@ extension MappingDecision {
             // Two mappings of one source entity into one table would give two objects one key.
             let sourceEntities = group.map(\.source)
             let follows = sourceTables.count == 1 && Set(sourceEntities).count == sourceEntities.count && group.allSatisfy { $0.entity.filter == nil }
-            let runsInSwift = registry.runsInSwift(element.entity.mapping)
+            let inSwift = runsInSwift(element.pass, element.entity.mapping)
             return MappingDecision(
-                pass: element.pass, entity: element.index, number: number + 1, keepsKeys: follows && !runsInSwift,
-                policyMayKeepKeys: follows && runsInSwift, runsInSwift: runsInSwift,
-                valuesFollowExpressions: registry.valuesFollowExpressions(element.entity.mapping))
+                pass: element.pass, entity: element.index, number: number + 1, keepsKeys: follows && !inSwift,
+                policyMayKeepKeys: follows && inSwift, runsInSwift: inSwift,
+                valuesFollowExpressions: valuesFollowExpressions(element.pass, element.entity.mapping))
         }
     }
 }
