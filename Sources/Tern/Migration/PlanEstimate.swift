@@ -132,7 +132,7 @@ extension StoreMigration {
         // The store's own tables outside the model stay while steps apply in place, and are left
         // behind by the first step that copies the store.
         var outsideModelCarried = true
-        let stepPlans = try RunStart.stepPlans(of: plan, registry: registry, path: nil)
+        let stepPlans = try plan.stepPlans(checkedAgainst: registry, path: nil)
         for (index, step) in plan.steps.enumerated() {
             let sourceLayout = step.sourceLayout
             var created: [String: Int] = [:]

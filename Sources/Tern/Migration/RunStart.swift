@@ -31,7 +31,7 @@ struct RunStart {
         registry: PolicyRegistry
     ) throws -> RunStart {
         var plan = given
-        var stepPlans = try Self.stepPlans(of: plan, registry: registry, path: nil)
+        var stepPlans = try plan.stepPlans(checkedAgainst: registry, path: nil)
         let manifestPath = MigrationRun.path(for: finalPath)
         let backup = output == nil ? StoreMigration.backupPath(for: store) : nil
         var checkingSource = Duration.zero
@@ -90,7 +90,7 @@ struct RunStart {
             // The same plan: the run goes on with the one it recorded (its instant of `now()`).
             if let recordedPlan {
                 plan = recordedPlan
-                stepPlans = try Self.stepPlans(of: plan, registry: registry, path: manifestPath)
+                stepPlans = try plan.stepPlans(checkedAgainst: registry, path: manifestPath)
             }
             // The digest equals the one taken when the record was made, after the scan for rows
             // Core Data never writes found none: the scan would find none again.
@@ -169,23 +169,6 @@ struct RunStart {
 
         return RunStart(
             run: run, plan: plan, stepPlans: stepPlans, manifestPath: manifestPath, backup: backup, checkingSource: checkingSource, pendingChecks: pending)
-    }
-
-    /// The plan's steps as it decided them, refused when it holds no decisions (a plan an earlier
-    /// Tern made) or when `registry` would run its mappings otherwise (another policy registered,
-    /// or one gone): the run binds the plan's policy names to instances, and decides nothing.
-    static func stepPlans(of plan: MigrationPlan, registry: PolicyRegistry, path: String?) throws -> [StepPlan] {
-        guard let stepPlans = plan.stepPlans else {
-            throw TernError(.badInput, "the plan does not say how its entity mappings run (an earlier Tern made it): plan the migration again", path: path)
-        }
-        try registry.checkPolicies(of: plan.steps.flatMap(\.entityMappings))
-        if let step = plan.steps.first(where: { $0.decisionsDiffer(from: registry) }) {
-            throw TernError(
-                .badInput,
-                "step \(step.identity) was planned with other policies than those registered now (an entity mapping would run in Swift "
-                    + "rather than SQL, or the other way round): plan the migration again with the policies it runs with", path: path)
-        }
-        return stepPlans
     }
 
     /// Whether the source is the file `run` recorded when it began, unwritten since: the same

@@ -35,7 +35,8 @@ extension StoreMigration {
     }
 
     /// A plan runs on a store with the schema and version hashes it was made from (a saved plan
-    /// may be run on another store of that version), and with the policies it names registered.
+    /// may be run on another store of that version); the policies it names are checked with its
+    /// decisions (`MigrationPlan.stepPlans(checkedAgainst:path:)`).
     func checkPlanned(_ plan: Plan, store: String) throws {
         let (metadata, signature) = try Self.shape(ofStoreAt: store)
         if let origin = plan.origin, Plan.Origin.schema(metadata: metadata, signature: signature) != origin.storeSchema {
@@ -56,7 +57,6 @@ extension StoreMigration {
                         + "but the store is not of it: \(differences.joined(separator: "; "))", path: store)
             }
         }
-        try registry.checkPolicies(of: plan.steps.flatMap(\.entityMappings))
         // What planning checks of the store, checked again of this store: a saved plan may be
         // run on another store of its schema, or on this one after the app changed it.
         guard let first = plan.steps.first else { return }

@@ -41,6 +41,23 @@ public struct MigrationPlan: Sendable, Codable {
         return plans
     }
 
+    /// The plan's steps as it decided them, refused when it holds no decisions (a plan an earlier
+    /// Tern made), when a policy it names is not registered, or when `registry` would run its
+    /// mappings otherwise: a run binds the plan's policy names to instances, and decides nothing.
+    package func stepPlans(checkedAgainst registry: PolicyRegistry, path: String?) throws -> [StepPlan] {
+        guard let stepPlans else {
+            throw TernError(.badInput, "the plan does not say how its entity mappings run (an earlier Tern made it): plan the migration again", path: path)
+        }
+        try registry.checkPolicies(of: steps.flatMap(\.entityMappings))
+        if let step = steps.first(where: { $0.decisionsDiffer(from: registry) }) {
+            throw TernError(
+                .badInput,
+                "step \(step.identity) was planned with other policies than those registered now (an entity mapping would run in Swift "
+                    + "rather than SQL, or the other way round): plan the migration again with the policies it runs with", path: path)
+        }
+        return stepPlans
+    }
+
     /// A plan of `steps` from `storeVersion` to `targetVersion`; the planner fills in the rest.
     package init(storeVersion: String, targetVersion: String, steps: [MigrationStep]) {
         self.storeVersion = storeVersion

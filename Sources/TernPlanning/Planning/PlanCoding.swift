@@ -37,38 +37,31 @@ extension MigrationPlan {
         return SHA256.hash(data: try Self.encoder.encode(unsealed)).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// What the plan decides, as JSON values: its encoding without the words it says to people
-    /// (`notes`, `route`), its seal, the path the model was read at (what it scopes shows in the
-    /// decisions), and the instant each pass's `now()` reads (a plan made again a minute later
-    /// decides the same; a run takes its instant from the plan it runs).
-    private func decidedFields() throws -> [String: Any] {
-        var decided = self
-        decided.origin?.seal = nil
-        decided.origin?.modelPath = ""
-        (decided.notes, decided.route) = ([], nil)
-        var fields = try JSONSerialization.jsonObject(with: Self.encoder.encode(decided)) as? [String: Any] ?? [:]
-        fields["steps"] = (fields["steps"] as? [[String: Any]])?.map { step in
-            var step = step
-            step["passes"] = (step["passes"] as? [[String: Any]])?.map { $0.filter { $0.key != "now" } }
-            return step
-        }
-        return fields
-    }
-
-    private static func json(_ value: Any) -> Data? {
-        try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
-    }
-
-    /// A digest of what the plan decides (what `decidedFields` holds, encoded directly: each
-    /// pass's instant written as 0): two plans with one digest write one store.
-    package func contentDigest() throws -> String {
+    /// What the plan decides, encoded: without the words it says to people (`notes`, `route`),
+    /// its seal, the path the model was read at (what it scopes shows in the decisions), and
+    /// with each pass's `now()` instant written as 0 (a plan made again a minute later decides
+    /// the same; a run takes its instant from the plan it runs).
+    private func decidedEncoding() throws -> Data {
         var decided = self
         decided.origin?.seal = nil
         decided.origin?.modelPath = ""
         (decided.notes, decided.route) = ([], nil)
         let encoder = Self.encoder
         encoder.userInfo[.omittingInstants] = true
-        return SHA256.hash(data: try encoder.encode(decided)).map { String(format: "%02x", $0) }.joined()
+        return try encoder.encode(decided)
+    }
+
+    private func decidedFields() throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: decidedEncoding()) as? [String: Any] ?? [:]
+    }
+
+    private static func json(_ value: Any) -> Data? {
+        try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
+    }
+
+    /// A digest of what the plan decides (`decidedEncoding`): two plans with one digest write one store.
+    package func contentDigest() throws -> String {
+        SHA256.hash(data: try decidedEncoding()).map { String(format: "%02x", $0) }.joined()
     }
 
     /// Where this plan decides otherwise than `recorded`, in words: each top-level part that
