@@ -57,4 +57,67 @@ struct BinaryPropertyListTests {
             #expect(!metadata.versionHashes.isEmpty, "\(store)")
         }
     }
+
+    /// The `Z_PLIST` of every real store in the fixtures, Core Data's and other apps'.
+    static func fixtureMetadata() throws -> [(store: String, bytes: [UInt8])] {
+        let stores = try FileManager.default.subpathsOfDirectory(atPath: Fixtures.root.path).filter { $0.hasSuffix(".sqlite") }
+        return try stores.compactMap { store in
+            let reader = try ReadOnlyStore(path: Fixtures.root.appendingPathComponent(store).path)
+            let connection = try reader.connect()
+            defer { withExtendedLifetime(reader) {} }
+            guard let bytes = try connection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob else { return nil }
+            return (store, bytes)
+        }
+    }
+
+    @Test("every real store's metadata, written again, reads back equal, in Tern's decoder and in Foundation's")
+    func roundTrip() throws {
+        let metadata = try Self.fixtureMetadata()
+        #expect(metadata.count >= 5)
+        for (store, bytes) in metadata {
+            let value = try BinaryPropertyList.decode(bytes)
+            let written = BinaryPropertyList.encode(value)
+            #expect(try BinaryPropertyList.decode(written) == value, "\(store)")
+            let original = try PropertyListSerialization.propertyList(from: Data(bytes), format: nil) as? NSDictionary
+            let again = try PropertyListSerialization.propertyList(from: Data(written), format: nil) as? NSDictionary
+            #expect(original != nil && original == again, "\(store)")
+        }
+    }
+
+    @Test("equal values are equal bytes, however their dictionaries were built")
+    func deterministic() throws {
+        let keys = (0..<300).map { "key\($0)" }
+        var forwards: [String: PropertyListValue] = [:]
+        for key in keys { forwards[key] = .data(Array(key.utf8)) }
+        var backwards: [String: PropertyListValue] = [:]
+        backwards.reserveCapacity(4096)
+        for key in keys.reversed() { backwards[key] = .data(Array(key.utf8)) }
+        #expect(Array(forwards.keys) != Array(backwards.keys), "the two dictionaries iterate alike; the test shows nothing")
+        let values: [PropertyListValue] = [
+            .integer(-1), .integer(70_000), .real(2.5), .date(1), .bool(true), .null, .string("Zoë"), .uid(3), .array([.string("a")]),
+        ]
+        let sample = PropertyListValue.dictionary(["hashes": .dictionary(forwards), "values": .array(values)])
+        let same = PropertyListValue.dictionary(["values": .array(values), "hashes": .dictionary(backwards)])
+        #expect(BinaryPropertyList.encode(sample) == BinaryPropertyList.encode(same))
+        #expect(try BinaryPropertyList.decode(BinaryPropertyList.encode(sample)) == sample)
+    }
+
+    @Test("containers shared to decode exponentially many objects (a billion laughs) are refused")
+    func billionLaughs() {
+        // Object k is an array referring to object k + 1 twice; the last is an empty array:
+        // 2^40 objects to decode from 40 arrays.
+        let depth = 40
+        var objects: [[UInt8]] = (0..<depth).map { [0xA2, UInt8($0 + 1), UInt8($0 + 1)] }
+        objects.append([0xA0])
+        var bytes = Array("bplist00".utf8)
+        var offsets: [UInt8] = []
+        for object in objects {
+            offsets.append(UInt8(bytes.count))
+            bytes += object
+        }
+        let table = bytes.count
+        func big(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
+        bytes += offsets + [0, 0, 0, 0, 0, 0, 1, 1] + big(objects.count) + big(0) + big(table)
+        #expect(throws: BinaryPropertyList.Malformed.self) { try BinaryPropertyList.decode(bytes) }
+    }
 }

@@ -40,7 +40,7 @@ struct IndexBuildTests {
         let build = try IndexBuild(
             store: connection.path,
             statements: ["CREATE INDEX IF NOT EXISTS ZITEM_ZCODE_INDEX ON ZITEM (ZCODE)", "CREATE INDEX IF NOT EXISTS ZITEM_ZNAME_INDEX ON ZITEM (ZNAME)"],
-            threads: 2, shouldStop: { false })
+            threads: 2, beside: true, shouldStop: { false })
         build.waitForEnd()
         #expect(try reader.scalar("SELECT count(*) FROM ZITEM") == .integer(200_000))
         try reader.execute("COMMIT")
@@ -58,9 +58,24 @@ struct IndexBuildTests {
                 "CREATE INDEX ZITEM_ZNAME_INDEX ON ZITEM (ZNAME)", "CREATE UNIQUE INDEX ZITEM_ZCODE_UNIQUE ON ZITEM (ZCODE)",
                 "CREATE INDEX ZITEM_ZCODE_INDEX ON ZITEM (ZCODE)",
             ],
-            threads: 2, shouldStop: { false })
+            threads: 2, beside: true, shouldStop: { false })
         build.waitForEnd()
         #expect(try indexes(connection) == ["ZITEM_ZNAME_INDEX"])
+        // Completing the build makes the statement fail again, now reported.
+        #expect(throws: SQLiteError.self) { try build.completeAll() }
+    }
+
+    @Test("without a build beside, completing it makes every index on its own connection, each committed on its own")
+    func completeAllWithoutBeside() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try store(in: directory, rows: 1_000)
+        let build = try IndexBuild(
+            store: connection.path,
+            statements: ["CREATE INDEX IF NOT EXISTS ZITEM_ZNAME_INDEX ON ZITEM (ZNAME)", "CREATE INDEX IF NOT EXISTS ZITEM_ZCODE_INDEX ON ZITEM (ZCODE)"],
+            threads: 1, beside: false, shouldStop: { false })
+        #expect(try indexes(connection).isEmpty, "nothing is built before it is asked for")
+        try build.completeAll()
+        #expect(try indexes(connection) == ["ZITEM_ZCODE_INDEX", "ZITEM_ZNAME_INDEX"])
     }
 
     @Test("asked to finish, the build makes the index it is making and starts no other")
@@ -73,7 +88,7 @@ struct IndexBuildTests {
         let build = try IndexBuild(
             store: connection.path,
             statements: ["CREATE INDEX ZITEM_ZNAME_INDEX ON ZITEM (ZNAME)", "CREATE INDEX ZITEM_ZCODE_INDEX ON ZITEM (ZCODE)"],
-            threads: 1,
+            threads: 1, beside: true,
             shouldStop: {
                 calls.add(1, ordering: .relaxed)
                 return false
@@ -88,7 +103,8 @@ struct IndexBuildTests {
     func stopRollsBack() throws {
         let directory = try TemporaryDirectory()
         let connection = try store(in: directory, rows: 20_000)
-        let build = try IndexBuild(store: connection.path, statements: ["CREATE INDEX ZITEM_ZNAME_INDEX ON ZITEM (ZNAME)"], threads: 2, shouldStop: { true })
+        let build = try IndexBuild(
+            store: connection.path, statements: ["CREATE INDEX ZITEM_ZNAME_INDEX ON ZITEM (ZNAME)"], threads: 2, beside: true, shouldStop: { true })
         build.stop()
         #expect(try indexes(connection).isEmpty)
     }

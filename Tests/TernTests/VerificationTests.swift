@@ -187,13 +187,18 @@ struct VerificationTests {
         let stopped = StoreMigration(store: source, model: Self.library, options: options)
         _ = try requireUnderlying(MigrationInterrupted.self) { _ = try stopped.runBlocking(try stopped.plan(), output: output) }
 
-        let step = try Connection(path: MigrationRun.stepFile(for: output, index: 1))
-        let keptCount = try step.scalar("SELECT count(*) FROM \(StepWorkspace.sourceScansTable) WHERE value IS NOT NULL")?.int64 ?? 0
+        let stepStore = MigrationRun.stepFile(for: output, index: 1)
+        // Kept beside the step's store, never in it.
+        let inStore = try Connection(path: stepStore)
+        #expect(try inStore.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'TERN_SOURCE_SCANS'") == .integer(0))
+        try inStore.close()
+        let cache = try Connection(path: SourceScanCache.path(forStepStore: stepStore))
+        let keptCount = try cache.scalar("SELECT count(*) FROM TERN_SOURCE_SCANS WHERE value IS NOT NULL")?.int64 ?? 0
         #expect(keptCount > 0, "the stopped run kept no scan of the source")
         if kept != .untouched {
-            try step.execute("UPDATE \(StepWorkspace.sourceScansTable) SET value = value + 1 WHERE value IS NOT NULL")
+            try cache.execute("UPDATE TERN_SOURCE_SCANS SET value = value + 1 WHERE value IS NOT NULL")
         }
-        try step.close()
+        try cache.close()
         if kept == .tamperedButSourceTouched {
             // Its times change, not its content: the resume goes on, but reads the source again.
             #expect(utime(source, nil) == 0)

@@ -13,6 +13,7 @@ package enum StoreFiles {
     /// Removes a step's store and the support folder of the files it wrote.
     package static func removeStepStore(_ path: String) {
         remove(path)
+        remove(SourceScanCache.path(forStepStore: path))
         try? FileManager.default.removeItem(atPath: ExternalBinaryData.supportFolder(forStore: path))
     }
 

@@ -46,9 +46,9 @@ package final class StepWorkspace {
     /// Which entity mappings wrote objects in Swift into which root tables: a policy may make
     /// objects of any entity, and verification must know every writer of a table.
     package static let writersTable = "TERN_WRITERS"
-    /// Verification's source side as read early (`EarlyExpectations`), by query: a resume goes
-    /// on only on a source proved unchanged, so what an earlier run read of it still holds.
-    static let sourceScansTable = "TERN_SOURCE_SCANS"
+    /// Where an earlier Tern kept verification's source side read early; now `SourceScanCache`.
+    /// Dropped from such a step's store as it finishes.
+    private static let earlierSourceScansTable = "TERN_SOURCE_SCANS"
     private static let keysTable = "TERN_KEYS"
 
     let connection: Connection
@@ -59,6 +59,7 @@ package final class StepWorkspace {
     package var nextKeys: [String: Int64] = [:]
     private var savedKeys: [String: Int64] = [:]
     private let associations: AssociationTables
+    private let scanCache: SourceScanCache
 
     /// Opens the work state in `connection`'s store, creating the tables a new step needs, and
     /// reads what earlier runs committed.
@@ -68,11 +69,11 @@ package final class StepWorkspace {
         self.connection = connection
         self.associations = associations
         hasPolicyTables = withPolicies
+        scanCache = SourceScanCache(stepStore: connection.path)
         var statements =
             [
                 "CREATE TABLE IF NOT EXISTS \(Self.progressTable) (unit TEXT PRIMARY KEY, last_key INTEGER NOT NULL, count INTEGER NOT NULL, done INTEGER NOT NULL)",
                 "CREATE TABLE IF NOT EXISTS \(Self.keysTable) (root TEXT PRIMARY KEY, next INTEGER NOT NULL)",
-                "CREATE TABLE IF NOT EXISTS \(Self.sourceScansTable) (query TEXT PRIMARY KEY, count INTEGER NOT NULL, value INTEGER, counts TEXT NOT NULL) WITHOUT ROWID",
             ]
             + associations.entries.filter { !$0.keepsKeys }.map {
                 // `entity`: the destination object's entity number where a policy made it (it may make
@@ -91,6 +92,8 @@ package final class StepWorkspace {
             progress[unit] = unitProgress
             if case .keptKeys(let number) = unit { associations.keptByPolicy.insert(number) }
         }
+        // A step begun anew reads its source anew: a cache left beside it is another run's.
+        if progress.isEmpty { scanCache.remove() }
         let keys = try connection.prepare("SELECT root, next FROM \(Self.keysTable)")
         var rows = keys.rows()
         while let row = try rows.next() { nextKeys[row.text(at: 0)!] = row.int64(at: 1) }
@@ -137,53 +140,14 @@ package final class StepWorkspace {
     }
 
     /// What this step's runs read of `queries` (verification's source side) and kept.
-    package func sourceScans(of queries: [SQLFragment]) throws -> [SQLFragment: ScanResult] {
-        let read = try connection.prepare("SELECT count, value, counts FROM \(Self.sourceScansTable) WHERE query = ?")
-        var found: [SQLFragment: ScanResult] = [:]
-        for query in queries {
-            try read.bind([SQLiteValue.text(Self.identity(of: query))])
-            defer { read.reset() }
-            guard try read.step() else { continue }
-            let row = read.row
-            let counts = try (row.text(at: 2) ?? "").split(separator: ",").map { part in
-                guard let count = Int64(part) else {
-                    throw MigrationFailure.verification("\(connection.path): \(Self.sourceScansTable) holds a count Tern never writes")
-                }
-                return count
-            }
-            found[query] = ScanResult(count: row.int64(at: 0), value: row.isNull(at: 1) ? nil : row.int64(at: 1), counts: counts)
-        }
-        return found
+    package func sourceScans(of queries: [SQLFragment]) -> [SQLFragment: ScanResult] {
+        scanCache.scans(of: queries)
     }
 
-    /// Keeps `scans` (verification's source side, read) for a resume, in a transaction of its
-    /// own. Not those that read values from files: neither the digest nor the store file's state
-    /// says whether a file changed since.
+    /// Keeps `scans` (verification's source side, read) for a resume.
     package func keep(sourceScans scans: [SQLFragment: ScanResult]) throws {
-        let kept = scans.filter { !$0.key.sql.contains("tern_external") }
-        guard !kept.isEmpty else { return }
-        try connection.transaction(.immediate) {
-            let insert = try connection.prepare(
-                "INSERT OR REPLACE INTO \(Self.sourceScansTable) (query, count, value, counts) VALUES (?, ?, ?, ?)")
-            for (query, result) in kept {
-                try insert.bind([
-                    SQLiteValue.text(Self.identity(of: query)), .integer(result.count), result.value.map(SQLiteValue.integer) ?? .null,
-                    .text(result.counts.map(String.init).joined(separator: ",")),
-                ])
-                try insert.run()
-            }
-        }
+        try scanCache.keep(scans)
     }
-
-    /// A query's text and arguments as one string: the same for the same query only, and for
-    /// the same meaning of Tern's SQL functions (`sourceScansFormat`).
-    private static func identity(of query: SQLFragment) -> String {
-        "\(sourceScansFormat)\n" + query.sql + "\n-- " + query.arguments.map(\.sqlLiteral).joined(separator: ", ")
-    }
-
-    /// Changed whenever what a kept scan's result means changes (`tern_checksum`'s hash, a
-    /// function's values): a resume by another Tern then reads the source again.
-    private static let sourceScansFormat = "tern-source-scan-1"
 
     /// Every relationship a policy linked objects through, across resumes.
     package var policyLinkedRelationships: Set<PropertyIdentity> {
@@ -202,10 +166,15 @@ package final class StepWorkspace {
                 try connection.execute("DROP TABLE IF EXISTS \(quoteIdentifier(entry.table))")
             }
         }
-        for table in [Self.linksTable, Self.uniqueTable, Self.writersTable, Self.sourceScansTable, Self.progressTable, Self.keysTable] {
+        for table in [Self.linksTable, Self.uniqueTable, Self.writersTable, Self.earlierSourceScansTable, Self.progressTable, Self.keysTable] {
             try connection.execute("DROP TABLE IF EXISTS \(table)")
         }
         try connection.setPragma("user_version", .integer(Self.completedMarker))
+    }
+
+    /// Removes what was kept beside the step's store for a resume; call once `finish` committed.
+    package func removeKeptFiles() {
+        scanCache.remove()
     }
 
     /// Whether the store at this connection holds a finished step.

@@ -106,7 +106,7 @@ final class StepMigrator {
         // Verification's source side, as it will be built: what an earlier run kept of it, and
         // what is read beside the passes.
         let expected = keptScansHold || options.workers > 1 ? try verification().expectedScans() : []
-        if keptScansHold { keptScans = try workspace.sourceScans(of: expected) }
+        if keptScansHold { keptScans = workspace.sourceScans(of: expected) }
         let early = try expectationsReadEarly(expected)
         for pass in step.passes.indices {
             let passStarted = ContinuousClock.now
@@ -179,25 +179,23 @@ final class StepMigrator {
         try options.beforeVerification?(connection)
         // With a second worker, the indexes are built beside verification, on the cores its
         // scans leave; `finish` makes any the build had not begun when verification ended.
-        let indexes =
-            options.workers > 1
-            ? try IndexBuild(store: connection.path, statements: indexStatements, threads: options.workers, shouldStop: options.shouldStop)
-            : nil
+        let indexes = try IndexBuild(
+            store: connection.path, statements: indexStatements, threads: options.workers, beside: options.workers > 1, shouldStop: options.shouldStop)
         do {
             try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
         } catch MigrationFailure.verification(let message) {
-            indexes?.stop()
+            indexes.stop()
             throw MigrationFailure.verification(message + policyNote(for: message))
         } catch {
-            indexes?.stop()
+            indexes.stop()
             throw error
         }
         report = verification.report
         report.written = try writtenObjects()
         let finishing = ContinuousClock.now
         emit(.stepStage(.indexing))
-        indexes?.finishCurrent()
-        try MigrationInterrupted.whenAsked(options.shouldStop, finish)
+        indexes.finishCurrent()
+        try MigrationInterrupted.whenAsked(options.shouldStop) { try finish(indexes) }
         report.verifying = finishing - verifying
         report.indexing = ContinuousClock.now - finishing
         report.duration = ContinuousClock.now - started

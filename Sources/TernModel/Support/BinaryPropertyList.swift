@@ -70,6 +70,10 @@ public enum BinaryPropertyList {
         let referenceSize: Int
         let objectCount: Int
         let tableOffset: Int
+        /// Objects decoded so far. A tree whose containers are each referred to once decodes
+        /// fewer objects than it has bytes; input that shares containers to decode more (a
+        /// "billion laughs") is refused.
+        var decoded = 0
 
         func offset(of object: Int) throws -> Int {
             guard object >= 0, object < objectCount else { throw Malformed(description: "object \(object) out of range") }
@@ -101,6 +105,8 @@ public enum BinaryPropertyList {
 
         mutating func object(_ index: Int, depth: Int) throws -> PropertyListValue {
             guard depth < 512 else { throw Malformed(description: "nested too deeply") }
+            decoded += 1
+            guard decoded <= data.count else { throw Malformed(description: "containers shared to decode more objects than the input has bytes") }
             let offset = try offset(of: index)
             let marker = data[offset]
             switch marker >> 4 {

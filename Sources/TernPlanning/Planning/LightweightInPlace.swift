@@ -258,7 +258,7 @@ package enum LightweightInPlace {
                 for statement in destination.indexStatements + destination.derivedValueStatements + destination.triggerStatements + appObjects.map(\.sql) {
                     try connection.execute(statement)
                 }
-                try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", try StoreFile.metadataPlist(for: step.destination))
+                try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", StoreFile.metadataPlist(for: step.destination))
             }
             return true
         } catch is InPlaceMismatch {

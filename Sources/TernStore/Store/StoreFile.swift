@@ -18,23 +18,23 @@ public enum StoreFile {
     /// Tern's computation where the two could differ (a derivation Tern spells otherwise than
     /// `NSExpression.predicateFormat`).
     package static func useAppleHashes(_ apple: [String: String], in connection: Connection, path: String) throws {
-        try updateMetadata(in: connection, path: path) { plist in
-            var bytes: [String: [UInt8]] = [:]
-            for (entity, hex) in apple {
-                bytes[entity] = stride(from: 0, to: hex.count - 1, by: 2).compactMap { offset in
-                    let start = hex.index(hex.startIndex, offsetBy: offset)
-                    return UInt8(hex[start...hex.index(after: start)], radix: 16)
-                }
+        var bytes: [String: [UInt8]] = [:]
+        for (entity, hex) in apple {
+            bytes[entity] = stride(from: 0, to: hex.count - 1, by: 2).compactMap { offset in
+                let start = hex.index(hex.startIndex, offsetBy: offset)
+                return UInt8(hex[start...hex.index(after: start)], radix: 16)
             }
-            plist["NSStoreModelVersionHashes"] = bytes.mapValues { Data($0) }
-            plist["NSStoreModelVersionHashesDigest"] = VersionHash.digest(bytes)
-            plist["NSStoreModelVersionChecksumKey"] = VersionHash.checksum(bytes)
+        }
+        try updateMetadata(in: connection, path: path) { plist in
+            plist["NSStoreModelVersionHashes"] = .dictionary(bytes.mapValues(PropertyListValue.data))
+            plist["NSStoreModelVersionHashesDigest"] = .string(VersionHash.digest(bytes))
+            plist["NSStoreModelVersionChecksumKey"] = .string(VersionHash.checksum(bytes))
         }
     }
 
     /// Sets one key of the store's metadata plist, keeping every other.
     package static func setMetadata(_ key: String, to value: String, in connection: Connection, path: String) throws {
-        try updateMetadata(in: connection, path: path) { $0[key] = value }
+        try updateMetadata(in: connection, path: path) { $0[key] = .string(value) }
     }
 
     /// Copies the metadata an app set on the store at `source` (`setMetadata`: every key but
@@ -45,7 +45,7 @@ public enum StoreFile {
         let sourceConnection = try reader.connect()
         defer { withExtendedLifetime(reader) {} }
         guard let bytes = try sourceConnection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob,
-            let plist = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any]
+            case .dictionary(let plist) = try? BinaryPropertyList.decode(bytes)
         else { return }
         let apps = plist.filter { key, _ in !key.hasPrefix("NS") && !key.hasPrefix("_NS") && !key.hasPrefix("Tern") }
         guard !apps.isEmpty else { return }
@@ -53,15 +53,16 @@ public enum StoreFile {
     }
 
     /// Rewrites the store's metadata plist through `change`.
-    private static func updateMetadata(in connection: Connection, path: String, _ change: (inout [String: Any]) -> Void) throws {
+    private static func updateMetadata(
+        in connection: Connection, path: String, _ change: (inout [String: PropertyListValue]) -> Void
+    ) throws {
         guard let bytes = try connection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob,
-            var plist = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any]
+            case .dictionary(var plist) = try? BinaryPropertyList.decode(bytes)
         else {
             throw TernError(.badInput, "Z_METADATA.Z_PLIST is missing or not a dictionary", path: path)
         }
         change(&plist)
-        let encoded = [UInt8](try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0))
-        try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", encoded)
+        try connection.execute("UPDATE Z_METADATA SET Z_PLIST = ?", BinaryPropertyList.encode(.dictionary(plist)))
     }
 
     /// Creates the store at `path` (which must not exist) with every table and system row for
@@ -92,7 +93,7 @@ public enum StoreFile {
                 }
                 try connection.execute(
                     "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
-                    uuid.uuidString, try metadataPlist(for: model))
+                    uuid.uuidString, metadataPlist(for: model))
             }
             return connection
         } catch let error as SQLiteError {
@@ -102,19 +103,19 @@ public enum StoreFile {
 
     /// The binary plist Core Data keeps in `Z_METADATA.Z_PLIST`, with Core Data's version hashes
     /// of `model`, so the app's Core Data opens the store as written by that version.
-    package static func metadataPlist(for model: ObjectModel) throws -> [UInt8] {
+    package static func metadataPlist(for model: ObjectModel) -> [UInt8] {
         let hashes = model.versionHashes
-        let plist: [String: Any] = [
-            "NSStoreType": "SQLite",
-            "NSStoreModelVersionHashes": hashes.mapValues { Data($0) },
-            "NSStoreModelVersionHashesVersion": 3,
-            "NSStoreModelVersionIdentifiers": model.versionIdentifiers,
-            "NSStoreModelVersionHashesDigest": VersionHash.digest(hashes),
-            "NSStoreModelVersionChecksumKey": VersionHash.checksum(hashes),
-            "_NSAutoVacuumLevel": "2",
-            versionNameKey: model.versionName,
+        let plist: [String: PropertyListValue] = [
+            "NSStoreType": .string("SQLite"),
+            "NSStoreModelVersionHashes": .dictionary(hashes.mapValues(PropertyListValue.data)),
+            "NSStoreModelVersionHashesVersion": .integer(3),
+            "NSStoreModelVersionIdentifiers": .array(model.versionIdentifiers.map(PropertyListValue.string)),
+            "NSStoreModelVersionHashesDigest": .string(VersionHash.digest(hashes)),
+            "NSStoreModelVersionChecksumKey": .string(VersionHash.checksum(hashes)),
+            "_NSAutoVacuumLevel": .string("2"),
+            versionNameKey: .string(model.versionName),
         ]
-        return [UInt8](try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0))
+        return BinaryPropertyList.encode(.dictionary(plist))
     }
 }
 
