@@ -37,4 +37,29 @@ struct SourceBatchesTests {
         #expect(try ranges(size: 2, weight: ("s.W", 1000)) == [[0, 2], [2, 4], [4, 6], [6, 8]])
         #expect(try ranges(size: 3, weight: nil) == [[0, 3], [3, 6], [6, 8]])
     }
+
+    @Test("every row an object and the keys dense: batches are the next keys, no key counted; sparse keys, or a resume, are counted as before")
+    func byKeyRange() throws {
+        let directory = try TemporaryDirectory()
+        let source = try Connection(path: directory.path("src.sqlite"))
+        try source.execute("CREATE TABLE ZDENSE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER)")
+        // Keys 5…14 with a gap at 9: dense enough to cut by arithmetic.
+        for key in [5, 6, 7, 8, 10, 11, 12, 13, 14] { try source.execute("INSERT INTO ZDENSE VALUES (?, 1)", Int64(key)) }
+        try source.execute("CREATE TABLE ZSPARSE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER)")
+        for key in [1, 2, 1_000_000_000] { try source.execute("INSERT INTO ZSPARSE VALUES (?, 1)", Int64(key)) }
+        try source.close()
+        let connection = try Connection(path: ":memory:")
+        try connection.execute("ATTACH DATABASE \(quoteLiteral(directory.path("src.sqlite"))) AS src")
+        func ranges(_ table: String, size: Int, after: Int64 = 0) throws -> [[Int64]] {
+            var batches = try SourceBatches(connection: connection, table: table, selection: SQLFragment("1"), size: size, after: after)
+            var found: [[Int64]] = []
+            while let (after, through) = try batches.next() { found.append([after, through]) }
+            return found
+        }
+        #expect(try ranges("ZDENSE", size: 4) == [[4, 8], [8, 12], [12, 14]])
+        #expect(try ranges("ZDENSE", size: 4, after: 10) == [[10, 14]])
+        // A billion keys apart: counted, or there would be 250 million empty batches.
+        #expect(try ranges("ZSPARSE", size: 4) == [[0, 1_000_000_000]])
+        #expect(try ranges("ZSPARSE", size: 2) == [[0, 2], [2, 1_000_000_000]])
+    }
 }

@@ -289,16 +289,21 @@ enum MigrationSummary {
     }
 
     private static func passRow(step: Int, _ pass: PassReport) -> String {
-        let columns = [
-            "\(step)".padding(toLength: 6, withPad: " ", startingAt: 0),
-            "\(pass.pass)/\(pass.passes)".padding(toLength: 6, withPad: " ", startingAt: 0),
-            Formatting.count(pass.objects).padding(toLength: 15, withPad: " ", startingAt: 0),
-            String(format: "%-9.2f", pass.seconds),
-            Formatting.count(Int(pass.objectsPerSecond)).padding(toLength: 13, withPad: " ", startingAt: 0),
-            Formatting.mebibytes(pass.peakResidentMemory).padding(toLength: 13, withPad: " ", startingAt: 0),
-            pass.mappings.joined(separator: ", "),
-        ]
-        return "  " + columns.joined(separator: "")
+        // A pass an earlier run did (a resume replays it in no time) has no rate of its own.
+        let rate = pass.seconds < 0.01 ? "—" : Formatting.count(Int(pass.objectsPerSecond))
+        var row = "  "
+        row += column(String(step), 6)
+        row += column("\(pass.pass)/\(pass.passes)", 6)
+        row += column(Formatting.count(pass.objects), 15)
+        row += column(String(format: "%.2f", pass.seconds), 9)
+        row += column(rate, 13)
+        row += column(Formatting.mebibytes(pass.peakResidentMemory), 13)
+        return row + pass.mappings.joined(separator: ", ")
+    }
+
+    /// `text` padded to `width`; a longer one is kept whole, a space after it.
+    private static func column(_ text: String, _ width: Int) -> String {
+        text.count < width ? text.padding(toLength: width, withPad: " ", startingAt: 0) : text + " "
     }
 }
 

@@ -10,7 +10,7 @@ import TernSQLite
 /// into the step's store would take pages there that a single worker's run never takes, so the
 /// two runs' stores could not be the same file. A cache lost costs a read of the source, nothing
 /// more: the file commits on its own, and one that cannot be read is read again from the source.
-package struct SourceScanCache {
+package struct SourceScanCache: Sendable {
     private let path: String
 
     /// The cache of the step store at `store`.

@@ -59,7 +59,8 @@ package final class StepWorkspace {
     package var nextKeys: [String: Int64] = [:]
     private var savedKeys: [String: Int64] = [:]
     private let associations: AssociationTables
-    private let scanCache: SourceScanCache
+    /// Verification's source side as read early, kept beside the step's store for a resume.
+    package let scanCache: SourceScanCache
 
     /// Opens the work state in `connection`'s store, creating the tables a new step needs, and
     /// reads what earlier runs committed.
@@ -142,11 +143,6 @@ package final class StepWorkspace {
     /// What this step's runs read of `queries` (verification's source side) and kept.
     package func sourceScans(of queries: [SQLFragment]) -> [SQLFragment: ScanResult] {
         scanCache.scans(of: queries)
-    }
-
-    /// Keeps `scans` (verification's source side, read) for a resume.
-    package func keep(sourceScans scans: [SQLFragment: ScanResult]) throws {
-        try scanCache.keep(scans)
     }
 
     /// Every relationship a policy linked objects through, across resumes.

@@ -31,9 +31,11 @@ final class EarlyExpectations {
     let planned: Int
 
     /// Starts reading `queries` on a thread of its own once `waitForTurn` returns, waiting at
-    /// `gate` while the pass needs every core.
+    /// `gate` while the pass needs every core; each scan read is kept in `cache` at once, so a
+    /// run killed at any moment leaves what it read to its resume.
     init(
-        _ queries: [SQLFragment], sourceAttachURI: String, externalData: ExternalDataFolders, waitForTurn: @escaping @Sendable () -> Void,
+        _ queries: [SQLFragment], keepingIn cache: SourceScanCache, sourceAttachURI: String, externalData: ExternalDataFolders,
+        waitForTurn: @escaping @Sendable () -> Void,
         gate: CoreGate, shouldStop: @escaping @Sendable () -> Bool
     ) throws {
         planned = queries.count
@@ -60,17 +62,13 @@ final class EarlyExpectations {
                     ).first
                 else { continue }
                 shared.results.withLock { $0[query] = result }
+                // A cache that cannot be written costs a resume a read of the source, no more.
+                try? cache.keep([query: result])
             }
         }
     }
 
     deinit { _ = finish() }
-
-    /// What it has read so far, as it goes on reading: kept at the end of each pass, for a run
-    /// stopped before verification.
-    var readSoFar: [SQLFragment: ScanResult] {
-        shared.results.withLock { $0 }
-    }
 
     /// Stops reading (a scan under way is interrupted and dropped) and returns what was read.
     func finish() -> [SQLFragment: ScanResult] {

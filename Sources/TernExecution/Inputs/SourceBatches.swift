@@ -31,6 +31,14 @@ package struct SourceBatches {
     private let count: Statement
     private let arguments: [SQLiteValue]
     private let budget: [SQLiteValue]
+    /// The table's largest key, where batches are cut by key arithmetic (`byKeyRange`).
+    private var largestKey: Int64?
+    /// Whether each batch is simply the next `size` keys: where every row of the table is an
+    /// object the mapping selects and the keys are dense (Core Data hands them out in order),
+    /// so no batch holds more than `size` objects and few hold fewer. Finding the end of a
+    /// batch by counting `size` keys reads its rows a second time (a table's keys live in its
+    /// rows' pages): 0.28 s of a 1.85 s pass over 3,000,000 pages.
+    private var byKeyRange = false
 
     /// - Parameters:
     ///   - table: the source table, in the attached schema `src`.
@@ -53,11 +61,32 @@ package struct SourceBatches {
         budget = weight.map { [.integer(Int64($0.budget))] } ?? []
         self.size = size
         self.last = last
+        if weight == nil, selection.sql == "1", selection.arguments.isEmpty {
+            let table = "\"src\".\(quoteIdentifier(table))"
+            // Each alone: SQLite finds a rowid table's smallest and largest key in its b-tree's edges.
+            let smallest = try connection.scalar("SELECT min(\"Z_PK\") FROM \(table)")?.int64
+            largestKey = try connection.scalar("SELECT max(\"Z_PK\") FROM \(table)")?.int64
+            if let smallest, let largestKey {
+                // Sparse keys would make many empty batches, and keys Core Data never hands out
+                // (zero, negative) no sense of range: then the keys are counted.
+                let objects = Int64(try total())
+                byKeyRange = smallest > 0 && largestKey - smallest < 2 * objects + Int64(size)
+                if byKeyRange { self.last = max(last, smallest - 1) }
+            } else {
+                byKeyRange = true  // an empty table: no batch at all
+            }
+        }
     }
 
     /// The next batch's keys, `(after, through]`, or nil when every object was handed out; it
     /// holds at most `objects` objects (default: `size`).
     mutating func next(objects: Int? = nil) throws -> (after: Int64, through: Int64)? {
+        if byKeyRange {
+            guard let largestKey, last < largestKey else { return nil }
+            let start = last
+            last = start + min(Int64(objects ?? size), largestKey - start)
+            return (start, last)
+        }
         try batchEnd.bind(budget + arguments + [SQLiteValue.integer(last), .integer(Int64(objects ?? size))])
         defer { batchEnd.reset() }
         guard try batchEnd.step(), let end = batchEnd.row.value(at: 0).int64 else { return nil }

@@ -64,6 +64,7 @@ struct SQLInstanceBatches: InstanceBatchWriter {
             + values.dropFirst().reduce(values[0]) { $0 + SQLFragment(", ") + $1 }
             + SQLFragment(" \(from)") + selection
         self.insert = try migrator.connection.prepare(insert.sql)
+        migrator.logger.trace("each batch's statement", metadata: ["mapping": "\(entry.entityMapping.name)", "sql": "\(insert.sql)"])
         valueArguments = values.flatMap(\.arguments)
         associate =
             entry.keepsKeys

@@ -122,6 +122,8 @@ final class StepMigrator {
                 }
                 try policyHook(entry) { try $0.endInstanceCreation(entry.entityMapping) }
             }
+            let created = ContinuousClock.now
+            logger.debug("created the pass's objects", metadata: ["pass": "\(pass + 1)", "seconds": "\((created - passStarted).seconds)"])
             for entry in entries {
                 try relationships.recreate(pending[entry.number] ?? [], of: entry, ordered: true)
             }
@@ -140,8 +142,10 @@ final class StepMigrator {
             // Rules broken by rows Core Data never writes are reported as those rows.
             try startChecks?.settle()
             if !workspace[validated].done {
+                let validating = ContinuousClock.now
                 try validate(entries)
                 try workspace.commit(validated, done: true) { StepWorkspace.Progress() }
+                logger.debug("validated the pass", metadata: ["pass": "\(pass + 1)", "seconds": "\((ContinuousClock.now - validating).seconds)"])
             }
             for entry in entries {
                 try policyHook(entry) { try $0.endEntityMapping(entry.entityMapping) }
@@ -151,8 +155,6 @@ final class StepMigrator {
                 pass: pass + 1, passes: step.passes.count, mappings: entries.map(\.entityMapping.name), objects: objects,
                 seconds: (ContinuousClock.now - passStarted).seconds, peakResidentMemory: passMemory.peak())
             report.passes.append(passReport)
-            // A run stopped from here on keeps what it read of verification's source side.
-            if let early { try workspace.keep(sourceScans: early.readSoFar) }
             emit(.passFinished(passReport))
         }
         try relationships.catchUpLinksToLaterPasses()
@@ -171,7 +173,6 @@ final class StepMigrator {
         if let early {
             let read = early.finish()
             verification.readEarly.merge(read) { _, new in new }
-            try workspace.keep(sourceScans: read)
             logger.debug(
                 "the source's side of verification read during the pass",
                 metadata: ["scans": "\(read.count) of \(early.planned)", "readByAnEarlierRun": "\(keptScans.count)"])
@@ -248,7 +249,8 @@ final class StepMigrator {
         var waitForTurn: @Sendable () -> Void = {}
         if let startChecks { waitForTurn = startChecks.waitForEnd }
         return try EarlyExpectations(
-            queries, sourceAttachURI: inputs.sourceAttachURI, externalData: inputs.externalData, waitForTurn: waitForTurn, gate: coreGate,
+            queries, keepingIn: workspace.scanCache, sourceAttachURI: inputs.sourceAttachURI, externalData: inputs.externalData, waitForTurn: waitForTurn,
+            gate: coreGate,
             shouldStop: options.shouldStop)
     }
 
