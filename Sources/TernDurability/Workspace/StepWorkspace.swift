@@ -7,8 +7,9 @@ import TernPlanning
 
 /// The on-disk work state of one step, kept in the step's own store so that it commits in the
 /// same transaction as the rows it describes — never ahead of them, never behind: Tern's work
-/// tables (`TERN_*`: progress, key counters, association tables, policy links and identities,
-/// verification's source side read early) and the checkpoint they hold.
+/// tables (`TERN_*`: progress, key counters, association tables, policy links and identities)
+/// and the checkpoint they hold. Verification's source side read early is a cache, not a
+/// checkpoint: it is kept beside the store (`SourceScanCache`).
 ///
 /// `commit(_:done:_:)` is how checkpointed work is saved: it opens the transaction, runs the
 /// work and records the unit's progress in it (`done` from its argument). The step's two
