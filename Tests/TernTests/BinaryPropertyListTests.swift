@@ -102,6 +102,15 @@ struct BinaryPropertyListTests {
         #expect(try BinaryPropertyList.decode(BinaryPropertyList.encode(sample)) == sample)
     }
 
+    @Test("at 255, 256, 65,535 and 65,536 objects the references are wide enough for Foundation's reader")
+    func referenceWidths() throws {
+        for objects in [255, 256, 65_535, 65_536] {
+            let value = PropertyListValue.array((1..<objects).map { .integer(Int64($0)) })
+            let read = try PropertyListSerialization.propertyList(from: Data(BinaryPropertyList.encode(value)), format: nil) as? [Any]
+            #expect(read?.count == objects - 1, "\(objects) objects")
+        }
+    }
+
     @Test("containers shared to decode exponentially many objects (a billion laughs) are refused")
     func billionLaughs() {
         // Object k is an array referring to object k + 1 twice; the last is an empty array:

@@ -70,7 +70,7 @@ package struct SourceBatches {
                 // Sparse keys would make many empty batches, and keys Core Data never hands out
                 // (zero, negative) no sense of range: then the keys are counted.
                 let objects = Int64(try total())
-                byKeyRange = smallest > 0 && largestKey - smallest < 2 * objects + Int64(size)
+                byKeyRange = smallest > 0 && largestKey - smallest - 2 * objects < Int64(size)
                 if byKeyRange { self.last = max(last, smallest - 1) }
             } else {
                 byKeyRange = true  // an empty table: no batch at all

@@ -50,6 +50,7 @@ package enum StepRunner {
         } catch {
             if !(resume && FailureKind.isResumable(error)) {
                 StoreFiles.remove(destination)
+                SourceScanCache(stepStore: destination).remove()
             }
             throw error
         }

@@ -17,7 +17,9 @@ extension BinaryPropertyList {
             nodes += items
             next += 1
         }
-        let referenceSize = byteCount(for: UInt64(nodes.count - 1))
+        // Sized by the count, not the largest number: Core Foundation's reader refuses a list
+        // whose count its references could not write (256 objects take 2-byte references).
+        let referenceSize = byteCount(for: UInt64(nodes.count))
 
         var bytes = Array("bplist00".utf8)
         var offsets: [UInt64] = []
