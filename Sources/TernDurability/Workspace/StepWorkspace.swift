@@ -60,7 +60,8 @@ package final class StepWorkspace {
     package var nextKeys: [String: Int64] = [:]
     private var savedKeys: [String: Int64] = [:]
     private let associations: AssociationTables
-    /// Verification's source side as read early, kept beside the step's store for a resume.
+    /// Verification's source side as read early, kept beside the step's store for a resume
+    /// (read when a resume may trust it, removed once the step finishes).
     package let scanCache: SourceScanCache
 
     /// Opens the work state in `connection`'s store, creating the tables a new step needs, and
@@ -141,11 +142,6 @@ package final class StepWorkspace {
         return writers
     }
 
-    /// What this step's runs read of `queries` (verification's source side) and kept.
-    package func sourceScans(of queries: [SQLFragment]) -> [SQLFragment: ScanResult] {
-        scanCache.scans(of: queries)
-    }
-
     /// Every relationship a policy linked objects through, across resumes.
     package var policyLinkedRelationships: Set<PropertyIdentity> {
         Set(
@@ -167,11 +163,6 @@ package final class StepWorkspace {
             try connection.execute("DROP TABLE IF EXISTS \(table)")
         }
         try connection.setPragma("user_version", .integer(Self.completedMarker))
-    }
-
-    /// Removes what was kept beside the step's store for a resume; call once `finish` committed.
-    package func removeKeptFiles() {
-        scanCache.remove()
     }
 
     /// Whether the store at this connection holds a finished step.

@@ -44,7 +44,7 @@ extension StepMigrator {
             // were reported as dropped when the step began).
             try AppSchemaObjects.carry(into: connection, from: sourceLayout)
         }
-        workspace.removeKeptFiles()
+        workspace.scanCache.remove()
         try connection.execute("DETACH DATABASE src")
     }
 }

@@ -106,7 +106,7 @@ final class StepMigrator {
         // Verification's source side, as it will be built: what an earlier run kept of it, and
         // what is read beside the passes.
         let expected = keptScansHold || options.workers > 1 ? try verification().expectedScans() : []
-        if keptScansHold { keptScans = workspace.sourceScans(of: expected) }
+        if keptScansHold { keptScans = workspace.scanCache.scans(of: expected) }
         let early = try expectationsReadEarly(expected)
         for pass in step.passes.indices {
             let passStarted = ContinuousClock.now
