@@ -55,6 +55,9 @@ package struct SourceScanCache: Sendable {
         guard !kept.isEmpty else { return }
         let connection = try Connection(path: path)
         defer { try? connection.close() }
+        // Never synced: a cache is not a checkpoint, and a write it may lose must not be one whose
+        // failed fsync the run then carries on past. A file a power cut tore reads as no cache.
+        try connection.execute("PRAGMA synchronous = OFF")
         try connection.transaction(.immediate) {
             try connection.execute(
                 "CREATE TABLE IF NOT EXISTS \(Self.table) (query TEXT PRIMARY KEY, count INTEGER NOT NULL, value INTEGER, counts TEXT NOT NULL) WITHOUT ROWID"
