@@ -15,10 +15,13 @@ extension StoreMigration {
     /// so no one can commit in between, and a store another process has open is not swapped.
     /// Returns the time spent reading the source's digest.
     ///
-    /// - Parameter externalData: the folders the migrated store's external references name files in.
+    /// - Parameters:
+    ///   - externalData: the folders the migrated store's external references name files in.
+    ///   - whileHeld: the last work on the migrated store, done once no one can commit to the
+    ///     source any more (a live migration's last round), before it is put in place.
     func deliver(
         _ migrated: String, at version: ObjectModel, from store: String, to finalPath: String, keepingOriginalAt backup: String?,
-        externalData: ExternalDataFolders, recorded: StoreDigest?, users: StoreUsers?, commits: SourceCommits?
+        externalData: ExternalDataFolders, recorded: StoreDigest?, users: StoreUsers?, commits: SourceCommits?, whileHeld: () throws -> Void = {}
     ) throws -> Duration {
         var hold: SourceHold?
         var busy: (any Error)?
@@ -39,6 +42,7 @@ extension StoreMigration {
         if let users, case let others = users.others(), !others.isEmpty {
             throw MigrationError.openElsewhere(store: store, processes: others, resumable: true)
         }
+        try whileHeld()
         // The files of externally stored values, before the store that refers to them: the
         // backup's are the original's as they are, taken before new files join them in place.
         let files = ExternalBinaryData.folder(forStore: store)

@@ -47,6 +47,21 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Discard an unfinished migration's work and start again.")
     var restart = false
 
+    @Flag(
+        help:
+            "Migrate while the app keeps writing to the store (WAL mode; mappings in SQL that keep keys): triggers log changes, a copy is migrated and caught up, then the migrated store takes the original's place once every other process closed it."
+    )
+    var live = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With --live: how long to wait, once caught up, for other processes to close the store, and how long to stay behind a faster writer, before stopping resumably.",
+            valueName: "SECONDS"))
+    var closeTimeout: Double = 60
+
+    @Flag(help: "Remove what a --live run left in and beside the store (its triggers, change log, mirror and migrated copy), and stop.")
+    var abort = false
+
     @Option(
         help: ArgumentHelp(
             "Write a chart of resident memory and objects/s over the run's time, each pass and stage marked, to this SVG file once it finishes.",
@@ -69,6 +84,13 @@ struct MigrateCommand: ParsableCommand {
         }
         if let out, let problem = StoreMigration.outputPlaceProblem(out) { throw ValidationError(problem) }
         guard report.map({ $0.hasSuffix(".svg") }) ?? true else { throw ValidationError("--report writes an SVG chart: name a FILE.svg") }
+        if live {
+            let clashing = [("--out", out != nil), ("--restart", restart), ("--report", report != nil), ("--keep-associations", keepAssociations)]
+                .filter(\.1).map(\.0)
+            guard clashing.isEmpty else { throw ValidationError("--live migrates the store in place: \(clashing.joined(separator: ", ")) cannot go with it") }
+            guard inputs.model.isEmpty == false || plan != nil else { throw ValidationError("--live needs --model (or --plan), with --resume too") }
+        }
+        guard closeTimeout.isFinite, closeTimeout >= 0, closeTimeout < 1e9 else { throw ValidationError("--close-timeout takes a number of seconds") }
     }
 
     func run() throws {
@@ -80,6 +102,13 @@ struct MigrateCommand: ParsableCommand {
         let logger = global.makeLogger(label: "tern.migrate")
         let stop = CommandEnvironment.current.stop
         stop.installSignalHandlers()
+        if abort {
+            try reportingErrors {
+                let removed = try StoreMigration.abortLive(store: inputs.store)
+                print(removed.isEmpty ? "No live migration of \(inputs.store) to abort." : "Removed:\n" + removed.map { "  \($0)" }.joined(separator: "\n"))
+            }
+            return
+        }
         try reportingErrors {
             var options = inputs.options
             options.keepAssociations = keepAssociations
@@ -113,6 +142,16 @@ struct MigrateCommand: ParsableCommand {
         guard !plan.steps.isEmpty else {
             let finished = try migration.runBlocking(plan, output: out)
             if progress == .json { JSONProgressWriter.write(FinishedLine(finished)) }
+            return
+        }
+        if live {
+            let events = LiveProgressLines()
+            let finished = try {
+                defer { renderer?.finish() }
+                return try migration.runBlockingLive(
+                    plan, resume: resume, live: LiveMigrationOptions(closeTimeout: .milliseconds(Int64(closeTimeout * 1000)), progress: events.print))
+            }()
+            print(LiveProgressLines.summary(finished))
             return
         }
         if restart { try StoreMigration.discardUnfinished(into: out ?? inputs.store) }

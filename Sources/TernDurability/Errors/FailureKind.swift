@@ -65,9 +65,9 @@ public enum FailureKind: Sendable, Equatable {
             case .destinationExists, .finishedEarlier, .deliveryBlocked: self = .outputExists
             case .io, .diskFull: self = .io
             case .stoppedResumably(let cause, _): self = FailureKind(of: cause)
-            case .unfinished: self = .interrupted
+            case .unfinished, .liveUnfinished: self = .interrupted
             case .resumeMismatch, .sourceAnomalies, .dataLoss, .policyFailed: self = .badInput
-            case .inUse, .openElsewhere: self = .inUse
+            case .inUse, .openElsewhere, .liveBehind: self = .inUse
             case .changedDuringMigration: self = .sourceChanged
             }
         case is MigrationInterrupted: self = .interrupted
@@ -87,7 +87,7 @@ public enum FailureKind: Sendable, Equatable {
         case let error as MigrationError:
             switch error {
             // An unfinished run found: its message offers `resume`.
-            case .io, .openElsewhere(_, _, true), .deliveryBlocked, .stoppedResumably, .unfinished: return true
+            case .io, .openElsewhere(_, _, true), .deliveryBlocked, .stoppedResumably, .unfinished, .liveUnfinished, .liveBehind: return true
             default: return false
             }
         case let error as TernError: return error.kind == .io

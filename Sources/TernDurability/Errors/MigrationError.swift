@@ -38,6 +38,12 @@ public enum MigrationError: Error, CustomStringConvertible {
     case changedDuringMigration(store: String, changes: [String])
     /// Another `tern` is migrating into this store now (`StoreLock`).
     case inUse(store: String, holder: String)
+    /// `--live` found a live migration of the store under way (its record, at `phase`), and no
+    /// `--resume`: the store goes on logging its changes until one continues or aborts it.
+    case liveUnfinished(store: String, phase: String)
+    /// `--live` caught up, but the app wrote faster than the rounds applied, for the whole wait:
+    /// no cut-over with a backlog. The store keeps logging, for `--resume`.
+    case liveBehind(store: String, entries: Int64, seconds: Double, waited: Double)
     /// The store holds rows Core Data never writes (`StoreAnomalies`); nothing was written.
     case sourceAnomalies([StoreAnomaly], store: String)
     /// A migration policy (or the manager hook) threw: which one, in which entity mapping, over
@@ -91,6 +97,13 @@ public enum MigrationError: Error, CustomStringConvertible {
             "\(path): \(message)"
         case .unfinished(let run, _):
             "\(run.store): an earlier migration to \(run.target) did not finish (\(run.completed) of \(run.steps.count) steps done): \(RecoveryWording.resume) to continue it, or \(RecoveryWording.restart) to start over"
+        case .liveUnfinished(let store, let phase):
+            "a live migration of \(store) is under way (stopped while \(phase)); the store logs every change until it ends: continue it with tern migrate --live --resume, or remove it with tern migrate --abort"
+        case .liveBehind(let store, let entries, let seconds, let waited):
+            String(
+                format:
+                    "%@: the app wrote faster than Tern caught up: %lld changes (%.1f s) behind after %.0f s; no cut-over with a backlog, nothing swapped. The store keeps logging: run again with --resume when it writes less, or tern migrate --abort",
+                store, entries, seconds, waited)
         case .inUse(let store, let holder):
             "\(store): in use by another tern migration (\(holder)); wait for it to finish (or stop it), then run again"
         case .sourceAnomalies(let anomalies, let store):

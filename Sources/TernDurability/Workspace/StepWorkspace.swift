@@ -56,6 +56,10 @@ package final class StepWorkspace {
     /// Whether the step has policies, and so the tables of their links and identities.
     package let hasPolicyTables: Bool
     private(set) var progress: [WorkUnit: Progress] = [:]
+    /// Catching up a live store: every unit's work runs again each round, inside the round's
+    /// one transaction, whose checkpoint is the change log's position (`LiveCatchUp`); nothing
+    /// is recorded per unit.
+    package var catchingUp = false
     /// Next destination key per destination root table, saved with every commit.
     package var nextKeys: [String: Int64] = [:]
     private var savedKeys: [String: Int64] = [:]
@@ -104,12 +108,16 @@ package final class StepWorkspace {
     }
 
     package subscript(unit: WorkUnit) -> Progress {
-        progress[unit] ?? Progress()
+        catchingUp ? Progress() : progress[unit] ?? Progress()
     }
 
     /// Runs `work` and records the progress it returns for `unit` (and the key counters) in one
     /// transaction: the rows and the checkpoint that describes them commit together or not at all.
     package func commit(_ unit: WorkUnit, done: Bool = false, _ work: () throws -> Progress) throws {
+        if catchingUp {
+            _ = try connection.savepoint { try work() }
+            return
+        }
         var reached = Progress()
         try connection.transaction(.immediate) {
             reached = try work()

@@ -11,6 +11,9 @@ struct StepValidation {
     let inputs: StepInputs
     /// The entity mappings that wrote objects in Swift, by root table.
     let swiftWriters: [String: Set<Int>]
+    /// Catching up a live store: only the objects whose keys this SQL lists are checked (the
+    /// others were, in an earlier round or pass).
+    var onlyKeys: String?
 
     /// Rules checked by one scan: each is a result column and a term of its `OR`, within
     /// SQLite's default limits of 2,000 columns and an expression depth of 1,000.
@@ -77,6 +80,11 @@ struct StepValidation {
     /// source's keys created exactly its entity's rows there: no lookup into the source's keys
     /// (a 3,000,000-object entity: 1.5 s → 0.65 s).
     private func objects(of entry: PlannedMapping) -> String {
+        guard let onlyKeys else { return allObjects(of: entry) }
+        return "(\(allObjects(of: entry))) AND d.\"Z_PK\" IN (\(onlyKeys))"
+    }
+
+    private func allObjects(of entry: PlannedMapping) -> String {
         guard inputs.associations.keepsKeys(entry), inputs.soleWriter(entry, swiftWriters: swiftWriters) else { return inputs.created(entry) }
         return "d.\"Z_ENT\" = \(destinationLayout.entities[entry.destinationEntity]!.number)"
     }

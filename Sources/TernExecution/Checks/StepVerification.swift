@@ -19,6 +19,10 @@ struct StepVerification {
     /// Expected sides of values scans already read over the source during the pass
     /// (`EarlyExpectations`), by query: a scan built again identically is not run again.
     var readEarly: [SQLFragment: ScanResult] = [:]
+    /// Catching up a live store: the objects compared are only those whose keys this SQL lists
+    /// (both sides alike; a full comparison proved the others). Links compared apart from their
+    /// objects are compared whole.
+    var onlyKeys: String?
 
     private var step: MigrationStep { inputs.step }
     private var options: MigrationOptions { inputs.options }
@@ -361,7 +365,8 @@ struct StepVerification {
     /// `query` (ending in a parenthesized `WHERE` condition) cut into ranges of `key`, the
     /// rowid of `table`, as `compare` runs it.
     private func ranges(of query: SQLFragment, cutBy key: String, of table: String) throws -> [SQLFragment] {
-        try RowidRanges.conditions(on: key, of: table, in: connection, rowidsPerScan: options.keysPerScan ?? RowidRanges.rowidsPerScan).map {
+        if let onlyKeys { return [query + SQLFragment(" AND (\(key) IN (\(onlyKeys)))")] }
+        return try RowidRanges.conditions(on: key, of: table, in: connection, rowidsPerScan: options.keysPerScan ?? RowidRanges.rowidsPerScan).map {
             query + SQLFragment(" AND (\($0))")
         }
     }

@@ -74,6 +74,17 @@ public struct MigrationOptions: Sendable {
         case stepCommitted = "step-committed"
         case backupLinked = "backup-linked"
         case renamed
+        /// A live run's triggers committed, before its record says so.
+        case liveCaptured = "live-captured"
+        /// A live run's mirror is complete, before its record says so.
+        case liveMirrored = "live-mirrored"
+        /// A live run's copy finished, before its record says so.
+        case liveCopied = "live-copied"
+        /// A live run's round committed.
+        case liveRound = "live-round"
+        /// A live run holds the store's write lock and applied the last round, before it finishes
+        /// the migrated store.
+        case liveHeld = "live-held"
     }
 
     /// Options with safe defaults: no policies registered, as many workers as cores, `now()` when

@@ -19,6 +19,9 @@ final class RelationshipRecreation {
     private(set) var links: [String: Int] = [:]
     /// Time this run spent writing them, by the same names (none for those an earlier run wrote).
     private(set) var linkTimes: [String: Duration] = [:]
+    /// Catching up a live store (`StepMigrator.catchUp`): only the links with an end among the
+    /// changed objects (`LiveChanges`) are written, after the ones they replace are cleared.
+    var catchingUp = false
 
     private var step: MigrationStep { inputs.step }
     private var connection: Connection { inputs.connection }
@@ -167,10 +170,39 @@ final class RelationshipRecreation {
         _ relationship: Relationship, storage: RelationshipStorage, entry: PlannedMapping, orderOnly: Bool, unit: WorkUnit,
         throughPass: Int? = nil
     ) throws {
-        guard let mapped = inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: throughPass) else { return }
+        guard var mapped = inputs.mappedPairs(entry, relationship: relationship, storage: storage, throughPass: throughPass) else { return }
+        if catchingUp {
+            mapped = try changedLinks(of: mapped, relationship: relationship, storage: storage, entry: entry, orderOnly: orderOnly)
+        }
         try apply(
             pairs: mapped, relationship: relationship, ownerEntity: entry.destinationEntity, storage: storage, orderOnly: orderOnly, unit: unit
         )
+    }
+
+    /// Catching up: the pairs `mapped` with an end among the changed objects, once the links
+    /// they replace are cleared (unless only their order is written). Keys are kept, so a
+    /// destination key is its source object's.
+    private func changedLinks(of mapped: String, relationship: Relationship, storage: RelationshipStorage, entry: PlannedMapping, orderOnly: Bool) throws
+        -> String
+    {
+        let (_, targets) = inputs.targets(of: relationship, in: entry)
+        let owners = LiveChanges.keys(of: sourceLayout.entities[entry.sourceEntity]!.table)
+        let targetKeys = Set(targets.map { sourceLayout.entities[$0.sourceEntity]!.table }).sorted().map(LiveChanges.keys(of:))
+            .joined(separator: " UNION ALL ")
+        if !orderOnly {
+            switch storage {
+            case .joinTable(let table, let own, let destination, _):
+                try connection.execute(
+                    "DELETE FROM \(quoteIdentifier(table)) WHERE \(quoteIdentifier(own)) IN (\(owners)) OR \(quoteIdentifier(destination)) IN (\(targetKeys))")
+            case .inverseForeignKey(let table, let column, let order), .hiddenKey(let table, let column, let order):
+                let cleared = ([column] + (order.map { [$0] } ?? [])).map { "\(quoteIdentifier($0)) = NULL" }.joined(separator: ", ")
+                try connection.execute(
+                    "UPDATE \(quoteIdentifier(table)) SET \(cleared) WHERE \(quoteIdentifier(column)) IN (\(owners)) OR \"Z_PK\" IN (\(targetKeys))")
+            case .foreignKey:
+                break  // the owners' rows were written again, without it
+            }
+        }
+        return "SELECT * FROM (\(mapped)) WHERE source_owner IN (\(owners)) OR target IN (\(targetKeys))"
     }
 
     /// Writes destination links `(owner, target, target_entity, ord, order_key, inverse_ord)` into wherever the

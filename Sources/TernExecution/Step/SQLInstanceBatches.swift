@@ -8,6 +8,9 @@ import TernDurability
 /// Stage 1 as SQL: each batch is one `INSERT … SELECT` over a key range of the source, every
 /// value expression and every to-one whose targets are known computed inside SQLite, with the
 /// association rows (destination keys in source key order) written just before.
+///
+/// Catching up a live store (`StepMigrator.catchUp`), the same INSERT reads instead the source
+/// objects a round found changed (`LiveChanges`), all at once.
 struct SQLInstanceBatches: InstanceBatchWriter {
     let selection: SQLFragment
     let batchSize: Int
@@ -26,7 +29,11 @@ struct SQLInstanceBatches: InstanceBatchWriter {
     private let ranks: [ListRanks]
     private unowned let migrator: StepMigrator
 
-    init(_ entry: PlannedMapping, migrator: StepMigrator) throws {
+    /// Which source rows the INSERT reads: key ranges, batch by batch; or, catching up a live
+    /// store, the objects of the mapping's source table in `LiveChanges.table` (keys kept only).
+    enum Rows { case keyRanges, changed }
+
+    init(_ entry: PlannedMapping, migrator: StepMigrator, rows: Rows = .keyRanges) throws {
         self.migrator = migrator
         let sourceEntity = migrator.sourceLayout.entities[entry.sourceEntity]!
         let destinationEntity = migrator.destinationLayout.entities[entry.destinationEntity]!
@@ -56,9 +63,11 @@ struct SQLInstanceBatches: InstanceBatchWriter {
         // before it: the table has no index on `source` until the mapping is done), each joined
         // to its source row by key, rather than joining the whole, growing table per batch.
         let from =
-            entry.keepsKeys
-            ? "FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? AND "
-            : "FROM \(quoteIdentifier(entry.table)) a JOIN \"src\".\(quoteIdentifier(sourceEntity.table)) s ON s.\"Z_PK\" = a.source WHERE a.rowid > ? AND "
+            rows == .changed
+            ? "FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE s.\"Z_PK\" IN (\(LiveChanges.keys(of: sourceEntity.table))) AND "
+            : entry.keepsKeys
+                ? "FROM \"src\".\(quoteIdentifier(sourceEntity.table)) s WHERE s.\"Z_PK\" > ? AND s.\"Z_PK\" <= ? AND "
+                : "FROM \(quoteIdentifier(entry.table)) a JOIN \"src\".\(quoteIdentifier(sourceEntity.table)) s ON s.\"Z_PK\" = a.source WHERE a.rowid > ? AND "
         let insert =
             SQLFragment("INSERT INTO \(quoteIdentifier(destinationEntity.table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) SELECT ")
             + values.dropFirst().reduce(values[0]) { $0 + SQLFragment(", ") + $1 }
@@ -101,5 +110,13 @@ struct SQLInstanceBatches: InstanceBatchWriter {
             }
         }
         return nil
+    }
+
+    /// Writes the objects of the changed source keys (`Rows.changed`), inside the caller's
+    /// transaction; returns how many.
+    func writeChanged() throws -> Int {
+        try insert.bind(valueArguments + selection.arguments)
+        try insert.run()
+        return migrator.connection.changes
     }
 }

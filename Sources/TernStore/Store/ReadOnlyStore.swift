@@ -100,7 +100,7 @@ public final class ReadOnlyStore: Sendable {
 
     /// Reads the SQLite header: bytes 18 and 19 are 2 for a WAL-mode database. A file that does
     /// not start with SQLite's magic string is refused here, naming the file.
-    private static func isWALMode(_ path: String) throws -> Bool {
+    package static func isWALMode(_ path: String) throws -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw TernError(.io, "cannot open the file for reading", path: path)
         }
@@ -115,7 +115,7 @@ public final class ReadOnlyStore: Sendable {
     }
 
     /// A `file:` URI for `path` with every byte outside the unreserved set percent-encoded.
-    private static func uri(_ path: String, query: String) -> String {
+    package static func uri(_ path: String, query: String) -> String {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~/")

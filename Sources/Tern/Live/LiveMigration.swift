@@ -1,0 +1,59 @@
+import Foundation
+import TernDurability
+
+/// How a live migration goes (`StoreMigration.runBlockingLive`).
+public struct LiveMigrationOptions: Sendable {
+    /// How long the cut-over waits, once caught up, for every other process to close the store
+    /// (a Core Data app reopens it after a model change anyway); and how long the run may stay
+    /// more than `caughtUp` behind before it refuses a cut-over with the figures.
+    public var closeTimeout: Duration
+    /// Log entries behind the live store under which the run counts as caught up.
+    public var caughtUp: Int64
+    /// Receives what the run does as it does it.
+    public var progress: (@Sendable (LiveEvent) -> Void)?
+
+    /// Options with the given values.
+    public init(closeTimeout: Duration = .seconds(60), caughtUp: Int64 = 1_000, progress: (@Sendable (LiveEvent) -> Void)? = nil) {
+        self.closeTimeout = closeTimeout
+        self.caughtUp = caughtUp
+        self.progress = progress
+    }
+}
+
+/// What a live migration reports as it goes.
+public enum LiveEvent: Sendable {
+    /// The change log and its triggers are in the store, over this many tables.
+    case capturing(tables: Int)
+    /// The live store was copied into the mirror, at this log position.
+    case mirrored(seconds: Double, position: Int64)
+    /// The mirror was migrated (the engine's own progress came before).
+    case copied(seconds: Double)
+    /// A round applied these log entries, writing these objects again; the lag after it.
+    case round(entries: Int64, objects: Int, lagEntries: Int64, lagSeconds: Double)
+    /// Every object and link was proved against the mirror while the app wrote.
+    case verified(seconds: Double)
+    /// Caught up; waiting for these processes to close the store.
+    case waitingForClose(processes: [String])
+    /// The migrated store is in place: Tern's part of the downtime.
+    case cutOver(seconds: Double, entries: Int64)
+}
+
+/// What a finished live migration did.
+public struct LiveReport: Sendable {
+    /// The offline migration of the mirror; nil when an earlier, interrupted run did it.
+    public var copy: StoreMigration.Report?
+    /// Rounds that applied anything, the log entries they applied and the objects written again.
+    public var rounds = 0
+    public var entries: Int64 = 0
+    public var objects = 0
+    /// The full verification against the mirror while the app wrote.
+    public var verification: Duration = .zero
+    /// Tern's part of the downtime: from taking the store's write lock to the migrated store in
+    /// place (the last round, its verification, the swap).
+    public var cutOver: Duration = .zero
+    /// The log entries the last round applied, under the lock.
+    public var cutOverEntries: Int64 = 0
+    /// Where the original is kept.
+    public var backup: String = ""
+    public var duration: Duration = .zero
+}

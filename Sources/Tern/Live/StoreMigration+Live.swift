@@ -1,0 +1,248 @@
+import Foundation
+import TernModel
+import TernStore
+import TernSQLite
+import TernPlanning
+import TernDurability
+@_spi(Testing) import TernExecution
+
+extension StoreMigration {
+    /// Migrates the store while other processes go on reading and writing it (`tern migrate
+    /// --live`), in the phases a record beside it keeps (`LiveFiles`), each resumable:
+    ///
+    /// 1. **Capture**: a change log and triggers in the store, in one immediate transaction
+    ///    (`LiveCapture`).
+    /// 2. **Mirror**: `VACUUM INTO` a private copy, one read transaction, after the capture began.
+    /// 3. **Copy**: the mirror migrated offline by the engine as it is, verified by content.
+    /// 4. **Catch up**: rounds apply the log to the mirror and the migrated store
+    ///    (`LiveCatchUp`); once, everything is verified again against the mirror while the app writes.
+    /// 5. **Cut-over**: caught up, and every other process closed the store: under its write
+    ///    lock, the last round, the objects it changed verified, the key counters and metadata
+    ///    carried, and the swap as offline (`NAME~` kept, its log and triggers removed).
+    ///
+    /// Only plans `LiveEligibility` accepts; refused before any work otherwise.
+    ///
+    /// - Throws: `TernFailure`; a stop, a busy store or an app writing faster than the rounds keep
+    ///   up leave the capture and the record for `resume`.
+    public func runBlockingLive(_ plan: Plan, resume: Bool = false, live: LiveMigrationOptions = LiveMigrationOptions()) throws -> LiveReport {
+        do {
+            return try executeLive(plan, resume: resume, live: live)
+        } catch {
+            throw TernFailure(error)
+        }
+    }
+
+    /// Removes what a live migration left in and beside the store: the triggers and the log
+    /// (in the store and in its backup), the folder with the mirror and the migrated store.
+    /// Returns what it removed, in words; empty when there was nothing.
+    public static func abortLive(store path: String) throws -> [String] {
+        let store = StoreFile.resolvingLinks(path)
+        let lock = try StoreLock(store: store)
+        defer { lock.release() }
+        var removed: [String] = []
+        for file in [store, backupPath(for: store)] where FileManager.default.fileExists(atPath: file) {
+            let connection = try Connection(path: file, configuration: .init(mode: .readWrite))
+            defer { try? connection.close() }
+            let (triggers, log) = try LiveCapture.leftovers(in: connection)
+            guard !triggers.isEmpty || log else { continue }
+            try LiveCapture.remove(from: connection)
+            removed.append("\(file): \(triggers.count) triggers\(log ? " and the change log \(LiveCapture.log)" : "")")
+        }
+        let files = LiveFiles(store: store)
+        if FileManager.default.fileExists(atPath: files.folder) {
+            files.removeFolder()
+            removed.append(files.folder)
+        }
+        return removed
+    }
+
+    /// What a live migration left in and beside the store: its triggers, whether its log is
+    /// there, the phase its record says (nil without a record).
+    public static func liveLeftovers(store path: String) throws -> (triggers: [String], log: Bool, phase: String?) {
+        let store = StoreFile.resolvingLinks(path)
+        let reader = try ReadOnlyStore(path: store)
+        let connection = try reader.connect()
+        defer { try? connection.close() }
+        let (triggers, log) = try withExtendedLifetime(reader) { try LiveCapture.leftovers(in: connection) }
+        return (triggers, log, try LiveRecord.read(LiveFiles(store: store))?.phase.rawValue)
+    }
+
+    private func executeLive(_ plan: Plan, resume: Bool, live: LiveMigrationOptions) throws -> LiveReport {
+        let started = ContinuousClock.now
+        let store = StoreFile.resolvingLinks(self.store)
+        let files = LiveFiles(store: store)
+        let lock = try StoreLock(store: store)
+        defer { lock.release() }
+        var record = try LiveRecord.read(files)
+        if let record, !resume { throw MigrationError.liveUnfinished(store: store, phase: record.phase.rawValue) }
+        var report = LiveReport(backup: Self.backupPath(for: store))
+        // A cut-over cut after its swap: the store is the migrated one; only tidying is left.
+        if let record, record.phase == .cuttingOver, try !LiveCapture.hasLog(store) {
+            try Self.tidyAfterCutOver(store: store, files: files)
+            report.duration = ContinuousClock.now - started
+            return report
+        }
+        guard !plan.steps.isEmpty else {
+            throw TernError(.badInput, "the store is at version \(plan.targetVersion) already: nothing to migrate live", path: store)
+        }
+        let stepPlans = try plan.stepPlans(checkedAgainst: registry, path: nil)
+        if let refusal = LiveEligibility.refusal(stepPlans) { throw TernError(.badInput, "--live: \(refusal)", path: store) }
+        guard try ReadOnlyStore.isWALMode(store) else {
+            throw TernError(
+                .badInput, "--live needs a store in WAL mode (Core Data's default): in rollback mode the app's writes would block every read", path: store)
+        }
+        // Made before any connection of the run, so its descriptors outlive them.
+        let users = StoreUsers(store: store)
+        var current = record ?? LiveRecord(phase: .capturing)
+        if record == nil {
+            try files.makeFolder()
+            try current.save(files)
+        }
+        if current.phase == .capturing || current.phase == .mirroring {
+            try capture(store: store, files: files, record: &current, live: live)
+        }
+        if current.phase == .copying {
+            let copying = ContinuousClock.now
+            if !files.copyFinished {
+                var copy = StoreMigration(store: files.mirror, model: model, options: options, logger: logger)
+                copy.options.registry = registry
+                report.copy = try copy.runBlocking(
+                    plan, output: files.migrated, resume: FileManager.default.fileExists(atPath: MigrationRun.path(for: files.migrated)))
+            }
+            options.reached?(.liveCopied)
+            current.phase = .catchingUp
+            try current.save(files)
+            live.progress?(.copied(seconds: (ContinuousClock.now - copying).seconds))
+        }
+        record = current
+        let catchUp = try LiveCatchUp(
+            plan: stepPlans[0], migrated: files.migrated, mirror: files.mirror, live: store, captured: current.tables, start: current.start,
+            options: options, logger: logger)
+        var finished = false
+        defer { if !finished { catchUp.close() } }
+        try catchUpUntilClosed(catchUp, store: store, users: users, report: &report, live: live)
+        current.phase = .cuttingOver
+        try current.save(files)
+        var held = ContinuousClock.now
+        _ = try deliver(
+            files.migrated, at: plan.steps[plan.steps.count - 1].destination, from: store, to: store, keepingOriginalAt: report.backup,
+            externalData: ExternalDataFolders(source: files.mirror, destination: files.migrated), recorded: nil, users: users, commits: nil
+        ) {
+            held = ContinuousClock.now
+            let last = try catchUp.round()
+            options.reached?(.liveHeld)
+            try catchUp.verifyChanged()
+            finished = true
+            try catchUp.finish()
+            report.cutOverEntries = last.entries
+        }
+        report.cutOver = ContinuousClock.now - held
+        live.progress?(.cutOver(seconds: report.cutOver.seconds, entries: report.cutOverEntries))
+        try Self.tidyAfterCutOver(store: store, files: files)
+        report.duration = ContinuousClock.now - started
+        return report
+    }
+
+    /// Phases 1 and 2: the log and triggers (or those a cut run committed), then the mirror.
+    private func capture(store: String, files: LiveFiles, record: inout LiveRecord, live: LiveMigrationOptions) throws {
+        let connection = try Connection(path: store, configuration: .init(mode: .readWrite))
+        defer { try? connection.close() }
+        if record.phase == .capturing {
+            let (triggers, log) = try LiveCapture.leftovers(in: connection)
+            record.tables = triggers.isEmpty && !log ? try LiveCapture.install(on: connection) : try LiveCapture.tables(in: connection)
+            options.reached?(.liveCaptured)
+            record.phase = .mirroring
+            try record.save(files)
+            live.progress?(.capturing(tables: record.tables.count))
+        }
+        let started = ContinuousClock.now
+        let partial = files.mirror + ".partial"
+        for file in [partial, files.mirror] { StoreFiles.remove(file) }
+        // One read transaction: the copy is the store as of one instant after the capture
+        // began, its log included, whose last entry is where the rounds start.
+        try connection.execute("VACUUM INTO \(quoteLiteral(partial))")
+        let copy = try Connection(path: partial, configuration: .init(mode: .readWrite))
+        record.start = try copy.scalar("SELECT coalesce(max(Z_SEQ), 0) FROM \(LiveCapture.log)")?.int64 ?? 0
+        try copy.transaction(.immediate) { try LiveCapture.strip(copy) }
+        try copy.close()
+        try DurableFile.syncFile(partial, what: "the live store's mirror")
+        guard rename(partial, files.mirror) == 0 else {
+            throw TernError(.io, "cannot name the mirror: \(String(cString: strerror(errno)))", path: files.mirror)
+        }
+        try DurableFile.syncDirectory(containing: files.mirror, what: "the live store's mirror")
+        options.reached?(.liveMirrored)
+        record.phase = .copying
+        try record.save(files)
+        live.progress?(.mirrored(seconds: (ContinuousClock.now - started).seconds, position: record.start))
+    }
+
+    /// Phase 4: rounds until caught up and no other process has the store open; the first
+    /// full verification on the way. Throws, keeping everything for a resume, when the app
+    /// keeps the store open or writes faster than the rounds apply, for `closeTimeout`.
+    private func catchUpUntilClosed(_ catchUp: LiveCatchUp, store: String, users: StoreUsers, report: inout LiveReport, live: LiveMigrationOptions) throws {
+        var verified = false
+        var behindSince: ContinuousClock.Instant?
+        var waitingSince: ContinuousClock.Instant?
+        while true {
+            if options.shouldStop() { throw MigrationInterrupted() }
+            let round = try catchUp.round()
+            let lag = try catchUp.lag()
+            if round.entries > 0 {
+                options.reached?(.liveRound)
+                report.rounds += 1
+                report.entries += round.entries
+                report.objects += round.objects
+                live.progress?(.round(entries: round.entries, objects: round.objects, lagEntries: lag.entries, lagSeconds: lag.seconds))
+            }
+            if !verified {
+                let verifying = ContinuousClock.now
+                try catchUp.verifyAll()
+                report.verification = ContinuousClock.now - verifying
+                live.progress?(.verified(seconds: report.verification.seconds))
+                verified = true
+                continue
+            }
+            let now = ContinuousClock.now
+            guard lag.entries <= live.caughtUp else {
+                waitingSince = nil
+                let since = behindSince ?? now
+                behindSince = since
+                if now - since > live.closeTimeout {
+                    throw MigrationError.liveBehind(store: store, entries: lag.entries, seconds: lag.seconds, waited: (now - since).seconds)
+                }
+                continue
+            }
+            behindSince = nil
+            let others = users.others()
+            if others.isEmpty { return }
+            let since = waitingSince ?? now
+            if waitingSince == nil { live.progress?(.waitingForClose(processes: others)) }
+            waitingSince = since
+            if now - since > live.closeTimeout { throw MigrationError.openElsewhere(store: store, processes: others, resumable: true) }
+            if round.entries == 0 { Thread.sleep(forTimeInterval: 0.005) }
+        }
+    }
+
+    /// After the swap: the backup (the original) loses the log and triggers, and the folder goes.
+    private static func tidyAfterCutOver(store: String, files: LiveFiles) throws {
+        let backup = backupPath(for: store)
+        if FileManager.default.fileExists(atPath: backup) {
+            let connection = try Connection(path: backup, configuration: .init(mode: .readWrite))
+            try LiveCapture.remove(from: connection)
+            try connection.checkpointWAL()
+            try connection.close()
+        }
+        files.removeFolder()
+        try DurableFile.syncDirectory(containing: store, what: "the live migration's folder")
+    }
+}
+
+extension LiveCapture {
+    /// Whether the store at `path` holds a live migration's change log.
+    static func hasLog(_ path: String) throws -> Bool {
+        let reader = try ReadOnlyStore(path: path)
+        let connection = try reader.connect()
+        defer { try? connection.close() }
+        return try withExtendedLifetime(reader) { try leftovers(in: connection).log }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Tern
+import Synchronization
+
+/// A live migration's progress as lines on standard error: each phase as it ends, and the
+/// lag at most once a second while rounds run.
+final class LiveProgressLines: Sendable {
+    private let lastRound = Mutex<ContinuousClock.Instant?>(nil)
+
+    func print(_ event: LiveEvent) {
+        let line: String
+        switch event {
+        case .capturing(let tables): line = "live: logging changes to \(tables) tables"
+        case .mirrored(let seconds, let position): line = String(format: "live: copied the store as of change %lld in %.2f s", position, seconds)
+        case .copied(let seconds): line = String(format: "live: the copy is migrated and verified (%.2f s)", seconds)
+        case .round(let entries, let objects, let behind, let seconds):
+            let now = ContinuousClock.now
+            let due = lastRound.withLock { last in
+                guard last.map({ now - $0 >= .seconds(1) }) ?? true else { return false }
+                last = now
+                return true
+            }
+            guard due else { return }
+            line = String(format: "live: caught up %lld changes (%d objects); %lld behind (%.2f s)", entries, objects, behind, seconds)
+        case .verified(let seconds):
+            line = String(format: "live: every object verified against the store as of one instant, while it was written (%.2f s)", seconds)
+        case .waitingForClose(let processes):
+            line = "live: caught up; waiting for \(processes.joined(separator: ", ")) to close the store (the app must reopen it for the new model)"
+        case .cutOver(let seconds, let entries):
+            line = String(format: "live: cut over in %.0f ms (the last %lld changes applied under the lock)", seconds * 1000, entries)
+        }
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    static func summary(_ report: LiveReport) -> String {
+        String(
+            format:
+                "Migrated live: %lld changes caught up in %d rounds (%d objects written again); Tern's part of the downtime %.0f ms; the original is kept as %@ (%.2f s in all)",
+            report.entries, report.rounds, report.objects, report.cutOver.seconds * 1000, report.backup, report.duration.seconds)
+    }
+}
