@@ -28,6 +28,12 @@ extension StoreMigration {
         do {
             return try executeLive(plan, resume: resume, live: live)
         } catch {
+            // Running again cannot help (a verification or validation failure, a bad input): the
+            // store stops logging, and nothing of the run is left behind. A refusal before the
+            // capture began leaves nothing to remove; one of an unfinished run keeps it.
+            if !FailureKind.isResumable(error), !(error is TernError) {
+                _ = try? Self.abortLive(store: store)
+            }
             throw TernFailure(error)
         }
     }
@@ -83,7 +89,7 @@ extension StoreMigration {
             return report
         }
         guard !plan.steps.isEmpty else {
-            throw TernError(.badInput, "the store is at version \(plan.targetVersion) already: nothing to migrate live", path: store)
+            throw TernError(.badInput, "the store is at version \(plan.targetVersion), the version to migrate to: nothing to migrate", path: store)
         }
         let stepPlans = try plan.stepPlans(checkedAgainst: registry, path: nil)
         if let refusal = LiveEligibility.refusal(stepPlans) { throw TernError(.badInput, "--live: \(refusal)", path: store) }

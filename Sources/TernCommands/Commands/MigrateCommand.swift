@@ -138,13 +138,8 @@ struct MigrateCommand: ParsableCommand {
         let (migration, plan) = try migrationAndPlan(options: options, logger: logger)
         if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }
         if dryRun { return }
-        // Nothing to migrate; the run only finishes the clean-up of one killed after its swap.
-        guard !plan.steps.isEmpty else {
-            let finished = try migration.runBlocking(plan, output: out)
-            if progress == .json { JSONProgressWriter.write(FinishedLine(finished)) }
-            return
-        }
         if live {
+            // A live run killed after its swap finds the store at its target: it tidies up.
             let events = LiveProgressLines()
             let finished = try {
                 defer { renderer?.finish() }
@@ -152,6 +147,12 @@ struct MigrateCommand: ParsableCommand {
                     plan, resume: resume, live: LiveMigrationOptions(closeTimeout: .milliseconds(Int64(closeTimeout * 1000)), progress: events.print))
             }()
             print(LiveProgressLines.summary(finished))
+            return
+        }
+        // Nothing to migrate; the run only finishes the clean-up of one killed after its swap.
+        guard !plan.steps.isEmpty else {
+            let finished = try migration.runBlocking(plan, output: out)
+            if progress == .json { JSONProgressWriter.write(FinishedLine(finished)) }
             return
         }
         if restart { try StoreMigration.discardUnfinished(into: out ?? inputs.store) }

@@ -21,6 +21,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
+            if out == nil, !json, try reportLiveLeftovers() { return }
             guard let status = try MigrationStatus.read(finalPath: out ?? store) else {
                 print("No unfinished migration of \(store).")
                 throw ExitCode(1)
@@ -46,5 +47,17 @@ struct StatusCommand: ParsableCommand {
             // mappings are checked against it first.
             print("Continue with: tern migrate \(status.store)\(status.output.map { " --out \($0)" } ?? "") --resume")
         }
+    }
+
+    /// What a `--live` run left in and beside the store, said when there is any: true then.
+    private func reportLiveLeftovers() throws -> Bool {
+        guard FileManager.default.fileExists(atPath: store) else { return false }
+        let (triggers, log, phase) = try StoreMigration.liveLeftovers(store: store)
+        guard !triggers.isEmpty || log || phase != nil else { return false }
+        print("A live migration of \(store) is unfinished\(phase.map { " (stopped while \($0))" } ?? ""): the app's changes are being logged.")
+        if log { print("  change log: table TERN_LIVE_CHANGES") }
+        for trigger in triggers { print("  trigger: \(trigger)") }
+        print("Continue with: tern migrate \(store) --model MODEL --live --resume; or remove it all with: tern migrate \(store) --abort")
+        return true
     }
 }

@@ -1,0 +1,219 @@
+import Foundation
+import TernCommands
+import TernSQLite
+import Testing
+
+/// `tern migrate --live` against a real second process: a Python program writing to the store
+/// as Core Data does (keys from `Z_PRIMARYKEY`, `Z_OPT` checked and bumped, cascading deletes,
+/// moved links and list places) at a fixed rate while Tern migrates it, closing the store when
+/// told. The oracle: the live result equals, row for row, an offline migration of the source as
+/// the writer left it (the backup), and every book the writer touched is in that source as the
+/// writer last wrote it.
+@Suite("Live migration while another process writes", .serialized)
+struct LiveMigrationTests {
+    static let bench = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path
+    static let writerScript = CheckAndGenerateCommandTests.repository.appendingPathComponent("Tests/LiveWriter/writer.py").path
+    let scratch: ScratchFolder
+
+    init() throws {
+        scratch = try ScratchFolder("tern-live")
+    }
+
+    private func benchStore(_ name: String = "Live.sqlite", books: Int = 3000) throws -> String {
+        let path = scratch.path(name)
+        let outcome = try TernProcess.run([
+            "generate", "--model", Self.bench, "--version", "Bench 1", "--rows", "\(books)", "--count", "Page=\(3 * books)", "--count", "Category=20", path,
+        ])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        return path
+    }
+
+    /// The writer, started; `ready` exists once it has the store open.
+    private final class Writer {
+        let process: Process
+        let stop: String
+        let final: String
+        /// What it printed on standard error (a Python traceback when it failed).
+        let errors: String
+
+        init(store: String, scratch: ScratchFolder, rate: Int = 300, seed: Int = 1) throws {
+            stop = scratch.path("stop-\(seed)")
+            final = scratch.path("final-\(seed).json")
+            let ready = scratch.path("ready-\(seed)")
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", LiveMigrationTests.writerScript, store, "--rate", "\(rate)", "--stop", stop, "--final", final, "--seed", "\(seed)", "--ready", ready]
+            errors = scratch.path("writer-\(seed).err")
+            _ = FileManager.default.createFile(atPath: errors, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: errors)!
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(20)
+            while !FileManager.default.fileExists(atPath: ready), process.isRunning, Date() < deadline { usleep(10_000) }
+        }
+
+        /// A test that failed before telling it to stop does not leave it writing.
+        deinit {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+
+        /// Tells it to close the store, and waits for it; expects it to end well.
+        func finish() {
+            _ = FileManager.default.createFile(atPath: stop, contents: nil)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "the writer failed: \((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
+        }
+
+        /// Every book it touched, as it left them (nil: deleted).
+        func books() throws -> [Int64: [SQLiteValue]?] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: final))
+            let json = try JSONSerialization.jsonObject(with: data) as! [String: Any]
+            var books: [Int64: [SQLiteValue]?] = [:]
+            for (key, value) in json["books"] as! [String: Any] {
+                guard let row = value as? [Any] else {
+                    books[Int64(key)!] = .some(nil)
+                    continue
+                }
+                // Title, author, price (REAL in a FLOAT column), category.
+                let text = { (item: Any) -> SQLiteValue in (item as? String).map { .text($0) } ?? .null }
+                books[Int64(key)!] = [
+                    text(row[0]), text(row[1]), (row[2] as? NSNumber).map { .real($0.doubleValue) } ?? .null,
+                    (row[3] as? NSNumber).map { .integer($0.int64Value) } ?? .null,
+                ]
+            }
+            return books
+        }
+    }
+
+    /// Runs `tern migrate --live` (with `extra` arguments and environment); once it says it waits
+    /// for the store to close, the writer is told to close it. Returns tern's outcome.
+    private func runLive(_ store: String, writer: Writer?, extra: [String] = [], environment: [String: String] = [:]) throws -> TernProcess.Outcome {
+        let errors = scratch.path("tern-\(UUID().uuidString).err")
+        let output = scratch.path("tern-\(UUID().uuidString).out")
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        let process = try TernProcess.launch(
+            ["migrate", store, "--model", Self.bench, "--live", "--close-timeout", "60"] + extra, standardOutput: FileHandle(forWritingAtPath: output)!,
+            standardError: FileHandle(forWritingAtPath: errors)!, environment: environment)
+        var told = false
+        while process.isRunning {
+            usleep(20_000)
+            if !told, let writer, (try? String(contentsOfFile: errors, encoding: .utf8))?.contains("waiting for") == true {
+                told = true
+                writer.finish()
+            }
+        }
+        return TernProcess.Outcome(
+            status: process.terminationStatus, standardOutput: (try? String(contentsOfFile: output, encoding: .utf8)) ?? "",
+            standardError: (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
+    }
+
+    /// The oracle: the migrated store at `store` equals an offline migration of its backup, the
+    /// backup holds no trace of the run and every book as the writer left it.
+    private func expectOracle(_ store: String, writers: [Writer]) throws {
+        let backup = scratch.path("Live~.sqlite")
+        #expect(try SQLiteShell.run(backup, "PRAGMA integrity_check;") == "ok\n")
+        #expect(try SQLiteShell.run(backup, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'TERN%';") == "0\n")
+        #expect(!FileManager.default.fileExists(atPath: store + "-tern-live"))
+        let source = try Connection(path: backup, configuration: .init(mode: .readOnly))
+        for writer in writers {
+            for (key, expected) in try writer.books() {
+                let row = try source.prepare("SELECT ZTITLE, ZAUTHOR, ZPRICE, ZCATEGORY FROM ZBOOK WHERE Z_PK = ?")
+                try row.bind([key])
+                let found = try row.step() ? row.row.values : nil
+                #expect(found == expected, "book \(key): the source has \(String(describing: found)), the writer left \(String(describing: expected))")
+            }
+        }
+        try source.close()
+        let oracle = scratch.path("oracle.sqlite")
+        let offline = try TernProcess.run(["migrate", backup, "--model", Self.bench, "--out", oracle])
+        #expect(offline.status == 0, "\(offline.standardError)")
+        let live = try StoreDump.lines(store)
+        let expected = try StoreDump.lines(oracle)
+        #expect(live.count == expected.count)
+        #expect(live == expected, "first difference: \(zip(live, expected).first { $0 != $1 }.map { "\($0) ≠ \($1)" } ?? "in length")")
+        try FileManager.default.removeItem(atPath: oracle)
+    }
+
+    @Test("a store written at 300 commits/s migrates live: exit 0, equal to an offline migration of what the writer left, every commit in it")
+    func liveMigrationWhileWriting() throws {
+        let store = try benchStore()
+        let writer = try Writer(store: store, scratch: scratch)
+        let outcome = try runLive(store, writer: writer)
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("every object verified"))
+        #expect(outcome.standardOutput.contains("Migrated live"))
+        try expectOracle(store, writers: [writer])
+    }
+
+    @Test(
+        "killed at each phase boundary while the app writes: the store intact, the capture all there or gone, and --resume gives the oracle's store",
+        arguments: ["live-captured", "live-mirrored", "live-copied", "live-round", "live-held", "backup-linked", "renamed"])
+    func killedAtPhaseBoundary(_ milestone: String) throws {
+        let store = try benchStore(books: 1500)
+        let writer = try Writer(store: store, scratch: scratch)
+        let killed = try runLive(store, writer: writer, environment: ["TERN_CRASH_AT": milestone])
+        #expect(killed.status == 9 || killed.status == -9 || killed.status == 137, "expected SIGKILL at \(milestone): \(killed.status) \(killed.standardError)")
+        let current = FileManager.default.fileExists(atPath: store) ? store : scratch.path("Live~.sqlite")
+        #expect(try SQLiteShell.run(current, "PRAGMA integrity_check;") == "ok\n")
+        let triggers = try SQLiteShell.run(store, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'TERN%';")
+        #expect(["0\n", "15\n"].contains(triggers), "the capture is all there or gone: \(triggers)")
+        if triggers == "15\n" {
+            let status = try TernProcess.run(["status", store])
+            #expect(status.status == 0 && status.standardOutput.contains("TERN_LIVE_ZBOOK_INSERT"), "\(status.standardOutput)")
+        }
+        let resumed = try runLive(store, writer: writer.process.isRunning ? writer : nil, extra: ["--resume"])
+        #expect(resumed.status == 0, "\(milestone): \(resumed.standardError)")
+        if writer.process.isRunning { writer.finish() }
+        try expectOracle(store, writers: [writer])
+    }
+
+    @Test("the writer killed mid-transaction and another taking over: nothing half-committed reaches the migrated store")
+    func writerKilled() throws {
+        let store = try benchStore(books: 1500)
+        let first = try Writer(store: store, scratch: scratch, rate: 2000, seed: 1)
+        let errors = scratch.path("tern.err")
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        let tern = try TernProcess.launch(
+            ["migrate", store, "--model", Self.bench, "--live", "--close-timeout", "60"], standardOutput: FileHandle.nullDevice,
+            standardError: FileHandle(forWritingAtPath: errors)!)
+        while tern.isRunning, (try? String(contentsOfFile: errors, encoding: .utf8))?.contains("every object verified") != true { usleep(20_000) }
+        // The second opens the store first: with none open, Tern would cut over at once.
+        let second = try Writer(store: store, scratch: scratch, rate: 300, seed: 2)
+        kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+        while tern.isRunning, (try? String(contentsOfFile: errors, encoding: .utf8))?.contains("waiting for") != true { usleep(20_000) }
+        second.finish()
+        tern.waitUntilExit()
+        #expect(tern.terminationStatus == 0, "\((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
+        try expectOracle(store, writers: [second])
+    }
+
+    @Test("what --live cannot catch up is refused before any work, naming why; --abort removes a run's leftovers")
+    func refusalsAndAbort() throws {
+        let store = try benchStore(books: 200)
+        // A Swift policy's objects cannot be made again from a changed row.
+        let policy = try TernProcess.run([
+            "migrate", store, "--model", Self.bench, "--live", "--mapping", Self.bench + "/policy/1-to-2.yaml",
+        ])
+        #expect(policy.status == 65 && policy.standardError.contains("runs in Swift"), "\(policy.standardError)")
+        #expect(try SQLiteShell.run(store, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'TERN%';") == "0\n")
+        #expect(!FileManager.default.fileExists(atPath: store + "-tern-live"))
+        // A store in rollback mode: the app's writes would block every read.
+        try SQLiteShell.run(store, "PRAGMA journal_mode = DELETE;")
+        let rollback = try TernProcess.run(["migrate", store, "--model", Self.bench, "--live"])
+        #expect(rollback.status == 65 && rollback.standardError.contains("WAL"), "\(rollback.standardError)")
+        try SQLiteShell.run(store, "PRAGMA journal_mode = WAL;")
+        // Killed once the capture committed: the leftovers are listed, then removed.
+        let killed = try TernProcess.run(["migrate", store, "--model", Self.bench, "--live"], environment: ["TERN_CRASH_AT": "live-mirrored"])
+        #expect(killed.status != 0)
+        let again = try TernProcess.run(["migrate", store, "--model", Self.bench, "--live"])
+        #expect(again.status == 75 && again.standardError.contains("--resume"), "\(again.status) \(again.standardError)")
+        let aborted = try TernProcess.run(["migrate", store, "--abort"])
+        #expect(aborted.status == 0 && aborted.standardOutput.contains("15 triggers"), "\(aborted.standardOutput) \(aborted.standardError)")
+        #expect(try SQLiteShell.run(store, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'TERN%';") == "0\n")
+        #expect(try SQLiteShell.run(store, "PRAGMA integrity_check;") == "ok\n")
+        #expect(!FileManager.default.fileExists(atPath: store + "-tern-live"))
+        #expect(try TernProcess.run(["status", store]).status == 1)
+    }
+}
