@@ -42,7 +42,9 @@ struct LiveMigrationTests {
             let ready = scratch.path("ready-\(seed)")
             process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", LiveMigrationTests.writerScript, store, "--rate", "\(rate)", "--stop", stop, "--final", final, "--seed", "\(seed)", "--ready", ready]
+            process.arguments = [
+                "python3", LiveMigrationTests.writerScript, store, "--rate", "\(rate)", "--stop", stop, "--final", final, "--seed", "\(seed)", "--ready", ready,
+            ]
             errors = scratch.path("writer-\(seed).err")
             _ = FileManager.default.createFile(atPath: errors, contents: nil)
             process.standardError = FileHandle(forWritingAtPath: errors)!

@@ -127,9 +127,11 @@ extension StoreMigration {
         var finished = false
         defer { if !finished { catchUp.close() } }
         try catchUpUntilClosed(catchUp, store: store, users: users, report: &report, live: live)
+        // Tern's part of the downtime starts here: no other process has the store open.
+        let cutting = ContinuousClock.now
         current.phase = .cuttingOver
         try current.save(files)
-        var held = ContinuousClock.now
+        var held = cutting
         _ = try deliver(
             files.migrated, at: plan.steps[plan.steps.count - 1].destination, from: store, to: store, keepingOriginalAt: report.backup,
             externalData: ExternalDataFolders(source: files.mirror, destination: files.migrated), recorded: nil, users: users, commits: nil
@@ -137,12 +139,20 @@ extension StoreMigration {
             held = ContinuousClock.now
             let last = try catchUp.round()
             options.reached?(.liveHeld)
+            let verifying = ContinuousClock.now
             try catchUp.verifyChanged()
+            let finishing = ContinuousClock.now
             finished = true
             try catchUp.finish()
             report.cutOverEntries = last.entries
+            logger.debug(
+                "cut-over under the lock",
+                metadata: [
+                    "lock": "\((held - cutting).seconds)", "round": "\((verifying - held).seconds)", "verification": "\((finishing - verifying).seconds)",
+                    "finish": "\((ContinuousClock.now - finishing).seconds)", "entries": "\(last.entries)",
+                ])
         }
-        report.cutOver = ContinuousClock.now - held
+        report.cutOver = ContinuousClock.now - cutting
         live.progress?(.cutOver(seconds: report.cutOver.seconds, entries: report.cutOverEntries))
         try Self.tidyAfterCutOver(store: store, files: files)
         report.duration = ContinuousClock.now - started
@@ -191,6 +201,7 @@ extension StoreMigration {
         var waitingSince: ContinuousClock.Instant?
         while true {
             if options.shouldStop() { throw MigrationInterrupted() }
+            let roundStarted = ContinuousClock.now
             let round = try catchUp.round()
             let lag = try catchUp.lag()
             if round.entries > 0 {
@@ -225,8 +236,15 @@ extension StoreMigration {
             if waitingSince == nil { live.progress?(.waitingForClose(processes: others)) }
             waitingSince = since
             if now - since > live.closeTimeout { throw MigrationError.openElsewhere(store: store, processes: others, resumable: true) }
-            if round.entries == 0 { Thread.sleep(forTimeInterval: 0.005) }
+            pace(since: roundStarted)
         }
+    }
+
+    /// Caught up, rounds start at most every 20 ms: each has a fixed cost (a statement per
+    /// logged table), and the app, not Tern, should have the cores while it writes.
+    private func pace(since started: ContinuousClock.Instant) {
+        let due = started + .milliseconds(20)
+        if ContinuousClock.now < due { Thread.sleep(forTimeInterval: (due - ContinuousClock.now).seconds) }
     }
 
     /// After the swap: the backup (the original) loses the log and triggers, and the folder goes.

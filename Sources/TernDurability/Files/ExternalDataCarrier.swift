@@ -201,7 +201,9 @@ package enum ExternalDataCarrier {
     /// found by their marker in every column, without a model (a value that only looks like one
     /// keeps its file), gathered in a temporary table so memory does not grow with the store.
     package static func unreferencedFiles(in folder: String, by store: String) throws -> [String] {
-        guard let files = FileManager.default.enumerator(atPath: folder) else { return [] }
+        // Foundation on Linux enumerates a missing folder as an empty one: without this, every
+        // column of every table was read for nothing (0.5 s of a 1M-object swap's downtime).
+        guard FileManager.default.fileExists(atPath: folder), let files = FileManager.default.enumerator(atPath: folder) else { return [] }
         let reader = try ReadOnlyStore(path: store)
         let connection = try reader.connect()
         defer { try? connection.close() }

@@ -52,8 +52,12 @@ struct StepValidation {
         let checks = entries.map { (rules(of: $0), objects(of: $0)) }
         for (index, (rules, objects)) in checks.enumerated() {
             let table = quoteIdentifier(destinationLayout.entities[entries[index].destinationEntity]!.table)
-            let ranges = try RowidRanges.conditions(
-                on: "d.\"Z_PK\"", of: table, in: connection, rowidsPerScan: inputs.options.keysPerScan ?? RowidRanges.rowidsPerScan)
+            // Only some objects: one scan finds them by key.
+            let ranges =
+                onlyKeys != nil
+                ? ["1"]
+                : try RowidRanges.conditions(
+                    on: "d.\"Z_PK\"", of: table, in: connection, rowidsPerScan: inputs.options.keysPerScan ?? RowidRanges.rowidsPerScan)
             for group in Self.scans(of: rules) {
                 let broken = group.map { "coalesce((\($0.condition)), 0)" }.joined(separator: " OR ")
                 for range in ranges {

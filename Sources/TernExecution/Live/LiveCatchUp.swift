@@ -59,6 +59,12 @@ package final class LiveCatchUp {
             plan: plan, connection: connection, sourceAttachURI: mirror, externalData: ExternalDataFolders(source: mirror, destination: migrated),
             options: options, logger: logger)
         try connection.execute("ATTACH DATABASE \(quoteLiteral(ReadOnlyStore.uri(live, query: "mode=ro"))) AS live")
+        // Rounds commit often, beside an app whose own commits wait on the same disk: the two
+        // private stores sync at checkpoints only (WAL, `synchronous = NORMAL`). A power cut may
+        // lose their last rounds, never their consistency, and the position of the one behind
+        // decides where rounds start again; `finish` makes the migrated store durable.
+        try connection.execute("PRAGMA src.journal_mode = WAL")
+        for schema in ["main", "src"] { try connection.execute("PRAGMA \(schema).synchronous = NORMAL") }
         let source = plan.step.sourceLayout
         var ends: [String: [String]] = [:]
         for table in captured where table.keys == ["Z_PK"] { ends[table.name] = [table.name] }
