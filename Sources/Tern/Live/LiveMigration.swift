@@ -42,9 +42,11 @@ public enum LiveEvent: Sendable {
 public struct LiveReport: Sendable {
     /// The offline migration of the mirror; nil when an earlier, interrupted run did it.
     public var copy: StoreMigration.Report?
-    /// Rounds that applied anything, the log entries they applied and the objects written again.
+    /// Rounds that applied anything.
     public var rounds = 0
+    /// Log entries those rounds applied.
     public var entries: Int64 = 0
+    /// Destination objects they wrote again.
     public var objects = 0
     /// The full verification against the mirror while the app wrote.
     public var verification: Duration = .zero
@@ -55,5 +57,6 @@ public struct LiveReport: Sendable {
     public var cutOverEntries: Int64 = 0
     /// Where the original is kept.
     public var backup: String = ""
+    /// The run's wall time.
     public var duration: Duration = .zero
 }
