@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""An app writing to a Bench 1 store as Core Data does, for `tern migrate --live` tests and benchmarks.
+"""An app writing to a store as Core Data does, for `tern migrate --live` tests and benchmarks.
 
-Each commit is one transaction: keys handed out through Z_PRIMARYKEY's Z_MAX, updates that check and
-bump Z_OPT, deletes that cascade to pages, links moved in foreign keys and ordered-list keys. It
-writes at a fixed rate until the stop file appears, then closes the store and writes:
-  --log FILE    one line per commit: operation, keys, latency in ms
-  --final FILE  JSON: every book it touched, as it left it (null when deleted), and latency percentiles
+--model bench (a Bench 1 store) or chain (a Chain 1 store). Each commit is one transaction: keys
+handed out through Z_PRIMARYKEY's Z_MAX, updates that check and bump Z_OPT, deletes that cascade
+(pages) or nullify (an editor's books), links moved in foreign keys, ordered-list keys and join
+tables. It writes at a fixed rate until the stop file appears, then closes the store and writes:
+  --log FILE    one line per commit: operation, key, latency in ms
+  --final FILE  JSON: the SQL reading a book's state (`quote`d, so any reader gets the same text),
+                every book it touched as it left them (null when deleted), latency percentiles
 """
 import argparse, json, os, random, sqlite3, sys, time
 
@@ -17,6 +19,7 @@ parser.add_argument("--log")
 parser.add_argument("--final", required=True)
 parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--ready", help="created once the store is open")
+parser.add_argument("--model", choices=["bench", "chain"], default="bench")
 args = parser.parse_args()
 
 random.seed(args.seed)
@@ -27,8 +30,15 @@ if args.ready:
     open(args.ready, "w").close()
 log = open(args.log, "w") if args.log else None
 books = {}
-categories = [row[0] for row in db.execute("SELECT Z_PK FROM ZCATEGORY")]
+bench = args.model == "bench"
+categories = [row[0] for row in db.execute("SELECT Z_PK FROM ZCATEGORY")] if bench else []
 max_book = db.execute("SELECT max(Z_PK) FROM ZBOOK").fetchone()[0]
+max_author = 0 if bench else db.execute("SELECT max(Z_PK) FROM ZAUTHOR").fetchone()[0]
+STATE = (
+    "SELECT quote(ZTITLE), quote(ZAUTHOR), quote(ZPRICE), quote(ZCATEGORY) FROM ZBOOK WHERE Z_PK = ?1"
+    if bench else
+    "SELECT quote(ZTITLE), quote(ZPRICE), quote(ZEDITOR), "
+    "(SELECT group_concat(a, ',') FROM (SELECT Z_1AUTHORS AS a FROM Z_1BOOKS WHERE Z_2BOOKS = ?1 ORDER BY 1)) FROM ZBOOK WHERE Z_PK = ?1")
 latencies = []
 
 
@@ -39,8 +49,8 @@ def next_key(entity, count=1):
 
 
 def state(pk):
-    row = db.execute("SELECT ZTITLE, ZAUTHOR, ZPRICE, ZCATEGORY FROM ZBOOK WHERE Z_PK = ?", (pk,)).fetchone()
-    return list(row) if row else None
+    row = db.execute(STATE, (pk,)).fetchone()
+    return ["NULL" if value is None else str(value) for value in row] if row else None
 
 
 def insert():
@@ -92,7 +102,62 @@ def delete():
     return "delete", pk
 
 
-operations = [insert] * 3 + [update] * 4 + [relink] * 2 + [delete]
+def some_author():
+    while True:
+        pk = random.randint(1, max_author)
+        if db.execute("SELECT 1 FROM ZAUTHOR WHERE Z_PK = ?", (pk,)).fetchone():
+            return pk
+
+
+def chain_insert():
+    global max_author
+    if random.random() < 0.2:  # a new author now and then
+        max_author = next_key("Author")
+        db.execute("INSERT INTO ZAUTHOR (Z_PK, Z_ENT, Z_OPT, ZBORN, ZNAME) VALUES (?, 1, 1, ?, ?)", (max_author, 300000000.0, "Author %d" % max_author))
+    pk = next_key("Book")
+    db.execute("INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZEDITOR, ZPRICE, ZNOTES, ZTITLE) VALUES (?, 2, 1, ?, ?, ?, ?)",
+               (pk, some_author(), round(random.uniform(1, 90), 2), "notes %d" % pk, "live %d" % pk))
+    for author in {some_author() for _ in range(random.randint(1, 3))}:
+        db.execute("INSERT INTO Z_1BOOKS (Z_1AUTHORS, Z_2BOOKS) VALUES (?, ?)", (author, pk))
+    return "insert", pk
+
+
+def chain_update():
+    pk, opt = some_book()
+    db.execute("UPDATE ZBOOK SET ZPRICE = ?, ZTITLE = ?, Z_OPT = Z_OPT + 1 WHERE Z_PK = ? AND Z_OPT = ?",
+               (round(random.uniform(1, 90), 2), "retitled %d" % random.randint(1, 9999), pk, opt))
+    return "update", pk
+
+
+def chain_relink():
+    pk, opt = some_book()
+    db.execute("DELETE FROM Z_1BOOKS WHERE Z_2BOOKS = ? AND Z_1AUTHORS = (SELECT min(Z_1AUTHORS) FROM Z_1BOOKS WHERE Z_2BOOKS = ?)", (pk, pk))
+    db.execute("INSERT OR IGNORE INTO Z_1BOOKS (Z_1AUTHORS, Z_2BOOKS) VALUES (?, ?)", (some_author(), pk))
+    db.execute("UPDATE ZBOOK SET ZEDITOR = ?, Z_OPT = Z_OPT + 1 WHERE Z_PK = ?", (some_author(), pk))
+    return "relink", pk
+
+
+def chain_delete():
+    if random.random() < 0.3:  # an author goes: the books they edited lose their editor (nullify)
+        author = some_author()
+        for (book,) in db.execute("SELECT Z_PK FROM ZBOOK WHERE ZEDITOR = ?", (author,)).fetchall():
+            db.execute("UPDATE ZBOOK SET ZEDITOR = NULL, Z_OPT = Z_OPT + 1 WHERE Z_PK = ?", (book,))
+            books[book] = None
+        for (book,) in db.execute("SELECT Z_2BOOKS FROM Z_1BOOKS WHERE Z_1AUTHORS = ?", (author,)).fetchall():
+            books[book] = None
+        db.execute("DELETE FROM Z_1BOOKS WHERE Z_1AUTHORS = ?", (author,))
+        db.execute("DELETE FROM ZAUTHOR WHERE Z_PK = ?", (author,))
+        return "delete-author", some_book()[0]
+    pk, _ = some_book()
+    db.execute("DELETE FROM Z_1BOOKS WHERE Z_2BOOKS = ?", (pk,))
+    db.execute("DELETE FROM ZBOOK WHERE Z_PK = ?", (pk,))
+    return "delete", pk
+
+
+if bench:
+    operations = [insert] * 3 + [update] * 4 + [relink] * 2 + [delete]
+else:
+    operations = [chain_insert] * 3 + [chain_update] * 4 + [chain_relink] * 2 + [chain_delete]
 interval = 1.0 / args.rate
 due = time.monotonic()
 while not os.path.exists(args.stop):
@@ -124,5 +189,5 @@ db.close()
 latencies.sort()
 def percentile(p):
     return latencies[min(len(latencies) - 1, int(p * len(latencies)))] if latencies else 0
-json.dump({"books": final, "commits": len(latencies), "p50": percentile(0.5), "p99": percentile(0.99), "max": latencies[-1] if latencies else 0},
+json.dump({"query": STATE, "books": final, "commits": len(latencies), "p50": percentile(0.5), "p99": percentile(0.99), "max": latencies[-1] if latencies else 0},
           open(args.final, "w"))

@@ -36,7 +36,7 @@ struct LiveMigrationTests {
         /// What it printed on standard error (a Python traceback when it failed).
         let errors: String
 
-        init(store: String, scratch: ScratchFolder, rate: Int = 300, seed: Int = 1) throws {
+        init(store: String, scratch: ScratchFolder, rate: Int = 300, seed: Int = 1, model: String = "bench") throws {
             stop = scratch.path("stop-\(seed)")
             final = scratch.path("final-\(seed).json")
             let ready = scratch.path("ready-\(seed)")
@@ -44,6 +44,7 @@ struct LiveMigrationTests {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = [
                 "python3", LiveMigrationTests.writerScript, store, "--rate", "\(rate)", "--stop", stop, "--final", final, "--seed", "\(seed)", "--ready", ready,
+                "--model", model,
             ]
             errors = scratch.path("writer-\(seed).err")
             _ = FileManager.default.createFile(atPath: errors, contents: nil)
@@ -66,36 +67,30 @@ struct LiveMigrationTests {
             #expect(process.terminationStatus == 0, "the writer failed: \((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
         }
 
-        /// Every book it touched, as it left them (nil: deleted).
-        func books() throws -> [Int64: [SQLiteValue]?] {
+        /// The SQL reading a book's state (its values `quote`d: the same text whoever reads
+        /// them), and every book it touched as it left them (nil: deleted).
+        func books() throws -> (query: String, books: [Int64: [String]?]) {
             let data = try Data(contentsOf: URL(fileURLWithPath: final))
-            let json = try JSONSerialization.jsonObject(with: data) as! [String: Any]
-            var books: [Int64: [SQLiteValue]?] = [:]
-            for (key, value) in json["books"] as! [String: Any] {
-                guard let row = value as? [Any] else {
-                    books[Int64(key)!] = .some(nil)
-                    continue
-                }
-                // Title, author, price (REAL in a FLOAT column), category.
-                let text = { (item: Any) -> SQLiteValue in (item as? String).map { .text($0) } ?? .null }
-                books[Int64(key)!] = [
-                    text(row[0]), text(row[1]), (row[2] as? NSNumber).map { .real($0.doubleValue) } ?? .null,
-                    (row[3] as? NSNumber).map { .integer($0.int64Value) } ?? .null,
-                ]
+            let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            var books: [Int64: [String]?] = [:]
+            for (key, value) in try #require(json["books"] as? [String: Any]) {
+                books[try #require(Int64(key))] = value as? [String]
             }
-            return books
+            return (try #require(json["query"] as? String), books)
         }
     }
 
     /// Runs `tern migrate --live` (with `extra` arguments and environment); once it says it waits
     /// for the store to close, the writer is told to close it. Returns tern's outcome.
-    private func runLive(_ store: String, writer: Writer?, extra: [String] = [], environment: [String: String] = [:]) throws -> TernProcess.Outcome {
+    private func runLive(
+        _ store: String, writer: Writer?, model: String = Self.bench, extra: [String] = [], environment: [String: String] = [:]
+    ) throws -> TernProcess.Outcome {
         let errors = scratch.path("tern-\(UUID().uuidString).err")
         let output = scratch.path("tern-\(UUID().uuidString).out")
         _ = FileManager.default.createFile(atPath: errors, contents: nil)
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         let process = try TernProcess.launch(
-            ["migrate", store, "--model", Self.bench, "--live", "--close-timeout", "60"] + extra, standardOutput: FileHandle(forWritingAtPath: output)!,
+            ["migrate", store, "--model", model, "--live", "--close-timeout", "60"] + extra, standardOutput: FileHandle(forWritingAtPath: output)!,
             standardError: FileHandle(forWritingAtPath: errors)!, environment: environment)
         var told = false
         while process.isRunning {
@@ -112,23 +107,24 @@ struct LiveMigrationTests {
 
     /// The oracle: the migrated store at `store` equals an offline migration of its backup, the
     /// backup holds no trace of the run and every book as the writer left it.
-    private func expectOracle(_ store: String, writers: [Writer]) throws {
+    private func expectOracle(_ store: String, writers: [Writer], model: String = Self.bench, target: [String] = []) throws {
         let backup = scratch.path("Live~.sqlite")
         #expect(try SQLiteShell.run(backup, "PRAGMA integrity_check;") == "ok\n")
         #expect(try SQLiteShell.run(backup, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'TERN%';") == "0\n")
         #expect(!FileManager.default.fileExists(atPath: store + "-tern-live"))
         let source = try Connection(path: backup, configuration: .init(mode: .readOnly))
         for writer in writers {
-            for (key, expected) in try writer.books() {
-                let row = try source.prepare("SELECT ZTITLE, ZAUTHOR, ZPRICE, ZCATEGORY FROM ZBOOK WHERE Z_PK = ?")
+            let (query, books) = try writer.books()
+            for (key, expected) in books {
+                let row = try source.prepare(query)
                 try row.bind([key])
-                let found = try row.step() ? row.row.values : nil
+                let found = try row.step() ? row.row.values.map { $0.text ?? "NULL" } : nil
                 #expect(found == expected, "book \(key): the source has \(String(describing: found)), the writer left \(String(describing: expected))")
             }
         }
         try source.close()
         let oracle = scratch.path("oracle.sqlite")
-        let offline = try TernProcess.run(["migrate", backup, "--model", Self.bench, "--out", oracle])
+        let offline = try TernProcess.run(["migrate", backup, "--model", model, "--out", oracle] + target)
         #expect(offline.status == 0, "\(offline.standardError)")
         let live = try StoreDump.lines(store)
         let expected = try StoreDump.lines(oracle)
@@ -139,13 +135,28 @@ struct LiveMigrationTests {
 
     @Test("a store written at 300 commits/s migrates live: exit 0, equal to an offline migration of what the writer left, every commit in it")
     func liveMigrationWhileWriting() throws {
-        let store = try benchStore()
+        let store = try benchStore(books: 20000)
         let writer = try Writer(store: store, scratch: scratch)
         let outcome = try runLive(store, writer: writer)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("every object verified"))
         #expect(outcome.standardOutput.contains("Migrated live"))
         try expectOracle(store, writers: [writer])
+    }
+
+    @Test(
+        "a many-to-many, a to-one and its inverse, an author deleted (nullify): Chain 1 → 2, a step applied in place on the copy, caught up through the join table"
+    )
+    func joinTableLive() throws {
+        let chain = CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/chain").path
+        let store = scratch.path("Live.sqlite")
+        let generated = try TernProcess.run(["generate", "--model", chain, "--version", "Chain 1", "--rows", "20000", store])
+        #expect(generated.status == 0, "\(generated.standardError)")
+        let writer = try Writer(store: store, scratch: scratch, rate: 300, model: "chain")
+        let outcome = try runLive(store, writer: writer, model: chain, extra: ["--to", "Chain 2"])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardOutput.contains("Migrated live"))
+        try expectOracle(store, writers: [writer], model: chain, target: ["--to", "Chain 2"])
     }
 
     @Test(
@@ -156,8 +167,10 @@ struct LiveMigrationTests {
         let writer = try Writer(store: store, scratch: scratch)
         let killed = try runLive(store, writer: writer, environment: ["TERN_CRASH_AT": milestone])
         #expect(killed.status == 9 || killed.status == -9 || killed.status == 137, "expected SIGKILL at \(milestone): \(killed.status) \(killed.standardError)")
-        let current = FileManager.default.fileExists(atPath: store) ? store : scratch.path("Live~.sqlite")
-        #expect(try SQLiteShell.run(current, "PRAGMA integrity_check;") == "ok\n")
+        // After the rename, the store's path names the migrated store and the original is the backup.
+        for file in [store, scratch.path("Live~.sqlite")] where FileManager.default.fileExists(atPath: file) {
+            #expect(try SQLiteShell.run(file, "PRAGMA integrity_check;") == "ok\n", "\(milestone): \(file)")
+        }
         let triggers = try SQLiteShell.run(store, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'TERN%';")
         #expect(["0\n", "15\n"].contains(triggers), "the capture is all there or gone: \(triggers)")
         if triggers == "15\n" {
@@ -168,6 +181,66 @@ struct LiveMigrationTests {
         #expect(resumed.status == 0, "\(milestone): \(resumed.standardError)")
         if writer.process.isRunning { writer.finish() }
         try expectOracle(store, writers: [writer])
+    }
+
+    @Test("killed at random instants while the app writes: the store intact, and --resume gives the oracle's store", arguments: [1, 2, 3])
+    func killedAtRandom(_ seed: Int) throws {
+        let store = try benchStore(books: 1500)
+        let writer = try Writer(store: store, scratch: scratch, seed: seed)
+        let tern = try TernProcess.launch(
+            ["migrate", store, "--model", Self.bench, "--live"], standardOutput: FileHandle.nullDevice, standardError: FileHandle.nullDevice)
+        // Somewhere in the run: the capture, the copy or the rounds (it waits for the writer).
+        // Deterministic per seed: early (the capture or the copy), mid-copy, and among the rounds.
+        usleep(UInt32([150_000, 600_000, 1_400_000][seed - 1]))
+        kill(tern.processIdentifier, SIGKILL)
+        tern.waitUntilExit()
+        #expect(try SQLiteShell.run(store, "PRAGMA integrity_check;") == "ok\n")
+        let triggers = try SQLiteShell.run(store, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'TERN%';")
+        #expect(["0\n", "15\n"].contains(triggers), "the capture is all there or gone: \(triggers)")
+        let resumed = try runLive(store, writer: writer, extra: ["--resume"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        try expectOracle(store, writers: [writer])
+    }
+
+    @Test(
+        "an I/O error or a failed fsync at points across a live run: exit 0 with the oracle's store, or a stop that --resume takes up to it",
+        arguments: ["write", "sync"])
+    func injectedFaults(_ operation: String) throws {
+        let library = try FaultInjectionTests.library.get()
+        // How many such calls a run makes, without a writer (with one, about as many).
+        let counted = try benchStore("Counted.sqlite", books: 600)
+        let counts = scratch.path("counts")
+        #expect(try runLive(counted, writer: nil, environment: ["LD_PRELOAD": library, "TERN_FAULT_COUNTS": counts]).status == 0)
+        let line = try String(contentsOfFile: counts, encoding: .utf8)
+        let total = try #require(
+            line.split(separator: " ").first { $0.hasPrefix(operation + "=") }.flatMap {
+                Int($0.dropFirst(operation.count + 1).trimmingCharacters(in: .whitespacesAndNewlines))
+            })
+        var fired = 0
+        defer { #expect(fired > 0, "no \(operation) fault fired") }
+        for n in [1, total / 4, total / 2, 3 * total / 4, total - 1] where n >= 1 {
+            try? FileManager.default.removeItem(atPath: scratch.path("Live~.sqlite"))
+            let store = try benchStore("Live.sqlite", books: 600)
+            let writer = try Writer(store: store, scratch: scratch, rate: 200, seed: n)
+            let faulted = try runLive(store, writer: writer, environment: ["LD_PRELOAD": library, "TERN_FAULT": "\(operation):\(n):error"])
+            let context = "\(operation) #\(n) of \(total)"
+            if faulted.standardError.contains("tern-fault:") { fired += 1 }
+            if faulted.status != 0 {
+                #expect(faulted.standardError.contains("tern-fault:"), "\(context): \(faulted.standardError)")
+                for file in [store, scratch.path("Live~.sqlite")] where FileManager.default.fileExists(atPath: file) {
+                    #expect(try SQLiteShell.run(file, "PRAGMA integrity_check;") == "ok\n", "\(context): \(file)")
+                }
+                let resumed = try runLive(store, writer: writer.process.isRunning ? writer : nil, extra: ["--resume"])
+                #expect(resumed.status == 0, "\(context): \(resumed.standardError)")
+            } else {
+                #expect(operation != "sync" || !faulted.standardError.contains("tern-fault:"), "\(context): a failed fsync was taken as done (exit 0)")
+            }
+            if writer.process.isRunning { writer.finish() }
+            try expectOracle(store, writers: [writer])
+            for file in try FileManager.default.contentsOfDirectory(atPath: scratch.url.path) where file.hasPrefix("Live") {
+                try FileManager.default.removeItem(atPath: scratch.path(file))
+            }
+        }
     }
 
     @Test("the writer killed mid-transaction and another taking over: nothing half-committed reaches the migrated store")

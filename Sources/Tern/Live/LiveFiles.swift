@@ -1,6 +1,7 @@
 import Foundation
 import TernModel
 import TernDurability
+import TernStore
 
 /// Where a live migration keeps its work, in one folder beside the store (`NAME-tern-live`):
 /// its record, the mirror of the live store and the migrated store. Removed when the run ends
@@ -55,6 +56,11 @@ struct LiveRecord: Codable {
     var tables: [LiveCapture.Table] = []
     /// The log's last entry when the mirror was copied.
     var start: Int64 = 0
+    /// What the plan decides (`MigrationPlan.contentDigest`): a resume runs the same plan.
+    var plan: String = ""
+    /// The migrated store's file, recorded as the cut-over begins: the store's path names it
+    /// once the swap happened, and only then is a cut run's tidying all that is left.
+    var migrated: FileIdentity?
 
     static func read(_ files: LiveFiles) throws -> LiveRecord? {
         guard let data = FileManager.default.contents(atPath: files.record) else { return nil }

@@ -46,6 +46,10 @@ extension StoreMigration {
         let lock = try StoreLock(store: store)
         defer { lock.release() }
         var removed: [String] = []
+        // The record first: a run resumed after an abort cut short must not take the missing
+        // triggers for a finished swap.
+        let files = LiveFiles(store: store)
+        try? FileManager.default.removeItem(atPath: files.record)
         for file in [store, backupPath(for: store)] where FileManager.default.fileExists(atPath: file) {
             let connection = try Connection(path: file, configuration: .init(mode: .readWrite))
             defer { try? connection.close() }
@@ -54,7 +58,6 @@ extension StoreMigration {
             try LiveCapture.remove(from: connection)
             removed.append("\(file): \(triggers.count) triggers\(log ? " and the change log \(LiveCapture.log)" : "")")
         }
-        let files = LiveFiles(store: store)
         if FileManager.default.fileExists(atPath: files.folder) {
             files.removeFolder()
             removed.append(files.folder)
@@ -82,8 +85,8 @@ extension StoreMigration {
         var record = try LiveRecord.read(files)
         if let record, !resume { throw MigrationError.liveUnfinished(store: store, phase: record.phase.rawValue) }
         var report = LiveReport(backup: Self.backupPath(for: store))
-        // A cut-over cut after its swap: the store is the migrated one; only tidying is left.
-        if let record, record.phase == .cuttingOver, try !LiveCapture.hasLog(store) {
+        // A cut-over cut after its swap: the store is the migrated file; only tidying is left.
+        if let record, record.phase == .cuttingOver, let migrated = record.migrated, FileIdentity(path: store) == migrated {
             try Self.tidyAfterCutOver(store: store, files: files)
             report.duration = ContinuousClock.now - started
             return report
@@ -92,6 +95,13 @@ extension StoreMigration {
             throw TernError(.badInput, "the store is at version \(plan.targetVersion), the version to migrate to: nothing to migrate", path: store)
         }
         let stepPlans = try plan.stepPlans(checkedAgainst: registry, path: nil)
+        let digest = try plan.contentDigest()
+        if let record, record.plan != digest {
+            throw TernError(
+                .badInput,
+                "the live migration under way was started with another plan (the model, a mapping or an option changed): finish it with the same command and --resume, or remove it with tern migrate --abort",
+                path: files.record)
+        }
         if let refusal = LiveEligibility.refusal(stepPlans) { throw TernError(.badInput, "--live: \(refusal)", path: store) }
         guard try ReadOnlyStore.isWALMode(store) else {
             throw TernError(
@@ -99,7 +109,7 @@ extension StoreMigration {
         }
         // Made before any connection of the run, so its descriptors outlive them.
         let users = StoreUsers(store: store)
-        var current = record ?? LiveRecord(phase: .capturing)
+        var current = record ?? LiveRecord(phase: .capturing, plan: digest)
         if record == nil {
             try files.makeFolder()
             try current.save(files)
@@ -130,6 +140,7 @@ extension StoreMigration {
         // Tern's part of the downtime starts here: no other process has the store open.
         let cutting = ContinuousClock.now
         current.phase = .cuttingOver
+        current.migrated = FileIdentity(path: files.migrated)
         try current.save(files)
         var held = cutting
         _ = try deliver(
@@ -142,8 +153,8 @@ extension StoreMigration {
             let verifying = ContinuousClock.now
             try catchUp.verifyChanged()
             let finishing = ContinuousClock.now
-            finished = true
             try catchUp.finish()
+            finished = true
             report.cutOverEntries = last.entries
             logger.debug(
                 "cut-over under the lock",

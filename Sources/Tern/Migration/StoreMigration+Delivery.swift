@@ -43,6 +43,11 @@ extension StoreMigration {
             throw MigrationError.openElsewhere(store: store, processes: others, resumable: true)
         }
         try whileHeld()
+        // A process that opened the store meanwhile would commit into the backup once the lock
+        // goes: refused, resumably, before the swap.
+        if let users, case let others = users.others(), !others.isEmpty {
+            throw MigrationError.openElsewhere(store: store, processes: others, resumable: true)
+        }
         // The files of externally stored values, before the store that refers to them: the
         // backup's are the original's as they are, taken before new files join them in place.
         let files = ExternalBinaryData.folder(forStore: store)

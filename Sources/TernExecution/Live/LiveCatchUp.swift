@@ -43,6 +43,11 @@ package final class LiveCatchUp {
     private let ends: [String: [String]]
     let migrated: String
     let mirror: String
+    /// Whether the destination model limits how many objects a to-many holds.
+    private let hasToManyCountRules: Bool
+    /// The live store's `data_version` when the last round found nothing new: while it stands
+    /// still, no one committed, and a round opens no transaction.
+    private var idleAt: Int64?
 
     /// Opens the migrated store with the mirror attached as the step's source (`src`) and the
     /// live store read-only as `live`. The position starts at `start` (the log's last entry the
@@ -76,6 +81,9 @@ package final class LiveCatchUp {
             ends[join.table] = table.keys.map { $0 == join.ownerColumn ? ownerTable : targetTable }
         }
         self.ends = ends
+        hasToManyCountRules = plan.step.destination.entities.contains { entity in
+            entity.relationships.contains { $0.isToMany && !$0.isTransient && ($0.minCount > 0 || $0.maxCount > 0 || !$0.isOptional) }
+        }
         try LiveChanges.create(on: connection)
         for schema in ["main", "src"] {
             try connection.execute("CREATE TABLE IF NOT EXISTS \(schema).\(LiveChanges.state) (applied INTEGER NOT NULL)")
@@ -95,6 +103,8 @@ package final class LiveCatchUp {
     package func round() throws -> Round {
         let started = ContinuousClock.now
         var round = Round()
+        let version = try connection.scalar("PRAGMA live.data_version")?.int64
+        if let idleAt, version == idleAt { return round }
         try connection.beginTransaction(.immediate)
         do {
             let applied = try position()
@@ -102,8 +112,10 @@ package final class LiveCatchUp {
             let last = try connection.scalar("SELECT coalesce(max(Z_SEQ), 0) FROM live.\(LiveCapture.log)")?.int64 ?? 0
             guard last > applied else {
                 try connection.rollback()
+                idleAt = version
                 return round
             }
+            idleAt = nil
             let entries = "FROM live.\(LiveCapture.log) WHERE Z_SEQ > \(applied) AND Z_SEQ <= \(last)"
             for table in captured {
                 let name = quoteIdentifier(table.name)
@@ -156,7 +168,9 @@ package final class LiveCatchUp {
     /// Proves the objects changed since the last full verification (and links kept apart from
     /// their objects, whole), and checks the rules over those objects.
     package func verifyChanged() throws {
-        try migrator.validateForCatchUp(onlyKeys: LiveChanges.unverifiedKeys)
+        // A to-many's count rule holds over an owner whose links changed in other objects'
+        // rows: with such rules, every object is checked.
+        try migrator.validateForCatchUp(onlyKeys: hasToManyCountRules ? nil : LiveChanges.unverifiedKeys)
         try migrator.verifyForCatchUp(onlyKeys: LiveChanges.unverifiedKeys)
     }
 

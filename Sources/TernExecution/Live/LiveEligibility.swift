@@ -46,19 +46,59 @@ package enum LiveEligibility {
                 }
             }
         }
-        let source = step.sourceLayout
         for entry in plan.mappings {
-            for (name, from) in entry.mapping.relationships.sorted(by: { $0.key < $1.key }) {
-                guard destination.storage(ofRelationship: name, of: entry.destinationEntity)?.orderColumn != nil else { continue }
-                let sourceName: String
-                switch from {
-                case .entityMapping(_, let relationship): sourceName = relationship
-                case .sourceRelationship(let relationship): sourceName = relationship
-                }
-                if source.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn == nil {
+            if let refusal = readsOtherObjects(entry) ?? linksChosenAcrossObjects(entry, step: step, destination: destination) { return refusal }
+        }
+        return nil
+    }
+
+    /// A value read through a relationship or counted over one: it changes when another object
+    /// does, and a round writes again only the objects whose own rows changed.
+    private static func readsOtherObjects(_ entry: PlannedMapping) -> String? {
+        for (attribute, expression) in entry.mapping.attributes.sorted(by: { $0.key < $1.key }) {
+            for input in expression.inputs {
+                if !input.relationships.isEmpty {
                     return
-                        "\(entry.destinationEntity).\(name) is ordered but \(entry.sourceEntity).\(sourceName) is not: its lists are numbered whole, which --live does not catch up"
+                        "\(entry.destinationEntity).\(attribute) reads \(([input.entity] + input.relationships).joined(separator: ".")), another object: --live catches up values read from the object's own row"
                 }
+                if case .count(let relationship) = input.final {
+                    return
+                        "\(entry.destinationEntity).\(attribute) counts \(input.entity).\(relationship): --live catches up values read from the object's own row"
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Links whose place depends on objects other than their two ends: a to-one chosen among a
+    /// to-many's targets, a one-to-one's two keys, a hidden key holding the smallest of several
+    /// owners, a list numbered whole. A round rewrites the links of changed objects only.
+    private static func linksChosenAcrossObjects(_ entry: PlannedMapping, step: MigrationStep, destination: StoreLayout) -> String? {
+        let source = step.sourceLayout
+        for (name, from) in entry.mapping.relationships.sorted(by: { $0.key < $1.key }) {
+            guard let relationship = step.destination.allRelationships(of: entry.destinationEntity).first(where: { $0.name == name }) else { continue }
+            let sourceName: String
+            switch from {
+            case .entityMapping(_, let relationship): sourceName = relationship
+            case .sourceRelationship(let relationship): sourceName = relationship
+            }
+            let sourceRelationship = step.source.allRelationships(of: entry.sourceEntity).first { $0.name == sourceName }
+            let place = "\(entry.destinationEntity).\(name)"
+            if !relationship.isToMany, sourceRelationship?.isToMany == true {
+                return
+                    "\(place) is a to-one chosen among \(entry.sourceEntity).\(sourceName)'s objects: --live catches up links between the objects a change names"
+            }
+            if !relationship.isToMany, let inverse = relationship.inverse,
+                step.destination.allRelationships(of: relationship.destination).first(where: { $0.name == inverse })?.isToMany == false
+            {
+                return "\(place) is one side of a one-to-one (a key in each object): --live does not catch one-to-ones up"
+            }
+            let storage = destination.storage(ofRelationship: name, of: entry.destinationEntity)
+            if case .hiddenKey = storage {
+                return "\(place) is a to-many with no inverse, kept as one owner's key in each target: --live does not catch it up"
+            }
+            if storage?.orderColumn != nil, source.storage(ofRelationship: sourceName, of: entry.sourceEntity)?.orderColumn == nil {
+                return "\(place) is ordered but \(entry.sourceEntity).\(sourceName) is not: its lists are numbered whole, which --live does not catch up"
             }
         }
         return nil

@@ -44,7 +44,10 @@ struct SQLInstanceBatches: InstanceBatchWriter {
         // Columns: attributes, then foreign keys whose targets are known now.
         var columns: [String] = ["Z_PK", "Z_ENT", "Z_OPT"]
         var values: [SQLFragment] = [
-            SQLFragment(entry.keepsKeys ? "s.\"Z_PK\"" : "a.destination"), SQLFragment("\(destinationEntity.number)"), SQLFragment("1"),
+            SQLFragment(entry.keepsKeys ? "s.\"Z_PK\"" : "a.destination"), SQLFragment("\(destinationEntity.number)"),
+            // A new object's version is 1; a step applied in place keeps each row's, and so does
+            // catching such a step up.
+            SQLFragment(rows == .changed && migrator.step.schemaChanges != nil ? "s.\"Z_OPT\"" : "1"),
         ]
         for attribute in migrator.step.destination.allAttributes(of: entry.destinationEntity) where !attribute.isTransient {
             columns.append(destinationEntity.attributeColumns[attribute.name]!)

@@ -80,7 +80,7 @@ public final class StoreUsers {
 }
 
 /// A file as the kernel knows it (device and inode), whatever name reaches it.
-package struct FileIdentity: Hashable {
+package struct FileIdentity: Hashable, Codable {
     let device: UInt64
     let inode: UInt64
 
