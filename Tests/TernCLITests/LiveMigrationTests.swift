@@ -183,6 +183,23 @@ struct LiveMigrationTests {
         try expectOracle(store, writers: [writer])
     }
 
+    @Test("after a reboot the unsynced copies are not trusted: the resumed run copies the store again, and the oracle holds")
+    func resumedAfterReboot() throws {
+        let store = try benchStore(books: 1500)
+        let writer = try Writer(store: store, scratch: scratch)
+        let killed = try runLive(store, writer: writer, environment: ["TERN_CRASH_AT": "live-round"])
+        #expect(killed.status != 0)
+        // What a reboot leaves: another boot in the record (the copies' last writes may be gone).
+        let record = store + "-tern-live/record.json"
+        let text = try String(contentsOfFile: record, encoding: .utf8)
+        let boot = try #require(text.range(of: #""boot" : "[^"]*""#, options: .regularExpression))
+        try text.replacingCharacters(in: boot, with: #""boot" : "an earlier boot""#).write(toFile: record, atomically: true, encoding: .utf8)
+        let resumed = try runLive(store, writer: writer, extra: ["--resume"])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(resumed.standardError.contains("live: copied the store"), "the resumed run copies the store again: \(resumed.standardError)")
+        try expectOracle(store, writers: [writer])
+    }
+
     @Test("killed at random instants while the app writes: the store intact, and --resume gives the oracle's store", arguments: [1, 2, 3])
     func killedAtRandom(_ seed: Int) throws {
         let store = try benchStore(books: 1500)

@@ -61,6 +61,14 @@ struct LiveRecord: Codable {
     /// The migrated store's file, recorded as the cut-over begins: the store's path names it
     /// once the swap happened, and only then is a cut run's tidying all that is left.
     var migrated: FileIdentity?
+    /// The system's boot while rounds ran: the private stores are not synced then
+    /// (`LiveCatchUp`), so after a reboot they are copied again rather than trusted.
+    var boot: String?
+
+    /// This boot's identity (Linux's `boot_id`); nil where the system has none.
+    static var currentBoot: String? {
+        (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
 
     static func read(_ files: LiveFiles) throws -> LiveRecord? {
         guard let data = FileManager.default.contents(atPath: files.record) else { return nil }

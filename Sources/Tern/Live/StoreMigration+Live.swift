@@ -114,6 +114,15 @@ extension StoreMigration {
             try files.makeFolder()
             try current.save(files)
         }
+        // The private stores were written unsynced before a reboot: copied again, from a new
+        // mirror (the capture, in the live store, is durable with the app's commits).
+        if [.catchingUp, .cuttingOver].contains(current.phase), current.boot != LiveRecord.currentBoot || current.boot == nil {
+            files.removeFolder()
+            try files.makeFolder()
+            current.phase = .mirroring
+            current.migrated = nil
+            try current.save(files)
+        }
         if current.phase == .capturing || current.phase == .mirroring {
             try capture(store: store, files: files, record: &current, live: live)
         }
@@ -127,6 +136,7 @@ extension StoreMigration {
             }
             options.reached?(.liveCopied)
             current.phase = .catchingUp
+            current.boot = LiveRecord.currentBoot
             try current.save(files)
             live.progress?(.copied(seconds: (ContinuousClock.now - copying).seconds))
         }
@@ -210,6 +220,7 @@ extension StoreMigration {
         var verified = false
         var behindSince: ContinuousClock.Instant?
         var waitingSince: ContinuousClock.Instant?
+        var synced = ContinuousClock.now
         while true {
             if options.shouldStop() { throw MigrationInterrupted() }
             let roundStarted = ContinuousClock.now
@@ -243,6 +254,12 @@ extension StoreMigration {
             behindSince = nil
             let others = users.others()
             if others.isEmpty { return }
+            // The rounds write unsynced: synced every few seconds while the app has the store,
+            // so that the cut-over's sync is short.
+            if now - synced > .seconds(2) {
+                try catchUp.sync()
+                synced = ContinuousClock.now
+            }
             let since = waitingSince ?? now
             if waitingSince == nil { live.progress?(.waitingForClose(processes: others)) }
             waitingSince = since

@@ -64,12 +64,14 @@ package final class LiveCatchUp {
             plan: plan, connection: connection, sourceAttachURI: mirror, externalData: ExternalDataFolders(source: mirror, destination: migrated),
             options: options, logger: logger)
         try connection.execute("ATTACH DATABASE \(quoteLiteral(ReadOnlyStore.uri(live, query: "mode=ro"))) AS live")
-        // Rounds commit often, beside an app whose own commits wait on the same disk: the two
-        // private stores sync at checkpoints only (WAL, `synchronous = NORMAL`). A power cut may
-        // lose their last rounds, never their consistency, and the position of the one behind
-        // decides where rounds start again; `finish` makes the migrated store durable.
+        // Rounds commit often, beside an app whose commits wait on the same disk: each sync of
+        // Tern's, even one per checkpoint, took the app's p99 commit latency from 0.7 to 4.5 ms
+        // (1,000 commits/s). So the two private stores never sync while rounds run. A kill
+        // loses nothing (the kernel keeps what was written); a power cut or a crash of the
+        // system may leave them stale or torn, which is why a run resumed after a reboot
+        // (`LiveRecord.boot`) copies them again. `finish` makes the migrated store durable.
         try connection.execute("PRAGMA src.journal_mode = WAL")
-        for schema in ["main", "src"] { try connection.execute("PRAGMA \(schema).synchronous = NORMAL") }
+        for schema in ["main", "src"] { try connection.execute("PRAGMA \(schema).synchronous = OFF") }
         let source = plan.step.sourceLayout
         var ends: [String: [String]] = [:]
         for table in captured where table.keys == ["Z_PK"] { ends[table.name] = [table.name] }
@@ -178,6 +180,7 @@ package final class LiveCatchUp {
     /// counters the app advanced, its metadata, and none of Tern's tables; nothing left in its
     /// `-wal`. Closes the connection.
     package func finish() throws {
+        try connection.execute("PRAGMA main.synchronous = FULL")
         try connection.transaction(.immediate) {
             try migrator.recordKeysHandedOutForCatchUp()
             try migrator.dropCatchUpWorkTables()
@@ -190,6 +193,15 @@ package final class LiveCatchUp {
         try connection.execute("DETACH DATABASE src")
         try connection.checkpointWAL()
         try connection.close()
+        try DurableFile.syncFile(migrated, what: "the migrated store")
+    }
+
+    /// Makes what the rounds wrote to the migrated store durable now, while the app still has
+    /// the store open, so that the cut-over's own sync has only the last seconds to write.
+    package func sync() throws {
+        for file in [migrated + "-wal", migrated] where FileManager.default.fileExists(atPath: file) {
+            try DurableFile.syncFile(file, what: "the migrated store")
+        }
     }
 
     /// Closes the connection without finishing (a stop, a failure): what committed stays.
