@@ -176,7 +176,7 @@ while not os.path.exists(args.stop):
     books[pk] = None
     max_book = max(max_book, pk)
     if log:
-        log.write("%s %d %.3f\n" % (name, pk, latency))
+        log.write("%s %d %.3f %.3f\n" % (name, pk, latency, time.time()))
     due += interval
     pause = due - time.monotonic()
     if pause > 0:
