@@ -289,6 +289,10 @@ struct LiveMigrationTests {
             "migrate", store, "--model", Self.bench, "--live", "--mapping", Self.bench + "/policy/1-to-2.yaml",
         ])
         #expect(policy.status == 65 && policy.standardError.contains("runs in Swift"), "\(policy.standardError)")
+        let dryRun = try TernProcess.run([
+            "migrate", store, "--model", Self.bench, "--live", "--dry-run", "--mapping", Self.bench + "/policy/1-to-2.yaml",
+        ])
+        #expect(dryRun.status == 0 && dryRun.standardOutput.contains("--live would refuse it: entity mapping BookToPublication runs in Swift"))
         #expect(try SQLiteShell.run(store, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'TERN%';") == "0\n")
         #expect(!FileManager.default.fileExists(atPath: store + "-tern-live"))
         // A store in rollback mode: the app's writes would block every read.

@@ -65,6 +65,12 @@ extension StoreMigration {
         return removed
     }
 
+    /// Why `plan` cannot run live (`--live`), in words naming the mapping or property at fault;
+    /// nil when it can. What `runBlockingLive` refuses before any work.
+    public func liveRefusal(_ plan: Plan) throws -> String? {
+        plan.steps.isEmpty ? nil : LiveEligibility.refusal(try plan.stepPlans(checkedAgainst: registry, path: nil))
+    }
+
     /// What a live migration left in and beside the store: its triggers, whether its log is
     /// there, the phase its record says (nil without a record).
     public static func liveLeftovers(store path: String) throws -> (triggers: [String], log: Bool, phase: String?) {
@@ -95,6 +101,7 @@ extension StoreMigration {
             throw TernError(.badInput, "the store is at version \(plan.targetVersion), the version to migrate to: nothing to migrate", path: store)
         }
         let stepPlans = try plan.stepPlans(checkedAgainst: registry, path: nil)
+        if let refusal = LiveEligibility.refusal(stepPlans) { throw TernError(.badInput, "--live: \(refusal)", path: store) }
         let digest = try plan.contentDigest()
         if let record, record.plan != digest {
             throw TernError(
@@ -102,7 +109,6 @@ extension StoreMigration {
                 "the live migration under way was started with another plan (the model, a mapping or an option changed): finish it with the same command and --resume, or remove it with tern migrate --abort",
                 path: files.record)
         }
-        if let refusal = LiveEligibility.refusal(stepPlans) { throw TernError(.badInput, "--live: \(refusal)", path: store) }
         guard try ReadOnlyStore.isWALMode(store) else {
             throw TernError(
                 .badInput, "--live needs a store in WAL mode (Core Data's default): in rollback mode the app's writes would block every read", path: store)

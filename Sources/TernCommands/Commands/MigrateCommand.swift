@@ -137,6 +137,11 @@ struct MigrateCommand: ParsableCommand {
     private func runMigration(options: MigrationOptions, renderer: (any ProgressRenderer)?, sampler: MemorySampler?, logger: Logger) throws {
         let (migration, plan) = try migrationAndPlan(options: options, logger: logger)
         if progress != .json || dryRun { print(MigrationSummary.plan(plan)) }
+        if dryRun, live {
+            print(
+                try migration.liveRefusal(plan).map { "--live would refuse it: \($0)" }
+                    ?? "--live can run it: every step's objects are written again from the rows a change names.")
+        }
         if dryRun { return }
         if live {
             // A live run killed after its swap finds the store at its target: it tidies up.
