@@ -68,7 +68,10 @@ extension StoreMigration {
     /// Why `plan` cannot run live (`--live`), in words naming the mapping or property at fault;
     /// nil when it can. What `runBlockingLive` refuses before any work.
     public func liveRefusal(_ plan: Plan) throws -> String? {
-        plan.steps.isEmpty ? nil : LiveEligibility.refusal(try plan.stepPlans(checkedAgainst: registry, path: nil))
+        guard !plan.steps.isEmpty else { return nil }
+        if let refusal = LiveEligibility.refusal(try plan.stepPlans(checkedAgainst: registry, path: nil)) { return refusal }
+        return try ReadOnlyStore.isWALMode(StoreFile.resolvingLinks(store))
+            ? nil : "the store is in rollback-journal mode, not WAL: the app's writes would block every read"
     }
 
     /// What a live migration left in and beside the store: its triggers, whether its log is
@@ -117,6 +120,9 @@ extension StoreMigration {
         let users = StoreUsers(store: store)
         var current = record ?? LiveRecord(phase: .capturing, plan: digest)
         if record == nil {
+            // A folder without a record is what an abort or a reset cut short left: nothing in
+            // it belongs to this run.
+            files.removeFolder()
             try files.makeFolder()
             try current.save(files)
         }
@@ -152,38 +158,60 @@ extension StoreMigration {
             options: options, logger: logger)
         var finished = false
         defer { if !finished { catchUp.close() } }
-        try catchUpUntilClosed(catchUp, store: store, users: users, report: &report, live: live)
+        do {
+            try catchUpUntilClosed(catchUp, store: store, users: users, report: &report, live: live)
+        } catch {
+            try Self.distrustCopiesAfter(error, record: &current, files: files)
+        }
         // Tern's part of the downtime starts here: no other process has the store open.
         let cutting = ContinuousClock.now
         current.phase = .cuttingOver
         current.migrated = FileIdentity(path: files.migrated)
         try current.save(files)
         var held = cutting
-        _ = try deliver(
-            files.migrated, at: plan.steps[plan.steps.count - 1].destination, from: store, to: store, keepingOriginalAt: report.backup,
-            externalData: ExternalDataFolders(source: files.mirror, destination: files.migrated), recorded: nil, users: users, commits: nil
-        ) {
-            held = ContinuousClock.now
-            let last = try catchUp.round()
-            options.reached?(.liveHeld)
-            let verifying = ContinuousClock.now
-            try catchUp.verifyChanged()
-            let finishing = ContinuousClock.now
-            try catchUp.finish()
-            finished = true
-            report.cutOverEntries = last.entries
-            logger.debug(
-                "cut-over under the lock",
-                metadata: [
-                    "lock": "\((held - cutting).seconds)", "round": "\((verifying - held).seconds)", "verification": "\((finishing - verifying).seconds)",
-                    "finish": "\((ContinuousClock.now - finishing).seconds)", "entries": "\(last.entries)",
-                ])
+        do {
+            _ = try deliver(
+                files.migrated, at: plan.steps[plan.steps.count - 1].destination, from: store, to: store, keepingOriginalAt: report.backup,
+                externalData: ExternalDataFolders(source: files.mirror, destination: files.migrated), recorded: nil, users: users, commits: nil
+            ) {
+                held = ContinuousClock.now
+                let last = try catchUp.round()
+                options.reached?(.liveHeld)
+                let verifying = ContinuousClock.now
+                try catchUp.verifyChanged()
+                let finishing = ContinuousClock.now
+                try catchUp.finish()
+                finished = true
+                report.cutOverEntries = last.entries
+                logger.debug(
+                    "cut-over under the lock",
+                    metadata: [
+                        "lock": "\((held - cutting).seconds)", "round": "\((verifying - held).seconds)", "verification": "\((finishing - verifying).seconds)",
+                        "finish": "\((ContinuousClock.now - finishing).seconds)", "entries": "\(last.entries)",
+                    ])
+            }
+        } catch {
+            try Self.distrustCopiesAfter(error, record: &current, files: files)
         }
         report.cutOver = ContinuousClock.now - cutting
         live.progress?(.cutOver(seconds: report.cutOver.seconds, entries: report.cutOverEntries))
         try Self.tidyAfterCutOver(store: store, files: files)
         report.duration = ContinuousClock.now - started
         return report
+    }
+
+    /// Rethrows `error`; first, unless it only says the app still has the store or writes too
+    /// fast, or a stop was asked for, the record forgets the boot: the private stores were
+    /// written unsynced, and after a failed write or sync ("fsyncgate": a second fsync succeeds
+    /// on pages the kernel already dropped) a resume must copy the store again, not trust them.
+    private static func distrustCopiesAfter(_ error: any Error, record: inout LiveRecord, files: LiveFiles) throws -> Never {
+        switch error {
+        case is MigrationInterrupted, MigrationError.openElsewhere, MigrationError.liveBehind: break
+        default:
+            record.boot = nil
+            try? record.save(files)
+        }
+        throw error
     }
 
     /// Phases 1 and 2: the log and triggers (or those a cut run committed), then the mirror.

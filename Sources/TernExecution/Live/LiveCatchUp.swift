@@ -87,10 +87,13 @@ package final class LiveCatchUp {
             entity.relationships.contains { $0.isToMany && !$0.isTransient && ($0.minCount > 0 || $0.maxCount > 0 || !$0.isOptional) }
         }
         try LiveChanges.create(on: connection)
-        for schema in ["main", "src"] {
+        // The mirror first: a migrated store finished by a cut-over that was then refused (a
+        // process opened the store) lost its position, but holds every round the mirror's says.
+        for schema in ["src", "main"] {
             try connection.execute("CREATE TABLE IF NOT EXISTS \(schema).\(LiveChanges.state) (applied INTEGER NOT NULL)")
             try connection.execute(
-                "INSERT INTO \(schema).\(LiveChanges.state) (applied) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM \(schema).\(LiveChanges.state))", start)
+                "INSERT INTO \(schema).\(LiveChanges.state) (applied) SELECT coalesce((SELECT applied FROM src.\(LiveChanges.state)), ?) WHERE NOT EXISTS (SELECT 1 FROM \(schema).\(LiveChanges.state))",
+                start)
         }
     }
 
@@ -196,10 +199,10 @@ package final class LiveCatchUp {
         try DurableFile.syncFile(migrated, what: "the migrated store")
     }
 
-    /// Makes what the rounds wrote to the migrated store durable now, while the app still has
-    /// the store open, so that the cut-over's own sync has only the last seconds to write.
+    /// Makes what the rounds wrote durable now, while the app still has the store open, so that
+    /// the cut-over's own sync has only the last seconds to write (and a failed write surfaces).
     package func sync() throws {
-        for file in [migrated + "-wal", migrated] where FileManager.default.fileExists(atPath: file) {
+        for file in [migrated + "-wal", migrated, mirror + "-wal", mirror] where FileManager.default.fileExists(atPath: file) {
             try DurableFile.syncFile(file, what: "the migrated store")
         }
     }
