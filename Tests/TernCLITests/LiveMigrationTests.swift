@@ -153,10 +153,14 @@ struct LiveMigrationTests {
         let generated = try TernProcess.run(["generate", "--model", chain, "--version", "Chain 1", "--rows", "20000", store])
         #expect(generated.status == 0, "\(generated.standardError)")
         let writer = try Writer(store: store, scratch: scratch, rate: 300, model: "chain")
-        let outcome = try runLive(store, writer: writer, model: chain, extra: ["--to", "Chain 2"])
+        let outcome = try runLive(store, writer: writer, model: chain, extra: ["--to", "Chain 2", "--progress", "json"])
         #expect(outcome.status == 0, "\(outcome.standardError)")
-        #expect(outcome.standardOutput.contains("Migrated live"))
         try expectOracle(store, writers: [writer], model: chain, target: ["--to", "Chain 2"])
+        // With --progress json, every phase is a line a job engine can read, the last one too.
+        let lines = outcome.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let phases = lines.filter { $0["event"] as? String == "live" }.compactMap { $0["phase"] as? String }
+        #expect(["capturing", "mirrored", "copied", "verified", "waitingForClose", "cutOver"].allSatisfy(phases.contains), "\(phases)")
+        #expect(lines.last?["event"] as? String == "liveFinished", "\(outcome.standardOutput)")
     }
 
     @Test(
@@ -305,6 +309,10 @@ struct LiveMigrationTests {
         #expect(killed.status != 0)
         let again = try TernProcess.run(["migrate", store, "--model", Self.bench, "--live"])
         #expect(again.status == 75 && again.standardError.contains("--resume"), "\(again.status) \(again.standardError)")
+        let status = try TernProcess.run(["status", store, "--json"])
+        #expect(
+            status.status == 0 && status.standardOutput.contains("\"phase\" : \"mirroring\"") && status.standardOutput.contains("TERN_LIVE_ZPAGE_DELETE"),
+            "\(status.standardOutput)")
         let aborted = try TernProcess.run(["migrate", store, "--abort"])
         #expect(aborted.status == 0 && aborted.standardOutput.contains("15 triggers"), "\(aborted.standardOutput) \(aborted.standardError)")
         #expect(try SQLiteShell.run(store, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'TERN%';") == "0\n")

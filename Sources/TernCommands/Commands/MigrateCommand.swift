@@ -145,13 +145,17 @@ struct MigrateCommand: ParsableCommand {
         if dryRun { return }
         if live {
             // A live run killed after its swap finds the store at its target: it tidies up.
-            let events = LiveProgressLines()
+            let events = LiveProgressLines(json: progress == .json)
             let finished = try {
                 defer { renderer?.finish() }
                 return try migration.runBlockingLive(
                     plan, resume: resume, live: LiveMigrationOptions(closeTimeout: .milliseconds(Int64(closeTimeout * 1000)), progress: events.print))
             }()
-            print(LiveProgressLines.summary(finished))
+            if progress == .json {
+                JSONProgressWriter.write(LiveProgressLines.Finished(finished))
+            } else {
+                print(LiveProgressLines.summary(finished))
+            }
             return
         }
         // Nothing to migrate; the run only finishes the clean-up of one killed after its swap.

@@ -21,7 +21,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            if out == nil, !json, try reportLiveLeftovers() { return }
+            if out == nil, try reportLiveLeftovers() { return }
             guard let status = try MigrationStatus.read(finalPath: out ?? store) else {
                 print("No unfinished migration of \(store).")
                 throw ExitCode(1)
@@ -54,6 +54,20 @@ struct StatusCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: store) else { return false }
         let (triggers, log, phase) = try StoreMigration.liveLeftovers(store: store)
         guard !triggers.isEmpty || log || phase != nil else { return false }
+        if json {
+            struct Live: Encodable {
+                var store: String
+                var live = true
+                var phase: String?
+                var triggers: [String]
+                var changeLog: String?
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let status = Live(store: store, phase: phase, triggers: triggers, changeLog: log ? "TERN_LIVE_CHANGES" : nil)
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            return true
+        }
         print("A live migration of \(store) is unfinished\(phase.map { " (stopped while \($0))" } ?? ""): the app's changes are being logged.")
         if log { print("  change log: table TERN_LIVE_CHANGES") }
         for trigger in triggers { print("  trigger: \(trigger)") }

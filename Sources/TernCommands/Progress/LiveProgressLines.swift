@@ -2,12 +2,33 @@ import Foundation
 import Tern
 import Synchronization
 
-/// A live migration's progress as lines on standard error: each phase as it ends, and the
-/// lag at most once a second while rounds run.
+/// A live migration's progress: as lines on standard error, each phase as it ends and the lag
+/// at most once a second while rounds run; with `--progress json`, as JSON lines on standard
+/// output too (`event` "live", `phase`, and the figures), every round included.
 final class LiveProgressLines: Sendable {
     private let lastRound = Mutex<ContinuousClock.Instant?>(nil)
+    private let json: Bool
+
+    init(json: Bool) {
+        self.json = json
+    }
+
+    /// One JSON line of a live event.
+    struct Line: Encodable {
+        var event = "live"
+        var phase: String
+        var tables: Int?
+        var position: Int64?
+        var seconds: Double?
+        var entries: Int64?
+        var objects: Int?
+        var lagEntries: Int64?
+        var lagSeconds: Double?
+        var processes: [String]?
+    }
 
     func print(_ event: LiveEvent) {
+        if json { JSONProgressWriter.write(Self.line(event)) }
         let line: String
         switch event {
         case .capturing(let tables): line = "live: logging changes to \(tables) tables"
@@ -30,6 +51,43 @@ final class LiveProgressLines: Sendable {
             line = String(format: "live: cut over in %.0f ms (the last %lld changes applied under the lock)", seconds * 1000, entries)
         }
         FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    static func line(_ event: LiveEvent) -> Line {
+        switch event {
+        case .capturing(let tables): Line(phase: "capturing", tables: tables)
+        case .mirrored(let seconds, let position): Line(phase: "mirrored", position: position, seconds: seconds)
+        case .copied(let seconds): Line(phase: "copied", seconds: seconds)
+        case .round(let entries, let objects, let behind, let seconds):
+            Line(phase: "round", entries: entries, objects: objects, lagEntries: behind, lagSeconds: seconds)
+        case .verified(let seconds): Line(phase: "verified", seconds: seconds)
+        case .waitingForClose(let processes): Line(phase: "waitingForClose", processes: processes)
+        case .cutOver(let seconds, let entries): Line(phase: "cutOver", seconds: seconds, entries: entries)
+        }
+    }
+
+    /// The last JSON line of a live run that finished.
+    struct Finished: Encodable {
+        var event = "liveFinished"
+        var rounds: Int
+        var entries: Int64
+        var objects: Int
+        var verificationSeconds: Double
+        var cutOverSeconds: Double
+        var cutOverEntries: Int64
+        var backup: String
+        var seconds: Double
+
+        init(_ report: LiveReport) {
+            rounds = report.rounds
+            entries = report.entries
+            objects = report.objects
+            verificationSeconds = report.verification.seconds
+            cutOverSeconds = report.cutOver.seconds
+            cutOverEntries = report.cutOverEntries
+            backup = report.backup
+            seconds = report.duration.seconds
+        }
     }
 
     static func summary(_ report: LiveReport) -> String {
