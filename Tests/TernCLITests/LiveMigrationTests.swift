@@ -309,6 +309,9 @@ struct LiveMigrationTests {
         #expect(killed.status != 0)
         let again = try TernProcess.run(["migrate", store, "--model", Self.bench, "--live"])
         #expect(again.status == 75 && again.standardError.contains("--resume"), "\(again.status) \(again.standardError)")
+        // The record names what the capture put in the store.
+        let record = try String(contentsOfFile: store + "-tern-live/record.json", encoding: .utf8)
+        #expect(record.contains("TERN_LIVE_ZBOOK_UPDATE") && record.contains("\"log\" : \"TERN_LIVE_CHANGES\""), "\(record)")
         let status = try TernProcess.run(["status", store, "--json"])
         #expect(
             status.status == 0 && status.standardOutput.contains("\"phase\" : \"mirroring\"") && status.standardOutput.contains("TERN_LIVE_ZPAGE_DELETE"),

@@ -54,6 +54,10 @@ struct LiveRecord: Codable {
     var phase: Phase
     /// The tables whose changes are logged.
     var tables: [LiveCapture.Table] = []
+    /// What the capture put in the live store, by name: the change log and its triggers (what
+    /// `tern migrate --abort` removes).
+    var log: String?
+    var triggers: [String] = []
     /// The log's last entry when the mirror was copied.
     var start: Int64 = 0
     /// What the plan decides (`MigrationPlan.contentDigest`): a resume runs the same plan.

@@ -221,6 +221,8 @@ extension StoreMigration {
         if record.phase == .capturing {
             let (triggers, log) = try LiveCapture.leftovers(in: connection)
             record.tables = triggers.isEmpty && !log ? try LiveCapture.install(on: connection) : try LiveCapture.tables(in: connection)
+            record.log = LiveCapture.log
+            record.triggers = try LiveCapture.leftovers(in: connection).triggers
             options.reached?(.liveCaptured)
             record.phase = .mirroring
             try record.save(files)
