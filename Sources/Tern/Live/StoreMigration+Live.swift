@@ -69,9 +69,14 @@ extension StoreMigration {
     /// nil when it can. What `runBlockingLive` refuses before any work.
     public func liveRefusal(_ plan: Plan) throws -> String? {
         guard !plan.steps.isEmpty else { return nil }
-        if let refusal = LiveEligibility.refusal(try plan.stepPlans(checkedAgainst: registry, path: nil)) { return refusal }
-        return try ReadOnlyStore.isWALMode(StoreFile.resolvingLinks(store))
-            ? nil : "the store is in rollback-journal mode, not WAL: the app's writes would block every read"
+        return try Self.liveRefusal(try plan.stepPlans(checkedAgainst: registry, path: nil), store: StoreFile.resolvingLinks(store))
+    }
+
+    /// The plan's refusal (`LiveEligibility`), else the store's: one in rollback-journal mode.
+    private static func liveRefusal(_ stepPlans: [StepPlan], store: String) throws -> String? {
+        if let refusal = LiveEligibility.refusal(stepPlans) { return refusal }
+        return try ReadOnlyStore.isWALMode(store)
+            ? nil : "the store is in rollback-journal mode, not WAL (Core Data's default): the app's writes would block every read"
     }
 
     /// What a live migration left in and beside the store: its triggers, whether its log is
@@ -91,7 +96,7 @@ extension StoreMigration {
         let files = LiveFiles(store: store)
         let lock = try StoreLock(store: store)
         defer { lock.release() }
-        var record = try LiveRecord.read(files)
+        let record = try LiveRecord.read(files)
         if let record, !resume { throw MigrationError.liveUnfinished(store: store, phase: record.phase.rawValue) }
         var report = LiveReport(backup: Self.backupPath(for: store))
         // A cut-over cut after its swap: the store is the migrated file; only tidying is left.
@@ -104,17 +109,13 @@ extension StoreMigration {
             throw TernError(.badInput, "the store is at version \(plan.targetVersion), the version to migrate to: nothing to migrate", path: store)
         }
         let stepPlans = try plan.stepPlans(checkedAgainst: registry, path: nil)
-        if let refusal = LiveEligibility.refusal(stepPlans) { throw TernError(.badInput, "--live: \(refusal)", path: store) }
+        if let refusal = try Self.liveRefusal(stepPlans, store: store) { throw TernError(.badInput, "--live: \(refusal)", path: store) }
         let digest = try plan.contentDigest()
         if let record, record.plan != digest {
             throw TernError(
                 .badInput,
                 "the live migration under way was started with another plan (the model, a mapping or an option changed): finish it with the same command and --resume, or remove it with tern migrate --abort",
                 path: files.record)
-        }
-        guard try ReadOnlyStore.isWALMode(store) else {
-            throw TernError(
-                .badInput, "--live needs a store in WAL mode (Core Data's default): in rollback mode the app's writes would block every read", path: store)
         }
         // Made before any connection of the run, so its descriptors outlive them.
         let users = StoreUsers(store: store)
@@ -152,7 +153,6 @@ extension StoreMigration {
             try current.save(files)
             live.progress?(.copied(seconds: (ContinuousClock.now - copying).seconds))
         }
-        record = current
         let catchUp = try LiveCatchUp(
             plan: stepPlans[0], migrated: files.migrated, mirror: files.mirror, live: store, captured: current.tables, start: current.start,
             options: options, logger: logger)
@@ -322,15 +322,5 @@ extension StoreMigration {
         }
         files.removeFolder()
         try DurableFile.syncDirectory(containing: store, what: "the live migration's folder")
-    }
-}
-
-extension LiveCapture {
-    /// Whether the store at `path` holds a live migration's change log.
-    static func hasLog(_ path: String) throws -> Bool {
-        let reader = try ReadOnlyStore(path: path)
-        let connection = try reader.connect()
-        defer { try? connection.close() }
-        return try withExtendedLifetime(reader) { try leftovers(in: connection).log }
     }
 }

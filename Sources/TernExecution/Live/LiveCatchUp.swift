@@ -186,8 +186,9 @@ package final class LiveCatchUp {
         try connection.execute("PRAGMA main.synchronous = FULL")
         try connection.transaction(.immediate) {
             try migrator.recordKeysHandedOutForCatchUp()
-            try migrator.dropCatchUpWorkTables()
-            for statement in LiveChanges.dropStatements(inMigratedStore: true) { try connection.execute(statement) }
+            // The work tables catching up made, and its own: a finished store holds none.
+            try migrator.workspace.finish(keepingAssociations: false)
+            for table in LiveChanges.tables { try connection.execute("DROP TABLE IF EXISTS \(table)") }
             try connection.execute("PRAGMA incremental_vacuum")
             try connection.setPragma("user_version", .integer(0))
         }

@@ -9,7 +9,7 @@ package enum LiveChanges {
     /// Every object changed since the last full verification.
     static let unverified = "TERN_LIVE_UNVERIFIED"
     /// How far the change log is applied (one row), in the migrated store and in the mirror.
-    package static let state = "TERN_LIVE_STATE"
+    static let state = "TERN_LIVE_STATE"
 
     /// Creates the tables where they are missing.
     static func create(on connection: Connection) throws {
@@ -18,11 +18,8 @@ package enum LiveChanges {
         }
     }
 
-    /// The tables this process keeps in a store: the position, and in the migrated store the
-    /// two key sets.
-    package static func dropStatements(inMigratedStore: Bool) -> [String] {
-        (inMigratedStore ? [round, unverified, state] : [state]).map { "DROP TABLE IF EXISTS \($0)" }
-    }
+    /// Every table catching up keeps in the migrated store.
+    static let tables = [round, unverified, state]
 
     /// SQL listing this round's changed keys of source table `table`.
     static func keys(of table: String) -> String {

@@ -66,9 +66,4 @@ extension StepMigrator {
             try connection.execute(destinationLayout.recordKeysHandedOut((nextKeys[table] ?? 1) - 1, in: table))
         }
     }
-
-    /// Drops the work tables catching up made (none of a finished store's).
-    func dropCatchUpWorkTables() throws {
-        try workspace.finish(keepingAssociations: false)
-    }
 }
