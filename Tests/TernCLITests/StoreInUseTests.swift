@@ -62,11 +62,12 @@ struct StoreInUseTests {
         let original = try Data(contentsOf: URL(fileURLWithPath: path))
         func migrate(_ name: String, committing sql: String?) throws -> (status: Int32, digests: Int, output: String) {
             let output = inPlace ? path : directory.appendingPathComponent(name).path
-            // One worker: the start digest is read before the pass, and the commit lands after it.
+            // One worker: the start digest is read before the pass, and the commit lands after it,
+            // where the run holds no lock (a rollback journal's reader would block the commit).
             let arguments =
                 ["migrate", path, "--model", Self.bookStore, "--batch-size", "10", "--workers", "1", "--log-level", "info"]
                 + (inPlace ? [] : ["--out", output])
-            let run = try PausedTern(arguments + ["--progress", "json"], pausedAt: "\"stepStarted\"", environment: environment)
+            let run = try PausedTern(arguments + ["--progress", "json"], stoppedAt: "start-checks-ended", environment: environment)
             if let sql { try SQLiteShell.run(path, sql) }
             let outcome = run.resume()
             return (outcome.status, outcome.standardError.components(separatedBy: "read the source's digest").count - 1, output)
@@ -464,7 +465,30 @@ struct PausedTern {
             read += chunk
         }
         Foundation.kill(process.processIdentifier, SIGSTOP)
-        // Drain what it prints from now on, so it never blocks on a full pipe.
+        drainOutput()
+    }
+
+    /// Stopped by itself at the milestone named (`TERN_STOP_AT`, debug builds): exactly there, not
+    /// wherever it got to after printing a line, so it holds no read lock a batch would.
+    init(_ arguments: [String], stoppedAt milestone: String, environment: [String: String] = [:]) throws {
+        standardOutput = Pipe()
+        standardError = Pipe()
+        process = try TernProcess.launch(
+            arguments, standardOutput: standardOutput, standardError: standardError,
+            environment: environment.merging(["TERN_STOP_AT": milestone]) { $1 })
+        drainOutput()
+        let deadline = Date().addingTimeInterval(120)
+        while process.isRunning, !Self.isStopped(process.processIdentifier), Date() < deadline { usleep(2000) }
+    }
+
+    /// The state letter of `/proc/PID/stat`, after the command name in parentheses: `T` when stopped.
+    private static func isStopped(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        return stat[close...].dropFirst().trimmingCharacters(in: .whitespaces).first == "T"
+    }
+
+    /// Drains what it prints from now on, so it never blocks on a full pipe.
+    private func drainOutput() {
         let handle = standardOutput.fileHandleForReading
         let output = restOfOutput
         DispatchQueue.global().async(group: rest) {
