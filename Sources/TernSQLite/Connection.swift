@@ -1,4 +1,5 @@
 import CSQLite
+import Synchronization
 
 /// One open SQLite database connection.
 ///
@@ -76,6 +77,27 @@ public final class Connection {
             configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         try check(sqlite3_busy_timeout(db, Int32(clamping: milliseconds)))
+        if Self.syncsAreDeferred { try check(sqlite3_exec(db, "PRAGMA synchronous = OFF", nil, nil, nil)) }
+    }
+
+    private static let deferrals = Mutex(0)
+
+    /// True while `deferringSyncs` runs anywhere in the process.
+    public static var syncsAreDeferred: Bool { deferrals.withLock { $0 > 0 } }
+
+    /// Runs `body` with the connections opened meanwhile syncing nothing (`synchronous = OFF`):
+    /// for files that need no durability of their own until their owner syncs them itself
+    /// (a live run's private copies, which a reboot makes it copy again anyway).
+    public static func deferringSyncs<Result>(_ body: () throws -> Result) rethrows -> Result {
+        deferrals.withLock { $0 += 1 }
+        defer { deferrals.withLock { $0 -= 1 } }
+        return try body()
+    }
+
+    /// `synchronous = NORMAL` (a commit in WAL mode waits for no disk, a checkpoint does),
+    /// or `OFF` while syncs are deferred.
+    public func syncNormally() throws {
+        try execute(Self.syncsAreDeferred ? "PRAGMA synchronous = OFF" : "PRAGMA synchronous = NORMAL")
     }
 
     deinit {

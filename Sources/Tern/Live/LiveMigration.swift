@@ -9,13 +9,19 @@ public struct LiveMigrationOptions: Sendable {
     public var closeTimeout: Duration
     /// Log entries behind the live store under which the run counts as caught up.
     public var caughtUp: Int64
+    /// How much of the machine the run takes from the app until the cut-over; `.idle` changes
+    /// every thread of the process.
+    public var priority: LivePriority
     /// Receives what the run does as it does it.
     public var progress: (@Sendable (LiveEvent) -> Void)?
 
     /// Options with the given values.
-    public init(closeTimeout: Duration = .seconds(60), caughtUp: Int64 = 1_000, progress: (@Sendable (LiveEvent) -> Void)? = nil) {
+    public init(
+        closeTimeout: Duration = .seconds(60), caughtUp: Int64 = 1_000, priority: LivePriority = .idle, progress: (@Sendable (LiveEvent) -> Void)? = nil
+    ) {
         self.closeTimeout = closeTimeout
         self.caughtUp = caughtUp
+        self.priority = priority
         self.progress = progress
     }
 }

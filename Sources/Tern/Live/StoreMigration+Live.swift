@@ -136,32 +136,43 @@ extension StoreMigration {
             current.migrated = nil
             try current.save(files)
         }
-        if current.phase == .capturing || current.phase == .mirroring {
-            try capture(store: store, files: files, record: &current, live: live)
-        }
-        if current.phase == .copying {
-            let copying = ContinuousClock.now
-            if !files.copyFinished {
-                var copy = StoreMigration(store: files.mirror, model: model, options: options, logger: logger)
-                copy.options.registry = registry
-                report.copy = try copy.runBlocking(
-                    plan, output: files.migrated, resume: FileManager.default.fileExists(atPath: MigrationRun.path(for: files.migrated)))
+        // Until the cut-over the app's commits come first: Tern's threads take only idle cores
+        // (`LivePriority`), and its syncs go to disk a piece at a time (`GentleWriteback`).
+        if live.priority == .idle { ThreadPolicy.idle() }
+        defer { if live.priority == .idle { ThreadPolicy.normal() } }
+        let catchUp = try GentleWriteback.during { () throws -> LiveCatchUp in
+            if current.phase == .capturing || current.phase == .mirroring {
+                try capture(store: store, files: files, record: &current, live: live)
             }
-            options.reached?(.liveCopied)
-            current.phase = .catchingUp
-            current.boot = LiveRecord.currentBoot
-            try current.save(files)
-            live.progress?(.copied(seconds: (ContinuousClock.now - copying).seconds))
+            if current.phase == .copying {
+                let copying = ContinuousClock.now
+                if !files.copyFinished {
+                    var copy = StoreMigration(store: files.mirror, model: model, options: options, logger: logger)
+                    copy.options.registry = registry
+                    report.copy = try copy.runBlocking(
+                        plan, output: files.migrated, resume: FileManager.default.fileExists(atPath: MigrationRun.path(for: files.migrated)))
+                }
+                options.reached?(.liveCopied)
+                current.phase = .catchingUp
+                current.boot = LiveRecord.currentBoot
+                try current.save(files)
+                live.progress?(.copied(seconds: (ContinuousClock.now - copying).seconds))
+            }
+            let catchUp = try LiveCatchUp(
+                plan: stepPlans[0], migrated: files.migrated, mirror: files.mirror, live: store, captured: current.tables, start: current.start,
+                options: options, logger: logger)
+            do {
+                try catchUpUntilClosed(catchUp, store: store, users: users, report: &report, live: live)
+            } catch {
+                catchUp.close()
+                try Self.distrustCopiesAfter(error, record: &current, files: files)
+            }
+            return catchUp
         }
-        let catchUp = try LiveCatchUp(
-            plan: stepPlans[0], migrated: files.migrated, mirror: files.mirror, live: store, captured: current.tables, start: current.start,
-            options: options, logger: logger)
         var finished = false
         defer { if !finished { catchUp.close() } }
-        do {
-            try catchUpUntilClosed(catchUp, store: store, users: users, report: &report, live: live)
-        } catch {
-            try Self.distrustCopiesAfter(error, record: &current, files: files)
+        if live.priority == .idle, !ThreadPolicy.normal() {
+            logger.notice("the cut-over runs at idle priority: this process may not raise it again (RLIMIT_NICE)")
         }
         // Tern's part of the downtime starts here: no other process has the store open.
         let cutting = ContinuousClock.now
@@ -218,6 +229,8 @@ extension StoreMigration {
     private func capture(store: String, files: LiveFiles, record: inout LiveRecord, live: LiveMigrationOptions) throws {
         let connection = try Connection(path: store, configuration: .init(mode: .readWrite))
         defer { try? connection.close() }
+        // The app's store: the capture is durable before the record says so.
+        try connection.execute("PRAGMA synchronous = FULL")
         if record.phase == .capturing {
             let (triggers, log) = try LiveCapture.leftovers(in: connection)
             record.tables = triggers.isEmpty && !log ? try LiveCapture.install(on: connection) : try LiveCapture.tables(in: connection)
@@ -233,6 +246,8 @@ extension StoreMigration {
         for file in [partial, files.mirror] { StoreFiles.remove(file) }
         // One read transaction: the copy is the store as of one instant after the capture
         // began, its log included, whose last entry is where the rounds start.
+        // The copy is synced below, gently (`GentleWriteback`), not by SQLite in one burst.
+        try connection.execute("PRAGMA synchronous = OFF")
         try connection.execute("VACUUM INTO \(quoteLiteral(partial))")
         let copy = try Connection(path: partial, configuration: .init(mode: .readWrite))
         record.start = try copy.scalar("SELECT coalesce(max(Z_SEQ), 0) FROM \(LiveCapture.log)")?.int64 ?? 0
@@ -256,7 +271,7 @@ extension StoreMigration {
         var verified = false
         var behindSince: ContinuousClock.Instant?
         var waitingSince: ContinuousClock.Instant?
-        var synced = ContinuousClock.now
+        var writtenOut = ContinuousClock.now
         while true {
             if options.shouldStop() { throw MigrationInterrupted() }
             let roundStarted = ContinuousClock.now
@@ -290,11 +305,11 @@ extension StoreMigration {
             behindSince = nil
             let others = users.others()
             if others.isEmpty { return }
-            // The rounds write unsynced: synced every few seconds while the app has the store,
+            // The rounds write unsynced: sent to the disk every few seconds while the app has the store,
             // so that the cut-over's sync is short.
-            if now - synced > .seconds(2) {
-                try catchUp.sync()
-                synced = ContinuousClock.now
+            if now - writtenOut > .seconds(2) {
+                try catchUp.writeOut()
+                writtenOut = ContinuousClock.now
             }
             let since = waitingSince ?? now
             if waitingSince == nil { live.progress?(.waitingForClose(processes: others)) }

@@ -59,6 +59,12 @@ struct MigrateCommand: ParsableCommand {
             valueName: "SECONDS"))
     var closeTimeout: Double = 60
 
+    @Option(
+        help: ArgumentHelp(
+            "With --live: idle runs Tern's threads only on cores the app and everything else leave free until the cut-over (Linux SCHED_IDLE), so its commits keep their latency; normal finishes the copy sooner.",
+            valueName: "idle|normal"))
+    var livePriority: LivePriority = .idle
+
     @Flag(help: "Remove what a --live run left in and beside the store (its triggers, change log, mirror and migrated copy), and stop.")
     var abort = false
 
@@ -149,7 +155,9 @@ struct MigrateCommand: ParsableCommand {
             let finished = try {
                 defer { renderer?.finish() }
                 return try migration.runBlockingLive(
-                    plan, resume: resume, live: LiveMigrationOptions(closeTimeout: .milliseconds(Int64(closeTimeout * 1000)), progress: events.print))
+                    plan, resume: resume,
+                    live: LiveMigrationOptions(
+                        closeTimeout: .milliseconds(Int64(closeTimeout * 1000)), priority: livePriority, progress: events.print))
             }()
             if progress == .json {
                 JSONProgressWriter.write(LiveProgressLines.Finished(finished))
@@ -429,3 +437,4 @@ struct FinishedLine: Encodable {
         }
     }
 }
+extension LivePriority: ExpressibleByArgument {}

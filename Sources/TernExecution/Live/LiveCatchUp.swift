@@ -200,11 +200,12 @@ package final class LiveCatchUp {
         try DurableFile.syncFile(migrated, what: "the migrated store")
     }
 
-    /// Makes what the rounds wrote durable now, while the app still has the store open, so that
-    /// the cut-over's own sync has only the last seconds to write (and a failed write surfaces).
-    package func sync() throws {
+    /// Sends what the rounds wrote to the disk now, gently (`GentleWriteback`), while the app
+    /// still has the store open: the cut-over's own sync then has only the last seconds to
+    /// write, and a failed write surfaces before it.
+    package func writeOut() throws {
         for file in [migrated + "-wal", migrated, mirror + "-wal", mirror] where FileManager.default.fileExists(atPath: file) {
-            try DurableFile.syncFile(file, what: "the migrated store")
+            try GentleWriteback.writeOut(file, what: "the migrated store")
         }
     }
 

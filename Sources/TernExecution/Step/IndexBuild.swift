@@ -49,7 +49,7 @@ final class IndexBuild {
         try connection.interrupt(when: { shouldStop() || cancelled.isSet })
         _ = try connection.setPragma("threads", .integer(Int64(threads)))
         // As the step's writer commits: a crash loses at most an index, which a resume makes.
-        try connection.execute("PRAGMA synchronous = NORMAL")
+        try connection.syncNormally()
         let shared = Shared(connection)
         self.shared = shared
         guard beside else { return }

@@ -44,6 +44,8 @@ package enum DurableFile {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw ioError(what, "open", errno, path) }
         defer { close(descriptor) }
+        // A failed piece is reported by the fsync that follows.
+        GentleWriteback.trickle(descriptor)
         guard flush(descriptor) == 0 else { throw ioError(what, "fsync", errno, path) }
     }
 

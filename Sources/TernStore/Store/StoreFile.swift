@@ -80,7 +80,7 @@ public enum StoreFile {
             let connection = try Connection(path: path)
             try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = 2")
             try connection.setJournalMode(.wal)
-            try connection.execute("PRAGMA synchronous = NORMAL")
+            try connection.syncNormally()
             try connection.transaction(.immediate) {
                 for statement in layout.createTableStatements {
                     try connection.execute(statement)
