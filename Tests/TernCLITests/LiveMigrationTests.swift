@@ -82,8 +82,26 @@ struct LiveMigrationTests {
 
     /// Runs `tern migrate --live` (with `extra` arguments and environment); once it says it waits
     /// for the store to close, the writer is told to close it. Returns tern's outcome.
+    /// The scheduling policies (`/proc/PID/task/*/stat`, field 41: 0 normal, 5 `SCHED_IDLE`) of
+    /// a run's threads, sampled from the capture until it waits for the app to close the store.
+    private final class Policies: @unchecked Sendable {
+        var seen: Set<Int32> = []
+
+        func sample(_ pid: Int32) {
+            guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return }
+            for thread in threads {
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),
+                    let close = stat.lastIndex(of: ")")
+                else { continue }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                if fields.count > 38, let policy = Int32(fields[38]) { seen.insert(policy) }
+            }
+        }
+    }
+
     private func runLive(
-        _ store: String, writer: Writer?, model: String = Self.bench, extra: [String] = [], environment: [String: String] = [:]
+        _ store: String, writer: Writer?, model: String = Self.bench, extra: [String] = [], environment: [String: String] = [:],
+        policies: Policies? = nil
     ) throws -> TernProcess.Outcome {
         let errors = scratch.path("tern-\(UUID().uuidString).err")
         let output = scratch.path("tern-\(UUID().uuidString).out")
@@ -95,7 +113,10 @@ struct LiveMigrationTests {
         var told = false
         while process.isRunning {
             usleep(20_000)
-            if !told, let writer, (try? String(contentsOfFile: errors, encoding: .utf8))?.contains("waiting for") == true {
+            let lines = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            // From the capture's line (the run's own priority is set before it) to the wait.
+            if !told, lines.contains("live: logging changes") { policies?.sample(process.processIdentifier) }
+            if !told, let writer, lines.contains("waiting for") {
                 told = true
                 writer.finish()
             }
@@ -137,10 +158,24 @@ struct LiveMigrationTests {
     func liveMigrationWhileWriting() throws {
         let store = try benchStore(books: 20000)
         let writer = try Writer(store: store, scratch: scratch)
-        let outcome = try runLive(store, writer: writer)
+        let policies = Policies()
+        let outcome = try runLive(store, writer: writer, policies: policies)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("every object verified"))
         #expect(outcome.standardOutput.contains("Migrated live"))
+        // Until the cut-over, every thread takes only cores the app leaves idle.
+        #expect(policies.seen == [5], "\(policies.seen)")
+        try expectOracle(store, writers: [writer])
+    }
+
+    @Test("--live-priority normal leaves Tern's threads at normal priority, and the oracle holds")
+    func normalPriority() throws {
+        let store = try benchStore(books: 3000)
+        let writer = try Writer(store: store, scratch: scratch)
+        let policies = Policies()
+        let outcome = try runLive(store, writer: writer, extra: ["--live-priority", "normal"], policies: policies)
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(policies.seen == [0], "\(policies.seen)")
         try expectOracle(store, writers: [writer])
     }
 
