@@ -19,6 +19,7 @@ public struct BenchCommand: ParsableCommand {
         subcommands: [
             BenchRunCommand.self, BenchReportCommand.self, SQLCeilingCommand.self, NaiveBaselineCommand.self,
             AttachmentsCeilingCommand.self, AttachmentsNaiveCommand.self, ChainCeilingCommand.self, ChainNaiveCommand.self, VacuumFloorCommand.self,
+            LiveBenchCommand.self,
         ],
         defaultSubcommand: BenchRunCommand.self
     )
@@ -61,6 +62,8 @@ struct BenchRunCommand: ParsableCommand {
             "Versions of the long-history benchmark (a generated Xcode model, each version adding an attribute; a store of a few hundred objects at its first version, checked and migrated to its last); 0 leaves it out."
     )
     var historyVersions = 100
+
+    @OptionGroup var live: LiveBenchOptions
 
     @Option(help: "Where to put the stores (default: a temporary directory, removed afterwards).")
     var directory: String?
@@ -136,6 +139,9 @@ struct BenchRunCommand: ParsableCommand {
                 try bench.check("history: tern check, \(historyVersions) versions", source: history)
                 try bench.migrate("history: tern migrate, \(historyVersions) versions", source: history, options: [])
             }
+            if live.liveBooks > 0 {
+                try bench.live(live.bench(model: modelPath, work: work), source: bench.generate(books: live.liveBooks))
+            }
             for size in memorySizes where size != books {
                 let other = try bench.generate(books: size)
                 try bench.migrate("tern: all pushed down to SQL", source: other, options: [])
@@ -144,7 +150,8 @@ struct BenchRunCommand: ParsableCommand {
 
             let report = BenchReport(
                 books: books, documents: documents > 0 ? documents : nil, chainObjects: chainObjects > 0 ? chainObjects : nil, chainLinks: bench.chainLinks,
-                machine: BenchReport.machine(), repeats: repeats > 1 ? repeats : nil, results: bench.results)
+                machine: BenchReport.machine(), repeats: repeats > 1 ? repeats : nil, results: bench.results,
+                live: bench.liveResults.isEmpty ? nil : bench.liveResults)
             try fileManager.createDirectory(atPath: results, withIntermediateDirectories: true)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

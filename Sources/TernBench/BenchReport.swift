@@ -16,6 +16,8 @@ struct BenchReport: Codable {
     /// median run's.
     var repeats: Int? = nil
     var results: [BenchResult]
+    /// The live benchmark's runs, when it ran.
+    var live: [LiveBenchResult]? = nil
 
     /// The book benchmark's runs, and the attachment benchmark's (named "attachments: …").
     private var bookResults: [BenchResult] {
@@ -120,7 +122,41 @@ struct BenchReport: Codable {
         lines += attachmentLines()
         lines += chainLines()
         lines += historyLines()
+        lines += liveLines()
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The live benchmark: the app's commit latency alone and during the run, and Tern's part of
+    /// the downtime; of several runs, the one of median p99 ratio, with the spread.
+    func liveLines() -> [String] {
+        guard let live, !live.isEmpty else { return [] }
+        let runs = live.sorted { $0.p99Ratio < $1.p99Ratio }
+        let run = runs[runs.count / 2]
+        func spread(_ value: (LiveBenchResult) -> Double, _ format: String) -> String {
+            guard runs.count > 1, let low = runs.map(value).min(), let high = runs.map(value).max() else { return "" }
+            return " (" + String(format: format, low) + "–" + String(format: format, high) + ")"
+        }
+        func row(_ name: String, _ latency: CommitLatency) -> String {
+            "| \(name) | \(Formatting.count(latency.commits)) | " + String(format: "%.2f ms | %.2f ms | %.1f ms |", latency.p50, latency.p99, latency.max)
+        }
+        let milliseconds = { (seconds: Double) in String(format: "%.1f ms", seconds * 1000) }
+        return [
+            "",
+            "Live: `tern migrate --live --workers \(run.workers)` on a \(Formatting.count(run.objects))-object store (Bench 1 → 2, \(Formatting.count(run.books)) books) while an app (Tests/LiveWriter/writer.py, Python's sqlite3, writing as Core Data does) commits \(Formatting.count(run.rate)) times a second, each with an fdatasync, and closes the store \(Int(LiveBench.closingAfter)) s after Tern says it waits for that. Every run's result equalled, row for row, an offline migration of what the app left."
+                + (runs.count > 1 ? " \(runs.count) runs: the median run by the app's p99 ratio, the spread of all runs in brackets." : ""),
+            "",
+            "| the app's commits | commits | p50 | p99 | longest |", "| --- | --- | --- | --- | --- |",
+            row("alone (no Tern, no triggers)", run.alone),
+            row("during the live run", run.during),
+            row("  capture, copy and full verification", run.copying),
+            row("  caught up, until the app closes", run.caughtUp),
+            "",
+            "- the app's p99 commit latency during the run / alone: " + String(format: "%.2f×", run.p99Ratio) + spread(\.p99Ratio, "%.2f×") + " (goal ≤ 2×)",
+            "- Tern's part of the downtime (from the app's close, under the write lock): " + String(format: "%.0f ms", run.cutOverSeconds * 1000)
+                + spread({ $0.cutOverSeconds * 1000 }, "%.0f")
+                + " (goal ≤ 200 ms): taking the lock \(milliseconds(run.lockSeconds)), the last round \(milliseconds(run.roundSeconds)) (\(Formatting.count(Int(run.cutOverEntries))) changes), verifying the changed objects \(milliseconds(run.verificationSeconds)), finishing \(milliseconds(run.finishSeconds))",
+            String(format: "- from the app's close to Tern's exit: %.2f s; Tern's whole run: %.1f s", run.closedToExitSeconds, run.seconds),
+        ]
     }
 
     /// The long-history benchmark: a small store of a generated model's first version, checked

@@ -11,6 +11,8 @@ struct BenchRun {
     /// How many times each migration and baseline runs: the median is kept, with every run's time.
     let repeats: Int
     private(set) var results: [BenchResult] = []
+    /// The live benchmark's runs, when it ran.
+    private(set) var liveResults: [LiveBenchResult] = []
     /// The many-to-many links of the chain benchmark's store, once generated.
     private(set) var chainLinks: Int?
 
@@ -173,19 +175,10 @@ struct BenchRun {
         process.standardOutput = lines
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var read = ""
-        reading: while true {
-            let chunk = lines.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            read += String(decoding: chunk, as: UTF8.self)
-            while let newline = read.firstIndex(of: "\n") {
-                let line = read[..<newline]
-                read = String(read[read.index(after: newline)...])
-                if let event = try? JSONDecoder().decode(Event.self, from: Data(line.utf8)), (event.fraction ?? 0) >= fraction {
-                    kill(process.processIdentifier, SIGKILL)
-                    break reading
-                }
-            }
+        PipeLines.read(lines.fileHandleForReading) { line in
+            guard let event = try? JSONDecoder().decode(Event.self, from: Data(line.utf8)), (event.fraction ?? 0) >= fraction else { return true }
+            kill(process.processIdentifier, SIGKILL)
+            return false
         }
         process.waitUntilExit()
         guard process.terminationReason == .uncaughtSignal else {
@@ -206,6 +199,14 @@ struct BenchRun {
     }
 
     private struct Event: Decodable { var fraction: Double? }
+
+    /// The live benchmark on `source`, `repeats` times with a new writer seed each: every run is
+    /// kept (the report shows the median and the spread).
+    mutating func live(_ bench: LiveBench, source: Store) throws {
+        for run in 0..<repeats {
+            liveResults.append(try bench.measure(source: source.path, books: source.books, seed: 1 + 2 * run))
+        }
+    }
 
     /// A baseline (`tern bench sql-ceiling`, `naive`, …) as a child process.
     mutating func baseline(_ name: String, command: String, source: Store, options: [String] = []) throws {

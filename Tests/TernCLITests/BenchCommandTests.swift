@@ -13,8 +13,9 @@ struct BenchCommandTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tern-bench-\(UUID().uuidString)")
         let results = directory.appendingPathComponent("results").path
         let outcome = try TernProcess.run([
-            "bench", "--books", "1500", "--memory-sizes", "300", "--documents", "200", "--chain-objects", "2000", "--history-versions", "20", "--results",
-            results,
+            "bench", "--books", "1500", "--memory-sizes", "300", "--documents", "200", "--chain-objects", "2000", "--history-versions", "20", "--live-books",
+            "1000",
+            "--live-rate", "200", "--live-alone-seconds", "1", "--results", results,
             "--model", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path,
         ])
         #expect(outcome.status == 0, "\(outcome.standardError)")
@@ -36,6 +37,9 @@ struct BenchCommandTests {
             "links recreated after the objects, chain: tern, one inferred mapping (renames followed): AuthorToAuthor.edited",
             "Long history: a generated Xcode model of 20 versions", "| tern check, 20 versions |", "| tern migrate, 20 versions |",
             "BookToPublication.authors",
+            "Live: `tern migrate --live --workers 2` on a 5,000-object store (Bench 1 → 2, 1,000 books)", "| alone (no Tern, no triggers) |",
+            "| during the live run |", "caught up, until the app closes |", "the app's p99 commit latency during the run / alone:",
+            "Tern's part of the downtime (from the app's close, under the write lock):",
         ] {
             #expect(markdown.contains(row), "missing: \(row)")
         }
@@ -44,6 +48,7 @@ struct BenchCommandTests {
         let rowsOfTables = markdown.split(separator: "\n").filter {
             $0.hasPrefix("| ") && !$0.hasPrefix("| run") && !$0.hasPrefix("| ---") && !$0.contains("generate") && !$0.contains("| 300 |")
                 && !$0.contains(", 20 versions |")  // the long history's: no baselines
+                && !$0.contains(" ms |") && !$0.hasPrefix("| the app's commits")  // the live benchmark's latencies
         }
         #expect(rowsOfTables.count == 17)
         // The floor beside the books' and the chain's workloads: the source rewritten by VACUUM INTO.
@@ -86,7 +91,31 @@ struct BenchCommandTests {
             #expect(memory.count(of: "polyline") == 2, "\(chart)")
             #expect(memory.texts.contains("step 1 pass 1"), "\(chart): \(memory.texts)")
         }
+        // The live run: the app's commits alone and during the run, and the cut-over's parts.
+        let live = try #require((json["live"] as? [[String: Any]])?.first)
+        #expect(live["objects"] as? Int == 5_000)
+        #expect(((live["alone"] as? [String: Any])?["commits"] as? Int ?? 0) > 50)
+        #expect(((live["during"] as? [String: Any])?["commits"] as? Int ?? 0) > 50)
+        #expect((live["cutOverSeconds"] as? Double ?? 0) > 0 && (live["lockSeconds"] as? Double) != nil)
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test("tern bench live --repeat 3: three live runs, each proved equal to an offline migration, the median shown with the spread")
+    func liveRepeated() throws {
+        let directory = try ScratchFolder("tern-bench-live")
+        let results = directory.path("results")
+        let outcome = try TernProcess.run([
+            "bench", "live", "--live-books", "300", "--live-rate", "100", "--live-alone-seconds", "1", "--repeat", "3", "--results", results,
+            "--model", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path,
+        ])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        let markdown = try String(contentsOfFile: results + "/live.md", encoding: .utf8)
+        #expect(markdown.contains("3 runs: the median run by the app's p99 ratio"), "\(markdown)")
+        let ratio = try #require(markdown.split(separator: "\n").first { $0.hasPrefix("- the app's p99") })
+        #expect(ratio.contains("–"), "the spread of the three runs: \(ratio)")
+        let json = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: results + "/live.json"))) as? [String: Any])
+        #expect((json["live"] as? [Any])?.count == 3)
+        #expect(outcome.standardOutput == markdown + "\n")
     }
 
     @Test("the chain's hand-written script and naive program write the store tern writes: the same objects, links and order keys")
@@ -115,7 +144,7 @@ struct BenchCommandTests {
         let directory = try ScratchFolder("tern-bench-again")
         let results = directory.url.appendingPathComponent("results").path
         let arguments = [
-            "bench", "--books", "200", "--memory-sizes", "100", "--documents", "100", "--chain-objects", "200",
+            "bench", "--books", "200", "--memory-sizes", "100", "--documents", "100", "--chain-objects", "200", "--live-books", "0",
             "--directory", directory.url.appendingPathComponent("work").path, "--results", results,
             "--model", CheckAndGenerateCommandTests.repository.appendingPathComponent("configs/bench").path,
         ]

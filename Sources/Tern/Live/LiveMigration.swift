@@ -61,8 +61,23 @@ public struct LiveReport: Sendable {
     public var cutOver: Duration = .zero
     /// The log entries the last round applied, under the lock.
     public var cutOverEntries: Int64 = 0
+    /// Where the cut-over's time went, for whoever tunes it.
+    public var cutOverParts = CutOverParts()
     /// Where the original is kept.
     public var backup: String = ""
     /// The run's wall time.
     public var duration: Duration = .zero
+}
+
+/// Tern's part of the downtime, in its parts: they add up to `LiveReport.cutOver`, give or take
+/// the swap's bookkeeping.
+public struct CutOverParts: Sendable {
+    /// Taking the store's write lock (the app has closed it, so only a straggler makes it long).
+    public var lock: Duration = .zero
+    /// The last round: the log's remaining entries mapped again.
+    public var round: Duration = .zero
+    /// Those objects verified against the store under the lock.
+    public var verification: Duration = .zero
+    /// The triggers and log dropped, `Z_MAX` carried over, the migrated store swapped in.
+    public var finish: Duration = .zero
 }

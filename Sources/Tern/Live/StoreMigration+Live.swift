@@ -194,12 +194,8 @@ extension StoreMigration {
                 try catchUp.finish()
                 finished = true
                 report.cutOverEntries = last.entries
-                logger.debug(
-                    "cut-over under the lock",
-                    metadata: [
-                        "lock": "\((held - cutting).seconds)", "round": "\((verifying - held).seconds)", "verification": "\((finishing - verifying).seconds)",
-                        "finish": "\((ContinuousClock.now - finishing).seconds)", "entries": "\(last.entries)",
-                    ])
+                report.cutOverParts = CutOverParts(
+                    lock: held - cutting, round: verifying - held, verification: finishing - verifying, finish: ContinuousClock.now - finishing)
             }
         } catch {
             try Self.distrustCopiesAfter(error, record: &current, files: files)

@@ -75,6 +75,11 @@ final class LiveProgressLines: Sendable {
         var verificationSeconds: Double
         var cutOverSeconds: Double
         var cutOverEntries: Int64
+        /// The cut-over's parts (`CutOverParts`), in seconds.
+        var cutOverLockSeconds: Double
+        var cutOverRoundSeconds: Double
+        var cutOverVerificationSeconds: Double
+        var cutOverFinishSeconds: Double
         var backup: String
         var seconds: Double
 
@@ -85,6 +90,10 @@ final class LiveProgressLines: Sendable {
             verificationSeconds = report.verification.seconds
             cutOverSeconds = report.cutOver.seconds
             cutOverEntries = report.cutOverEntries
+            cutOverLockSeconds = report.cutOverParts.lock.seconds
+            cutOverRoundSeconds = report.cutOverParts.round.seconds
+            cutOverVerificationSeconds = report.cutOverParts.verification.seconds
+            cutOverFinishSeconds = report.cutOverParts.finish.seconds
             backup = report.backup
             seconds = report.duration.seconds
         }
