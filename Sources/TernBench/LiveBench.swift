@@ -73,7 +73,7 @@ struct LiveBench {
         var verified: Double
         var closing: Double
         var ended: Double
-        var finished: Finished
+        var finished: LiveProgressLines.Finished
     }
 
     /// `tern migrate --live` as a child, its JSON lines read as they come: when Tern waits for
@@ -107,7 +107,7 @@ struct LiveBench {
         let ended = Date().timeIntervalSince1970
         let complaint = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
         guard process.terminationReason == .exit, process.terminationStatus == 0, let closing,
-            let finished = try? JSONDecoder().decode(Finished.self, from: Data(last.utf8))
+            let finished = try? JSONDecoder().decode(LiveProgressLines.Finished.self, from: Data(last.utf8))
         else {
             try? app.stop()
             throw TernError(.io, "live: tern migrate --live exited \(process.terminationStatus): \(complaint)", path: store)
@@ -132,17 +132,6 @@ struct LiveBench {
     private struct Event: Decodable {
         var event: String?
         var phase: String?
-    }
-
-    /// The last line of a live run (`liveFinished`).
-    private struct Finished: Decodable {
-        var cutOverSeconds: Double
-        var cutOverEntries: Int64
-        var cutOverLockSeconds: Double
-        var cutOverRoundSeconds: Double
-        var cutOverVerificationSeconds: Double
-        var cutOverFinishSeconds: Double
-        var backup: String
     }
 }
 

@@ -5,7 +5,7 @@ import Synchronization
 /// A live migration's progress: as lines on standard error, each phase as it ends and the lag
 /// at most once a second while rounds run; with `--progress json`, as JSON lines on standard
 /// output too (`event` "live", `phase`, and the figures), every round included.
-final class LiveProgressLines: Sendable {
+package final class LiveProgressLines: Sendable {
     private let lastRound = Mutex<ContinuousClock.Instant?>(nil)
     private let json: Bool
 
@@ -66,22 +66,22 @@ final class LiveProgressLines: Sendable {
         }
     }
 
-    /// The last JSON line of a live run that finished.
-    struct Finished: Encodable {
-        var event = "liveFinished"
-        var rounds: Int
-        var entries: Int64
-        var objects: Int
-        var verificationSeconds: Double
-        var cutOverSeconds: Double
-        var cutOverEntries: Int64
+    /// The last JSON line of a live run that finished; `tern bench live` reads it back.
+    package struct Finished: Codable {
+        package var event = "liveFinished"
+        package var rounds: Int
+        package var entries: Int64
+        package var objects: Int
+        package var verificationSeconds: Double
+        package var cutOverSeconds: Double
+        package var cutOverEntries: Int64
         /// The cut-over's parts (`CutOverParts`), in seconds.
-        var cutOverLockSeconds: Double
-        var cutOverRoundSeconds: Double
-        var cutOverVerificationSeconds: Double
-        var cutOverFinishSeconds: Double
-        var backup: String
-        var seconds: Double
+        package var cutOverLockSeconds: Double
+        package var cutOverRoundSeconds: Double
+        package var cutOverVerificationSeconds: Double
+        package var cutOverFinishSeconds: Double
+        package var backup: String
+        package var seconds: Double
 
         init(_ report: LiveReport) {
             rounds = report.rounds
