@@ -19,13 +19,43 @@ struct BinaryPropertyListTests {
         return Array("bplist00".utf8) + object + [8] + [0, 0, 0, 0, 0, 0, 1, 1] + big(1) + big(0) + big(table)
     }
 
-    @Test("integers of 1 to 8 bytes, and of 16 bytes (the low 64 bits, however large), decode")
+    /// `bytes`, a binary property list in which `by` bytes were inserted inside the object at
+    /// `at`, with its offset table and trailer moved to match.
+    static func reoffset(_ bytes: [UInt8], from at: Int, by: Int) -> [UInt8] {
+        var bytes = bytes
+        let trailer = bytes.count - 32
+        let offsetSize = Int(bytes[trailer + 6])
+        func read(_ position: Int, _ size: Int) -> Int { bytes[position..<position + size].reduce(0) { $0 << 8 | Int($1) } }
+        func write(_ value: Int, _ position: Int, _ size: Int) {
+            for index in 0..<size { bytes[position + index] = UInt8(truncatingIfNeeded: value >> ((size - 1 - index) * 8)) }
+        }
+        let table = read(trailer + 24, 8) + by
+        for object in 0..<read(trailer + 8, 8) {
+            let entry = table + object * offsetSize
+            if read(entry, offsetSize) > at { write(read(entry, offsetSize) + by, entry, offsetSize) }
+        }
+        write(table, trailer + 24, 8)
+        return bytes
+    }
+
+    @Test(
+        "integers of 1 to 8 bytes decode; of 16, Core Foundation's unsigned values above Int64.max stay themselves and sign-extended ones negative, and wider ones are refused"
+    )
     func integers() throws {
         #expect(try BinaryPropertyList.decode(Self.plist([0x10, 0x2A])) == .integer(42))
         #expect(try BinaryPropertyList.decode(Self.plist([0x13] + [UInt8](repeating: 0xFF, count: 8))) == .integer(-1))
         // A 128-bit integer with its high bits set made `Int64(_:)` trap.
         #expect(try BinaryPropertyList.decode(Self.plist([0x14] + [UInt8](repeating: 0xFF, count: 16))) == .integer(-1))
         #expect(try BinaryPropertyList.decode(Self.plist([0x14] + [UInt8](repeating: 0, count: 15) + [7])) == .integer(7))
+        // UInt64.max as Foundation writes it: carried negative before.
+        let largest = [0x14] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xFF, count: 8)
+        #expect(try BinaryPropertyList.decode(Self.plist(largest)) == .unsignedInteger(.max))
+        #expect(Array(BinaryPropertyList.encode(.unsignedInteger(.max))[8..<25]) == largest)
+        let read = try PropertyListSerialization.propertyList(from: Data(BinaryPropertyList.encode(.array([.unsignedInteger(.max)]))), format: nil)
+        #expect(((read as? [Any])?.first as? NSNumber)?.uint64Value == .max)
+        #expect(throws: BinaryPropertyList.Malformed.self) {
+            try BinaryPropertyList.decode(Self.plist([0x14] + [UInt8](repeating: 0, count: 7) + [1] + [UInt8](repeating: 0, count: 8)))
+        }
     }
 
     @Test("the fuzzer's crash: Core Data metadata with an integer marker of 16 bytes decodes or is refused")

@@ -167,6 +167,49 @@ struct MigrationTests {
         }
     }
 
+    @Test(
+        "an app's metadata in an XML plist, as Core Data also reads it, is carried with its values (an unsigned above Int64.max stays itself); a value Tern cannot write back is refused when planning, before any work"
+    )
+    func carriesXMLMetadata() throws {
+        let source = try bookStoreV1(rows: 30)
+        let editor = try Connection(path: source, configuration: .init(mode: .readWrite))
+        let binary = Data(try #require(try editor.scalar("SELECT Z_PLIST FROM Z_METADATA")?.blob))
+        var plist = try #require(try PropertyListSerialization.propertyList(from: binary, format: nil) as? [String: Any])
+        plist["MyAppSyncToken"] = UInt64.max
+        plist["MyAppSchema"] = ["level": 3, "names": ["a", "b"]] as [String: Any]
+        let xml = try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
+        try editor.execute("UPDATE Z_METADATA SET Z_PLIST = ?", Array(xml))
+        try editor.close()
+        let migration = StoreMigration(store: source, model: Self.bookStore, options: MigrationOptions(registry: .builtIn))
+        let output = directory.path("xml-metadata.sqlite")
+        _ = try migration.runBlocking(try migration.plan(), output: output)
+        let written = try Connection(path: output, configuration: .init(mode: .readOnly))
+        let writtenPlist = try #require(try written.scalar("SELECT Z_PLIST FROM Z_METADATA")?.blob)
+        let carried = try #require(try PropertyListSerialization.propertyList(from: Data(writtenPlist), format: nil) as? [String: Any])
+        #expect((carried["MyAppSyncToken"] as? NSNumber)?.uint64Value == UInt64.max)
+        #expect((carried["MyAppSchema"] as? NSDictionary) == (["level": 3, "names": ["a", "b"]] as NSDictionary))
+
+        // A 128-bit integer beyond 64 bits: Core Foundation reads it, Tern could not write it back.
+        let refused = try bookStoreV1(rows: 10, name: "Beyond.sqlite")
+        let bytes = try #require(try Connection(path: refused, configuration: .init(mode: .readOnly)).scalar("SELECT Z_PLIST FROM Z_METADATA")?.blob)
+        guard case .dictionary(var entries) = try BinaryPropertyList.decode(bytes) else { Issue.record("not a dictionary"); return }
+        entries["MyAppHuge"] = .integer(1)
+        var encoded = BinaryPropertyList.encode(.dictionary(entries))
+        // The one-byte integer 1 becomes a 16-byte one with a high half of 1.
+        let marker = try #require(encoded.indices.first { encoded[$0] == 0x10 && encoded[$0 + 1] == 1 })
+        encoded.replaceSubrange(marker...marker + 1, with: [0x14] + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 1])
+        encoded = BinaryPropertyListTests.reoffset(encoded, from: marker, by: 15)
+        let changer = try Connection(path: refused, configuration: .init(mode: .readWrite))
+        try changer.execute("UPDATE Z_METADATA SET Z_PLIST = ?", encoded)
+        try changer.close()
+        let error = #expect(throws: TernFailure.self) {
+            try StoreMigration(store: refused, model: Self.bookStore, options: MigrationOptions(registry: .builtIn)).plan()
+        }
+        #expect(error?.kind == .badInput)
+        #expect(
+            "\(error.map { "\($0)" } ?? "")".contains("Beyond.sqlite: Z_METADATA.Z_PLIST cannot be carried to the migrated store: an integer beyond 64 bits"))
+    }
+
     @Test("a store at the current version needs nothing")
     func nothingToDo() throws {
         let path = directory.path("current.sqlite")

@@ -6,6 +6,8 @@ public indirect enum PropertyListValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case integer(Int64)
+    /// An integer above `Int64.max`, which Core Foundation writes in 16 bytes.
+    case unsignedInteger(UInt64)
     case real(Double)
     case date(Double)
     case data([UInt8])
@@ -118,13 +120,23 @@ public enum BinaryPropertyList {
                 default: throw Malformed(description: "unknown marker \(marker)")
                 }
             case 0x1:
-                // 1, 2, 4 or 8 bytes, or 16 (a 128-bit integer, of which the low 64 bits are kept).
+                // 1, 2 or 4 bytes unsigned, 8 signed, or 16: Core Foundation's way of writing an
+                // unsigned value above Int64.max (the high half zero), or a sign-extended one.
                 let size = 1 << Int(marker & 0x0F)
                 guard size <= 16 else { throw Malformed(description: "an integer of \(size) bytes") }
                 let raw = try bytes(offset + 1, size)
-                var value: UInt64 = 0
-                for byte in raw { value = value << 8 | UInt64(byte) }
-                return .integer(size >= 8 ? Int64(bitPattern: value) : Int64(value))
+                func number(_ bytes: ArraySlice<UInt8>) -> UInt64 { bytes.reduce(0) { $0 << 8 | UInt64($1) } }
+                guard size == 16 else {
+                    let value = number(raw)
+                    return .integer(size == 8 ? Int64(bitPattern: value) : Int64(value))
+                }
+                let (high, low) = (number(raw.prefix(8)), number(raw.suffix(8)))
+                switch (high, Int64(bitPattern: low)) {
+                case (0, let signed) where signed >= 0: return .integer(signed)
+                case (0, _): return .unsignedInteger(low)
+                case (.max, let signed) where signed < 0: return .integer(signed)
+                default: throw Malformed(description: "an integer beyond 64 bits")
+                }
             case 0x2, 0x3:
                 let size = marker >> 4 == 0x3 ? 8 : 1 << Int(marker & 0x0F)
                 let raw = try bytes(offset + 1, size)

@@ -44,12 +44,34 @@ public enum StoreFile {
         let reader = try ReadOnlyStore(path: source)
         let sourceConnection = try reader.connect()
         defer { withExtendedLifetime(reader) {} }
-        guard let bytes = try sourceConnection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob,
-            case .dictionary(let plist) = try? BinaryPropertyList.decode(bytes)
-        else { return }
-        let apps = plist.filter { key, _ in !key.hasPrefix("NS") && !key.hasPrefix("_NS") && !key.hasPrefix("Tern") }
+        guard let bytes = try sourceConnection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob else { return }
+        let apps = try appMetadata(plist: bytes, path: source)
         guard !apps.isEmpty else { return }
         try updateMetadata(in: connection, path: path) { $0.merge(apps) { _, app in app } }
+    }
+
+    /// The app's own entries of a store's metadata plist (`Z_METADATA.Z_PLIST`): every key but
+    /// Core Data's (`NS…`, `_NS…`) and Tern's. Core Data reads the plist in any format, binary,
+    /// XML or OpenStep; so does Tern, turning the others into binary through Foundation first.
+    /// `StoreMetadata.read` calls this at a run's start, so that what cannot be carried is
+    /// refused before any work, not found at delivery.
+    ///
+    /// - Throws: `TernError(.badInput)` naming the store when the plist is not a dictionary or
+    ///   holds a value Tern cannot write back (an integer beyond 64 bits).
+    package static func appMetadata(plist bytes: [UInt8], path: String) throws -> [String: PropertyListValue] {
+        let decoded: PropertyListValue
+        do {
+            if bytes.starts(with: Array("bplist00".utf8)) {
+                decoded = try BinaryPropertyList.decode(bytes)
+            } else {
+                let value = try PropertyListSerialization.propertyList(from: Data(bytes), format: nil)
+                decoded = try BinaryPropertyList.decode(Array(try PropertyListSerialization.data(fromPropertyList: value, format: .binary, options: 0)))
+            }
+        } catch {
+            throw TernError(.badInput, "Z_METADATA.Z_PLIST cannot be carried to the migrated store: \(error)", path: path)
+        }
+        guard case .dictionary(let plist) = decoded else { throw TernError(.badInput, "Z_METADATA.Z_PLIST is not a dictionary", path: path) }
+        return plist.filter { key, _ in !key.hasPrefix("NS") && !key.hasPrefix("_NS") && !key.hasPrefix("Tern") }
     }
 
     /// Rewrites the store's metadata plist through `change`.
