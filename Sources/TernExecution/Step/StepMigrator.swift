@@ -106,6 +106,7 @@ final class StepMigrator {
         // Verification's source side, as it will be built: what an earlier run kept of it, and
         // what is read beside the passes.
         let expected = keptScansHold || options.workers > 1 ? try verification().expectedScans() : []
+        var lastPass: [PlannedMapping] = []
         if keptScansHold { keptScans = workspace.scanCache.scans(of: expected) }
         let early = try expectationsReadEarly(expected)
         for pass in step.passes.indices {
@@ -141,7 +142,12 @@ final class StepMigrator {
             let validated = WorkUnit.validated(pass: pass)
             // Rules broken by rows Core Data never writes are reported as those rows.
             try startChecks?.settle()
-            if !workspace[validated].done {
+            if pass == step.passes.count - 1, entries.allSatisfy({ policies[$0.number] == nil }) {
+                // The last pass, with no policy to call in order, is validated once the indexes
+                // are building beside (below): the checks read while the build writes. Like
+                // verification, a resumed run validates it again.
+                lastPass = entries
+            } else if !workspace[validated].done {
                 let validating = ContinuousClock.now
                 try validate(entries)
                 try workspace.commit(validated, done: true) { StepWorkspace.Progress() }
@@ -178,11 +184,16 @@ final class StepMigrator {
                 metadata: ["scans": "\(read.count) of \(early.planned)", "readByAnEarlierRun": "\(keptScans.count)"])
         }
         try options.beforeVerification?(connection)
-        // With a second worker, the indexes are built beside verification, on the cores its
-        // scans leave; `finish` makes any the build had not begun when verification ended.
+        // With a second worker, the indexes are built beside the last validation and
+        // verification; `finish` makes any the build had not begun when verification ended.
         let indexes = try IndexBuild(
             store: connection.path, statements: indexStatements, threads: options.workers, beside: options.workers > 1, shouldStop: options.shouldStop)
         do {
+            if !lastPass.isEmpty {
+                let validating = ContinuousClock.now
+                try validate(lastPass)
+                logger.debug("validated the last pass", metadata: ["seconds": "\((ContinuousClock.now - validating).seconds)"])
+            }
             try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
         } catch MigrationFailure.verification(let message) {
             indexes.stop()
