@@ -72,7 +72,7 @@ struct BenchReport: Codable {
         }
         if let tern = result("tern: all pushed down"), let verifying = tern.verifyingSeconds {
             lines.append(
-                "- verification by content in the pushed-down run: \(Self.share(verifying, of: tern.seconds)), with the index build beside it on the cores it leaves idle"
+                "- verification by content in the pushed-down run: \(Self.share(verifying, of: tern.seconds)), with the index build beside it"
                     + Self.indexesAfter(tern))
         }
         if let tern = result("tern: all pushed down"), let checking = tern.checkingSourceSeconds {
