@@ -142,14 +142,15 @@ final class StepMigrator {
             let validated = WorkUnit.validated(pass: pass)
             // Rules broken by rows Core Data never writes are reported as those rows.
             try startChecks?.settle()
-            if pass == step.passes.count - 1, entries.allSatisfy({ policies[$0.number] == nil }) {
-                // The last pass, with no policy to call in order, is validated once the indexes
-                // are building beside (below): the checks read while the build writes. Like
-                // verification, a resumed run validates it again.
-                lastPass = entries
-            } else if !workspace[validated].done {
+            // The last pass's mappings without a policy (whose hooks come in Core Data's order)
+            // are validated once the indexes are building beside (below): the checks read while
+            // the build writes. Like verification, a resumed run validates them again.
+            let isLast = pass == step.passes.count - 1
+            if isLast { lastPass = entries.filter { policies[$0.number] == nil } }
+            let validatedNow = isLast ? entries.filter { policies[$0.number] != nil } : entries
+            if !validatedNow.isEmpty, !workspace[validated].done {
                 let validating = ContinuousClock.now
-                try validate(entries)
+                try validate(validatedNow)
                 try workspace.commit(validated, done: true) { StepWorkspace.Progress() }
                 logger.debug("validated the pass", metadata: ["pass": "\(pass + 1)", "seconds": "\((ContinuousClock.now - validating).seconds)"])
             }
