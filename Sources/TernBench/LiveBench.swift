@@ -41,8 +41,15 @@ struct LiveBench {
         try FileManager.default.copyItem(atPath: source, toPath: store)
         let objects = try Self.objects(in: store)
         let app = try Writer(script: writer, store: store, rate: rate, seed: seed + 1)
-        Latch.pause(seconds: Self.writingBefore)
-        let run = try migrateLive(store, closing: app)
+        let run: LiveRun
+        do {
+            Latch.pause(seconds: Self.writingBefore)
+            run = try migrateLive(store, closing: app)
+        } catch {
+            // The writer must not outlive the run: its folder is removed next.
+            app.end()
+            throw error
+        }
         let commits = try app.close()
         try proveOracle(store, backup: run.finished.backup)
 
@@ -92,25 +99,34 @@ struct LiveBench {
         var verified: Double?
         var closing: Double?
         var last = ""
-        try PipeLines.read(output.fileHandleForReading) { line in
-            last = line
-            guard let event = try? JSONDecoder().decode(Event.self, from: Data(line.utf8)), event.event == "live" else { return true }
-            if event.phase == "verified" { verified = Date().timeIntervalSince1970 }
-            if event.phase == "waitingForClose", closing == nil {
-                Latch.pause(seconds: Self.closingAfter)
-                closing = Date().timeIntervalSince1970
-                try app.stop()
+        do {
+            // Tern's lines while it waits are a round's at most every 20 ms: the pipe holds the
+            // 2 s the app takes to close.
+            try PipeLines.read(output.fileHandleForReading) { line in
+                last = line
+                guard let event = try? JSONDecoder().decode(Event.self, from: Data(line.utf8)), event.event == "live" else { return true }
+                if event.phase == "verified" { verified = Date().timeIntervalSince1970 }
+                if event.phase == "waitingForClose", closing == nil {
+                    Latch.pause(seconds: Self.closingAfter)
+                    closing = Date().timeIntervalSince1970
+                    try app.stop()
+                }
+                return true
             }
-            return true
+        } catch {
+            process.terminate()
+            process.waitUntilExit()
+            throw error
         }
         process.waitUntilExit()
         let ended = Date().timeIntervalSince1970
         let complaint = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-        guard process.terminationReason == .exit, process.terminationStatus == 0, let closing,
-            let finished = try? JSONDecoder().decode(LiveProgressLines.Finished.self, from: Data(last.utf8))
-        else {
-            try? app.stop()
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
             throw TernError(.io, "live: tern migrate --live exited \(process.terminationStatus): \(complaint)", path: store)
+        }
+        guard let closing else { throw TernError(.io, "live: tern migrate --live never waited for the app to close the store", path: store) }
+        guard let finished = try? JSONDecoder().decode(LiveProgressLines.Finished.self, from: Data(last.utf8)) else {
+            throw TernError(.io, "live: tern migrate --live did not end with its liveFinished line (its last: \(last))", path: store)
         }
         return LiveRun(started: started, verified: verified ?? closing, closing: closing, ended: ended, finished: finished)
     }
@@ -162,8 +178,18 @@ private struct Writer {
         try process.run()
         let process = process
         guard Latch.until(timeout: 30, { FileManager.default.fileExists(atPath: ready) || !process.isRunning }), process.isRunning else {
+            end()
             throw TernError(.io, "live: the writer (python3 \(script)) did not start", path: store)
         }
+    }
+
+    /// Ends the writer whatever its state: asked to close the store, then terminated if it has
+    /// not within 10 s; waits for it.
+    func end() {
+        try? stop()
+        let process = process
+        if !Latch.until(timeout: 10, { !process.isRunning }) { process.terminate() }
+        process.waitUntilExit()
     }
 
     /// Tells the writer to close the store.
@@ -198,7 +224,10 @@ struct CommitLatency: Codable {
 
     init(_ milliseconds: [Double]) {
         let sorted = milliseconds.sorted()
-        func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[Swift.min(sorted.count - 1, Int(p * Double(sorted.count)))] }
+        // The nearest rank: the smallest value at or above which a fraction p of the commits lie.
+        func percentile(_ p: Double) -> Double {
+            sorted.isEmpty ? 0 : sorted[Swift.max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1)]
+        }
         commits = sorted.count
         p50 = percentile(0.5)
         p99 = percentile(0.99)

@@ -56,6 +56,15 @@ struct BinaryPropertyListTests {
         #expect(throws: BinaryPropertyList.Malformed.self) {
             try BinaryPropertyList.decode(Self.plist([0x14] + [UInt8](repeating: 0, count: 7) + [1] + [UInt8](repeating: 0, count: 8)))
         }
+        // An unsigned value that fits is written as the integer it is.
+        #expect(try BinaryPropertyList.decode(BinaryPropertyList.encode(.unsignedInteger(42))) == .integer(42))
+        // A dictionary's entries decode one by one: a malformed value hides no other.
+        var entries = BinaryPropertyList.encode(.dictionary(["a": .integer(1), "b": .string("kept")]))
+        let marker = try #require(entries.indices.first { entries[$0] == 0x10 && entries[$0 + 1] == 1 })
+        entries.replaceSubrange(marker...marker + 1, with: [0x14] + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 1])
+        let decoded = try BinaryPropertyList.dictionaryEntries(Self.reoffset(entries, from: marker, by: 15))
+        #expect(throws: BinaryPropertyList.Malformed.self) { try decoded["a"]?.get() }
+        #expect(try decoded["b"]?.get() == .string("kept"))
     }
 
     @Test("the fuzzer's crash: Core Data metadata with an integer marker of 16 bytes decodes or is refused")

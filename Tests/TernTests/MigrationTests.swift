@@ -193,10 +193,10 @@ struct MigrationTests {
         let refused = try bookStoreV1(rows: 10, name: "Beyond.sqlite")
         let bytes = try #require(try Connection(path: refused, configuration: .init(mode: .readOnly)).scalar("SELECT Z_PLIST FROM Z_METADATA")?.blob)
         guard case .dictionary(var entries) = try BinaryPropertyList.decode(bytes) else { Issue.record("not a dictionary"); return }
-        entries["MyAppHuge"] = .integer(1)
+        entries["MyAppHuge"] = .integer(0x7E)
         var encoded = BinaryPropertyList.encode(.dictionary(entries))
-        // The one-byte integer 1 becomes a 16-byte one with a high half of 1.
-        let marker = try #require(encoded.indices.first { encoded[$0] == 0x10 && encoded[$0 + 1] == 1 })
+        // The one-byte integer 0x7E becomes a 16-byte one with a high half of 1.
+        let marker = try #require(encoded.indices.first { encoded[$0] == 0x10 && encoded[$0 + 1] == 0x7E })
         encoded.replaceSubrange(marker...marker + 1, with: [0x14] + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 1])
         encoded = BinaryPropertyListTests.reoffset(encoded, from: marker, by: 15)
         let changer = try Connection(path: refused, configuration: .init(mode: .readWrite))
@@ -207,7 +207,10 @@ struct MigrationTests {
         }
         #expect(error?.kind == .badInput)
         #expect(
-            "\(error.map { "\($0)" } ?? "")".contains("Beyond.sqlite: Z_METADATA.Z_PLIST cannot be carried to the migrated store: an integer beyond 64 bits"))
+            "\(error.map { "\($0)" } ?? "")".contains(
+                "Beyond.sqlite: Z_METADATA.Z_PLIST: the app's key MyAppHuge cannot be carried to the migrated store: an integer beyond 64 bits"))
+        // Reading the store's metadata (tern inspect, recognition) is not refused: only carrying it.
+        #expect(try StoreMetadata.read(storeAt: refused).keys.contains("MyAppHuge"))
     }
 
     @Test("a store at the current version needs nothing")

@@ -50,6 +50,8 @@ extension StoreMigration {
         guard version != targetVersion || earlierTern || match.metadataDisagrees else {
             return Plan(storeVersion: version, targetVersion: targetVersion, steps: [])
         }
+        // The app's metadata the migrated store will carry, read now: refused here, not at delivery.
+        _ = try StoreFile.appMetadata(ofStoreAt: store)
         let files = MigrationPlanner.mappingFiles(for: model)
         var steps: [MigrationStep]
         var route: String?

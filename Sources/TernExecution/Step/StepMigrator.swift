@@ -192,7 +192,7 @@ final class StepMigrator {
         do {
             if !lastPass.isEmpty {
                 let validating = ContinuousClock.now
-                try validate(lastPass)
+                try MigrationInterrupted.whenAsked(options.shouldStop) { try validate(lastPass) }
                 logger.debug("validated the last pass", metadata: ["seconds": "\((ContinuousClock.now - validating).seconds)"])
             }
             try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }

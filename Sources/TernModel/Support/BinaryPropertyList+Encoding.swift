@@ -75,6 +75,7 @@ extension PropertyListValue {
         case .null: return [0x00]
         case .bool(let value): return [value ? 0x09 : 0x08]
         case .integer(let value): return BinaryPropertyList.integer(value)
+        case .unsignedInteger(let value) where value <= UInt64(Int64.max): return BinaryPropertyList.integer(Int64(value))
         case .unsignedInteger(let value): return [0x14] + BinaryPropertyList.bigEndian(0, size: 8) + BinaryPropertyList.bigEndian(value, size: 8)
         case .real(let value): return [0x23] + BinaryPropertyList.bigEndian(value.bitPattern, size: 8)
         case .date(let value): return [0x33] + BinaryPropertyList.bigEndian(value.bitPattern, size: 8)

@@ -40,6 +40,21 @@ public enum BinaryPropertyList {
 
     /// The top object of `data`. Throws `Malformed` for anything that is not a well-formed `bplist00`.
     public static func decode(_ data: [UInt8]) throws -> PropertyListValue {
+        var (decoder, top) = try decoder(for: data)
+        return try decoder.object(top, depth: 0)
+    }
+
+    /// The entries of `data`'s top dictionary, each value decoded on its own: one that is
+    /// malformed (an integer beyond 64 bits, say) does not hide the others — a store's metadata
+    /// holds keys Tern reads and keys it only carries. Throws `Malformed` when the top object is
+    /// not a well-formed dictionary of string keys.
+    public static func dictionaryEntries(_ data: [UInt8]) throws -> [String: Result<PropertyListValue, Malformed>] {
+        var (decoder, top) = try decoder(for: data)
+        return try decoder.entries(of: top)
+    }
+
+    /// A decoder of `data` and its top object's number, once the trailer is checked.
+    private static func decoder(for data: [UInt8]) throws -> (Decoder, Int) {
         guard data.count >= 40, data.starts(with: Array("bplist00".utf8)) else {
             throw Malformed(description: "not a binary property list")
         }
@@ -54,8 +69,7 @@ public enum BinaryPropertyList {
         else {
             throw Malformed(description: "bad trailer")
         }
-        var decoder = Decoder(data: data, offsetSize: offsetSize, referenceSize: referenceSize, objectCount: objectCount, tableOffset: tableOffset)
-        return try decoder.object(top, depth: 0)
+        return (Decoder(data: data, offsetSize: offsetSize, referenceSize: referenceSize, objectCount: objectCount, tableOffset: tableOffset), top)
     }
 
     static func integer(_ data: [UInt8], at offset: Int, size: Int) throws -> Int {
@@ -103,6 +117,25 @@ public enum BinaryPropertyList {
         func integer(at offset: Int, size: Int) throws -> Int {
             _ = try bytes(offset, size)
             return try BinaryPropertyList.integer(data, at: offset, size: size)
+        }
+
+        /// The dictionary at `index`, its keys decoded (or the whole refused) and each value on its own.
+        mutating func entries(of index: Int) throws -> [String: Result<PropertyListValue, Malformed>] {
+            let offset = try offset(of: index)
+            guard data[offset] >> 4 == 0xD else { throw Malformed(description: "not a dictionary") }
+            let (count, start) = try count(at: offset)
+            guard count <= objectCount else { throw Malformed(description: "dictionary too long") }
+            var entries: [String: Result<PropertyListValue, Malformed>] = [:]
+            for position in 0..<count {
+                let key = try object(try integer(at: start + position * referenceSize, size: referenceSize), depth: 1)
+                guard case .string(let name) = key else { throw Malformed(description: "a dictionary key is not a string") }
+                do {
+                    entries[name] = .success(try object(try integer(at: start + (count + position) * referenceSize, size: referenceSize), depth: 1))
+                } catch let malformed as Malformed {
+                    entries[name] = .failure(malformed)
+                }
+            }
+            return entries
         }
 
         mutating func object(_ index: Int, depth: Int) throws -> PropertyListValue {

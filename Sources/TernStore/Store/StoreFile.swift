@@ -41,37 +41,51 @@ public enum StoreFile {
     /// Core Data's own, `NS…` and `_NS…`, and Tern's) into the store open on `connection`, as
     /// Core Data's own migration keeps it: a sync token, an app's schema marker.
     package static func carryAppMetadata(from source: String, into connection: Connection, path: String) throws {
-        let reader = try ReadOnlyStore(path: source)
-        let sourceConnection = try reader.connect()
-        defer { withExtendedLifetime(reader) {} }
-        guard let bytes = try sourceConnection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob else { return }
-        let apps = try appMetadata(plist: bytes, path: source)
+        let apps = try appMetadata(ofStoreAt: source)
         guard !apps.isEmpty else { return }
         try updateMetadata(in: connection, path: path) { $0.merge(apps) { _, app in app } }
     }
 
+    /// The app's own entries of the metadata of the store at `path` (`appMetadata(plist:path:)`):
+    /// what a migration carries. A run reads them when it plans and when it starts, so that what
+    /// cannot be carried is refused before any work, not found at delivery.
+    package static func appMetadata(ofStoreAt path: String) throws -> [String: PropertyListValue] {
+        let reader = try ReadOnlyStore(path: path)
+        let connection = try reader.connect()
+        defer { withExtendedLifetime(reader) {} }
+        guard let bytes = try connection.scalar("SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.blob else { return [:] }
+        return try appMetadata(plist: bytes, path: path)
+    }
+
     /// The app's own entries of a store's metadata plist (`Z_METADATA.Z_PLIST`): every key but
-    /// Core Data's (`NS…`, `_NS…`) and Tern's. Core Data reads the plist in any format, binary,
-    /// XML or OpenStep; so does Tern, turning the others into binary through Foundation first.
-    /// `StoreMetadata.read` calls this at a run's start, so that what cannot be carried is
-    /// refused before any work, not found at delivery.
+    /// Core Data's (`NS…`, `_NS…`) and Tern's. Core Data reads the plist in any format; so does
+    /// Tern: a binary one with its own decoder, key by key, so that only an app's value can be
+    /// refused (Foundation on Linux reads a 128-bit integer as its low 64 bits, silently); an XML
+    /// or OpenStep one through Foundation, then as binary.
     ///
-    /// - Throws: `TernError(.badInput)` naming the store when the plist is not a dictionary or
-    ///   holds a value Tern cannot write back (an integer beyond 64 bits).
+    /// - Throws: `TernError(.badInput)` naming the store (and the key) when the plist is not a
+    ///   dictionary or an app's value cannot be written back (an integer beyond 64 bits).
     package static func appMetadata(plist bytes: [UInt8], path: String) throws -> [String: PropertyListValue] {
-        let decoded: PropertyListValue
+        var entries: [String: Result<PropertyListValue, BinaryPropertyList.Malformed>]
         do {
-            if bytes.starts(with: Array("bplist00".utf8)) {
-                decoded = try BinaryPropertyList.decode(bytes)
-            } else {
-                let value = try PropertyListSerialization.propertyList(from: Data(bytes), format: nil)
-                decoded = try BinaryPropertyList.decode(Array(try PropertyListSerialization.data(fromPropertyList: value, format: .binary, options: 0)))
+            var binary = bytes
+            if !bytes.starts(with: Array("bplist00".utf8)) {
+                let parsed = try PropertyListSerialization.propertyList(from: Data(bytes), format: nil)
+                binary = Array(try PropertyListSerialization.data(fromPropertyList: parsed, format: .binary, options: 0))
             }
+            entries = try BinaryPropertyList.dictionaryEntries(binary)
         } catch {
-            throw TernError(.badInput, "Z_METADATA.Z_PLIST cannot be carried to the migrated store: \(error)", path: path)
+            throw TernError(.badInput, "Z_METADATA.Z_PLIST is not a dictionary of metadata: \(error)", path: path)
         }
-        guard case .dictionary(let plist) = decoded else { throw TernError(.badInput, "Z_METADATA.Z_PLIST is not a dictionary", path: path) }
-        return plist.filter { key, _ in !key.hasPrefix("NS") && !key.hasPrefix("_NS") && !key.hasPrefix("Tern") }
+        var apps: [String: PropertyListValue] = [:]
+        for (key, entry) in entries where !key.hasPrefix("NS") && !key.hasPrefix("_NS") && !key.hasPrefix("Tern") {
+            do {
+                apps[key] = try entry.get()
+            } catch {
+                throw TernError(.badInput, "Z_METADATA.Z_PLIST: the app's key \(key) cannot be carried to the migrated store: \(error)", path: path)
+            }
+        }
+        return apps
     }
 
     /// Rewrites the store's metadata plist through `change`.

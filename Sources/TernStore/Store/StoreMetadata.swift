@@ -143,8 +143,6 @@ public struct StoreMetadata: Sendable, Equatable, Codable {
         guard let plist = decoded as? [String: Any] else {
             throw TernError(.badInput, "Z_METADATA.Z_PLIST is not a dictionary", path: path)
         }
-        // What a migration carries of it, read now: refused at the start, not at delivery.
-        _ = try StoreFile.appMetadata(plist: Array(data), path: path)
         keys = plist.keys.sorted()
         storeType = plist["NSStoreType"] as? String
         frameworkVersion = (plist["NSPersistenceFrameworkVersion"] as? NSNumber)?.intValue
