@@ -147,6 +147,7 @@ struct BenchReport: Codable {
             "",
             "| the app's commits | commits | p50 | p99 | longest |", "| --- | --- | --- | --- | --- |",
             row("alone (no Tern, no triggers)", run.alone),
+        ] + (run.triggers.map { [row("with Tern's triggers, Tern not running", $0)] } ?? []) + [
             row("during the live run", run.during),
             row("  capture, copy and full verification", run.copying),
             row("  caught up, until the app closes", run.caughtUp),

@@ -7,8 +7,9 @@ import TernSQLite
 /// The live benchmark: `tern migrate --live` on a Bench 1 store while an app writes to it. The
 /// app is `Tests/LiveWriter/writer.py` (Python's sqlite3, writing as Core Data does, never
 /// Tern's code), committing at a fixed rate with an fdatasync each. One run measures the writer
-/// alone, then during a live migration that it closes `closingAfter` after Tern waits for it,
-/// and proves the result equal to an offline migration of what the writer left.
+/// alone, then with Tern's triggers in the store (a killed run's, then `--abort`ed), then during
+/// a live migration that it closes `closingAfter` after Tern waits for it, and proves the result
+/// equal to an offline migration of what the writer left.
 struct LiveBench {
     var model: String
     var work: String
@@ -37,6 +38,15 @@ struct LiveBench {
         Latch.pause(seconds: aloneSeconds)
         let aloneCommits = try alone.close()
 
+        // The writer with Tern's triggers in the store and no Tern running: their own cost.
+        let triggered = "\(directory)/Triggers.sqlite"
+        try FileManager.default.copyItem(atPath: source, toPath: triggered)
+        try leaveTriggers(in: triggered)
+        let withTriggers = try Writer(script: writer, store: triggered, rate: rate, seed: seed)
+        Latch.pause(seconds: aloneSeconds)
+        let triggerCommits = try withTriggers.close()
+        try abortLive(triggered)
+
         let store = "\(directory)/Live.sqlite"
         try FileManager.default.copyItem(atPath: source, toPath: store)
         let objects = try Self.objects(in: store)
@@ -59,6 +69,7 @@ struct LiveBench {
         let finished = run.finished
         return LiveBenchResult(
             books: books, objects: objects, rate: rate, workers: workers, alone: CommitLatency(aloneCommits.map(\.milliseconds)),
+            triggers: CommitLatency(triggerCommits.map(\.milliseconds)),
             during: window(run.started, run.closing), copying: window(run.started, run.verified), caughtUp: window(run.verified, run.closing),
             seconds: run.ended - run.started, cutOverSeconds: finished.cutOverSeconds, cutOverEntries: finished.cutOverEntries,
             lockSeconds: finished.cutOverLockSeconds, roundSeconds: finished.cutOverRoundSeconds,
@@ -129,6 +140,39 @@ struct LiveBench {
             throw TernError(.io, "live: tern migrate --live did not end with its liveFinished line (its last: \(last))", path: store)
         }
         return LiveRun(started: started, verified: verified ?? closing, closing: closing, ended: ended, finished: finished)
+    }
+
+    /// Starts `tern migrate --live` on `store` and kills it (SIGKILL) once it says it logs changes:
+    /// its triggers and change log stay in the store, as after a crash, with no Tern running.
+    private func leaveTriggers(in store: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["migrate", store, "--model", model, "--live", "--progress", "json"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        PipeLines.read(output.fileHandleForReading) { line in
+            guard let event = try? JSONDecoder().decode(Event.self, from: Data(line.utf8)), event.phase == "capturing" else { return true }
+            kill(process.processIdentifier, SIGKILL)
+            return false
+        }
+        process.waitUntilExit()
+        let connection = try Connection(path: store, configuration: .init(mode: .readOnly))
+        defer { try? connection.close() }
+        guard process.terminationReason == .uncaughtSignal,
+            try connection.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'TERN%'")?.int64 ?? 0 > 0
+        else {
+            throw TernError(.io, "live: tern migrate --live ended (\(process.terminationStatus)) before it logged changes", path: store)
+        }
+    }
+
+    /// `tern migrate STORE --abort`: the triggers and log a killed run left are removed.
+    private func abortLive(_ store: String) throws {
+        let aborted = try ChildProcess.run(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), ["migrate", store, "--abort"])
+        guard aborted.status == 0 else {
+            throw TernError(.io, "live: tern migrate --abort failed: \(String(decoding: aborted.standardError, as: UTF8.self))", path: store)
+        }
     }
 
     /// The oracle: the live result equals, row for row, an offline migration of the backup (the
@@ -244,6 +288,9 @@ struct LiveBenchResult: Codable {
     var workers: Int
     /// The writer alone, with no triggers.
     var alone: CommitLatency
+    /// The writer with Tern's triggers in the store and no Tern running (absent from results
+    /// measured before it was).
+    var triggers: CommitLatency?
     /// From Tern's start to the writer's close; then its two parts.
     var during: CommitLatency
     var copying: CommitLatency

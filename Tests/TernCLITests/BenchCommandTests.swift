@@ -38,6 +38,7 @@ struct BenchCommandTests {
             "Long history: a generated Xcode model of 20 versions", "| tern check, 20 versions |", "| tern migrate, 20 versions |",
             "BookToPublication.authors",
             "Live: `tern migrate --live --workers 2` on a 5,000-object store (Bench 1 → 2, 1,000 books)", "| alone (no Tern, no triggers) |",
+            "| with Tern's triggers, Tern not running |",
             "| during the live run |", "caught up, until the app closes |", "the app's p99 commit latency during the run / alone:",
             "Tern's part of the downtime (from the app's close, under the write lock):",
         ] {
@@ -96,6 +97,7 @@ struct BenchCommandTests {
         #expect(live["objects"] as? Int == 5_000)
         #expect(((live["alone"] as? [String: Any])?["commits"] as? Int ?? 0) > 50)
         #expect(((live["during"] as? [String: Any])?["commits"] as? Int ?? 0) > 50)
+        #expect(((live["triggers"] as? [String: Any])?["commits"] as? Int ?? 0) > 50)
         #expect((live["cutOverSeconds"] as? Double ?? 0) > 0 && (live["lockSeconds"] as? Double) != nil)
         try? FileManager.default.removeItem(at: directory)
     }
