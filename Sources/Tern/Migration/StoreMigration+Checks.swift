@@ -63,6 +63,7 @@ extension StoreMigration {
         try SchemaNameCheck.check(plan.steps, store: store)
         try NothingCarried.check(plan.steps, store: store, storeVersion: first.source)
         try AppSchemaObjects.check(plan.steps, store: store)
+        _ = try StoreFile.appMetadata(ofStoreAt: store)
         if let index = try InPlaceRehearsal.stepsToCopy(plan.steps, store: store).first {
             throw TernError(
                 .badInput,

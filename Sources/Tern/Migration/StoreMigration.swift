@@ -123,8 +123,6 @@ public struct StoreMigration: Sendable {
             return Report(plan: plan, steps: [], destination: store, backup: nil, duration: ContinuousClock.now - started)
         }
         if let output { try Self.checkOutputPlace(output) }
-        // A saved plan's store too: what its metadata cannot carry is refused before any work.
-        _ = try StoreFile.appMetadata(ofStoreAt: store)
         let finalPath = output ?? store
         let ownership = try StoreOwnership(store: store, finalPath: finalPath, inPlace: output == nil, clock: options.wallClock)
         defer { ownership.release() }

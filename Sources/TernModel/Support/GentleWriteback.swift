@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TernSQLite
 
 /// Writes a file's dirty pages to disk a little at a time, while another program on the same
@@ -11,16 +10,12 @@ import TernSQLite
 /// piece took, so Tern's writeback has the disk at most a quarter of the time; the `fsync`
 /// that follows finds little left. Process-wide: a live run is one per process.
 package enum GentleWriteback {
-    private static let active = Mutex(0)
-
     /// Runs `body` with gentle writeback for every `DurableFile.syncFile` of the process, and
     /// with the SQLite connections opened meanwhile syncing nothing themselves
     /// (`Connection.deferringSyncs`): their files reach the disk through those gentle syncs,
     /// or through the kernel's own writeback, instead of one burst per checkpoint.
     package static func during<Result>(_ body: () throws -> Result) rethrows -> Result {
-        active.withLock { $0 += 1 }
-        defer { active.withLock { $0 -= 1 } }
-        return try Connection.deferringSyncs(body)
+        try Connection.deferringSyncs(body)
     }
 
     /// Sends the pages of the file at `path` to the disk gently, without the `fsync` (and the
@@ -41,7 +36,8 @@ package enum GentleWriteback {
     /// error, 0 when none.
     @discardableResult
     static func trickle(_ descriptor: Int32) -> Int32 {
-        guard active.withLock({ $0 > 0 }), let syncRange = Self.syncFileRange else { return 0 }
+        // Active exactly while `during(_:)` runs: the syncs it defers are the ones sent gently.
+        guard Connection.syncsAreDeferred, let syncRange = Self.syncFileRange else { return 0 }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { return errno }
         let piece: Int64 = 1 << 20
