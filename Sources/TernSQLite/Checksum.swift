@@ -28,6 +28,10 @@ public enum ColumnAffinity: Character, Sendable {
 }
 
 extension Connection {
+    /// Which hash `tern_checksum` computes. Changed whenever the hash changes, so that checksums
+    /// kept by another Tern (a run's record, a resume's cache) are told apart, never compared.
+    public static let checksumScheme = 2
+
     /// Registers the aggregate `tern_checksum(affinities, value, …)`: an order-independent 64-bit
     /// checksum of a set of rows, the wrapping sum of a hash of each row's values.
     ///
@@ -212,6 +216,13 @@ public enum ChecksumArguments {
 }
 
 /// The hash of one row: its values hashed in order, each as its column's affinity stores it.
+///
+/// Each value is framed — a word of its kind and length, then its content eight bytes at a time —
+/// and the words are absorbed into one running state by a xor, a rotation and a multiplication
+/// by an odd constant: each step is a bijection of the state, so two rows that differ in one
+/// word always hash differently, and the state goes through SplitMix64's finalizer once per
+/// row, not once per word. Measured on the 4M-object benchmark's digest: the finalizer after
+/// every value and word made the hash a quarter of a scan's time.
 private enum RowHash {
     /// `values[0]` the affinities, the row's values after it.
     static func of(_ count: Int, _ values: UnsafeMutablePointer<OpaquePointer?>?) -> UInt64 {
@@ -223,31 +234,93 @@ private enum RowHash {
     static func of(
         affinities text: OpaquePointer?, _ values: UnsafeMutablePointer<OpaquePointer?>, _ count: Int, substituting slot: Int = -1, with rank: Int64 = 0
     ) -> UInt64 {
-        let affinities = sqlite3_value_text(text).map { UnsafeBufferPointer(start: $0, count: Int(sqlite3_value_bytes(text))) }
-        var hash: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let codes = sqlite3_value_text(text)
+        let known = codes == nil ? 0 : Int(sqlite3_value_bytes(text))
+        var state = State()
         for index in 0..<count {
-            let affinity = affinities.flatMap { index < $0.count ? $0[index] : nil } ?? UInt8(ascii: "B")
-            let hashed = index == slot ? substitute(rank, affinity: affinity) : value(values[index], affinity: affinity)
-            hash = mix(hash ^ hashed &+ UInt64(index + 1))
+            let affinity = index < known ? codes![index] : UInt8(ascii: "B")
+            if index == slot {
+                substitute(rank, affinity: affinity, into: &state)
+            } else {
+                value(values[index], affinity: affinity, into: &state)
+            }
         }
-        return hash
+        return state.finished
+    }
+
+    /// The running state of one row's hash.
+    private struct State {
+        var word: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+        mutating func absorb(_ input: UInt64) {
+            word = ((word ^ input) << 29 | (word ^ input) >> 35) &* 0xBF58_476D_1CE4_E5B9
+        }
+
+        /// The frame of a value: its kind, and the length of its bytes.
+        mutating func frame(_ kind: Kind, length: Int = 0) {
+            absorb(kind.rawValue | UInt64(length) << 8)
+        }
+
+        mutating func integer(_ value: Int64) {
+            frame(.integer)
+            absorb(UInt64(bitPattern: value))
+        }
+
+        /// A real holding a whole number hashes as that integer: columns convert between the two.
+        mutating func number(_ value: Double) {
+            if let whole = Int64(exactly: value) { return integer(whole) }
+            frame(.real)
+            absorb(value.bitPattern)
+        }
+
+        /// `count` bytes at `start`, eight at a time; the last word is the last eight bytes,
+        /// overlapping the one before (the frame holds the length, so no two contents read alike).
+        mutating func bytes(_ start: UnsafeRawPointer?, _ count: Int, kind: Kind) {
+            frame(kind, length: count)
+            guard let start, count > 0 else { return }
+            guard count >= 8 else {
+                var tail: UInt64 = 0
+                for index in 0..<count { tail = tail << 8 | UInt64(start.load(fromByteOffset: index, as: UInt8.self)) }
+                return absorb(tail)
+            }
+            var offset = 0
+            while offset + 8 <= count {
+                absorb(start.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                offset += 8
+            }
+            if offset < count { absorb(start.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)) }
+        }
+
+        /// SplitMix64's finalizer: every bit of the state affects every bit of the hash.
+        var finished: UInt64 {
+            var z = word &+ 0x9E37_79B9_7F4A_7C15
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// What a value's frame says it is.
+    private enum Kind: UInt64 {
+        case null = 0x6E
+        case integer = 1
+        case real = 2
+        case text = 3
+        case blob = 4
     }
 
     /// An integer as `value` hashes it when SQLite passes it.
-    private static func substitute(_ rank: Int64, affinity: UInt8) -> UInt64 {
+    private static func substitute(_ rank: Int64, affinity: UInt8, into state: inout State) {
         switch affinity {
-        case UInt8(ascii: "T"): return bytes(String(rank), tag: 3)
-        case UInt8(ascii: "R"): return number(Double(rank))
-        default: return integer(rank)
+        case UInt8(ascii: "T"):
+            var text = String(rank)
+            text.withUTF8 { state.bytes($0.baseAddress.map(UnsafeRawPointer.init), $0.count, kind: .text) }
+        case UInt8(ascii: "R"): state.number(Double(rank))
+        default: state.integer(rank)
         }
     }
 
-    private static func bytes(_ text: String, tag: UInt64) -> UInt64 {
-        var text = text
-        return text.withUTF8 { bytes($0.baseAddress.map(UnsafeRawPointer.init), $0.count, tag: tag) }
-    }
-
-    private static func value(_ value: OpaquePointer?, affinity: UInt8) -> UInt64 {
+    private static func value(_ value: OpaquePointer?, affinity: UInt8, into state: inout State) {
         var type = sqlite3_value_type(value)
         switch affinity {
         case UInt8(ascii: "T") where type == SQLITE_INTEGER || type == SQLITE_FLOAT:
@@ -258,50 +331,14 @@ private enum RowHash {
             break
         }
         if affinity == UInt8(ascii: "R"), type == SQLITE_INTEGER {
-            return number(Double(sqlite3_value_int64(value)))
+            return state.number(Double(sqlite3_value_int64(value)))
         }
         switch type {
-        case SQLITE_INTEGER: return integer(sqlite3_value_int64(value))
-        case SQLITE_FLOAT: return number(sqlite3_value_double(value))
-        case SQLITE_TEXT: return bytes(sqlite3_value_text(value).map(UnsafeRawPointer.init), Int(sqlite3_value_bytes(value)), tag: 3)
-        case SQLITE_BLOB: return bytes(sqlite3_value_blob(value), Int(sqlite3_value_bytes(value)), tag: 4)
-        default: return mix(0x6E75_6C6C)  // NULL
+        case SQLITE_INTEGER: state.integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: state.number(sqlite3_value_double(value))
+        case SQLITE_TEXT: state.bytes(sqlite3_value_text(value).map(UnsafeRawPointer.init), Int(sqlite3_value_bytes(value)), kind: .text)
+        case SQLITE_BLOB: state.bytes(sqlite3_value_blob(value), Int(sqlite3_value_bytes(value)), kind: .blob)
+        default: state.frame(.null)
         }
-    }
-
-    private static func integer(_ value: Int64) -> UInt64 {
-        mix(UInt64(bitPattern: value) ^ 0x1111_1111_1111_1111)
-    }
-
-    /// A real holding a whole number hashes as that integer: columns convert between the two.
-    private static func number(_ value: Double) -> UInt64 {
-        if let whole = Int64(exactly: value) { return integer(whole) }
-        return mix(value.bitPattern ^ 0x2222_2222_2222_2222)
-    }
-
-    private static func bytes(_ start: UnsafeRawPointer?, _ count: Int, tag: UInt64) -> UInt64 {
-        var hash = mix(tag &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(count))
-        guard let start, count > 0 else { return hash }
-        var offset = 0
-        while offset + 8 <= count {
-            hash = mix(hash ^ start.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            offset += 8
-        }
-        if offset < count {
-            var tail: UInt64 = 0
-            for index in offset..<count {
-                tail = tail << 8 | UInt64(start.load(fromByteOffset: index, as: UInt8.self))
-            }
-            hash = mix(hash ^ tail ^ 0xFF00_0000_0000_0000)
-        }
-        return hash
-    }
-
-    /// SplitMix64's finalizer: every input bit affects every output bit.
-    private static func mix(_ value: UInt64) -> UInt64 {
-        var z = value &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

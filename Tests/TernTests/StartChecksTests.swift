@@ -221,6 +221,56 @@ struct StartChecksTests {
         }
     }
 
+    @Test(
+        "a record whose digest an earlier hash took: a resume on the very file reads it again with this hash and goes on; on a touched file it is refused, saying the hashes differ, not that the store changed"
+    )
+    func digestOfAnEarlierHash() throws {
+        let reference = try reference()
+        let later = WallClock.shifted(by: 10)
+        for touched in [false, true] {
+            let output = directory.path("rehashed-\(touched).sqlite")
+            let record = record(of: output)
+            let stop = Flag()
+            let checksEnded = DispatchSemaphore(value: 0)
+            let firstBatch = Flag()
+            let run = migration(clock: later, shouldStop: { stop.isSet }) { milestone in
+                switch milestone {
+                case .startChecksEnded: checksEnded.signal()
+                case .batchCommitted: if firstBatch.setFirst() { checksEnded.wait() } else { stop.set() }
+                default: break
+                }
+            }
+            let plan = try run.plan()
+            #expect(throws: TernFailure.self) { try run.runBlocking(plan, output: output) }
+            // As an earlier Tern recorded it: no scheme, and its own checksums.
+            var earlier = try #require(try MigrationRun.load(at: record))
+            var digest = try #require(earlier.inputs?.source)
+            #expect(digest.takenWithCurrentHash && earlier.sourceFile != nil)
+            digest.scheme = nil
+            for table in digest.tables.keys { digest.tables[table]!.checksum &+= 1 }
+            earlier.inputs?.source = digest
+            try earlier.save(at: record)
+            if touched {
+                let connection = try Connection(path: source, configuration: .init(mode: .readWrite))
+                try connection.execute("UPDATE ZCATEGORY SET ZNAME = ZNAME || 'x'; UPDATE ZCATEGORY SET ZNAME = substr(ZNAME, 1, length(ZNAME) - 1)")
+                try connection.close()
+                let failure = try #require(throws: TernFailure.self) { try migration(clock: later).runBlocking(plan, output: output, resume: true) }
+                #expect("\(failure)".contains("the source's digest was read by a Tern that hashes content differently (scheme 1, now 2)"), "\(failure)")
+                #expect(!"\(failure)".contains("the source store changed"), "\(failure)")
+                continue
+            }
+            let rehashed = Flag()
+            let resumed = migration(
+                clock: later,
+                reached: { milestone in
+                    if milestone == .batchCommitted, (try? MigrationRun.load(at: record))??.inputs?.source.takenWithCurrentHash == true { rehashed.set() }
+                })
+            _ = try resumed.runBlocking(plan, output: output, resume: true)
+            try expectSameStore(output, as: reference)
+            #expect(rehashed.isSet)
+        }
+    }
+
     @Test("read beside the pass, the checks still refuse a store with rows Core Data never writes, naming them, and leave nothing behind")
     func anomaliesBesideThePass() throws {
         let connection = try Connection(path: source, configuration: .init(mode: .readWrite))

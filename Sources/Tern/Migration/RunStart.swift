@@ -72,7 +72,13 @@ struct RunStart {
             if unchanged, existing.sourcePending != true {
                 migration.logger.info("the source is the file the run began with, unchanged: its digest is the one recorded")
             }
-            var differences = try inputs(known: unchanged ? recorded.source : nil).differences(from: recorded)
+            // Recorded by a Tern that hashes content otherwise, on the very file: its digest is
+            // read again with this Tern's hash, and recorded so from now on.
+            let rehashed = unchanged && existing.sourcePending != true && !recorded.source.takenWithCurrentHash
+            let current = try inputs(known: unchanged && !rehashed ? recorded.source : nil)
+            var compared = recorded
+            if rehashed { compared.source = current.source }
+            var differences = current.differences(from: compared)
             // A record an earlier Tern wrote, before plans held their decisions: that Tern decided
             // them as the run began, with the policies it ran with, which the inputs above showed
             // unchanged; decided so once here, and recorded with the run from now on.
@@ -104,6 +110,10 @@ struct RunStart {
                         + tolerated.map { "  - \($0)" }.joined(separator: "\n"), path: store)
             }
             run = existing
+            if rehashed {
+                run.inputs?.source = current.source
+                try run.save(at: manifestPath)
+            }
             if existing.sourcePending == true {
                 // Stopped before its start checks ended, on the very file it began with, written
                 // by no one since: they read again, beside the first pass where a new run's would.

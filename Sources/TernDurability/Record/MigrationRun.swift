@@ -162,7 +162,9 @@ public struct MigrationRun: Codable, Sendable {
 
         /// What differs from `recorded`, in words naming each input.
         package func differences(from recorded: Inputs) -> [String] {
-            var lines = source.changes(since: recorded.source).map { "the source store changed: \($0)" }
+            var lines =
+                source.incomparability(with: recorded.source).map { [$0] }
+                ?? source.changes(since: recorded.source).map { "the source store changed: \($0)" }
             for name in Set(versions.keys).union(recorded.versions.keys).sorted() where versions[name] != recorded.versions[name] {
                 lines.append(
                     recorded.versions[name] == nil

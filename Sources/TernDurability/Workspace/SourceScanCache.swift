@@ -23,9 +23,9 @@ package struct SourceScanCache: Sendable {
 
     private static let table = "TERN_SOURCE_SCANS"
 
-    /// Changed whenever what a kept scan's result means changes (`tern_checksum`'s hash, a
-    /// function's values): a resume by another Tern then reads the source again.
-    private static let format = "tern-source-scan-1"
+    /// Changed whenever what a kept scan's result means changes (a function's values; the hash
+    /// has its own number): a resume by another Tern then reads the source again.
+    private static let format = "tern-source-scan-1-hash\(Connection.checksumScheme)"
 
     /// What this step's runs read of `queries` and kept; nothing when no cache can be read.
     package func scans(of queries: [SQLFragment]) -> [SQLFragment: ScanResult] {

@@ -23,6 +23,10 @@ struct StepVerification {
     /// (both sides alike; a full comparison proved the others). Links compared apart from their
     /// objects are compared whole.
     var onlyKeys: String?
+    /// Whether the destination's indexes are being built beside: the scans then take only the
+    /// cores the build leaves, since the step waits for the build's sort, which nothing shares
+    /// (measured on the 4M-object all-SQL benchmark: 5.22 s → 5.02 s).
+    var besideIndexBuild = false
 
     private var step: MigrationStep { inputs.step }
     private var options: MigrationOptions { inputs.options }
@@ -321,7 +325,7 @@ struct StepVerification {
     /// functions, as every scan of verification reads.
     private func scanInParallel(_ queries: [SQLFragment]) throws -> [ScanResult] {
         try ParallelScans.run(
-            queries, store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData,
+            queries, store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData, yieldingCores: besideIndexBuild,
             preparing: { try SQLCompiler.prepare($0, externalData: $1) }, shouldStop: options.shouldStop)
     }
 

@@ -7,9 +7,10 @@ import TernDurability
 /// The destination's indexes, made on a connection of their own, each committed on its own.
 ///
 /// With a second worker the build begins beside the last validation and verification, on a
-/// thread of its own at their priority: the largest index's sort is the longest single piece of
-/// an all-SQL step, so it starts as early as it can (measured on the 4M-object benchmark: at the
-/// lowest priority, starved by verification's scans, it ended 0.4 s later). The store is in WAL
+/// thread of its own, and their scans take only the cores it leaves (`besideIndexBuild`): the
+/// largest index's sort is the longest single piece of an all-SQL step, so it starts as early as
+/// it can and is never starved (measured on the 4M-object benchmark: at the lowest priority
+/// itself, starved by verification's scans, it ended 0.4 s later). The store is in WAL
 /// mode, so neither waits for the other. Once verification ends the build makes the index it is
 /// making (rolling it back threw the work away, 0.23 s of a 2.4 s run) and starts no other;
 /// `completeAll` then makes the rest — so a build that failed (a unique index over repeated
@@ -70,6 +71,9 @@ final class IndexBuild {
         stop()
         try? shared.connection.close()
     }
+
+    /// Whether the indexes are being built beside, on a thread of their own.
+    var buildsBeside: Bool { thread != nil }
 
     /// Waits for the build beside to end by itself.
     func waitForEnd() {

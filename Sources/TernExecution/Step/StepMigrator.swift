@@ -192,9 +192,10 @@ final class StepMigrator {
         do {
             if !lastPass.isEmpty {
                 let validating = ContinuousClock.now
-                try MigrationInterrupted.whenAsked(options.shouldStop) { try validate(lastPass) }
+                try MigrationInterrupted.whenAsked(options.shouldStop) { try validate(lastPass, besideIndexBuild: indexes.buildsBeside) }
                 logger.debug("validated the last pass", metadata: ["seconds": "\((ContinuousClock.now - validating).seconds)"])
             }
+            verification.besideIndexBuild = indexes.buildsBeside
             try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
         } catch MigrationFailure.verification(let message) {
             indexes.stop()
@@ -273,9 +274,11 @@ final class StepMigrator {
 
     /// Stage 3 of a pass: the destination model's rules over every object its entity mappings
     /// created, then each policy's own validation; throws the violations, up to the limit.
-    private func validate(_ entries: [PlannedMapping]) throws {
+    private func validate(_ entries: [PlannedMapping], besideIndexBuild: Bool = false) throws {
         var violations: [ValidationViolation] = []
-        let broken = try StepValidation(inputs: inputs, swiftWriters: try workspace.swiftWriters()).violations(of: entries, limit: options.violationLimit)
+        var validation = StepValidation(inputs: inputs, swiftWriters: try workspace.swiftWriters())
+        validation.besideIndexBuild = besideIndexBuild
+        let broken = try validation.violations(of: entries, limit: options.violationLimit)
         for (entry, broken) in zip(entries, broken) where violations.count < options.violationLimit {
             violations += broken.prefix(options.violationLimit - violations.count)
             if let policy = policies[entry.number] {

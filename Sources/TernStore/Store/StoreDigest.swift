@@ -21,6 +21,18 @@ public struct StoreDigest: Codable, Sendable, Equatable {
 
     /// Table name → what it holds, for every table of the store but SQLite's own (`sqlite_…`).
     public var tables: [String: Table]
+    /// The hash its checksums were taken with (`Connection.checksumScheme`); nil in a record an
+    /// earlier Tern wrote, whose hash was the first.
+    public var scheme: Int?
+
+    /// A digest of `tables`, taken with this Tern's hash.
+    public init(tables: [String: Table]) {
+        self.tables = tables
+        scheme = Connection.checksumScheme
+    }
+
+    /// Whether its checksums were taken with this Tern's hash, and so compare with a digest read now.
+    public var takenWithCurrentHash: Bool { scheme == Connection.checksumScheme }
 
     /// No table: the place of a digest not read yet.
     public static let unread = StoreDigest(tables: [:])
@@ -73,9 +85,19 @@ public struct StoreDigest: Codable, Sendable, Equatable {
         return (digest, flagged)
     }
 
-    /// How the store changed since `earlier` was read, one line per table, in words.
+    /// Why this digest cannot be compared with `earlier`, or nil when it can: taken with
+    /// different hashes, equal content has different checksums.
+    public func incomparability(with earlier: StoreDigest) -> String? {
+        (earlier.scheme ?? 1) == (scheme ?? 1)
+            ? nil
+            : "the source's digest was read by a Tern that hashes content differently (scheme \(earlier.scheme ?? 1), now \(scheme ?? 1)), so whether the source changed is not known"
+    }
+
+    /// How the store changed since `earlier` was read, one line per table, in words (or why
+    /// the two cannot tell, `incomparability`).
     public func changes(since earlier: StoreDigest) -> [String] {
-        Set(tables.keys).union(earlier.tables.keys).sorted().compactMap { table in
+        if let reason = incomparability(with: earlier) { return [reason] }
+        return Set(tables.keys).union(earlier.tables.keys).sorted().compactMap { table in
             switch (earlier.tables[table], tables[table]) {
             case (nil, _?): return "table \(table) was added"
             case (_?, nil): return "table \(table) was removed"

@@ -27,16 +27,19 @@ package enum ParallelScans {
     /// `shouldStop` interrupts the running queries (`Connection.interrupt(when:)`); values stored
     /// outside the stores are read from `externalData`'s folders. `preparing` readies each
     /// worker's connection first (the functions value expressions use: `SQLCompiler.prepare`).
+    /// With `yieldingCores`, the workers run on what other threads leave
+    /// (`OSThread.yieldCoresToOthers`): reads beside a write the run waits for anyway.
     package static func run(
         _ queries: [SQLFragment], store: String, attach: String? = nil, workers: Int = 2, externalData: ExternalDataFolders = ExternalDataFolders(),
-        preparing: @escaping @Sendable (Connection, ExternalDataFolders) throws -> Void = { _, _ in },
+        yieldingCores: Bool = false, preparing: @escaping @Sendable (Connection, ExternalDataFolders) throws -> Void = { _, _ in },
         shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws -> [ScanResult] {
         guard !queries.isEmpty else { return [] }
         let loop = try EventLoop()
         let threads = max(1, min(workers, queries.count))
         let pool = try WorkerPool<ScanReader>(loop: loop, workers: threads, maxInFlight: threads) { _ in
-            try ScanReader(store: store, attach: attach, externalData: externalData, preparing: preparing, shouldStop: shouldStop)
+            if yieldingCores { OSThread.yieldCoresToOthers() }
+            return try ScanReader(store: store, attach: attach, externalData: externalData, preparing: preparing, shouldStop: shouldStop)
         }
         var results = [ScanResult?](repeating: nil, count: queries.count)
         var failure: (any Error)?
