@@ -60,6 +60,40 @@ struct ChecksumTests {
         #expect(try connection.scalar("SELECT tern_checksum('BB', 1, 2)") != connection.scalar("SELECT tern_checksum('BB', 2, 1)"))
     }
 
+    @Test("two edits of a long text or blob never cancel out: bits 30 apart in successive words, and random pairs of flipped bits")
+    func editsDoNotCancel() throws {
+        func hash(_ value: SQLiteValue, _ affinity: String = "B") throws -> SQLiteValue? {
+            try connection.scalar("SELECT tern_checksum(?, ?)", affinity, value)
+        }
+        // A multiplication alone carries a word's top bit nowhere: these hashed alike.
+        var edited = [UInt8](repeating: 0, count: 16)
+        edited[4] = 0x04
+        edited[15] = 0x80
+        #expect(try hash(.blob([UInt8](repeating: 0, count: 16))) != hash(.blob(edited)))
+        #expect(try hash(.text("tsiihgxtqedlbvge"), "T") != hash(.text("tsiijgxtqedlbvg%"), "T"))
+        var generator = SplitMix(state: 7)
+        for _ in 0..<3000 {
+            let count = 13 + Int(generator.next() % 28)
+            let original = (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+            var changed = original
+            for _ in 0..<2 { changed[Int(generator.next() % UInt64(count))] ^= 1 << (generator.next() % 8) }
+            guard changed != original else { continue }
+            #expect(try hash(.blob(original)) != hash(.blob(changed)), "\(original) → \(changed)")
+        }
+    }
+
+    /// A reproducible stream of random words.
+    private struct SplitMix {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
     @Test("no rows give 0; NULL differs from 0, '' and an empty blob")
     func emptyAndNull() throws {
         try connection.execute("CREATE TABLE e (x)")

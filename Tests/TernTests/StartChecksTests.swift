@@ -259,11 +259,17 @@ struct StartChecksTests {
                 #expect(!"\(failure)".contains("the source store changed"), "\(failure)")
                 continue
             }
+            // Read again with this Tern's hash, not the earlier digest relabelled.
+            let now = try StoreDigest.read(storeAt: source)
             let rehashed = Flag()
             let resumed = migration(
                 clock: later,
                 reached: { milestone in
-                    if milestone == .batchCommitted, (try? MigrationRun.load(at: record))??.inputs?.source.takenWithCurrentHash == true { rehashed.set() }
+                    if milestone == .batchCommitted, let digest = (try? MigrationRun.load(at: record))??.inputs?.source,
+                        digest.takenWithCurrentHash, digest.tables == now.tables
+                    {
+                        rehashed.set()
+                    }
                 })
             _ = try resumed.runBlocking(plan, output: output, resume: true)
             try expectSameStore(output, as: reference)

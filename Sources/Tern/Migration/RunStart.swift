@@ -77,7 +77,15 @@ struct RunStart {
             let rehashed = unchanged && existing.sourcePending != true && !recorded.source.takenWithCurrentHash
             let current = try inputs(known: unchanged && !rehashed ? recorded.source : nil)
             var compared = recorded
-            if rehashed { compared.source = current.source }
+            if rehashed {
+                // Read as the file it began with only if no one wrote it while it was read.
+                guard Self.untouched(existing, store: store) else {
+                    throw MigrationError.resumeMismatch(
+                        existing, manifest: manifestPath,
+                        differences: ["the source was written while its digest was read again with this Tern's hash, so whether it changed is not known"])
+                }
+                compared.source = current.source
+            }
             var differences = current.differences(from: compared)
             // A record an earlier Tern wrote, before plans held their decisions: that Tern decided
             // them as the run began, with the policies it ran with, which the inputs above showed

@@ -14,9 +14,9 @@ struct StepValidation {
     /// Catching up a live store: only the objects whose keys this SQL lists are checked (the
     /// others were, in an earlier round or pass).
     var onlyKeys: String?
-    /// Whether the destination's indexes are being built beside: the scans then take only the
-    /// cores the build leaves (`StepVerification.besideIndexBuild`).
-    var besideIndexBuild = false
+    /// Whether the destination's indexes are being built beside, asked as the scans start: they
+    /// then take only the cores the build leaves (`StepVerification.besideIndexBuild`).
+    var besideIndexBuild: () -> Bool = { false }
 
     /// Rules checked by one scan: each is a result column and a term of its `OR`, within
     /// SQLite's default limits of 2,000 columns and an expression depth of 1,000.
@@ -70,7 +70,7 @@ struct StepValidation {
         }
         let counts = try ParallelScans.run(
             scans.map(\.query), store: connection.path, attach: inputs.sourceAttachURI, workers: inputs.options.workers,
-            externalData: inputs.externalData, yieldingCores: besideIndexBuild, preparing: { try SQLCompiler.prepare($0, externalData: $1) },
+            externalData: inputs.externalData, yieldingCores: besideIndexBuild(), preparing: { try SQLCompiler.prepare($0, externalData: $1) },
             shouldStop: inputs.options.shouldStop)
         let breaking = Set(zip(scans, counts).filter { $1.count > 0 }.map(\.0.entry))
         return try checks.indices.map { index in

@@ -23,10 +23,11 @@ struct StepVerification {
     /// (both sides alike; a full comparison proved the others). Links compared apart from their
     /// objects are compared whole.
     var onlyKeys: String?
-    /// Whether the destination's indexes are being built beside: the scans then take only the
-    /// cores the build leaves, since the step waits for the build's sort, which nothing shares
-    /// (measured on the 4M-object all-SQL benchmark: 5.22 s → 5.02 s).
-    var besideIndexBuild = false
+    /// Whether the destination's indexes are being built beside, asked as each set of scans
+    /// starts: they then take only the cores the build leaves, since the step waits for the
+    /// build's sort, which nothing shares (measured on the 4M-object all-SQL benchmark: 5.22 s →
+    /// 5.02 s).
+    var besideIndexBuild: () -> Bool = { false }
 
     private var step: MigrationStep { inputs.step }
     private var options: MigrationOptions { inputs.options }
@@ -325,7 +326,7 @@ struct StepVerification {
     /// functions, as every scan of verification reads.
     private func scanInParallel(_ queries: [SQLFragment]) throws -> [ScanResult] {
         try ParallelScans.run(
-            queries, store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData, yieldingCores: besideIndexBuild,
+            queries, store: connection.path, attach: inputs.sourceAttachURI, externalData: inputs.externalData, yieldingCores: besideIndexBuild(),
             preparing: { try SQLCompiler.prepare($0, externalData: $1) }, shouldStop: options.shouldStop)
     }
 

@@ -23,6 +23,7 @@ import TernDurability
 final class IndexBuild {
     private let cancelled = Flag()
     private let draining = Flag()
+    private let ended = Flag()
     private var thread: OSThread?
     private let shared: Shared
     private let statements: [String]
@@ -56,7 +57,9 @@ final class IndexBuild {
         self.shared = shared
         guard beside else { return }
         let draining = draining
+        let ended = ended
         thread = try OSThread {
+            defer { ended.set() }
             do {
                 for statement in statements where !shouldStop() && !cancelled.isSet && !draining.isSet {
                     try shared.connection.execute(statement)
@@ -72,8 +75,8 @@ final class IndexBuild {
         try? shared.connection.close()
     }
 
-    /// Whether the indexes are being built beside, on a thread of their own.
-    var buildsBeside: Bool { thread != nil }
+    /// Whether the indexes are being built beside at this moment, on a thread of their own.
+    var isBuildingBeside: Bool { thread != nil && !ended.isSet }
 
     /// Waits for the build beside to end by itself.
     func waitForEnd() {

@@ -192,10 +192,10 @@ final class StepMigrator {
         do {
             if !lastPass.isEmpty {
                 let validating = ContinuousClock.now
-                try MigrationInterrupted.whenAsked(options.shouldStop) { try validate(lastPass, besideIndexBuild: indexes.buildsBeside) }
+                try MigrationInterrupted.whenAsked(options.shouldStop) { try validate(lastPass, besideIndexBuild: { indexes.isBuildingBeside }) }
                 logger.debug("validated the last pass", metadata: ["seconds": "\((ContinuousClock.now - validating).seconds)"])
             }
-            verification.besideIndexBuild = indexes.buildsBeside
+            verification.besideIndexBuild = { indexes.isBuildingBeside }
             try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
         } catch MigrationFailure.verification(let message) {
             indexes.stop()
@@ -274,7 +274,7 @@ final class StepMigrator {
 
     /// Stage 3 of a pass: the destination model's rules over every object its entity mappings
     /// created, then each policy's own validation; throws the violations, up to the limit.
-    private func validate(_ entries: [PlannedMapping], besideIndexBuild: Bool = false) throws {
+    private func validate(_ entries: [PlannedMapping], besideIndexBuild: @escaping () -> Bool = { false }) throws {
         var violations: [ValidationViolation] = []
         var validation = StepValidation(inputs: inputs, swiftWriters: try workspace.swiftWriters())
         validation.besideIndexBuild = besideIndexBuild
