@@ -292,6 +292,28 @@ struct MigrationFaultTests {
             ])
     }
 
+    @Test(
+        "the last pass's rules, counted in verification's scan of its objects, fail the run as validation, each object and rule named, on one worker or two, in SQL or Swift",
+        arguments: [(1, false), (2, false), (2, true)])
+    func lastPassRulesCountedAlong(workers: Int, inSwift: Bool) throws {
+        let bench = try BenchSource(books: 300, seed: 5)
+        let connection = try Connection(path: bench.path)
+        try connection.execute("UPDATE ZBOOK SET ZTITLE = '' WHERE Z_PK = 9")
+        try connection.execute("UPDATE ZBOOK SET ZPRICE = -5 WHERE Z_PK = 7")
+        try connection.close()
+        let migration = StoreMigration(
+            store: bench.path, model: bench.model, options: MigrationOptions(workers: workers, registry: .builtIn(inSwift: inSwift)))
+        let output = bench.directory.path("out.sqlite")
+        let error = try requireUnderlying(MigrationFailure.self) { _ = try migration.runBlocking(try migration.plan(), output: output) }
+        guard case .validation(let violations) = error else { Issue.record("\(error)"); return }
+        #expect(
+            violations == [
+                ValidationViolation(entity: "Publication", key: 7, rule: "price is below its minimum 0.0"),
+                ValidationViolation(entity: "Publication", key: 9, rule: "title is shorter than 1"),
+            ], "\(violations)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
     @Test("an existing destination or backup is refused before anything is written")
     func destinationExists() throws {
         let (path, before) = try source()

@@ -190,11 +190,20 @@ final class StepMigrator {
         let indexes = try IndexBuild(
             store: connection.path, statements: indexStatements, threads: options.workers, beside: options.workers > 1, shouldStop: options.shouldStop)
         do {
-            if !lastPass.isEmpty {
+            // Mappings compared value by value have their rules counted in verification's scan
+            // of their objects; the others are validated first, on their own.
+            let alone = lastPass.filter { !$0.valuesFollowExpressions }
+            if !alone.isEmpty {
                 let validating = ContinuousClock.now
-                try MigrationInterrupted.whenAsked(options.shouldStop) { try validate(lastPass, besideIndexBuild: { indexes.isBuildingBeside }) }
+                try MigrationInterrupted.whenAsked(options.shouldStop) { try validate(alone, besideIndexBuild: { indexes.isBuildingBeside }) }
                 logger.debug("validated the last pass", metadata: ["seconds": "\((ContinuousClock.now - validating).seconds)"])
             }
+            let validation = StepValidation(inputs: inputs, swiftWriters: try workspace.swiftWriters())
+            for entry in lastPass where entry.valuesFollowExpressions {
+                verification.rulesCountedAlong[entry.number] = validation.countedAlong(entry)
+            }
+            // Named as validation names them, reading the breaking objects again.
+            verification.rulesBroken = { [self] entries in try validate(entries) }
             verification.besideIndexBuild = { indexes.isBuildingBeside }
             try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
         } catch MigrationFailure.verification(let message) {
