@@ -314,6 +314,23 @@ struct MigrationFaultTests {
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
+    @Test("a rule broken in the last pass is reported as validation's, even where verification would fail too")
+    func brokenRuleBeforeAFailedComparison() throws {
+        let bench = try BenchSource(books: 300, seed: 5)
+        let connection = try Connection(path: bench.path)
+        try connection.execute("UPDATE ZBOOK SET ZTITLE = '' WHERE Z_PK = 9")
+        try connection.close()
+        var options = MigrationOptions(workers: 2, registry: .builtIn)
+        // A value no expression gives: verification's comparison of Publication fails as well.
+        options.beforeVerification = { connection in try connection.execute("UPDATE ZPUBLICATION SET ZPRICE = ZPRICE + 1 WHERE Z_PK = 11") }
+        let migration = StoreMigration(store: bench.path, model: bench.model, options: options)
+        let error = try requireUnderlying(MigrationFailure.self) {
+            _ = try migration.runBlocking(try migration.plan(), output: bench.directory.path("out.sqlite"))
+        }
+        guard case .validation(let violations) = error else { Issue.record("\(error)"); return }
+        #expect(violations == [ValidationViolation(entity: "Publication", key: 9, rule: "title is shorter than 1")])
+    }
+
     @Test("an existing destination or backup is refused before anything is written")
     func destinationExists() throws {
         let (path, before) = try source()

@@ -34,7 +34,10 @@ struct StepVerification {
     /// of a 5.3 s run). `rulesBroken` is called with the entries whose objects break one before
     /// any comparison is judged, so a broken rule is reported as validation's, as when it ran first.
     var rulesCountedAlong: [Int: [String]] = [:]
-    var rulesBroken: ([PlannedMapping]) throws -> Void = { _ in }
+    var rulesBroken: ([PlannedMapping]) throws -> Void = { entries in
+        throw MigrationFailure.verification(
+            "rules counted broken for \(entries.map(\.entityMapping.name).joined(separator: ", ")), with no validation to name them")
+    }
 
     private var step: MigrationStep { inputs.step }
     private var options: MigrationOptions { inputs.options }
@@ -65,7 +68,12 @@ struct StepVerification {
         let sums = try compare(comparisons.map(\.ranged))
         // The rules' counts follow the folded links' in the store's side.
         let breaking = zip(comparisons, sums).filter { comparison, sums in sums.have.counts.dropFirst(comparison.toOnes.count).contains { $0 > 0 } }
-        if !breaking.isEmpty { try rulesBroken(breaking.map(\.0.entry)) }
+        if !breaking.isEmpty {
+            try rulesBroken(breaking.map(\.0.entry))
+            // Counted here, not found when read again: the two reads disagree, which no store should.
+            throw MigrationFailure.verification(
+                "\(breaking.map(\.0.entry.entityMapping.name).joined(separator: ", ")): objects counted breaking the model's rules, none found when read again")
+        }
         var compared = zip(comparisons, sums).makeIterator()
         var proven: [Int: [String]] = [:]
         var folded: Set<String> = []

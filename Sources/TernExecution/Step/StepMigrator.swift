@@ -203,7 +203,7 @@ final class StepMigrator {
                 verification.rulesCountedAlong[entry.number] = validation.countedAlong(entry)
             }
             // Named as validation names them, reading the breaking objects again.
-            verification.rulesBroken = { [self] entries in try validate(entries) }
+            verification.rulesBroken = { [self] entries in try validate(entries, besideIndexBuild: { indexes.isBuildingBeside }) }
             verification.besideIndexBuild = { indexes.isBuildingBeside }
             try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
         } catch MigrationFailure.verification(let message) {
