@@ -189,13 +189,14 @@ final class StepMigrator {
         // verification; `finish` makes any the build had not begun when verification ended.
         let indexes = try IndexBuild(
             store: connection.path, statements: indexStatements, threads: options.workers, beside: options.workers > 1, shouldStop: options.shouldStop)
+        let besideIndexBuild = { indexes.isBuildingBeside }
         do {
             // Mappings compared value by value have their rules counted in verification's scan
             // of their objects; the others are validated first, on their own.
             let alone = lastPass.filter { !$0.valuesFollowExpressions }
             if !alone.isEmpty {
                 let validating = ContinuousClock.now
-                try MigrationInterrupted.whenAsked(options.shouldStop) { try validate(alone, besideIndexBuild: { indexes.isBuildingBeside }) }
+                try MigrationInterrupted.whenAsked(options.shouldStop) { try validate(alone, besideIndexBuild: besideIndexBuild) }
                 logger.debug("validated the last pass", metadata: ["seconds": "\((ContinuousClock.now - validating).seconds)"])
             }
             let validation = StepValidation(inputs: inputs, swiftWriters: try workspace.swiftWriters())
@@ -203,8 +204,8 @@ final class StepMigrator {
                 verification.rulesCountedAlong[entry.number] = validation.countedAlong(entry)
             }
             // Named as validation names them, reading the breaking objects again.
-            verification.rulesBroken = { [self] entries in try validate(entries, besideIndexBuild: { indexes.isBuildingBeside }) }
-            verification.besideIndexBuild = { indexes.isBuildingBeside }
+            verification.rulesBroken = { [self] entries in try validate(entries, besideIndexBuild: besideIndexBuild) }
+            verification.besideIndexBuild = besideIndexBuild
             try MigrationInterrupted.whenAsked(options.shouldStop) { try verification.run() }
         } catch MigrationFailure.verification(let message) {
             indexes.stop()
